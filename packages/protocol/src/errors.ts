@@ -1,0 +1,78 @@
+/**
+ * Stable error codes and the HTTP status each maps to. The table is the single source of truth for both the
+ * server (which answers with `{error, code, details?}`) and the docs (`docs/errors.md`).
+ */
+export const ERROR_STATUS = {
+  invalid_json: 400,
+  invalid_request: 400,
+  invalid_wait: 400,
+  invalid_ttl: 400,
+  stream_not_supported: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  endpoint_not_found: 404,
+  job_not_found: 404,
+  route_not_found: 404,
+  method_not_allowed: 405,
+  job_not_retryable: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  unavailable: 503,
+} as const satisfies Record<string, number>;
+
+/** A stable, snake_case error code. */
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** The one error body of every non-OpenAI route. */
+export interface ErrorBody {
+  error: string;
+  code: ErrorCode;
+  details?: unknown;
+}
+
+/** Codes used on the worker WebSocket (sent in `error` messages and as close reasons). */
+export const WS_ERROR_CODES = [
+  'protocol_mismatch',
+  'invalid_message',
+  'unknown_endpoint',
+  'unauthorized',
+  'duplicate_worker',
+  'shutting_down',
+] as const;
+export type WsErrorCode = (typeof WS_ERROR_CODES)[number];
+
+/**
+ * An error with a stable code. Throw it from server code; `toErrorBody` turns anything thrown into the wire shape.
+ *
+ * @example throw new BerthError('job_not_found', `no job ${id}`)
+ */
+export class BerthError extends Error {
+  readonly code: ErrorCode;
+  readonly details: unknown;
+  constructor(code: ErrorCode, message: string, details?: unknown) {
+    super(message);
+    this.name = 'BerthError';
+    this.code = code;
+    this.details = details;
+  }
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+}
+
+/** The HTTP status of a code. */
+export function statusOf(code: ErrorCode): number {
+  return ERROR_STATUS[code];
+}
+
+/** Turns any thrown value into `{status, body}`; unknown errors become a 500 without leaking internals. */
+export function toErrorBody(err: unknown): { status: number; body: ErrorBody } {
+  if (err instanceof BerthError) {
+    const body: ErrorBody = { error: err.message, code: err.code };
+    if (err.details !== undefined) body.details = err.details;
+    return { status: err.status, body };
+  }
+  return { status: 500, body: { error: 'internal error', code: 'internal_error' } };
+}

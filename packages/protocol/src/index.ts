@@ -1,0 +1,5 @@
+export * from './errors.js';
+export * from './limits.js';
+export * from './job.js';
+export * from './ws.js';
+export * from './decode.js';

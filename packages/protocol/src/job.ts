@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import { LIMITS } from './limits.js';
+
+/** Job states, upper-case as on the wire. */
+export const JOB_STATUSES = ['IN_QUEUE', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'] as const;
+export const JobStatus = z.enum(JOB_STATUSES);
+export type JobStatus = z.infer<typeof JobStatus>;
+
+export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT']);
+export function isTerminal(status: JobStatus): boolean {
+  return TERMINAL_STATUSES.has(status);
+}
+
+const ms = (min: number, max: number, name: string) =>
+  z
+    .number({ error: `${name} must be a number of milliseconds` })
+    .int(`${name} must be a whole number of milliseconds`)
+    .min(min, `${name} must be at least ${min} ms`)
+    .max(max, `${name} must be at most ${max} ms`);
+
+/** `policy` of a job request. */
+export const ExecutionPolicy = z.strictObject({
+  executionTimeout: ms(LIMITS.executionTimeoutMin, LIMITS.executionTimeoutMax, 'policy.executionTimeout').optional(),
+  ttl: ms(LIMITS.ttlMin, LIMITS.ttlMax, 'policy.ttl').optional(),
+  lowPriority: z.boolean().optional(),
+});
+export type ExecutionPolicy = z.infer<typeof ExecutionPolicy>;
+
+/** `s3Config` of a job request: handed to the worker, never echoed. */
+export const S3Config = z.strictObject({
+  accessId: z.string().min(1),
+  accessSecret: z.string().min(1),
+  bucketName: z.string().min(1),
+  endpointUrl: z.string().url(),
+  objectPath: z.string().optional(),
+});
+export type S3Config = z.infer<typeof S3Config>;
+
+const httpUrl = z
+  .string()
+  .max(2048)
+  .refine((s) => {
+    try {
+      const u = new URL(s);
+      return u.protocol === 'http:' || u.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }, 'webhook must be an http or https URL');
+
+/**
+ * Body of POST /run and /runsync. Unknown top-level keys are ignored (clients send e.g. `webhookV2`);
+ * known keys are validated strictly.
+ */
+export const JobRequest = z.looseObject({
+  input: z.record(z.string(), z.unknown(), { error: 'input must be a JSON object' }),
+  webhook: httpUrl.optional(),
+  policy: ExecutionPolicy.optional(),
+  s3Config: S3Config.optional(),
+});
+export type JobRequest = z.infer<typeof JobRequest>;
+
+/** The job object of /runsync, /status, /status-sync, /cancel and the webhook body. */
+export const JobObject = z.object({
+  id: z.string(),
+  status: JobStatus,
+  delayTime: z.number().int().optional(),
+  executionTime: z.number().int().optional(),
+  output: z.unknown().optional(),
+  progress: z.unknown().optional(),
+  error: z.string().optional(),
+  retries: z.number().int().optional(),
+  workerId: z.string().optional(),
+  input: z.record(z.string(), z.unknown()).optional(),
+  webhook: z.string().optional(),
+});
+export type JobObject = z.infer<typeof JobObject>;
+
+/** Reply of POST /run and /retry. */
+export interface RunReply {
+  id: string;
+  status: 'IN_QUEUE';
+}
+
+/** Reply of /stream: only chunks not yet delivered to any reader. */
+export interface StreamReply {
+  id: string;
+  status: JobStatus;
+  stream: { output: unknown }[];
+  error?: string;
+}
+
+/** Reply of POST /purge-queue. */
+export interface PurgeReply {
+  removed: number;
+  status: 'completed';
+}
+
+/** Reply of GET /health. */
+export interface HealthReply {
+  jobs: { completed: number; failed: number; inProgress: number; inQueue: number; retried: number };
+  workers: { idle: number; initializing: number; ready: number; running: number; throttled: number; unhealthy: number };
+}

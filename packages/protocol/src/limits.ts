@@ -1,0 +1,31 @@
+/** Limits and defaults of the queue API (contract sections 2 and 5). All durations in milliseconds. */
+export const LIMITS = {
+  /** Body limit of POST /run, counted while reading. */
+  runBodyBytes: 10 * 1024 * 1024,
+  /** Body limit of POST /runsync, counted while reading. */
+  runsyncBodyBytes: 20 * 1024 * 1024,
+  /** Body limit of every other route that takes a body. */
+  otherBodyBytes: 64 * 1024,
+  /** Deepest JSON nesting accepted in a request body. */
+  jsonMaxDepth: 64,
+  waitMin: 1_000,
+  waitMax: 300_000,
+  waitDefault: 90_000,
+  /** Default long-poll of /stream. */
+  streamWaitDefault: 10_000,
+  executionTimeoutMin: 5_000,
+  executionTimeoutMax: 7 * 24 * 3600_000,
+  executionTimeoutDefault: 10 * 60_000,
+  ttlMin: 10_000,
+  ttlMax: 7 * 24 * 3600_000,
+  ttlDefault: 24 * 3600_000,
+  /** Retention after a terminal state. */
+  retentionAsync: 30 * 60_000,
+  retentionSync: 60_000,
+} as const;
+
+/** Endpoint ids and model slugs. */
+export const ENDPOINT_ID_RE = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/** Job ids as the server mints them: `<uuid v4>-u1` and `sync-<uuid v4>-u1`. */
+export const JOB_ID_RE = /^(sync-)?[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-u\d+$/;

@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import { S3Config } from './job.js';
+import { WS_ERROR_CODES } from './errors.js';
+
+/**
+ * The native worker protocol (contract section 10). Workers dial `GET /v2/_worker/ws` (WebSocket) with
+ * `Authorization: Bearer <worker token>`; the first message a worker sends is `hello`. Every message is a JSON
+ * object discriminated on `type`. Job messages carry the attempt number the server dispatched; the server
+ * accepts results, progress and chunks only for the current attempt of a running job.
+ */
+export const PROTOCOL_VERSION = 1;
+/** Path of the worker WebSocket. */
+export const WORKER_WS_PATH = '/v2/_worker/ws';
+
+const jobRef = { id: z.string().min(1).max(200), attempt: z.number().int().min(1) };
+const workerId = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'workerId: 1-128 of [A-Za-z0-9._:-]');
+
+// ---------------------------------------------------------------- worker -> server
+
+export const HelloMessage = z.object({
+  type: z.literal('hello'),
+  protocol: z.number().int(),
+  workerId,
+  endpointId: z.string(),
+  concurrency: z.number().int().min(1).max(1024),
+  /** True when the handler streams (generator handler or return_aggregate_stream). */
+  stream: z.boolean(),
+  /** Jobs this worker is still running (after a reconnect): the server re-adopts those still current. */
+  inflight: z.array(z.object(jobRef)).max(1024).default([]),
+  sdkVersion: z.string().max(64).optional(),
+});
+export const ConcurrencyMessage = z.object({ type: z.literal('concurrency'), concurrency: z.number().int().min(0).max(1024) });
+export const ProgressMessage = z.object({ type: z.literal('job.progress'), ...jobRef, progress: z.unknown() });
+export const StreamMessage = z.object({
+  type: z.literal('job.stream'),
+  ...jobRef,
+  /** Index of the first chunk in this message within the job attempt's stream (0-based). */
+  seq: z.number().int().min(0),
+  chunks: z.array(z.unknown()).min(1),
+});
+export const CompleteMessage = z.object({ type: z.literal('job.complete'), ...jobRef, output: z.unknown() });
+export const FailMessage = z.object({
+  type: z.literal('job.fail'),
+  ...jobRef,
+  error: z.string(),
+  /** The handler stopped because the server cancelled it (cancel, timeout, ttl): the result is only a release. */
+  aborted: z.boolean().optional(),
+});
+export const DrainingMessage = z.object({ type: z.literal('draining') });
+export const PingMessage = z.object({ type: z.literal('ping'), t: z.number() });
+export const PongMessage = z.object({ type: z.literal('pong'), t: z.number() });
+
+export const WorkerMessage = z.discriminatedUnion('type', [
+  HelloMessage,
+  ConcurrencyMessage,
+  ProgressMessage,
+  StreamMessage,
+  CompleteMessage,
+  FailMessage,
+  DrainingMessage,
+  PingMessage,
+  PongMessage,
+]);
+export type WorkerMessage = z.infer<typeof WorkerMessage>;
+export type HelloMessage = z.infer<typeof HelloMessage>;
+
+// ---------------------------------------------------------------- server -> worker
+
+export const WelcomeMessage = z.object({
+  type: z.literal('welcome'),
+  protocol: z.number().int(),
+  workerId,
+  /** How often each side sends `ping`; a side that hears nothing for 3 intervals drops the connection. */
+  heartbeatMs: z.number().int().positive(),
+  /** Jobs from `hello.inflight` that are no longer current: the worker must stop them and drop their results. */
+  stale: z.array(z.object(jobRef)).default([]),
+});
+export const AssignMessage = z.object({
+  type: z.literal('job.assign'),
+  ...jobRef,
+  input: z.record(z.string(), z.unknown()),
+  s3Config: S3Config.optional(),
+  /** Epoch ms at which the server will time the job out. */
+  deadline: z.number().int().optional(),
+});
+export const CancelMessage = z.object({
+  type: z.literal('job.cancel'),
+  ...jobRef,
+  reason: z.enum(['cancelled', 'timed_out', 'expired', 'stale']),
+});
+export const DrainMessage = z.object({
+  type: z.literal('drain'),
+  /** Epoch ms by which running jobs should finish. */
+  deadline: z.number().int(),
+});
+export const ErrorMessage = z.object({
+  type: z.literal('error'),
+  code: z.enum(WS_ERROR_CODES),
+  message: z.string(),
+});
+
+export const ServerMessage = z.discriminatedUnion('type', [
+  WelcomeMessage,
+  AssignMessage,
+  CancelMessage,
+  DrainMessage,
+  ErrorMessage,
+  PingMessage,
+  PongMessage,
+]);
+export type ServerMessage = z.infer<typeof ServerMessage>;
+export type AssignMessage = z.infer<typeof AssignMessage>;
+export type CancelMessage = z.infer<typeof CancelMessage>;
+export type WelcomeMessage = z.infer<typeof WelcomeMessage>;
