@@ -1,0 +1,64 @@
+import { BerthError, LIMITS } from '@berth/protocol';
+
+/**
+ * Reads a request body, counting bytes as they arrive: past `limit` it stops with 413 `payload_too_large`
+ * without buffering the rest (a lying or absent Content-Length changes nothing).
+ */
+export async function readBody(body: AsyncIterable<Uint8Array> | Uint8Array | string | undefined, limit: number, declaredLength?: string): Promise<Buffer> {
+  const tooLarge = () => new BerthError('payload_too_large', `request body exceeds the limit of ${limit} bytes`, { limit });
+  if (declaredLength !== undefined && Number(declaredLength) > limit) throw tooLarge();
+  if (body === undefined) return Buffer.alloc(0);
+  if (typeof body === 'string' || body instanceof Uint8Array) {
+    const buf = Buffer.from(body);
+    if (buf.length > limit) throw tooLarge();
+    return buf;
+  }
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge();
+    parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
+  }
+  return Buffer.concat(parts, size);
+}
+
+/** Nesting depth of JSON text, stopping early past `max`. Scans outside strings only. */
+export function jsonDepthExceeds(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (++depth > max) return true;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return false;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Parses a JSON body: valid UTF-8, at most `LIMITS.jsonMaxDepth` deep. `__proto__` keys stay plain own data
+ * properties (JSON.parse defines them, it never sets a prototype) and the server never merges request objects
+ * into others, so they cannot pollute anything; they reach the worker as the user sent them.
+ */
+export function parseJsonBody(buf: Buffer): unknown {
+  let text: string;
+  try {
+    text = utf8.decode(buf);
+  } catch {
+    throw new BerthError('invalid_json', 'request body is not valid UTF-8');
+  }
+  if (text.trim() === '') throw new BerthError('invalid_json', 'request body is empty; send a JSON object like {"input": {...}}');
+  if (jsonDepthExceeds(text, LIMITS.jsonMaxDepth)) throw new BerthError('invalid_json', `JSON nested deeper than ${LIMITS.jsonMaxDepth} levels`);
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new BerthError('invalid_json', `request body is not valid JSON: ${(err as Error).message}`);
+  }
+}

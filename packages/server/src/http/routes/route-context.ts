@@ -1,0 +1,15 @@
+import type { JobService } from '../../jobs/job-service.js';
+import type { WorkerRegistry } from '../../ws/worker-registry.js';
+import type { Principal } from '../guard.js';
+import type { ApiRequest } from '../types.js';
+
+/** What a route handler gets: the request, who sent it, the endpoint and job id from the path. */
+export interface RouteContext {
+  req: ApiRequest;
+  principal: Principal;
+  endpointId: string;
+  /** The `<job_id>` path segment, for routes that take one. */
+  jobId: string;
+  service: JobService;
+  registry: WorkerRegistry;
+}

@@ -1,0 +1,67 @@
+import { BerthError, LIMITS, isTerminal, type StreamReply } from '@berth/protocol';
+import { armWaiter } from '../../jobs/job-events.js';
+import { toJobObject } from '../../jobs/job-view.js';
+import { intParam } from '../query.js';
+import type { RouteContext } from './route-context.js';
+
+const SSE_KEEPALIVE_MS = 15_000;
+
+/**
+ * GET|POST /stream/<id>: chunks not yet delivered to any reader. Long-polls (`?wait=`, default 10 s) until at
+ * least one chunk exists or the job is terminal. With `Accept: text/event-stream`, pushes each chunk as an SSE
+ * `message` event (`data: {"output": <chunk>}`) as it arrives, then one `done` event with the job object.
+ */
+export async function stream(rc: RouteContext) {
+  const wait = intParam(rc.req.query, 'wait', 0, LIMITS.waitMax, 'invalid_wait') ?? LIMITS.streamWaitDefault;
+  const first = await rc.service.get(rc.endpointId, rc.jobId);
+  if (rc.registry.streams(rc.endpointId) === false && first.status !== 'COMPLETED') {
+    throw new BerthError('stream_not_supported', `the workers of endpoint ${rc.endpointId} do not stream: use a generator handler or return_aggregate_stream`);
+  }
+  if ((rc.req.headers['accept'] ?? '').includes('text/event-stream')) {
+    return { status: 200, headers: sseHeaders, events: sse(rc) };
+  }
+  const waiter = armWaiter(rc.service.events, rc.jobId);
+  try {
+    const deadline = performance.now() + wait;
+    for (;;) {
+      // Status first, then chunks: a job seen terminal has already stored all of its chunks.
+      const job = await rc.service.get(rc.endpointId, rc.jobId);
+      const chunks = await rc.service.takeStream(rc.jobId);
+      const left = deadline - performance.now();
+      if (chunks.length > 0 || isTerminal(job.status) || left <= 0) {
+        const reply: StreamReply = { id: job.id, status: job.status, stream: chunks.map((output) => ({ output })) };
+        if (job.error !== undefined && isTerminal(job.status)) reply.error = job.error;
+        return { status: 200, json: reply };
+      }
+      if ((await waiter.wait(left, rc.req.signal)) === 'aborted') return { status: 200, json: { id: job.id, status: job.status, stream: [] } };
+    }
+  } finally {
+    waiter.dispose();
+  }
+}
+
+const sseHeaders = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
+
+async function* sse(rc: RouteContext): AsyncGenerator<string> {
+  const waiter = armWaiter(rc.service.events, rc.jobId);
+  try {
+    for (;;) {
+      const job = await rc.service.get(rc.endpointId, rc.jobId).catch(() => undefined);
+      if (!job) {
+        yield `event: error\ndata: ${JSON.stringify({ error: `job ${rc.jobId} was deleted`, code: 'job_not_found' })}\n\n`;
+        return;
+      }
+      const chunks = await rc.service.takeStream(rc.jobId);
+      if (chunks.length > 0) yield chunks.map((output) => `data: ${JSON.stringify({ output })}\n\n`).join('');
+      if (isTerminal(job.status)) {
+        yield `event: done\ndata: ${JSON.stringify(toJobObject(job))}\n\n`;
+        return;
+      }
+      const ev = await waiter.wait(SSE_KEEPALIVE_MS, rc.req.signal);
+      if (ev === 'aborted') return;
+      if (ev === 'timeout') yield ': keep-alive\n\n';
+    }
+  } finally {
+    waiter.dispose();
+  }
+}

@@ -1,0 +1,31 @@
+import { BerthError, JobRequest, LIMITS, decode } from '@berth/protocol';
+import { readBody, parseJsonBody } from '../body.js';
+import { intParam } from '../query.js';
+import type { RouteContext } from './route-context.js';
+
+async function readJobRequest(rc: RouteContext, limit: number): Promise<JobRequest> {
+  const buf = await readBody(rc.req.body, limit, rc.req.headers['content-length']);
+  const parsed = parseJsonBody(buf);
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new BerthError('invalid_request', 'request body must be a JSON object like {"input": {...}}');
+  }
+  const r = decode(JobRequest, parsed);
+  if (!r.ok) throw new BerthError('invalid_request', r.error, r.issues);
+  return r.value;
+}
+
+/** POST /run: answers `{id, status: "IN_QUEUE"}` once the job is stored. */
+export async function run(rc: RouteContext) {
+  const req = await readJobRequest(rc, LIMITS.runBodyBytes);
+  const job = await rc.service.submit(rc.endpointId, req, false);
+  return { status: 200, json: { id: job.id, status: 'IN_QUEUE' } };
+}
+
+/** POST /runsync?wait=: answers the job object when terminal or when the wait elapses. */
+export async function runsync(rc: RouteContext) {
+  const wait = intParam(rc.req.query, 'wait', LIMITS.waitMin, LIMITS.waitMax, 'invalid_wait') ?? LIMITS.waitDefault;
+  const req = await readJobRequest(rc, LIMITS.runsyncBodyBytes);
+  const job = await rc.service.submit(rc.endpointId, req, true);
+  // A job deleted while we wait (ttl, purge) answers 404 job_not_found.
+  return { status: 200, json: await rc.service.waitTerminal(rc.endpointId, job.id, wait, rc.req.signal) };
+}

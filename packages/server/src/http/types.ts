@@ -1,0 +1,21 @@
+/**
+ * The socket-free core of the HTTP API: `handle(ApiRequest) -> ApiResponse`. Tests call it directly; the node
+ * adapter maps `node:http` onto it.
+ */
+export interface ApiRequest {
+  method: string;
+  /** Path without the query string, e.g. `/v2/echo/run`. */
+  path: string;
+  query: URLSearchParams;
+  /** Header names in lower case. */
+  headers: Record<string, string | undefined>;
+  /** The raw body, read lazily so size limits are enforced while reading. */
+  body?: AsyncIterable<Uint8Array> | Uint8Array | string;
+  /** Aborts when the client goes away. */
+  signal?: AbortSignal;
+}
+
+export type ApiResponse =
+  | { status: number; headers?: Record<string, string>; json: unknown }
+  /** A server-sent event stream: each string is written as it is produced. */
+  | { status: number; headers?: Record<string, string>; events: AsyncIterable<string> };

@@ -1,0 +1,28 @@
+import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
+import type { ResolvedServerOptions } from '../options.js';
+import type { JobRecord, Store } from '../store/types.js';
+import type { WorkerRegistry } from '../ws/worker-registry.js';
+import type { JobEvents } from './job-events.js';
+
+/** What the job machinery shares: the store, wake-ups, connected workers, time and logs. */
+export interface CoreContext {
+  store: Store;
+  events: JobEvents;
+  registry: WorkerRegistry;
+  clock: Clock;
+  logger: Logger;
+  options: ResolvedServerOptions;
+  /** Called once for every job that reaches a terminal state (webhook outbox plugs in here). */
+  onTerminal: ((job: JobRecord) => void)[];
+}
+
+export function notifyTerminal(ctx: CoreContext, job: JobRecord): void {
+  for (const fn of ctx.onTerminal) {
+    try {
+      fn(job);
+    } catch (err) {
+      ctx.logger.error('terminal hook failed', { jobId: job.id, err: String(err) });
+    }
+  }
+}

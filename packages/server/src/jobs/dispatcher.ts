@@ -1,0 +1,159 @@
+import type { CancelMessage, WorkerMessage } from '@berth/protocol';
+import type { JobRecord } from '../store/types.js';
+import type { WorkerSession } from '../ws/worker-session.js';
+import { notifyTerminal, type CoreContext } from './context.js';
+
+const WORKER_LOST = 'worker lost: the job was requeued too many times after its worker disconnected';
+
+/**
+ * Moves jobs between the store and workers: claims queued jobs for workers with free credits (credit-based
+ * flow control), applies what workers report (only for the current attempt of a running job), and tells
+ * workers to stop jobs that were cancelled, timed out or expired.
+ */
+export class Dispatcher {
+  private readonly pumping = new Set<string>();
+  private readonly again = new Set<string>();
+
+  constructor(private readonly ctx: CoreContext) {}
+
+  /** Dispatches queued jobs of an endpoint while some worker has a free credit. Safe to call often. */
+  pump(endpointId: string): void {
+    if (this.pumping.has(endpointId)) {
+      this.again.add(endpointId);
+      return;
+    }
+    this.pumping.add(endpointId);
+    void this.drainQueue(endpointId)
+      .catch((err) => this.ctx.logger.error('dispatch failed', { endpointId, err: String(err) }))
+      .finally(() => {
+        this.pumping.delete(endpointId);
+        if (this.again.delete(endpointId)) this.pump(endpointId);
+      });
+  }
+
+  private async drainQueue(endpointId: string): Promise<void> {
+    const { store, registry, clock, events, logger } = this.ctx;
+    for (;;) {
+      const session = registry.pick(endpointId);
+      if (!session) return;
+      session.reserved++;
+      let job: JobRecord | undefined;
+      try {
+        job = await store.claim(endpointId, session.workerId, clock.now());
+      } finally {
+        session.reserved--;
+      }
+      if (!job) return;
+      if (session.closed) {
+        await this.requeue(job, 'worker closed during dispatch');
+        continue;
+      }
+      session.inflight.set(job.id, job.attempt);
+      const msg = { type: 'job.assign' as const, id: job.id, attempt: job.attempt, input: job.input, ...(job.s3Config ? { s3Config: job.s3Config } : {}), ...(job.executionDeadline !== undefined ? { deadline: job.executionDeadline } : {}) };
+      session.send(msg);
+      logger.debug('job dispatched', { jobId: job.id, workerId: session.workerId, attempt: job.attempt });
+      events.emit(job.id, 'change');
+    }
+  }
+
+  /** Tells the worker running `job` (if connected) to stop that attempt. */
+  stop(job: JobRecord, reason: CancelMessage['reason']): void {
+    if (!job.workerId) return;
+    const session = this.ctx.registry.get(job.workerId);
+    if (!session || session.inflight.get(job.id) !== job.attempt) return;
+    session.send({ type: 'job.cancel', id: job.id, attempt: job.attempt, reason });
+  }
+
+  /** Requeues a running attempt (or fails it past maxAttempts) and wakes waiters. */
+  async requeue(job: JobRecord, why: string): Promise<void> {
+    const { store, clock, options, events, logger } = this.ctx;
+    const after = await store.requeue(job.id, job.attempt, clock.now(), options.maxAttempts, WORKER_LOST, options.retention);
+    if (!after) return;
+    logger.warn(after.status === 'IN_QUEUE' ? 'job requeued' : 'job failed: worker lost', { jobId: job.id, workerId: job.workerId, attempt: job.attempt, why });
+    events.emit(job.id, 'change');
+    if (after.status === 'IN_QUEUE') this.pump(after.endpointId);
+    else notifyTerminal(this.ctx, after);
+  }
+
+  /** Applies one decoded message from a worker. */
+  async onWorkerMessage(s: WorkerSession, msg: WorkerMessage): Promise<void> {
+    const { store, clock, events, options, logger } = this.ctx;
+    switch (msg.type) {
+      case 'job.progress':
+        if (await store.setProgress(msg.id, msg.attempt, msg.progress)) events.emit(msg.id, 'change');
+        return;
+      case 'job.stream':
+        if ((await store.appendStream(msg.id, msg.attempt, msg.seq, msg.chunks)) > 0) events.emit(msg.id, 'chunk');
+        return;
+      case 'job.complete':
+      case 'job.fail': {
+        if (s.inflight.get(msg.id) === msg.attempt) s.inflight.delete(msg.id);
+        let after: JobRecord | undefined;
+        if (msg.type === 'job.complete') {
+          after = await store.finish(msg.id, msg.attempt, { status: 'COMPLETED', output: msg.output }, clock.now(), options.retention);
+        } else if (msg.aborted) {
+          // The worker gave the job up (its own shutdown) without being told to: hand it to another worker.
+          const job = await store.get(msg.id);
+          if (job && job.status === 'IN_PROGRESS' && job.attempt === msg.attempt) await this.requeue(job, 'worker abandoned it');
+        } else {
+          after = await store.finish(msg.id, msg.attempt, { status: 'FAILED', error: msg.error }, clock.now(), options.retention);
+        }
+        if (after) {
+          logger.info(after.status === 'COMPLETED' ? 'job completed' : 'job failed', { jobId: msg.id, workerId: s.workerId, attempt: msg.attempt, ...(after.error ? { error: after.error } : {}) });
+          events.emit(msg.id, 'change');
+          notifyTerminal(this.ctx, after);
+        } else if (msg.type === 'job.complete' || !msg.aborted) {
+          logger.debug('stale result dropped', { jobId: msg.id, workerId: s.workerId, attempt: msg.attempt });
+        }
+        this.pump(s.endpointId);
+        return;
+      }
+      case 'concurrency':
+        s.concurrency = msg.concurrency;
+        this.pump(s.endpointId);
+        return;
+      case 'draining':
+        s.draining = true;
+        return;
+      case 'ping':
+        s.send({ type: 'pong', t: msg.t });
+        return;
+      case 'pong':
+      case 'hello':
+        return;
+    }
+  }
+
+  /**
+   * A worker (re)connected announcing the jobs it still runs. Those still current are adopted again; the rest
+   * are returned as stale. Jobs the store holds for this worker id that it no longer has are requeued now.
+   */
+  async adopt(s: WorkerSession, inflight: { id: string; attempt: number }[]): Promise<{ id: string; attempt: number }[]> {
+    const { store } = this.ctx;
+    const stale: { id: string; attempt: number }[] = [];
+    const claimed = new Set<string>();
+    for (const ref of inflight) {
+      const job = await store.get(ref.id);
+      if (job && job.status === 'IN_PROGRESS' && job.attempt === ref.attempt && job.workerId === s.workerId && (await store.setLease(ref.id, ref.attempt, null))) {
+        s.inflight.set(ref.id, ref.attempt);
+        claimed.add(ref.id);
+      } else stale.push(ref);
+    }
+    for (const job of await store.runningOn(s.workerId)) {
+      if (!claimed.has(job.id)) await this.requeue(job, 'worker restarted without it');
+    }
+    return stale;
+  }
+
+  /** A worker's socket closed: its running jobs keep a lease for `workerGraceMs`, then go back to the queue. */
+  async onSessionClosed(s: WorkerSession): Promise<void> {
+    const { store, clock, options } = this.ctx;
+    for (const [id, attempt] of s.inflight) {
+      if (options.workerGraceMs === 0) {
+        const job = await store.get(id);
+        if (job && job.attempt === attempt) await this.requeue(job, 'worker disconnected');
+      } else await store.setLease(id, attempt, clock.now() + options.workerGraceMs);
+    }
+    s.inflight.clear();
+  }
+}

@@ -1,0 +1,160 @@
+import { BerthError, LIMITS, isTerminal, type HealthReply, type JobObject, type JobRequest } from '@berth/protocol';
+import type { JobRecord } from '../store/types.js';
+import { notifyTerminal, type CoreContext } from './context.js';
+import type { Dispatcher } from './dispatcher.js';
+import { newJobId } from './ids.js';
+import { armWaiter } from './job-events.js';
+import { toJobObject } from './job-view.js';
+
+/** The client-facing job operations. Each is a conditional store write followed by wake-ups. */
+export class JobService {
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly dispatcher: Dispatcher,
+  ) {}
+
+  /** Stores a new job (resolves once it is committed), then dispatches it. */
+  async submit(endpointId: string, req: JobRequest, sync: boolean): Promise<JobRecord> {
+    const now = this.ctx.clock.now();
+    const job: JobRecord = {
+      id: newJobId(sync),
+      endpointId,
+      status: 'IN_QUEUE',
+      input: req.input,
+      executionTimeout: req.policy?.executionTimeout ?? LIMITS.executionTimeoutDefault,
+      lowPriority: req.policy?.lowPriority ?? false,
+      sync,
+      attempt: 0,
+      retries: 0,
+      createdAt: now,
+      queuedAt: now,
+      expiresAt: now + (req.policy?.ttl ?? LIMITS.ttlDefault),
+    };
+    if (req.webhook !== undefined) job.webhook = req.webhook;
+    if (req.s3Config !== undefined) job.s3Config = req.s3Config;
+    await this.ctx.store.insert(job);
+    this.ctx.logger.debug('job accepted', { jobId: job.id, endpointId, sync });
+    this.dispatcher.pump(endpointId);
+    return job;
+  }
+
+  /** Wake-ups for waiters on a job. */
+  get events() {
+    return this.ctx.events;
+  }
+
+  /** Stream chunks no reader has had yet (consumed by this call). */
+  takeStream(id: string): Promise<unknown[]> {
+    return this.ctx.store.takeStream(id);
+  }
+
+  /** The job, or 404 `job_not_found` (unknown, other endpoint, expired by ttl or past retention). */
+  async get(endpointId: string, id: string): Promise<JobRecord> {
+    const job = await this.ctx.store.get(id);
+    if (!job || job.endpointId !== endpointId) throw new BerthError('job_not_found', `job ${id} not found on endpoint ${endpointId} (unknown, expired by ttl, or past retention)`);
+    return job;
+  }
+
+  /** `?ttl=`: the job's remaining lifespan becomes `ttlMs` from now. */
+  async setTtl(endpointId: string, id: string, ttlMs: number): Promise<void> {
+    await this.get(endpointId, id);
+    await this.ctx.store.setExpiry(id, this.ctx.clock.now() + ttlMs);
+  }
+
+  /**
+   * Waits until the job is terminal or `waitMs` elapses (or the client goes away), then answers its job object.
+   * A job deleted meanwhile (ttl) answers 404.
+   */
+  async waitTerminal(endpointId: string, id: string, waitMs: number, signal?: AbortSignal): Promise<JobObject> {
+    const waiter = armWaiter(this.ctx.events, id);
+    try {
+      const deadline = performance.now() + waitMs;
+      for (;;) {
+        const job = await this.get(endpointId, id);
+        const left = deadline - performance.now();
+        if (isTerminal(job.status) || left <= 0) return toJobObject(job);
+        const ev = await waiter.wait(left, signal);
+        if (ev === 'aborted') return toJobObject(job);
+      }
+    } finally {
+      waiter.dispose();
+    }
+  }
+
+  /** Cancels a queued or running job; a terminal job is answered unchanged. */
+  async cancel(endpointId: string, id: string): Promise<JobObject> {
+    await this.get(endpointId, id);
+    const { store, clock, options, events, logger } = this.ctx;
+    const res = await store.cancel(id, clock.now(), options.retention);
+    if (!res) return toJobObject(await this.get(endpointId, id));
+    if (res.before.status === 'IN_PROGRESS') this.dispatcher.stop(res.before, 'cancelled');
+    logger.info('job cancelled', { jobId: id, was: res.before.status, workerId: res.before.workerId });
+    events.emit(id, 'change');
+    notifyTerminal(this.ctx, res.after);
+    return toJobObject(res.after);
+  }
+
+  /** FAILED or TIMED_OUT -> IN_QUEUE (same id and input); otherwise 409 `job_not_retryable`. */
+  async retry(endpointId: string, id: string): Promise<JobRecord> {
+    const job = await this.get(endpointId, id);
+    const after = await this.ctx.store.retry(id, this.ctx.clock.now());
+    if (!after) throw new BerthError('job_not_retryable', `job ${id} is ${job.status}; only FAILED or TIMED_OUT jobs can be retried`);
+    this.ctx.events.emit(id, 'change');
+    this.dispatcher.pump(endpointId);
+    return after;
+  }
+
+  /** Removes the endpoint's queued jobs; running jobs are untouched. */
+  async purge(endpointId: string): Promise<number> {
+    const ids = await this.ctx.store.purgeQueue(endpointId);
+    for (const id of ids) this.ctx.events.emit(id, 'deleted');
+    if (ids.length) this.ctx.logger.info('queue purged', { endpointId, removed: ids.length });
+    return ids.length;
+  }
+
+  async health(endpointId: string): Promise<HealthReply> {
+    const jobs = await this.ctx.store.counts(endpointId);
+    const workers = this.ctx.registry.health(endpointId, performance.now(), this.ctx.options.heartbeatMs);
+    return { jobs, workers };
+  }
+
+  /**
+   * One pass over due deadlines: ttl (delete, stopping a running job), executionTimeout (TIMED_OUT and stop),
+   * retention (delete) and lost-worker leases (requeue). Returns how many jobs each rule touched.
+   */
+  async sweep(limit = 1000): Promise<{ expired: number; timedOut: number; retained: number; requeued: number }> {
+    const { store, clock, options, events, logger } = this.ctx;
+    const now = clock.now();
+    const due = await store.due(now, limit);
+    const out = { expired: 0, timedOut: 0, retained: 0, requeued: 0 };
+    for (const job of due.expired) {
+      if (job.status === 'IN_PROGRESS') this.dispatcher.stop(job, 'expired');
+      if (await store.delete(job.id)) {
+        out.expired++;
+        logger.info('job expired (ttl)', { jobId: job.id, status: job.status });
+        events.emit(job.id, 'deleted');
+      }
+    }
+    for (const job of due.timedOut) {
+      const error = `execution timed out after ${job.executionTimeout} ms`;
+      const after = await store.finish(job.id, job.attempt, { status: 'TIMED_OUT', error }, now, options.retention);
+      if (!after) continue;
+      out.timedOut++;
+      this.dispatcher.stop(job, 'timed_out');
+      logger.warn('job timed out', { jobId: job.id, workerId: job.workerId });
+      events.emit(job.id, 'change');
+      notifyTerminal(this.ctx, after);
+    }
+    for (const job of due.retained) {
+      if (await store.delete(job.id)) {
+        out.retained++;
+        events.emit(job.id, 'deleted');
+      }
+    }
+    for (const job of due.leaseExpired) {
+      await this.dispatcher.requeue(job, 'worker did not come back within the grace period');
+      out.requeued++;
+    }
+    return out;
+  }
+}

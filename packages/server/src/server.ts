@@ -1,0 +1,129 @@
+import { createServer as createHttpServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ENDPOINT_ID_RE } from '@berth/protocol';
+import { createApi } from './http/api.js';
+import { KeyChecker } from './http/auth.js';
+import { nodeHandler } from './http/node-adapter.js';
+import type { ApiRequest, ApiResponse } from './http/types.js';
+import type { CoreContext } from './jobs/context.js';
+import { Dispatcher } from './jobs/dispatcher.js';
+import { JobEvents } from './jobs/job-events.js';
+import { JobService } from './jobs/job-service.js';
+import { resolveServerOptions, type ResolvedServerOptions, type ServerOptions } from './options.js';
+import { Gateway } from './ws/gateway.js';
+import { WorkerRegistry } from './ws/worker-registry.js';
+
+export interface ListenOptions {
+  /** Default 8080; 0 picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+}
+
+/** A Berth control plane: the queue API over HTTP and the worker WebSocket on one port. */
+export interface BerthServer {
+  /** The socket-free core: answers one request (tests use it without listening). */
+  handle(req: ApiRequest): Promise<ApiResponse>;
+  listen(opts?: ListenOptions): Promise<{ url: string; port: number }>;
+  /** Graceful stop: new requests get 503, workers are told to drain, waiting requests finish up to `drainMs`. */
+  close(opts?: { drainMs?: number }): Promise<void>;
+  /** Workers a supervisor started for an endpoint (those not yet connected count as initializing). */
+  setExpectedWorkers(endpointId: string, n: number): void;
+  /** Runs one deadline sweep now (tests with a manual clock). */
+  sweep(): ReturnType<JobService['sweep']>;
+  readonly service: JobService;
+  readonly options: ResolvedServerOptions;
+  /** Endpoint ids served. */
+  endpoints(): string[];
+}
+
+/**
+ * Creates a control plane.
+ *
+ * @example
+ * const server = createServer({ apiKeys: [key], workerTokens: [token], endpoints: ['echo'] });
+ * const { url } = await server.listen({ port: 0 });
+ */
+export function createServer(options: ServerOptions = {}): BerthServer {
+  const opts = resolveServerOptions(options);
+  const endpoints = new Set(opts.endpoints);
+  const ctx: CoreContext = { store: opts.store, events: new JobEvents(), registry: new WorkerRegistry(), clock: opts.clock, logger: opts.logger, options: opts, onTerminal: [] };
+  const dispatcher = new Dispatcher(ctx);
+  const service = new JobService(ctx, dispatcher);
+  let draining = false;
+  const hasEndpoint = (id: string) => endpoints.has(id);
+  const handle = createApi({
+    service,
+    registry: ctx.registry,
+    keys: new KeyChecker(opts.apiKeys, 'key'),
+    guard: opts.guard,
+    hasEndpoint,
+    draining: () => draining,
+    logger: opts.logger,
+  });
+  const gateway = new Gateway({
+    ctx,
+    dispatcher,
+    tokens: new KeyChecker(opts.workerTokens, 'worker-token'),
+    hasEndpoint,
+    register: (id) => {
+      if (!opts.acceptWorkerEndpoints || !ENDPOINT_ID_RE.test(id)) return false;
+      endpoints.add(id);
+      return true;
+    },
+  });
+
+  let sweeping = false;
+  const sweepTimer = opts.sweepIntervalMs > 0 ? setInterval(() => {
+    if (sweeping) return;
+    sweeping = true;
+    service.sweep().catch((err) => opts.logger.error('sweep failed', { err: String(err) })).finally(() => (sweeping = false));
+  }, opts.sweepIntervalMs) : undefined;
+  sweepTimer?.unref();
+
+  let http: Server | undefined;
+  const track = { active: 0 };
+
+  return {
+    handle,
+    service,
+    options: opts,
+    endpoints: () => [...endpoints],
+    setExpectedWorkers: (id, n) => ctx.registry.setExpected(id, n),
+    sweep: () => service.sweep(),
+    async listen({ port = 8080, host = '127.0.0.1' } = {}) {
+      http = createHttpServer(nodeHandler(handle, track));
+      http.keepAliveTimeout = 65_000;
+      http.headersTimeout = 66_000;
+      http.requestTimeout = 0; // /runsync may wait up to 300 s
+      http.on('upgrade', (req, socket, head) => gateway.handleUpgrade(req, socket, head));
+      http.on('clientError', (_err, socket) => socket.destroy());
+      const server = http;
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      const addr = server.address() as AddressInfo;
+      const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+      return { url: `http://${shownHost}:${addr.port}`, port: addr.port };
+    },
+    async close({ drainMs = 10_000 } = {}) {
+      if (draining) return;
+      draining = true;
+      gateway.drainAll(Date.now() + drainMs);
+      const until = performance.now() + drainMs;
+      while (track.active > 0 && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
+      if (sweepTimer) clearInterval(sweepTimer);
+      await gateway.close();
+      if (http) {
+        const server = http;
+        server.closeAllConnections();
+        await new Promise<void>((r) => server.close(() => r()));
+      }
+      await opts.store.close();
+    },
+  };
+}

@@ -1,0 +1,290 @@
+import { isTerminal, type JobStatus } from '@berth/protocol';
+import { DeadlineHeap } from './deadline-heap.js';
+import type { DueJobs, EndpointCounts, FinishPatch, JobRecord, RetentionPolicy, Store } from './types.js';
+
+interface Entry {
+  rec: JobRecord;
+  /** Stream chunks of the current attempt. */
+  chunks: unknown[];
+  /** Index of the first chunk not yet delivered to a reader. */
+  delivered: number;
+  /** Position in its endpoint queue while IN_QUEUE. */
+  queueSeq: number;
+}
+
+interface EndpointState {
+  queue: { id: string; seq: number }[];
+  head: number;
+  byStatus: Record<JobStatus, number>;
+  completed: number;
+  failed: number;
+  retried: number;
+}
+
+const clone = (r: JobRecord): JobRecord => ({ ...r });
+
+/**
+ * The in-memory store: for tests and throwaway runs (`--store memory`). Nothing survives a restart.
+ * Queue order is FIFO per endpoint; deadlines live in min-heaps validated lazily, so a sweep costs
+ * O(due jobs x log n), not O(all jobs).
+ */
+export class MemoryStore implements Store {
+  private readonly jobs = new Map<string, Entry>();
+  private readonly endpoints = new Map<string, EndpointState>();
+  private readonly ttlHeap = new DeadlineHeap();
+  private readonly execHeap = new DeadlineHeap();
+  private readonly retainHeap = new DeadlineHeap();
+  private readonly leaseHeap = new DeadlineHeap();
+  private seq = 0;
+
+  private ep(endpointId: string): EndpointState {
+    let s = this.endpoints.get(endpointId);
+    if (!s) {
+      const byStatus = { IN_QUEUE: 0, IN_PROGRESS: 0, COMPLETED: 0, FAILED: 0, CANCELLED: 0, TIMED_OUT: 0 };
+      s = { queue: [], head: 0, byStatus, completed: 0, failed: 0, retried: 0 };
+      this.endpoints.set(endpointId, s);
+    }
+    return s;
+  }
+
+  private setStatus(e: Entry, status: JobStatus): void {
+    const s = this.ep(e.rec.endpointId);
+    s.byStatus[e.rec.status]--;
+    s.byStatus[status]++;
+    e.rec.status = status;
+    if (status === 'COMPLETED') s.completed++;
+    if (status === 'FAILED' || status === 'TIMED_OUT') s.failed++;
+  }
+
+  private enqueue(e: Entry): void {
+    const s = this.ep(e.rec.endpointId);
+    e.queueSeq = ++this.seq;
+    s.queue.push({ id: e.rec.id, seq: e.queueSeq });
+  }
+
+  private terminate(e: Entry, now: number, retention: RetentionPolicy): void {
+    e.rec.finishedAt = now;
+    e.rec.retainUntil = now + (e.rec.sync ? retention.sync : retention.async);
+    delete e.rec.executionDeadline;
+    delete e.rec.leaseUntil;
+    this.retainHeap.push(e.rec.retainUntil, e.rec.id);
+  }
+
+  async insert(job: JobRecord): Promise<void> {
+    if (this.jobs.has(job.id)) throw new Error(`duplicate job id ${job.id}`);
+    const e: Entry = { rec: clone(job), chunks: [], delivered: 0, queueSeq: 0 };
+    this.jobs.set(job.id, e);
+    this.ep(job.endpointId).byStatus[job.status]++;
+    this.ttlHeap.push(job.expiresAt, job.id);
+    if (job.status === 'IN_QUEUE') this.enqueue(e);
+  }
+
+  async get(id: string): Promise<JobRecord | undefined> {
+    const e = this.jobs.get(id);
+    return e ? clone(e.rec) : undefined;
+  }
+
+  async claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
+    const s = this.endpoints.get(endpointId);
+    if (!s) return undefined;
+    while (s.head < s.queue.length) {
+      const item = s.queue[s.head]!;
+      s.head++;
+      const e = this.jobs.get(item.id);
+      if (!e || e.rec.status !== 'IN_QUEUE' || e.queueSeq !== item.seq) continue;
+      this.compact(s);
+      this.setStatus(e, 'IN_PROGRESS');
+      const r = e.rec;
+      r.attempt++;
+      r.workerId = workerId;
+      r.startedAt = now;
+      r.executionDeadline = now + r.executionTimeout;
+      delete r.leaseUntil;
+      delete r.progress;
+      e.chunks = [];
+      e.delivered = 0;
+      this.execHeap.push(r.executionDeadline, r.id);
+      return clone(r);
+    }
+    this.compact(s);
+    return undefined;
+  }
+
+  private compact(s: EndpointState): void {
+    if (s.head > 1024 && s.head * 2 > s.queue.length) {
+      s.queue = s.queue.slice(s.head);
+      s.head = 0;
+    }
+  }
+
+  private running(id: string, attempt: number): Entry | undefined {
+    const e = this.jobs.get(id);
+    return e && e.rec.status === 'IN_PROGRESS' && e.rec.attempt === attempt ? e : undefined;
+  }
+
+  async finish(id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): Promise<JobRecord | undefined> {
+    const e = this.running(id, attempt);
+    if (!e) return undefined;
+    this.setStatus(e, patch.status);
+    if (patch.status === 'COMPLETED') e.rec.output = patch.output;
+    else e.rec.error = patch.error;
+    this.terminate(e, now, retention);
+    return clone(e.rec);
+  }
+
+  async cancel(id: string, now: number, retention: RetentionPolicy): Promise<{ before: JobRecord; after: JobRecord } | undefined> {
+    const e = this.jobs.get(id);
+    if (!e || isTerminal(e.rec.status)) return undefined;
+    const before = clone(e.rec);
+    this.setStatus(e, 'CANCELLED');
+    this.terminate(e, now, retention);
+    return { before, after: clone(e.rec) };
+  }
+
+  async retry(id: string, now: number): Promise<JobRecord | undefined> {
+    const e = this.jobs.get(id);
+    if (!e || (e.rec.status !== 'FAILED' && e.rec.status !== 'TIMED_OUT')) return undefined;
+    this.setStatus(e, 'IN_QUEUE');
+    const r = e.rec;
+    for (const k of ['output', 'error', 'progress', 'workerId', 'startedAt', 'finishedAt', 'retainUntil'] as const) delete r[k];
+    r.retries++;
+    r.queuedAt = now;
+    this.ep(r.endpointId).retried++;
+    e.chunks = [];
+    e.delivered = 0;
+    this.enqueue(e);
+    return clone(r);
+  }
+
+  async requeue(id: string, attempt: number, now: number, maxAttempts: number, failError: string, retention: RetentionPolicy): Promise<JobRecord | undefined> {
+    const e = this.running(id, attempt);
+    if (!e) return undefined;
+    if (attempt >= maxAttempts) {
+      this.setStatus(e, 'FAILED');
+      e.rec.error = failError;
+      this.terminate(e, now, retention);
+      return clone(e.rec);
+    }
+    this.setStatus(e, 'IN_QUEUE');
+    const r = e.rec;
+    for (const k of ['progress', 'workerId', 'startedAt', 'executionDeadline', 'leaseUntil'] as const) delete r[k];
+    r.retries++;
+    this.ep(r.endpointId).retried++;
+    this.enqueue(e);
+    return clone(r);
+  }
+
+  async setProgress(id: string, attempt: number, progress: unknown): Promise<boolean> {
+    const e = this.running(id, attempt);
+    if (!e) return false;
+    e.rec.progress = progress;
+    return true;
+  }
+
+  async appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number> {
+    const e = this.running(id, attempt);
+    if (!e) return 0;
+    const skip = Math.max(0, e.chunks.length - seq);
+    if (seq > e.chunks.length) return 0; // a gap: chunks before these were never seen; refuse out-of-order data
+    const fresh = chunks.slice(skip);
+    e.chunks.push(...fresh);
+    return fresh.length;
+  }
+
+  async takeStream(id: string): Promise<unknown[]> {
+    const e = this.jobs.get(id);
+    if (!e) return [];
+    const out = e.chunks.slice(e.delivered);
+    e.delivered = e.chunks.length;
+    return out;
+  }
+
+  async setLease(id: string, attempt: number, until: number | null): Promise<boolean> {
+    const e = this.running(id, attempt);
+    if (!e) return false;
+    if (until === null) delete e.rec.leaseUntil;
+    else {
+      e.rec.leaseUntil = until;
+      this.leaseHeap.push(until, id);
+    }
+    return true;
+  }
+
+  async runningOn(workerId: string): Promise<JobRecord[]> {
+    const out: JobRecord[] = [];
+    for (const e of this.jobs.values()) if (e.rec.status === 'IN_PROGRESS' && e.rec.workerId === workerId) out.push(clone(e.rec));
+    return out;
+  }
+
+  async setExpiry(id: string, expiresAt: number): Promise<boolean> {
+    const e = this.jobs.get(id);
+    if (!e) return false;
+    e.rec.expiresAt = expiresAt;
+    this.ttlHeap.push(expiresAt, id);
+    return true;
+  }
+
+  async purgeQueue(endpointId: string): Promise<string[]> {
+    const s = this.endpoints.get(endpointId);
+    if (!s) return [];
+    const removed: string[] = [];
+    for (let i = s.head; i < s.queue.length; i++) {
+      const item = s.queue[i]!;
+      const e = this.jobs.get(item.id);
+      if (e && e.rec.status === 'IN_QUEUE' && e.queueSeq === item.seq) {
+        removed.push(item.id);
+        this.remove(e);
+      }
+    }
+    s.queue = [];
+    s.head = 0;
+    return removed;
+  }
+
+  private remove(e: Entry): void {
+    this.ep(e.rec.endpointId).byStatus[e.rec.status]--;
+    this.jobs.delete(e.rec.id);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const e = this.jobs.get(id);
+    if (!e) return false;
+    this.remove(e);
+    return true;
+  }
+
+  async due(now: number, limit: number): Promise<DueJobs> {
+    const collect = (heap: DeadlineHeap, valid: (r: JobRecord, at: number) => boolean): JobRecord[] => {
+      const out: JobRecord[] = [];
+      const seen = new Set<string>();
+      while (out.length < limit) {
+        const top = heap.peek();
+        if (!top || top.at > now) break;
+        heap.pop();
+        const e = this.jobs.get(top.id);
+        if (!e || seen.has(top.id) || !valid(e.rec, top.at)) continue;
+        seen.add(top.id);
+        out.push(clone(e.rec));
+      }
+      return out;
+    };
+    return {
+      expired: collect(this.ttlHeap, (r, at) => r.expiresAt === at),
+      timedOut: collect(this.execHeap, (r, at) => r.status === 'IN_PROGRESS' && r.executionDeadline === at),
+      retained: collect(this.retainHeap, (r, at) => isTerminal(r.status) && r.retainUntil === at),
+      leaseExpired: collect(this.leaseHeap, (r, at) => r.status === 'IN_PROGRESS' && r.leaseUntil === at),
+    };
+  }
+
+  async counts(endpointId: string): Promise<EndpointCounts> {
+    const s = this.endpoints.get(endpointId);
+    if (!s) return { completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 };
+    return { completed: s.completed, failed: s.failed, inProgress: s.byStatus.IN_PROGRESS, inQueue: s.byStatus.IN_QUEUE, retried: s.retried };
+  }
+
+  async queueDepth(endpointId: string): Promise<number> {
+    return this.endpoints.get(endpointId)?.byStatus.IN_QUEUE ?? 0;
+  }
+
+  async close(): Promise<void> {}
+}

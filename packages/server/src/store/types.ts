@@ -1,0 +1,114 @@
+import type { JobStatus, S3Config } from '@berth/protocol';
+
+/** One job as the store keeps it. Times are epoch ms. */
+export interface JobRecord {
+  id: string;
+  endpointId: string;
+  status: JobStatus;
+  input: Record<string, unknown>;
+  webhook?: string;
+  s3Config?: S3Config;
+  executionTimeout: number;
+  lowPriority: boolean;
+  /** Submitted through /runsync (shorter retention). */
+  sync: boolean;
+  /** Number of times a worker took the job; the current attempt while IN_PROGRESS. */
+  attempt: number;
+  /** How many times the job went back to the queue (retry or requeue). */
+  retries: number;
+  workerId?: string;
+  output?: unknown;
+  progress?: unknown;
+  error?: string;
+  createdAt: number;
+  /** Submit or retry time: delayTime counts from here. */
+  queuedAt: number;
+  startedAt?: number;
+  finishedAt?: number;
+  /** ttl deadline: the job is deleted at this time whatever its state. */
+  expiresAt: number;
+  /** executionTimeout deadline of the running attempt. */
+  executionDeadline?: number;
+  /** Retention deadline of a terminal job. */
+  retainUntil?: number;
+  /** Set while the job's worker is disconnected: past it, the job is requeued. */
+  leaseUntil?: number;
+}
+
+/** Result of a terminal transition requested by a worker or a sweep. */
+export type FinishPatch =
+  | { status: 'COMPLETED'; output: unknown }
+  | { status: 'FAILED'; error: string }
+  | { status: 'TIMED_OUT'; error: string };
+
+export interface EndpointCounts {
+  completed: number;
+  failed: number;
+  inProgress: number;
+  inQueue: number;
+  retried: number;
+}
+
+/** Jobs whose deadlines have passed, as found by one sweep. */
+export interface DueJobs {
+  /** ttl elapsed (any state). */
+  expired: JobRecord[];
+  /** executionTimeout elapsed (IN_PROGRESS). */
+  timedOut: JobRecord[];
+  /** Retention elapsed (terminal). */
+  retained: JobRecord[];
+  /** Worker lease elapsed (IN_PROGRESS, worker gone). */
+  leaseExpired: JobRecord[];
+}
+
+export interface RetentionPolicy {
+  /** ms a terminal /run job is kept. */
+  async: number;
+  /** ms a terminal /runsync job is kept. */
+  sync: number;
+}
+
+/**
+ * The store is the source of truth. Every state change is one conditional write: it names the state (and, for
+ * worker-driven changes, the attempt) it expects, and does nothing when the job is no longer there, so cancel,
+ * completion, timeouts and requeues cannot race. Methods return the record after the change, or `undefined`
+ * when the condition did not hold. Implementations: memory (now), SQLite and PostgreSQL (durable).
+ */
+export interface Store {
+  /** Stores a new IN_QUEUE job. Resolves only once the job is durable. */
+  insert(job: JobRecord): Promise<void>;
+  get(id: string): Promise<JobRecord | undefined>;
+  /** Takes the oldest IN_QUEUE job of the endpoint: IN_PROGRESS, attempt + 1, executionDeadline set. */
+  claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined>;
+  /** IN_PROGRESS with this attempt -> COMPLETED / FAILED / TIMED_OUT; sets retention. */
+  finish(id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): Promise<JobRecord | undefined>;
+  /** IN_QUEUE or IN_PROGRESS -> CANCELLED. Returns the record before and after, or undefined when not cancellable. */
+  cancel(id: string, now: number, retention: RetentionPolicy): Promise<{ before: JobRecord; after: JobRecord } | undefined>;
+  /** FAILED or TIMED_OUT -> IN_QUEUE with output and error cleared and retries + 1. */
+  retry(id: string, now: number): Promise<JobRecord | undefined>;
+  /**
+   * IN_PROGRESS with this attempt goes back to IN_QUEUE (retries + 1), or to FAILED with `failError` when the
+   * attempt has reached `maxAttempts`.
+   */
+  requeue(id: string, attempt: number, now: number, maxAttempts: number, failError: string, retention: RetentionPolicy): Promise<JobRecord | undefined>;
+  /** Latest progress of the current attempt. */
+  setProgress(id: string, attempt: number, progress: unknown): Promise<boolean>;
+  /** Appends stream chunks of the current attempt; `seq` is the index of the first; duplicates are skipped. */
+  appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number>;
+  /** Returns the chunks not yet delivered to any reader and marks them delivered. */
+  takeStream(id: string): Promise<unknown[]>;
+  /** Sets or clears (null) the disconnected-worker lease of a running attempt. */
+  setLease(id: string, attempt: number, until: number | null): Promise<boolean>;
+  /** IN_PROGRESS jobs held by a worker. */
+  runningOn(workerId: string): Promise<JobRecord[]>;
+  /** Sets the ttl deadline. */
+  setExpiry(id: string, expiresAt: number): Promise<boolean>;
+  /** Removes the endpoint's IN_QUEUE jobs; returns their ids. */
+  purgeQueue(endpointId: string): Promise<string[]>;
+  delete(id: string): Promise<boolean>;
+  /** Jobs with a deadline at or before `now` (at most `limit` of each kind). */
+  due(now: number, limit: number): Promise<DueJobs>;
+  counts(endpointId: string): Promise<EndpointCounts>;
+  queueDepth(endpointId: string): Promise<number>;
+  close(): Promise<void>;
+}

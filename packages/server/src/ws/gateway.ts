@@ -1,0 +1,153 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { PROTOCOL_VERSION, WORKER_WS_PATH, decodeWorkerMessage, ENDPOINT_ID_RE, type HelloMessage, type WsErrorCode } from '@berth/protocol';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { CoreContext } from '../jobs/context.js';
+import type { Dispatcher } from '../jobs/dispatcher.js';
+import type { KeyChecker } from '../http/auth.js';
+import { WorkerSession } from './worker-session.js';
+
+const HELLO_TIMEOUT_MS = 10_000;
+const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+export interface GatewayDeps {
+  ctx: CoreContext;
+  dispatcher: Dispatcher;
+  tokens: KeyChecker;
+  /** Whether an endpoint is served; `register` adds one announced by a worker (when allowed). */
+  hasEndpoint(id: string): boolean;
+  register(id: string): boolean;
+}
+
+/**
+ * The worker side: authenticates the token before the upgrade completes, expects `hello` first, then feeds
+ * each decoded message to the dispatcher. Heartbeats: one timer pings every worker each `heartbeatMs` and drops
+ * those silent for 3 intervals (their jobs go to a lease, then back to the queue).
+ */
+export class Gateway {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+  private readonly timer: NodeJS.Timeout;
+  private readonly sockets = new Set<WebSocket>();
+
+  constructor(private readonly deps: GatewayDeps) {
+    this.timer = setInterval(() => this.heartbeat(), deps.ctx.options.heartbeatMs);
+    this.timer.unref();
+  }
+
+  /** Handles an HTTP upgrade; answers 404 / 401 itself for the wrong path or token. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const refuse = (status: number, text: string) => {
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n{"error":"${text}","code":"${status === 401 ? 'unauthorized' : 'route_not_found'}"}`);
+    };
+    if (path !== WORKER_WS_PATH) return refuse(404, 'Not Found');
+    const secret = req.headers.authorization ? req.headers.authorization.replace(/^bearer\s+/i, '').trim() : '';
+    if (!secret || !this.deps.tokens.match(secret)) return refuse(401, 'Unauthorized');
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws));
+  }
+
+  private onConnection(ws: WebSocket): void {
+    const { logger } = this.deps.ctx;
+    this.sockets.add(ws);
+    let session: WorkerSession | undefined;
+    let queue = Promise.resolve();
+    const helloTimer = setTimeout(() => this.refuse(ws, 'invalid_message', 'no hello within 10 s'), HELLO_TIMEOUT_MS);
+    ws.on('message', (data, isBinary) => {
+      if (session) session.lastSeen = performance.now();
+      const text = isBinary ? '' : data.toString();
+      const decoded = decodeWorkerMessage(text);
+      if (!decoded.ok) {
+        logger.warn('malformed worker message ignored', { workerId: session?.workerId, error: decoded.error });
+        ws.send(JSON.stringify({ type: 'error', code: 'invalid_message', message: decoded.error }));
+        return;
+      }
+      const msg = decoded.value;
+      // Messages of one worker are applied in order.
+      queue = queue.then(async () => {
+        if (!session) {
+          if (msg.type !== 'hello') return this.refuse(ws, 'invalid_message', 'the first message must be hello');
+          clearTimeout(helloTimer);
+          session = await this.onHello(ws, msg);
+          return;
+        }
+        await this.deps.dispatcher.onWorkerMessage(session, msg);
+      }).catch((err) => logger.error('worker message failed', { workerId: session?.workerId, err: String(err) }));
+    });
+    ws.on('error', (err) => logger.debug('worker socket error', { workerId: session?.workerId, err: String(err) }));
+    ws.on('close', () => {
+      clearTimeout(helloTimer);
+      this.sockets.delete(ws);
+      queue = queue.then(async () => {
+        if (session) await this.retire(session, 'socket closed');
+      }).catch((err) => logger.error('worker close failed', { err: String(err) }));
+    });
+  }
+
+  private refuse(ws: WebSocket, code: WsErrorCode, message: string): void {
+    this.deps.ctx.logger.warn('worker refused', { code, message });
+    ws.send(JSON.stringify({ type: 'error', code, message }));
+    ws.close(4000, code);
+  }
+
+  private async onHello(ws: WebSocket, hello: HelloMessage): Promise<WorkerSession | undefined> {
+    const { ctx, dispatcher } = this.deps;
+    if (hello.protocol !== PROTOCOL_VERSION) {
+      this.refuse(ws, 'protocol_mismatch', `protocol ${hello.protocol} is not supported; this control plane speaks ${PROTOCOL_VERSION}`);
+      return undefined;
+    }
+    if (!ENDPOINT_ID_RE.test(hello.endpointId) || (!this.deps.hasEndpoint(hello.endpointId) && !this.deps.register(hello.endpointId))) {
+      this.refuse(ws, 'unknown_endpoint', `endpoint ${hello.endpointId} is not served here`);
+      return undefined;
+    }
+    const old = ctx.registry.get(hello.workerId);
+    if (old) {
+      ctx.logger.warn('worker id reconnected: dropping the older connection', { workerId: hello.workerId });
+      await this.retire(old, 'replaced by a new connection');
+      old.terminate();
+    }
+    const session = new WorkerSession(ws, hello, performance.now());
+    const stale = await dispatcher.adopt(session, hello.inflight);
+    if (ws.readyState !== ws.OPEN) {
+      await this.retire(session, 'closed during hello');
+      return undefined;
+    }
+    ctx.registry.add(session);
+    session.send({ type: 'welcome', protocol: PROTOCOL_VERSION, workerId: session.workerId, heartbeatMs: ctx.options.heartbeatMs, stale });
+    ctx.logger.info('worker connected', { workerId: session.workerId, endpointId: session.endpointId, concurrency: session.concurrency, adopted: session.inflight.size });
+    dispatcher.pump(session.endpointId);
+    return session;
+  }
+
+  /** Takes a session out of service once: its jobs get a lease (or are requeued). */
+  private async retire(s: WorkerSession, why: string): Promise<void> {
+    if (s.closed) return;
+    s.closed = true;
+    this.deps.ctx.registry.remove(s);
+    this.deps.ctx.logger.info('worker disconnected', { workerId: s.workerId, endpointId: s.endpointId, why, running: s.inflight.size });
+    await this.deps.dispatcher.onSessionClosed(s);
+  }
+
+  private heartbeat(): void {
+    const now = performance.now();
+    const hb = this.deps.ctx.options.heartbeatMs;
+    for (const s of this.deps.ctx.registry.sessions()) {
+      if (now - s.lastSeen > 3 * hb) {
+        this.deps.ctx.logger.warn('worker missed heartbeats: dropping it', { workerId: s.workerId, silentMs: Math.round(now - s.lastSeen) });
+        s.terminate();
+      } else s.send({ type: 'ping', t: Date.now() });
+    }
+  }
+
+  /** Tells every worker to drain by `deadline` (epoch ms). */
+  drainAll(deadline: number): void {
+    for (const s of this.deps.ctx.registry.sessions()) s.send({ type: 'drain', deadline });
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    for (const ws of this.sockets) ws.close(1001, 'server shutting down');
+    await new Promise<void>((r) => setTimeout(r, 50).unref());
+    for (const ws of this.sockets) ws.terminate();
+    await new Promise<void>((r) => this.wss.close(() => r()));
+  }
+}

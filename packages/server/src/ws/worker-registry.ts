@@ -1,0 +1,72 @@
+import type { HealthReply } from '@berth/protocol';
+import type { WorkerSession } from './worker-session.js';
+
+/** Connected workers by endpoint and id, and what /health reports about them. */
+export class WorkerRegistry {
+  private readonly byEndpoint = new Map<string, Set<WorkerSession>>();
+  private readonly byId = new Map<string, WorkerSession>();
+  private readonly expected = new Map<string, number>();
+  private rr = 0;
+
+  add(s: WorkerSession): void {
+    this.byId.set(s.workerId, s);
+    let set = this.byEndpoint.get(s.endpointId);
+    if (!set) this.byEndpoint.set(s.endpointId, (set = new Set()));
+    set.add(s);
+  }
+
+  remove(s: WorkerSession): void {
+    if (this.byId.get(s.workerId) === s) this.byId.delete(s.workerId);
+    this.byEndpoint.get(s.endpointId)?.delete(s);
+  }
+
+  get(workerId: string): WorkerSession | undefined {
+    return this.byId.get(workerId);
+  }
+
+  sessions(endpointId?: string): WorkerSession[] {
+    if (endpointId !== undefined) return [...(this.byEndpoint.get(endpointId) ?? [])];
+    return [...this.byId.values()];
+  }
+
+  /** The worker with the most free credits (ties rotate), or undefined when all are full. */
+  pick(endpointId: string): WorkerSession | undefined {
+    const set = this.byEndpoint.get(endpointId);
+    if (!set || set.size === 0) return undefined;
+    const list = [...set];
+    const start = this.rr++ % list.length;
+    let best: WorkerSession | undefined;
+    for (let i = 0; i < list.length; i++) {
+      const s = list[(start + i) % list.length]!;
+      if (s.capacity > 0 && (!best || s.capacity > best.capacity)) best = s;
+    }
+    return best;
+  }
+
+  /** Whether the endpoint's workers stream: true/false once any worker announced it, undefined before. */
+  streams(endpointId: string): boolean | undefined {
+    const set = this.byEndpoint.get(endpointId);
+    if (!set || set.size === 0) return undefined;
+    for (const s of set) if (s.stream) return true;
+    return false;
+  }
+
+  /** Workers the supervisor started for an endpoint; those not yet connected count as initializing. */
+  setExpected(endpointId: string, n: number): void {
+    this.expected.set(endpointId, Math.max(0, Math.floor(n)));
+  }
+
+  health(endpointId: string, now: number, heartbeatMs: number): HealthReply['workers'] {
+    const list = this.sessions(endpointId);
+    const w = { idle: 0, initializing: 0, ready: 0, running: 0, throttled: 0, unhealthy: 0 };
+    for (const s of list) {
+      if (now - s.lastSeen > 1.5 * heartbeatMs) w.unhealthy++;
+      else if (s.draining) w.throttled++;
+      else if (s.inflight.size > 0) w.running++;
+      else w.idle++;
+      if (s.capacity > 0) w.ready++;
+    }
+    w.initializing = Math.max(0, (this.expected.get(endpointId) ?? 0) - list.length);
+    return w;
+  }
+}

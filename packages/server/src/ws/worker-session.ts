@@ -1,0 +1,53 @@
+import type { HelloMessage, ServerMessage } from '@berth/protocol';
+import type { WebSocket } from 'ws';
+
+/** One connected worker: its announced capacity, the jobs it holds, and its socket. */
+export class WorkerSession {
+  readonly workerId: string;
+  readonly endpointId: string;
+  readonly stream: boolean;
+  concurrency: number;
+  /** Running jobs: id -> attempt. */
+  readonly inflight = new Map<string, number>();
+  /** Credits taken by a dispatch whose claim is still being written. */
+  reserved = 0;
+  draining = false;
+  closed = false;
+  /** performance.now() of the last message received. */
+  lastSeen: number;
+  readonly connectedAt: number;
+
+  constructor(
+    private readonly socket: WebSocket,
+    hello: HelloMessage,
+    now: number,
+  ) {
+    this.workerId = hello.workerId;
+    this.endpointId = hello.endpointId;
+    this.stream = hello.stream;
+    this.concurrency = hello.concurrency;
+    this.lastSeen = now;
+    this.connectedAt = now;
+  }
+
+  /** Jobs the control plane may still push to this worker. */
+  get capacity(): number {
+    if (this.draining || this.closed) return 0;
+    return Math.max(0, this.concurrency - this.inflight.size - this.reserved);
+  }
+
+  send(msg: ServerMessage): boolean {
+    if (this.closed || this.socket.readyState !== this.socket.OPEN) return false;
+    this.socket.send(JSON.stringify(msg));
+    return true;
+  }
+
+  /** Drops the connection at once (missed heartbeats, replaced by a newer connection). */
+  terminate(): void {
+    this.socket.terminate();
+  }
+
+  close(code: number, reason: string): void {
+    this.socket.close(code, reason);
+  }
+}
