@@ -18,6 +18,15 @@ const ms = (min: number, max: number, name: string) =>
     .min(min, `${name} must be at least ${min} ms`)
     .max(max, `${name} must be at most ${max} ms`);
 
+/**
+ * A JSON object (not an array or null), validated without copying: the handler receives exactly what the client
+ * sent, including keys such as `__proto__` that a copying parser would drop, and large inputs are not re-built.
+ */
+export const JsonObject = z.custom<Record<string, unknown>>(
+  (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+  { error: 'must be a JSON object' },
+);
+
 /** `policy` of a job request. */
 export const ExecutionPolicy = z.strictObject({
   executionTimeout: ms(LIMITS.executionTimeoutMin, LIMITS.executionTimeoutMax, 'policy.executionTimeout').optional(),
@@ -53,7 +62,7 @@ const httpUrl = z
  * known keys are validated strictly.
  */
 export const JobRequest = z.looseObject({
-  input: z.record(z.string(), z.unknown(), { error: 'input must be a JSON object' }),
+  input: JsonObject,
   webhook: httpUrl.optional(),
   policy: ExecutionPolicy.optional(),
   s3Config: S3Config.optional(),
@@ -71,7 +80,7 @@ export const JobObject = z.object({
   error: z.string().optional(),
   retries: z.number().int().optional(),
   workerId: z.string().optional(),
-  input: z.record(z.string(), z.unknown()).optional(),
+  input: JsonObject.optional(),
   webhook: z.string().optional(),
 });
 export type JobObject = z.infer<typeof JobObject>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { S3Config } from './job.js';
+import { JsonObject, S3Config } from './job.js';
 import { WS_ERROR_CODES } from './errors.js';
 
 /**
@@ -78,7 +78,7 @@ export const WelcomeMessage = z.object({
 export const AssignMessage = z.object({
   type: z.literal('job.assign'),
   ...jobRef,
-  input: z.record(z.string(), z.unknown()),
+  input: JsonObject,
   s3Config: S3Config.optional(),
   /** Epoch ms at which the server will time the job out. */
   deadline: z.number().int().optional(),
