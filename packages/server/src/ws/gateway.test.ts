@@ -1,0 +1,153 @@
+import { PROTOCOL_VERSION, WORKER_WS_PATH } from '@berth/protocol';
+import WebSocket from 'ws';
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../clock.js';
+import { ScriptedWorker, call, testServer, until } from '../testing.test-helpers.js';
+
+async function started(opts: Parameters<typeof testServer>[0] = {}) {
+  const server = testServer(opts);
+  const { url } = await server.listen({ port: 0 });
+  return { server, url, [Symbol.asyncDispose]: () => server.close({ drainMs: 0 }) };
+}
+
+describe('worker gateway', () => {
+  it('refuses a wrong or missing token with 401 before the upgrade, and a wrong path with 404', async () => {
+    await using t = await started();
+    await expect(ScriptedWorker.connect(t.url, {}, 'bad-token')).rejects.toThrow('HTTP 401');
+    const noAuth = new WebSocket(t.url.replace('http', 'ws') + WORKER_WS_PATH);
+    const code = await new Promise((r) => noAuth.once('unexpected-response', (_q, res) => r(res.statusCode)));
+    expect(code).toBe(401);
+    const wrongPath = new WebSocket(t.url.replace('http', 'ws') + '/v2/other');
+    expect(await new Promise((r) => wrongPath.once('unexpected-response', (_q, res) => r(res.statusCode)))).toBe(404);
+  });
+
+  it('refuses a protocol version mismatch with a coded error and closes', async () => {
+    await using t = await started();
+    const w = await ScriptedWorker.connect(t.url, { protocol: PROTOCOL_VERSION + 1 });
+    expect(await w.next('error')).toMatchObject({ code: 'protocol_mismatch' });
+    await until(() => w.closed);
+  });
+
+  it('requires hello first', async () => {
+    await using t = await started();
+    const ws = new WebSocket(t.url.replace('http', 'ws') + WORKER_WS_PATH, { headers: { authorization: 'Bearer test-worker-token' } });
+    await new Promise((r) => ws.once('open', r));
+    const msgs: string[] = [];
+    ws.on('message', (d) => msgs.push(d.toString()));
+    ws.send(JSON.stringify({ type: 'ping', t: 1 }));
+    await new Promise((r) => ws.once('close', r));
+    expect(msgs.join()).toContain('invalid_message');
+  });
+
+  it('survives malformed messages: answers a coded error and keeps the worker', async () => {
+    await using t = await started();
+    const w = await ScriptedWorker.connect(t.url);
+    await w.next('welcome');
+    for (const bad of ['not json', '{}', '[]', 'null', '{"type":"job.complete"}', '{"type":"hello","protocol":"x"}', '{"type":"job.stream","id":"a","attempt":1,"seq":-1,"chunks":[]}', '"'.repeat(10_000)]) {
+      w.ws.send(bad);
+    }
+    w.ws.send(Buffer.from([0xff, 0x00, 0x12]), { binary: true });
+    await until(() => w.count('error') >= 9);
+    const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
+    expect((await w.next('job.assign')).id).toBe(id);
+    expect((await call(t.server, 'GET', '/v2/echo/health')).status).toBe(200);
+    await w.close();
+  });
+
+  it('answers pings with pongs and pings workers itself', async () => {
+    await using t = await started({ heartbeatMs: 50 });
+    const w = await ScriptedWorker.connect(t.url);
+    w.send({ type: 'ping', t: 42 });
+    expect(await w.next('pong')).toEqual({ type: 'pong', t: 42 });
+    await w.next('ping', 1000);
+    await w.close();
+  });
+
+  it('drops a silent worker after 3 heartbeats; its job is requeued after the grace period', async () => {
+    const clock = new ManualClock();
+    await using t = await started({ heartbeatMs: 40, clock, workerGraceMs: 5000 });
+    const w = await ScriptedWorker.connect(t.url);
+    const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
+    await w.next('job.assign');
+    // the worker says nothing more: within ~3-4 heartbeats the server closes the socket
+    await until(() => w.closed, 2000, 'server to drop the silent worker');
+    expect((await call(t.server, 'GET', `/v2/echo/status/${id}`)).body.status).toBe('IN_PROGRESS');
+    clock.advance(5001);
+    expect((await t.server.sweep()).requeued).toBe(1);
+    const s = (await call(t.server, 'GET', `/v2/echo/status/${id}`)).body;
+    expect(s).toMatchObject({ status: 'IN_QUEUE', retries: 1 });
+    const w2 = await ScriptedWorker.connect(t.url, { workerId: 'w2' });
+    expect(await w2.next('job.assign')).toMatchObject({ id, attempt: 2 });
+    // a late result from the dropped attempt is refused
+    w2.send({ type: 'job.complete', id, attempt: 1, output: 'stale' });
+    w2.send({ type: 'job.complete', id, attempt: 2, output: 'fresh' });
+    await until(async () => (await call(t.server, 'GET', `/v2/echo/status/${id}`)).body.status === 'COMPLETED');
+    expect((await call(t.server, 'GET', `/v2/echo/status/${id}`)).body.output).toBe('fresh');
+    await w2.close();
+  });
+
+  it('a reconnecting worker re-announcing its job keeps it (no requeue) and its result counts', async () => {
+    await using t = await started({ workerGraceMs: 60_000 });
+    const w = await ScriptedWorker.connect(t.url);
+    const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
+    await w.next('job.assign');
+    await w.close();
+    const w2 = await ScriptedWorker.connect(t.url, { inflight: [{ id, attempt: 1 }, { id: 'gone', attempt: 3 }] });
+    const welcome = await w2.next('welcome');
+    expect(welcome.stale).toEqual([{ id: 'gone', attempt: 3 }]);
+    w2.send({ type: 'job.complete', id, attempt: 1, output: 'kept' });
+    await until(async () => (await call(t.server, 'GET', `/v2/echo/status/${id}`)).body.status === 'COMPLETED');
+    const s = (await call(t.server, 'GET', `/v2/echo/status/${id}`)).body;
+    expect(s.retries).toBeUndefined();
+    await w2.close();
+  });
+
+  it('a restarted worker (same id, nothing in flight) gets its old jobs requeued at once', async () => {
+    await using t = await started({ workerGraceMs: 60_000 });
+    const w = await ScriptedWorker.connect(t.url);
+    const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
+    await w.next('job.assign');
+    w.ws.terminate();
+    await until(() => w.closed);
+    const w2 = await ScriptedWorker.connect(t.url);
+    expect(await w2.next('job.assign')).toMatchObject({ id, attempt: 2 });
+    await w2.close();
+  });
+
+  it('fails a job "worker lost" once it reaches maxAttempts', async () => {
+    await using t = await started({ workerGraceMs: 0, maxAttempts: 2 });
+    const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
+    for (let i = 1; i <= 2; i++) {
+      const w = await ScriptedWorker.connect(t.url, { workerId: `w${i}` });
+      expect((await w.next('job.assign')).attempt).toBe(i);
+      w.ws.terminate();
+      await until(() => w.closed);
+    }
+    const s = await until(async () => {
+      const b = (await call(t.server, 'GET', `/v2/echo/status/${id}`)).body;
+      return b.status === 'FAILED' ? b : undefined;
+    });
+    expect(s.error).toContain('worker lost');
+  });
+
+  it('registers the endpoint a worker announces, unless that is turned off', async () => {
+    await using t = await started();
+    const w = await ScriptedWorker.connect(t.url, { endpointId: 'fresh' });
+    await w.next('welcome');
+    expect((await call(t.server, 'GET', '/v2/fresh/health')).status).toBe(200);
+    await w.close();
+    await using t2 = await started({ acceptWorkerEndpoints: false });
+    const w2 = await ScriptedWorker.connect(t2.url, { endpointId: 'fresh' });
+    expect(await w2.next('error')).toMatchObject({ code: 'unknown_endpoint' });
+  });
+
+  it('close() tells workers to drain and answers 503 afterwards', async () => {
+    const t = await started();
+    const w = await ScriptedWorker.connect(t.url);
+    await w.next('welcome');
+    const closing = t.server.close({ drainMs: 200 });
+    expect(await w.next('drain')).toMatchObject({ type: 'drain' });
+    await closing;
+    await until(() => w.closed);
+  });
+});
