@@ -49,7 +49,6 @@ function error(err: unknown, logger: Logger, req: ApiRequest): ApiResponse {
   if (status >= 500) logger.error('request failed', { method: req.method, path: req.path, err: err instanceof Error ? err.stack : String(err) });
   const headers: Record<string, string> = {};
   if (err instanceof BerthError && err.code === 'method_not_allowed' && Array.isArray(err.details)) headers['allow'] = err.details.join(', ');
-  if (err instanceof BerthError && err.code === 'payload_too_large') headers['connection'] = 'close';
   return { status, headers, json: body };
 }
 

@@ -13,7 +13,7 @@ export function nodeHandler(handle: (req: ApiRequest) => Promise<ApiResponse>, t
     const url = new URL(req.url ?? '/', 'http://localhost');
     const headers: Record<string, string | undefined> = {};
     for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-    const apiReq: ApiRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers, body: req, signal: ac.signal };
+    const apiReq: ApiRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers, body: bodyOf(req), signal: ac.signal };
     handle(apiReq)
       .then((out) => write(res, out))
       .catch(() => {
@@ -22,6 +22,61 @@ export function nodeHandler(handle: (req: ApiRequest) => Promise<ApiResponse>, t
           res.end('{"error":"internal error","code":"internal_error"}');
         } else res.destroy();
       });
+  };
+}
+
+/** Past this many discarded bytes after a refused body, the connection is dropped. */
+const MAX_DISCARD_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The request body as an async iterable that, when the reader stops early (413), discards the rest instead of
+ * destroying the socket, so the client reads its 413 rather than a broken pipe. Discarding is bounded.
+ */
+function bodyOf(req: IncomingMessage): AsyncIterable<Uint8Array> {
+  return {
+    [Symbol.asyncIterator]() {
+      const queue: Buffer[] = [];
+      let ended = false;
+      let failed: Error | undefined;
+      let wake: (() => void) | undefined;
+      const onData = (c: Buffer) => {
+        queue.push(c);
+        req.pause();
+        wake?.();
+      };
+      const onEnd = () => {
+        ended = true;
+        wake?.();
+      };
+      const onError = (e: Error) => {
+        failed = e;
+        wake?.();
+      };
+      req.on('data', onData).on('end', onEnd).on('error', onError);
+      return {
+        async next(): Promise<IteratorResult<Uint8Array>> {
+          for (;;) {
+            const c = queue.shift();
+            if (c) return { done: false, value: c };
+            if (failed) throw failed;
+            if (ended) return { done: true, value: undefined };
+            req.resume();
+            await new Promise<void>((r) => (wake = r));
+            wake = undefined;
+          }
+        },
+        async return(): Promise<IteratorResult<Uint8Array>> {
+          req.off('data', onData);
+          let discarded = 0;
+          req.on('data', (c: Buffer) => {
+            discarded += c.length;
+            if (discarded > MAX_DISCARD_BYTES) req.socket.destroy();
+          });
+          req.resume();
+          return { done: true, value: undefined };
+        },
+      };
+    },
   };
 }
 
