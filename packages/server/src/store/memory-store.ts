@@ -256,6 +256,7 @@ export class MemoryStore implements Store {
   async due(now: number, limit: number): Promise<DueJobs> {
     const collect = (heap: DeadlineHeap, valid: (r: JobRecord, at: number) => boolean): JobRecord[] => {
       const out: JobRecord[] = [];
+      const reported: { at: number; id: string }[] = [];
       const seen = new Set<string>();
       while (out.length < limit) {
         const top = heap.peek();
@@ -264,8 +265,12 @@ export class MemoryStore implements Store {
         const e = this.jobs.get(top.id);
         if (!e || seen.has(top.id) || !valid(e.rec, top.at)) continue;
         seen.add(top.id);
+        reported.push(top);
         out.push(clone(e.rec));
       }
+      // Reporting is not handling: keep the entries until the caller's write makes them stale, so a sweep that
+      // fails half-way sees the same jobs again (as a durable store would) instead of losing them for good.
+      for (const r of reported) heap.push(r.at, r.id);
       return out;
     };
     return {
