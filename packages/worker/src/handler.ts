@@ -1,0 +1,70 @@
+import type { S3Config } from '@berth/protocol';
+import type { Logger } from './logger.js';
+
+/**
+ * The `input` object a client submitted (always a JSON object). Narrow it with `Job<YourInput>`.
+ *
+ * @example const handler = (job: Job<{ prompt: string }>) => job.input.prompt.length;
+ */
+export type JobInput = Record<string, unknown>;
+
+/**
+ * What a handler receives. The runtime passes the same object as both arguments, so `handler(job)` (RunPod
+ * style) and `handler(job, ctx)` see the same fields.
+ *
+ * @example
+ * const handler = async (job: Job<{ prompt: string }>) => {
+ *   job.progress({ step: 1 });
+ *   const res = await fetch(url, { signal: job.signal, body: job.input.prompt, method: 'POST' });
+ *   return { text: await res.text() };
+ * };
+ */
+export interface Job<I = JobInput> {
+  /** Job id, e.g. `a2b0...-u1`; `local-test` in local single-shot mode. */
+  readonly id: string;
+  /** The client's input. */
+  readonly input: I;
+  /** 1 for the first run; higher when the control plane re-dispatched the job. */
+  readonly attempt: number;
+  /**
+   * Aborted when the job is cancelled, timed out or expired, or when the worker shuts down past its drain
+   * deadline. Pass it to fetch/child processes or check `signal.aborted` in loops; whatever the handler returns
+   * after that is discarded.
+   */
+  readonly signal: AbortSignal;
+  /**
+   * Reports progress (any JSON value). Clients see the latest value in `/status` while the job runs. Ignored
+   * after cancellation or once the handler has returned. Throws `TypeError` if the value is not JSON.
+   */
+  progress(value: unknown): void;
+  /** Logger whose lines carry this job's id and the worker id. */
+  readonly log: Logger;
+  /** S3 settings the client sent with the job, if any. */
+  readonly s3Config?: S3Config;
+  /** Epoch ms at which the control plane times the job out, if known. */
+  readonly deadline?: number;
+}
+
+/**
+ * Same object as `Job`; the name used for a handler's second argument.
+ *
+ * @example const handler: Handler = (job, ctx) => { ctx.log.info('started'); return job.input; };
+ */
+export type JobContext<I = JobInput> = Job<I>;
+
+/**
+ * A job handler. Any of these shapes works:
+ *
+ * - plain or async function: the (awaited) return value is the job's output;
+ * - generator or async generator function, or a function returning an iterator / async iterable: every yielded
+ *   value is a stream chunk (see `StartOptions.return_aggregate_stream` for the final output).
+ *
+ * Throwing fails the job with the error's message.
+ *
+ * @example
+ * const echo: Handler = (job) => job.input;
+ * const tokens: Handler<{ prompt: string }> = async function* (job) {
+ *   for (const word of job.input.prompt.split(' ')) yield word;
+ * };
+ */
+export type Handler<I = any> = (job: Job<I>, ctx: JobContext<I>) => unknown;

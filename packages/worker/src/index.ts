@@ -1,0 +1,13 @@
+/**
+ * @berth/worker: the worker runtime. Write a handler, call `start({ handler })`.
+ *
+ * @example
+ * import { start } from '@berth/worker';
+ * start({ handler: async (job) => ({ echo: job.input }) });
+ */
+export { start } from './start.js';
+export type { StartOptions } from './options.js';
+export type { Handler, Job, JobContext, JobInput } from './handler.js';
+export { UnrecoverableError } from './errors.js';
+export { createLogger, formatLogLine, LOG_LEVELS } from './logger.js';
+export type { Logger, LoggerOptions, LogFields, LogLevel, LogRecord, LogSink } from './logger.js';

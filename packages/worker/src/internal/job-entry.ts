@@ -1,0 +1,142 @@
+import type { AssignMessage, WorkerMessage } from '@berth/protocol';
+import type { Logger } from '../logger.js';
+import type { JobSpec } from './execute.js';
+
+/** Sends a message now if the connection is ready; false means "not sent, keep it". */
+export type Transport = (message: WorkerMessage) => boolean;
+
+type JobMessage = Extract<WorkerMessage, { type: 'job.progress' | 'job.stream' | 'job.complete' | 'job.fail' }>;
+
+/**
+ * One dispatched job attempt on this worker and everything it still owes the control plane. Messages go out at
+ * once while connected and are buffered while disconnected (only the latest progress is kept, chunks are merged). Stream
+ * chunks produced in the same tick are coalesced into one `job.stream` message; any other message of the job
+ * first flushes them, so the server sees chunks, progress and the result in the order they happened.
+ * After `cancel()`, only the final `job.fail` with `aborted: true` is ever sent.
+ */
+export class JobEntry {
+  readonly key: string;
+  readonly spec: JobSpec;
+  readonly controller = new AbortController();
+  state: 'queued' | 'running' | 'finished' = 'queued';
+  /** Set by a server cancel, a stale report or shutdown: outputs are dropped, the result is `aborted`. */
+  cancelled = false;
+  readonly startedAt = Date.now();
+  private pending: JobMessage[] = [];
+  private chunks: unknown[] = [];
+  private chunkSeq = 0;
+  private flushTimer: NodeJS.Immediate | undefined;
+
+  constructor(
+    assign: AssignMessage,
+    private readonly transport: Transport,
+    readonly log: Logger,
+  ) {
+    this.key = jobKey(assign.id, assign.attempt);
+    this.spec = { id: assign.id, input: assign.input, attempt: assign.attempt };
+    if (assign.s3Config !== undefined) this.spec.s3Config = assign.s3Config;
+    if (assign.deadline !== undefined) this.spec.deadline = assign.deadline;
+  }
+
+  get ref(): { id: string; attempt: number } {
+    return { id: this.spec.id, attempt: this.spec.attempt };
+  }
+
+  /** Finished and nothing left to send: the entry can be forgotten. */
+  get delivered(): boolean {
+    return this.state === 'finished' && this.pending.length === 0;
+  }
+
+  chunk(value: unknown, index: number): void {
+    if (this.cancelled || this.state === 'finished') return;
+    if (this.chunks.length === 0) {
+      this.chunkSeq = index;
+      this.flushTimer = setImmediate(() => this.flushChunks());
+    }
+    this.chunks.push(value);
+  }
+
+  progress(value: unknown): void {
+    if (this.cancelled || this.state === 'finished') return;
+    this.flushChunks();
+    this.emit({ type: 'job.progress', ...this.ref, progress: value });
+  }
+
+  complete(output: unknown): void {
+    if (this.state === 'finished') return;
+    if (this.cancelled) return this.fail('cancelled', true);
+    this.flushChunks();
+    this.state = 'finished';
+    this.emit({ type: 'job.complete', ...this.ref, output });
+  }
+
+  fail(error: string, aborted: boolean): void {
+    if (this.state === 'finished') return;
+    if (aborted || this.cancelled) this.dropOutputs();
+    else this.flushChunks();
+    this.state = 'finished';
+    const msg: JobMessage = { type: 'job.fail', ...this.ref, error };
+    if (aborted || this.cancelled) msg.aborted = true;
+    this.emit(msg);
+  }
+
+  /**
+   * Aborts the handler and drops everything not yet sent. The result is `job.fail` with `aborted`: at once for a
+   * job that has not started or whose result is still buffered, else when the handler returns.
+   */
+  cancel(reason: string): void {
+    this.cancelled = true;
+    if (!this.controller.signal.aborted) this.controller.abort(new Error(reason));
+    if (this.state === 'running') return this.dropOutputs();
+    if (this.state === 'queued') return this.fail(reason, true);
+    if (this.pending.length === 0) return; // result already sent
+    this.pending = [];
+    this.emit({ type: 'job.fail', ...this.ref, error: reason, aborted: true });
+  }
+
+  /** Sends buffered messages in order while the connection takes them. */
+  flush(): void {
+    while (this.pending.length > 0) {
+      const next = this.pending[0] as JobMessage;
+      if (!this.transport(next)) return;
+      this.pending.shift();
+    }
+  }
+
+  private flushChunks(): void {
+    if (this.flushTimer !== undefined) clearImmediate(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.chunks.length === 0) return;
+    const chunks = this.chunks;
+    this.chunks = [];
+    this.emit({ type: 'job.stream', ...this.ref, seq: this.chunkSeq, chunks });
+  }
+
+  private dropOutputs(): void {
+    if (this.flushTimer !== undefined) clearImmediate(this.flushTimer);
+    this.flushTimer = undefined;
+    this.chunks = [];
+    this.pending = this.pending.filter((m) => m.type === 'job.fail');
+  }
+
+  private emit(msg: JobMessage): void {
+    if (this.pending.length === 0 && this.transport(msg)) return;
+    // Buffered (disconnected): progress is a "latest value", so only the newest is kept, and chunks join the
+    // previous buffered chunk message so a reconnect sends one job.stream per job.
+    if (msg.type === 'job.progress') {
+      this.pending = this.pending.filter((m) => m.type !== 'job.progress');
+    } else if (msg.type === 'job.stream') {
+      const last = this.pending.findLast((m) => m.type === 'job.stream');
+      if (last?.type === 'job.stream' && last.seq + last.chunks.length === msg.seq) {
+        last.chunks.push(...msg.chunks);
+        return;
+      }
+    }
+    this.pending.push(msg);
+  }
+}
+
+/** Map key of a job attempt. */
+export function jobKey(id: string, attempt: number): string {
+  return `${id}#${attempt}`;
+}

@@ -1,0 +1,51 @@
+import { createLogger, formatLogLine, type LogRecord } from '../logger.js';
+import type { FakeControlPlane } from './fake-control-plane.test-helpers.js';
+import { createWorkerRuntime } from './runtime.js';
+import type { WorkerRuntime, WorkerRuntimeOptions } from './runtime-types.js';
+
+export type TestWorker = WorkerRuntime & AsyncDisposable & { logs: LogRecord[]; printLogs(): string };
+
+/**
+ * Starts an in-process worker runtime against a fake control plane with short, test-friendly timings.
+ * Dispose it with `await using`.
+ */
+export function startTestWorker(
+  cp: FakeControlPlane,
+  options: Partial<WorkerRuntimeOptions> & Pick<WorkerRuntimeOptions, 'handler'>,
+): TestWorker {
+  const logs: LogRecord[] = [];
+  const runtime = createWorkerRuntime({
+    url: cp.url,
+    endpointId: 'echo',
+    token: cp.token,
+    workerId: 'w-test',
+    reconnect: { initialMs: 10, maxMs: 50 },
+    handshakeTimeoutMs: 2000,
+    abortGraceMs: 100,
+    log: createLogger({ level: 'debug', sink: (r) => logs.push(r) }),
+    ...options,
+  });
+  return Object.assign(runtime, {
+    logs,
+    printLogs: () => logs.map(formatLogLine).join('\n'),
+    [Symbol.asyncDispose]: async () => {
+      await runtime.close();
+    },
+  });
+}
+
+/** A promise with its resolve function exposed. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Resolves when `condition` holds, polling every few ms; rejects after `timeoutMs`. */
+export async function until(condition: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+  const started = Date.now();
+  while (!condition()) {
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

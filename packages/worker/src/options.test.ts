@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, resolveStartOptions, workerSocketUrl } from './options.js';
+
+const handler = (): null => null;
+const env = { BERTH_URL: 'http://127.0.0.1:8080', BERTH_ENDPOINT_ID: 'echo', BERTH_WORKER_TOKEN: 't0k' };
+
+describe('resolveStartOptions', () => {
+  it('applies defaults; no BERTH_URL means local mode', () => {
+    const r = resolveStartOptions({ handler }, {});
+    expect(r).toMatchObject({ concurrency: 1, returnAggregateStream: false, stream: false, drainTimeoutMs: 30_000, logLevel: 'info', connection: undefined });
+    expect(r.workerId).toMatch(/^[A-Za-z0-9._:-]+-\d+-[0-9a-f]{4}$/);
+  });
+
+  it('reads the connection from the environment', () => {
+    const r = resolveStartOptions({ handler }, { ...env, BERTH_WORKER_ID: 'gpu-1' });
+    expect(r.connection).toEqual({ url: 'ws://127.0.0.1:8080/v2/_worker/ws', endpointId: 'echo', token: 't0k' });
+    expect(r.workerId).toBe('gpu-1');
+  });
+
+  it('environment overrides code: BERTH_CONCURRENCY, BERTH_DRAIN_TIMEOUT_MS, BERTH_LOG_LEVEL', () => {
+    const r = resolveStartOptions(
+      { handler, concurrency: 2, drainTimeoutMs: 5, logLevel: 'warn' },
+      { BERTH_CONCURRENCY: '8', BERTH_DRAIN_TIMEOUT_MS: '100', BERTH_LOG_LEVEL: 'DEBUG' },
+    );
+    expect(r).toMatchObject({ concurrency: 8, drainTimeoutMs: 100, logLevel: 'debug' });
+    expect(resolveStartOptions({ handler, concurrency: 3 }, {}).concurrency).toBe(3);
+  });
+
+  it('announces streaming for generator handlers and return_aggregate_stream', () => {
+    expect(resolveStartOptions({ handler: async function* () {} }, {}).stream).toBe(true);
+    expect(resolveStartOptions({ handler: function* () {} }, {}).stream).toBe(true);
+    expect(resolveStartOptions({ handler, return_aggregate_stream: true }, {}).stream).toBe(true);
+  });
+
+  it.each([
+    [{ handler: 'nope' }, {}, 'handler must be a function (got "nope")'],
+    [{ handler, concurrency: 0 }, {}, 'concurrency must be a whole number from 1 to 1024 (got 0)'],
+    [{ handler }, { BERTH_CONCURRENCY: 'four' }, 'BERTH_CONCURRENCY must be a whole number from 1 to 1024 (got "four")'],
+    [{ handler }, { BERTH_LOG_LEVEL: 'loud' }, 'BERTH_LOG_LEVEL must be one of'],
+    [{ handler }, { BERTH_URL: 'ftp://x' }, 'BERTH_URL must start with http://'],
+    [{ handler }, { BERTH_URL: 'not a url' }, 'BERTH_URL must be a URL'],
+    [{ handler }, { BERTH_URL: 'http://x' }, 'BERTH_ENDPOINT_ID must be set'],
+    [{ handler }, { ...env, BERTH_ENDPOINT_ID: 'Bad_Id' }, 'BERTH_ENDPOINT_ID must match'],
+    [{ handler }, { ...env, BERTH_WORKER_TOKEN: '' }, 'BERTH_WORKER_TOKEN must be set'],
+    [{ handler }, { BERTH_WORKER_ID: 'has space' }, 'BERTH_WORKER_ID must be'],
+  ])('rejects %o with env %o', (options, environment, message) => {
+    expect(() => resolveStartOptions(options as never, environment)).toThrow(ConfigError);
+    expect(() => resolveStartOptions(options as never, environment)).toThrow(message);
+  });
+});
+
+describe('workerSocketUrl', () => {
+  it.each([
+    ['http://127.0.0.1:8080', 'ws://127.0.0.1:8080/v2/_worker/ws'],
+    ['https://berth.example.com/', 'wss://berth.example.com/v2/_worker/ws'],
+    ['https://example.com/berth/?x=1', 'wss://example.com/berth/v2/_worker/ws'],
+    ['ws://10.0.0.1:9000', 'ws://10.0.0.1:9000/v2/_worker/ws'],
+  ])('%s -> %s', (base, expected) => {
+    expect(workerSocketUrl(base)).toBe(expected);
+  });
+});

@@ -1,0 +1,203 @@
+import { ENDPOINT_ID_RE, WORKER_WS_PATH } from '@berth/protocol';
+import type { Handler } from './handler.js';
+import { isLogLevel, type LogLevel } from './logger.js';
+import { isStreamingHandler } from './internal/handler-kind.js';
+import { WORKER_ID_RE, defaultWorkerId } from './internal/worker-id.js';
+
+/**
+ * Options of `start()`. Environment variables override the values given in code, so the same image can be tuned
+ * per deployment. The connection itself is configured only through the environment:
+ *
+ * - `BERTH_URL`: `http(s)://host:port` of the control plane (also `ws(s)://`). Unset: local single-shot mode.
+ * - `BERTH_ENDPOINT_ID`: the endpoint this worker serves (required with `BERTH_URL`).
+ * - `BERTH_WORKER_TOKEN`: worker token, sent as `Authorization: Bearer <token>` (required with `BERTH_URL`).
+ * - `BERTH_WORKER_ID`: this worker's id. Default `<hostname>-<pid>-<random4>`.
+ *
+ * @example
+ * start({ handler: async (job) => ({ echo: job.input }), concurrency: 4 });
+ */
+export interface StartOptions {
+  /** The job handler (plain, async, generator or async generator function). Required. */
+  handler: Handler;
+  /**
+   * Make the final output of a streaming handler the list of all yielded chunks, even when the handler returns a
+   * value. Without it, the output is the generator's return value, or the list of chunks when it returns nothing.
+   * Setting it also announces the worker as streaming. Default `false`.
+   */
+  return_aggregate_stream?: boolean;
+  /** How many jobs run at once (1-1024). Default `1`. Env `BERTH_CONCURRENCY` overrides it. */
+  concurrency?: number;
+  /**
+   * Called after each job finishes with the current concurrency; returns the concurrency to use from now on
+   * (0-1024; 0 takes no new jobs). A change is announced to the control plane. Default: none (fixed concurrency).
+   */
+  concurrencyModifier?: (current: number) => number;
+  /** A label for this worker, printed in the startup log line. Default: none. */
+  name?: string;
+  /**
+   * On SIGTERM/SIGINT, how long running jobs may take to finish before they are aborted, in ms.
+   * Default `30000`. Env `BERTH_DRAIN_TIMEOUT_MS` overrides it.
+   */
+  drainTimeoutMs?: number;
+  /** Lowest log level printed: debug, info, warn, error, silent. Default `info`. Env `BERTH_LOG_LEVEL` overrides it. */
+  logLevel?: LogLevel;
+}
+
+/** Where and how to reach the control plane. */
+export interface ResolvedConnection {
+  /** Full `ws(s)://host:port/v2/_worker/ws` URL. */
+  url: string;
+  endpointId: string;
+  token: string;
+}
+
+/** `StartOptions` with every default applied and the environment read. */
+export interface ResolvedStartOptions {
+  handler: Handler;
+  returnAggregateStream: boolean;
+  /** Announced in `hello.stream`: a generator handler, or `return_aggregate_stream`. */
+  stream: boolean;
+  concurrency: number;
+  concurrencyModifier: ((current: number) => number) | undefined;
+  name: string | undefined;
+  drainTimeoutMs: number;
+  logLevel: LogLevel;
+  workerId: string;
+  /** Undefined when `BERTH_URL` is not set (local mode). */
+  connection: ResolvedConnection | undefined;
+}
+
+/** A bad option or environment variable; the message names it and the bad value. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export const DEFAULT_CONCURRENCY = 1;
+export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+export const MAX_CONCURRENCY = 1024;
+
+/**
+ * Applies defaults and environment overrides; throws `ConfigError` naming the bad option or variable.
+ *
+ * @example const resolved = resolveStartOptions({ handler }, process.env);
+ */
+export function resolveStartOptions(options: StartOptions, env: NodeJS.ProcessEnv): ResolvedStartOptions {
+  if (typeof options !== 'object' || options === null) throw new ConfigError('start() needs an options object: start({ handler })');
+  const { handler } = options;
+  if (typeof handler !== 'function') throw new ConfigError(`handler must be a function (got ${describe(handler)})`);
+  const aggregate = options.return_aggregate_stream ?? false;
+  if (typeof aggregate !== 'boolean') throw new ConfigError(`return_aggregate_stream must be a boolean (got ${describe(aggregate)})`);
+  const modifier = options.concurrencyModifier;
+  if (modifier !== undefined && typeof modifier !== 'function') {
+    throw new ConfigError(`concurrencyModifier must be a function (got ${describe(modifier)})`);
+  }
+  if (options.name !== undefined && typeof options.name !== 'string') throw new ConfigError(`name must be a string (got ${describe(options.name)})`);
+
+  const concurrency = fromEnvInt(env, 'BERTH_CONCURRENCY', 1, MAX_CONCURRENCY) ?? checkInt(options.concurrency, 'concurrency', 1, MAX_CONCURRENCY) ?? DEFAULT_CONCURRENCY;
+  const drainTimeoutMs = fromEnvInt(env, 'BERTH_DRAIN_TIMEOUT_MS', 0, 7 * 24 * 3600_000) ?? checkInt(options.drainTimeoutMs, 'drainTimeoutMs', 0, 7 * 24 * 3600_000) ?? DEFAULT_DRAIN_TIMEOUT_MS;
+  const logLevel = resolveLogLevel(options.logLevel, envValue(env, 'BERTH_LOG_LEVEL'));
+
+  const workerIdEnv = envValue(env, 'BERTH_WORKER_ID');
+  if (workerIdEnv !== undefined && !WORKER_ID_RE.test(workerIdEnv)) {
+    throw new ConfigError(`BERTH_WORKER_ID must be 1-128 characters of A-Z a-z 0-9 . _ : - (got ${JSON.stringify(workerIdEnv)})`);
+  }
+
+  return {
+    handler,
+    returnAggregateStream: aggregate,
+    stream: aggregate || isStreamingHandler(handler),
+    concurrency,
+    concurrencyModifier: modifier,
+    name: options.name,
+    drainTimeoutMs,
+    logLevel,
+    workerId: workerIdEnv ?? defaultWorkerId(),
+    connection: resolveConnection(env),
+  };
+}
+
+function resolveConnection(env: NodeJS.ProcessEnv): ResolvedConnection | undefined {
+  const raw = envValue(env, 'BERTH_URL');
+  if (raw === undefined) return undefined;
+  const url = workerSocketUrl(raw);
+  const endpointId = envValue(env, 'BERTH_ENDPOINT_ID');
+  if (endpointId === undefined) throw new ConfigError('BERTH_ENDPOINT_ID must be set when BERTH_URL is set (the endpoint this worker serves)');
+  if (!ENDPOINT_ID_RE.test(endpointId)) {
+    throw new ConfigError(`BERTH_ENDPOINT_ID must match ${ENDPOINT_ID_RE.source} (got ${JSON.stringify(endpointId)})`);
+  }
+  const token = envValue(env, 'BERTH_WORKER_TOKEN');
+  if (token === undefined) throw new ConfigError('BERTH_WORKER_TOKEN must be set when BERTH_URL is set (the worker token of the control plane)');
+  return { url, endpointId, token };
+}
+
+/**
+ * Turns the control plane's base URL into the worker WebSocket URL, keeping any path prefix.
+ *
+ * @example workerSocketUrl('https://berth.example.com') // 'wss://berth.example.com/v2/_worker/ws'
+ */
+export function workerSocketUrl(base: string): string {
+  let u: URL;
+  try {
+    u = new URL(base);
+  } catch {
+    throw new ConfigError(`BERTH_URL must be a URL like http://127.0.0.1:8080 (got ${JSON.stringify(base)})`);
+  }
+  const protocols: Record<string, string> = { 'http:': 'ws:', 'https:': 'wss:', 'ws:': 'ws:', 'wss:': 'wss:' };
+  const protocol = protocols[u.protocol];
+  if (protocol === undefined) throw new ConfigError(`BERTH_URL must start with http://, https://, ws:// or wss:// (got ${JSON.stringify(base)})`);
+  u.protocol = protocol;
+  u.pathname = `${u.pathname.replace(/\/+$/, '')}${WORKER_WS_PATH}`;
+  u.search = '';
+  u.hash = '';
+  return u.toString();
+}
+
+function resolveLogLevel(fromCode: LogLevel | undefined, fromEnv: string | undefined): LogLevel {
+  if (fromEnv !== undefined) {
+    const lower = fromEnv.toLowerCase();
+    if (!isLogLevel(lower)) throw new ConfigError(`BERTH_LOG_LEVEL must be one of debug, info, warn, error, silent (got ${JSON.stringify(fromEnv)})`);
+    return lower;
+  }
+  if (fromCode === undefined) return 'info';
+  if (typeof fromCode !== 'string' || !isLogLevel(fromCode)) {
+    throw new ConfigError(`logLevel must be one of debug, info, warn, error, silent (got ${describe(fromCode)})`);
+  }
+  return fromCode;
+}
+
+function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const v = env[name]?.trim();
+  return v === undefined || v === '' ? undefined : v;
+}
+
+function fromEnvInt(env: NodeJS.ProcessEnv, name: string, min: number, max: number): number | undefined {
+  const raw = envValue(env, name);
+  if (raw === undefined) return undefined;
+  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got ${JSON.stringify(raw)})`);
+  }
+  return n;
+}
+
+function checkInt(value: unknown, name: string, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got ${describe(value)})`);
+  }
+  return value;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === undefined) return 'undefined';
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import type { Job } from '../handler.js';
+import { runJob } from './index.js';
+
+describe('runJob', () => {
+  it('runs a plain handler', async () => {
+    const result = await runJob((job: Job<{ name: string }>) => ({ hi: job.input.name }), { name: 'ada' });
+    expect(result).toEqual({ status: 'COMPLETED', output: { hi: 'ada' }, chunks: [], progress: [], logs: [] });
+  });
+
+  it('collects chunks, progress and logs of a streaming handler', async () => {
+    const result = await runJob(async function* (job) {
+      job.log.info('starting');
+      job.progress(0.5);
+      yield 'a';
+      yield 'b';
+      return 'ab';
+    }, {});
+    expect(result).toMatchObject({ status: 'COMPLETED', output: 'ab', chunks: ['a', 'b'], progress: [0.5] });
+    expect(result.logs).toEqual([expect.objectContaining({ level: 'info', msg: 'starting', job: 'test-job' })]);
+  });
+
+  it('honours return_aggregate_stream', async () => {
+    const result = await runJob(
+      function* () {
+        yield 1;
+        return 'ignored';
+      },
+      {},
+      { return_aggregate_stream: true },
+    );
+    expect(result.output).toEqual([1]);
+  });
+
+  it('reports failures and cancellation', async () => {
+    expect(await runJob(() => Promise.reject(new Error('bad')), {})).toMatchObject({ status: 'FAILED', error: 'bad' });
+    const ac = new AbortController();
+    const pending = runJob(
+      (job) => new Promise((_, reject) => job.signal.addEventListener('abort', () => reject(job.signal.reason))),
+      {},
+      { signal: ac.signal },
+    );
+    ac.abort(new Error('user cancelled'));
+    expect(await pending).toMatchObject({ status: 'CANCELLED', error: 'user cancelled' });
+  });
+
+  it('passes id and attempt', async () => {
+    const result = await runJob((job) => [job.id, job.attempt], {}, { id: 'abc', attempt: 3 });
+    expect(result.output).toEqual(['abc', 3]);
+  });
+});

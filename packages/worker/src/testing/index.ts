@@ -1,0 +1,75 @@
+import type { S3Config } from '@berth/protocol';
+import type { Handler, JobInput } from '../handler.js';
+import { createLogger, type LogRecord } from '../logger.js';
+import { executeJob } from '../internal/execute.js';
+
+/**
+ * Options of `runJob`.
+ *
+ * @example await runJob(handler, input, { signal: AbortSignal.timeout(100), return_aggregate_stream: true })
+ */
+export interface RunJobOptions {
+  /** Abort it to cancel the job, as a server cancel would. */
+  signal?: AbortSignal;
+  /** Same as `StartOptions.return_aggregate_stream`. Default `false`. */
+  return_aggregate_stream?: boolean;
+  /** `job.id`. Default `test-job`. */
+  id?: string;
+  /** `job.attempt`. Default 1. */
+  attempt?: number;
+  /** `job.s3Config`. */
+  s3Config?: S3Config;
+}
+
+/**
+ * How a job run by `runJob` ended; values are what a client would receive (JSON-normalised).
+ *
+ * @example const { status, output, chunks } = await runJob(handler, { prompt: 'hi' });
+ */
+export interface RunJobResult {
+  status: 'COMPLETED' | 'FAILED' | 'CANCELLED';
+  /** Present when COMPLETED. */
+  output?: unknown;
+  /** Present when FAILED or CANCELLED. */
+  error?: string;
+  /** Every stream chunk, in order. */
+  chunks: unknown[];
+  /** Every progress value, in order. */
+  progress: unknown[];
+  /** Everything the handler (and the runtime, for this job) logged. */
+  logs: LogRecord[];
+}
+
+/**
+ * Runs a handler on one input exactly as the worker runtime does (same execution code: handler kinds, streaming,
+ * output rules, error messages, cancellation), without a control plane.
+ *
+ * @example
+ * import { runJob } from '@berth/worker/testing';
+ * const result = await runJob(handler, { prompt: 'hi' });
+ * expect(result).toMatchObject({ status: 'COMPLETED', output: { text: 'hi' } });
+ */
+export async function runJob<I = JobInput>(handler: Handler<I>, input: I, options: RunJobOptions = {}): Promise<RunJobResult> {
+  const chunks: unknown[] = [];
+  const progress: unknown[] = [];
+  const logs: LogRecord[] = [];
+  const id = options.id ?? 'test-job';
+  const result = await executeJob({
+    handler: handler as Handler,
+    job: {
+      id,
+      input: input as Record<string, unknown>,
+      attempt: options.attempt ?? 1,
+      ...(options.s3Config !== undefined ? { s3Config: options.s3Config } : {}),
+    },
+    signal: options.signal ?? new AbortController().signal,
+    log: createLogger({ level: 'debug', worker: 'test', job: id, sink: (record) => logs.push(record) }),
+    returnAggregateStream: options.return_aggregate_stream ?? false,
+    onChunk: (chunk) => chunks.push(chunk),
+    onProgress: (value) => progress.push(value),
+  });
+  if (result.status === 'COMPLETED') return { status: 'COMPLETED', output: result.output, chunks, progress, logs };
+  return { status: result.status, error: result.error, chunks, progress, logs };
+}
+
+export type { LogRecord } from '../logger.js';
