@@ -13,10 +13,10 @@ export function isTerminal(status: JobStatus): boolean {
 
 const ms = (min: number, max: number, name: string) =>
   z
-    .number({ error: `${name} must be a number of milliseconds` })
-    .int(`${name} must be a whole number of milliseconds`)
-    .min(min, `${name} must be at least ${min} ms`)
-    .max(max, `${name} must be at most ${max} ms`);
+    .number({ error: `must be a number of milliseconds (${name})` })
+    .int('must be a whole number of milliseconds')
+    .min(min, `must be at least ${min} ms`)
+    .max(max, `must be at most ${max} ms`);
 
 /**
  * A JSON object (not an array or null), validated without copying: the handler receives exactly what the client

@@ -22,7 +22,7 @@ export const HelloMessage = z.object({
   protocol: z.number().int(),
   workerId,
   endpointId: z.string(),
-  concurrency: z.number().int().min(1).max(1024),
+  concurrency: z.number().int().min(0).max(1024),
   /** True when the handler streams (generator handler or return_aggregate_stream). */
   stream: z.boolean(),
   /** Jobs this worker is still running (after a reconnect): the server re-adopts those still current. */

@@ -10,10 +10,10 @@ describe('node:http adapter', () => {
       const big = JSON.stringify({ input: { blob: 'x'.repeat(11 * 1024 * 1024) } });
       const r = await fetch(`${url}/v2/echo/run`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' }, body: big });
       expect(r.status).toBe(413);
-      expect((await r.json()).code).toBe('payload_too_large');
+      expect(((await r.json()) as { code: string }).code).toBe('payload_too_large');
       const ok = await fetch(`${url}/v2/echo/runsync?wait=1000`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}` }, body: big });
       expect(ok.status).toBe(200);
-      expect((await ok.json()).status).toBe('IN_QUEUE');
+      expect(((await ok.json()) as { status: string }).status).toBe('IN_QUEUE');
     } finally {
       await server.close({ drainMs: 0 });
     }
