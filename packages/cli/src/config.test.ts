@@ -1,0 +1,158 @@
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError, checkWorkerFiles, defineConfig, findConfigFile, loadConfig, resolveConfig } from './config.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'berth-config-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const file = join(tmp, 'berth.config.json');
+
+function problems(value: unknown): string[] {
+  try {
+    resolveConfig(value, file);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).message).toContain(file);
+    return (err as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('resolveConfig', () => {
+  it('applies defaults and resolves worker paths against the config folder', () => {
+    const config = resolveConfig({ endpoints: { echo: { worker: './echo.ts', concurrency: 4 }, 'gpu-2': { worker: 'w/x.ts', workers: 3 } } }, file);
+    expect(config).toEqual({
+      file,
+      dir: tmp,
+      endpoints: [
+        { id: 'echo', worker: join(tmp, 'echo.ts'), workers: 1, concurrency: 4 },
+        { id: 'gpu-2', worker: join(tmp, 'w/x.ts'), workers: 3, concurrency: undefined },
+      ],
+    });
+  });
+
+  it('accepts $schema and workers: 0', () => {
+    expect(resolveConfig({ $schema: 'x', endpoints: { a: { worker: 'a.ts', workers: 0 } } }, file).endpoints[0]?.workers).toBe(0);
+  });
+
+  it.each([
+    [{ endpoints: { Echo: { worker: 'a.ts' } } }, 'endpoints: "Echo" is not a valid endpoint id'],
+    [{ endpoints: { 'a_b': { worker: 'a.ts' } } }, 'endpoints: "a_b" is not a valid endpoint id'],
+    [{ endpoints: { echo: { worker: 'a.ts', workers: -1 } } }, 'endpoints.echo.workers: must be at least 0 (got -1)'],
+    [{ endpoints: { echo: { worker: 'a.ts', workers: 1.5 } } }, 'endpoints.echo.workers: must be a whole number (got 1.5)'],
+    [{ endpoints: { echo: { worker: 'a.ts', workers: '2' } } }, 'endpoints.echo.workers: must be a number (got "2")'],
+    [{ endpoints: { echo: { worker: 'a.ts', concurrency: 0 } } }, 'endpoints.echo.concurrency: must be at least 1 (got 0)'],
+    [{ endpoints: { echo: { worker: 'a.ts', concurrency: 5000 } } }, 'endpoints.echo.concurrency: must be at most 1024 (got 5000)'],
+    [{ endpoints: { echo: {} } }, 'endpoints.echo.worker: must be the path of a handler file, like "./handler.ts" (got nothing)'],
+    [{ endpoints: { echo: { worker: '' } } }, 'endpoints.echo.worker: must not be empty'],
+    [{ endpoints: { echo: './echo.ts' } }, 'endpoints.echo: must be an object like {"worker": "./handler.ts"} (got "./echo.ts")'],
+    [{ endpoints: { echo: { worker: 'a.ts', concurency: 2 } } }, 'endpoints.echo: unknown field "concurency" (known: worker, workers, concurrency)'],
+    [{ endpoint: {} }, '(top level): unknown field "endpoint" (known: endpoints)'],
+    [{ endpoints: {} }, 'endpoints: must name at least one endpoint'],
+    [{ endpoints: [] }, 'endpoints: must be an object mapping endpoint ids to {"worker": ...} (got an array)'],
+    [[], '(top level): must be an object like {"endpoints": {...}} (got an array)'],
+    [null, '(top level): must be an object like {"endpoints": {...}} (got null)'],
+  ])('%j -> %s', (value, problem) => {
+    expect(problems(value).some((p) => p.startsWith(problem))).toBe(true);
+  });
+
+  it('reports every problem at once', () => {
+    expect(problems({ endpoints: { a: { worker: 1, workers: -1 }, B: { worker: 'x' } } })).toHaveLength(3);
+  });
+
+  it('defineConfig returns its argument (typed)', () => {
+    const c = defineConfig({ endpoints: { echo: { worker: './echo.ts' } } });
+    expect(c).toEqual({ endpoints: { echo: { worker: './echo.ts' } } });
+  });
+});
+
+describe('loadConfig', () => {
+  it('loads JSON', async () => {
+    const f = join(tmp, 'a.json');
+    writeFileSync(f, JSON.stringify({ endpoints: { echo: { worker: './echo.ts' } } }));
+    expect((await loadConfig(f)).endpoints).toEqual([{ id: 'echo', worker: join(tmp, 'echo.ts'), workers: 1, concurrency: undefined }]);
+  });
+
+  it('names the file when the JSON is broken', async () => {
+    const f = join(tmp, 'broken.json');
+    writeFileSync(f, '{ "endpoints": ');
+    await expect(loadConfig(f)).rejects.toThrow(new RegExp(`config file ${f} is not valid JSON`));
+  });
+
+  it('loads TypeScript with a default export (via tsx)', async () => {
+    const f = join(tmp, 'b.config.ts');
+    writeFileSync(
+      f,
+      `const defineConfig = <T,>(c: T): T => c;\nconst workers: number = 2;\nexport default defineConfig({ endpoints: { ts: { worker: './ts.ts', workers } } });\n`,
+    );
+    expect((await loadConfig(f)).endpoints).toEqual([{ id: 'ts', worker: join(tmp, 'ts.ts'), workers: 2, concurrency: undefined }]);
+  });
+
+  it('loads TypeScript in an ESM package ("type": "module")', async () => {
+    const dir = join(tmp, 'esm');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
+    const f = join(dir, 'berth.config.ts');
+    writeFileSync(f, `export default { endpoints: { esm: { worker: './w.ts', concurrency: 2 as number } } };\n`);
+    expect((await loadConfig(f)).endpoints).toEqual([{ id: 'esm', worker: join(dir, 'w.ts'), workers: 1, concurrency: 2 }]);
+  });
+
+  it('a module without a default export', async () => {
+    const f = join(tmp, 'nodefault.config.ts');
+    writeFileSync(f, `export const config = { endpoints: {} };\n`);
+    await expect(loadConfig(f)).rejects.toThrow(/has no default export/);
+  });
+
+  it('a module that throws while loading', async () => {
+    const f = join(tmp, 'throws.config.ts');
+    writeFileSync(f, `throw new Error('kaboom');\nexport default {};\n`);
+    await expect(loadConfig(f)).rejects.toThrow(/failed to load config file .*kaboom/);
+  });
+
+  it('a TypeScript config that is invalid names the field', async () => {
+    const f = join(tmp, 'invalid.config.ts');
+    writeFileSync(f, `export default { endpoints: { echo: { worker: './e.ts', workers: 'many' } } };\n`);
+    await expect(loadConfig(f)).rejects.toThrow(/endpoints\.echo\.workers: must be a number \(got "many"\)/);
+  });
+
+  it('an unsupported extension', async () => {
+    const f = join(tmp, 'c.yaml');
+    writeFileSync(f, 'endpoints: {}');
+    await expect(loadConfig(f)).rejects.toThrow(/unsupported extension ".yaml"/);
+  });
+
+  it('a missing file', async () => {
+    await expect(loadConfig(join(tmp, 'missing.json'))).rejects.toThrow(/config file not found: .*missing\.json/);
+  });
+});
+
+describe('findConfigFile', () => {
+  it('uses --config relative to cwd', () => {
+    writeFileSync(join(tmp, 'x.json'), '{}');
+    expect(findConfigFile('x.json', tmp)).toBe(join(tmp, 'x.json'));
+  });
+
+  it('falls back to berth.config.* in cwd, preferring .ts', () => {
+    const dir = join(tmp, 'find');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'berth.config.json'), '{}');
+    expect(findConfigFile(undefined, dir)).toBe(join(dir, 'berth.config.json'));
+    writeFileSync(join(dir, 'berth.config.ts'), 'export default {}');
+    expect(findConfigFile(undefined, dir)).toBe(join(dir, 'berth.config.ts'));
+  });
+
+  it('says where it looked when there is none', () => {
+    const dir = join(tmp, 'empty');
+    mkdirSync(dir);
+    expect(() => findConfigFile(undefined, dir)).toThrow(/no config file found in .*empty .*pass --config <file>/);
+  });
+});
+
+describe('checkWorkerFiles', () => {
+  it('names the endpoint, the field and the missing file', () => {
+    writeFileSync(join(tmp, 'here.ts'), '');
+    const config = resolveConfig({ endpoints: { ok: { worker: './here.ts' }, gone: { worker: './gone.ts' }, ext: { worker: './x.ts', workers: 0 } } }, file);
+    expect(() => checkWorkerFiles(config)).toThrow(`endpoints.gone.worker: file not found: ${join(tmp, 'gone.ts')}`);
+  });
+});

@@ -1,0 +1,248 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, extname, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import { ENDPOINT_ID_RE } from '@berth/protocol';
+
+/** One endpoint that `berth dev` serves and runs workers for. */
+export interface EndpointConfig {
+  /**
+   * The handler file (TypeScript or JavaScript) whose code calls `start()` from `@berth/worker`, relative to
+   * the config file. Each worker process runs `node --import tsx <worker>` with the config file's folder as cwd.
+   */
+  worker: string;
+  /** How many worker processes to run. Default 1. `0` runs none (for workers you start yourself). */
+  workers?: number;
+  /**
+   * Jobs each worker runs at once (sets `BERTH_CONCURRENCY`, which overrides `start({ concurrency })`).
+   * Default: what the handler passes to `start()`, which itself defaults to 1.
+   */
+  concurrency?: number;
+}
+
+/** The `berth.config.json` / `berth.config.ts` file. */
+export interface BerthConfig {
+  /** Endpoint id (`^[a-z0-9][a-z0-9-]{0,62}$`, the `<endpoint_id>` in `/v2/<endpoint_id>/run`) to its settings. */
+  endpoints: Record<string, EndpointConfig>;
+}
+
+/**
+ * Typed helper for `berth.config.ts`.
+ *
+ * @example
+ * // berth.config.ts
+ * import { defineConfig } from '@berth/cli';
+ * export default defineConfig({ endpoints: { echo: { worker: './echo.ts', concurrency: 4 } } });
+ */
+export function defineConfig(config: BerthConfig): BerthConfig {
+  return config;
+}
+
+/** An endpoint after defaults are applied and paths resolved. */
+export interface ResolvedEndpoint {
+  id: string;
+  /** Absolute path of the handler file. */
+  worker: string;
+  workers: number;
+  /** `undefined`: leave it to the handler's `start({ concurrency })`. */
+  concurrency: number | undefined;
+}
+
+export interface ResolvedConfig {
+  /** Absolute path of the config file. */
+  file: string;
+  /** Its folder: the cwd of every worker process. */
+  dir: string;
+  endpoints: ResolvedEndpoint[];
+}
+
+/** The config file is missing, unreadable or invalid. `berth` prints the message and exits with code 2. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  readonly file: string;
+  /** One line per problem, each starting with the dotted path of the bad field. */
+  readonly problems: string[];
+  constructor(file: string, message: string, problems: string[] = []) {
+    super(problems.length ? `${message}\n${problems.map((p) => `  - ${p}`).join('\n')}` : message);
+    this.file = file;
+    this.problems = problems;
+  }
+}
+
+/** Names tried, in order, when `--config` is not given. */
+export const DEFAULT_CONFIG_FILES = [
+  'berth.config.ts',
+  'berth.config.mts',
+  'berth.config.js',
+  'berth.config.mjs',
+  'berth.config.json',
+] as const;
+
+const int = (min: number, max: number) =>
+  z
+    .number({ error: (i) => `must be a number (got ${describe(i.input)})` })
+    .int({ error: (i) => `must be a whole number (got ${describe(i.input)})` })
+    .min(min, { error: (i) => `must be at least ${min} (got ${describe(i.input)})` })
+    .max(max, { error: (i) => `must be at most ${max} (got ${describe(i.input)})` });
+
+const ENDPOINT_FIELDS = ['worker', 'workers', 'concurrency'];
+
+const EndpointSchema = z.strictObject(
+  {
+    worker: z
+      .string({ error: (i) => `must be the path of a handler file, like "./handler.ts" (got ${describe(i.input)})` })
+      .min(1, 'must not be empty'),
+    workers: int(0, 64).default(1),
+    concurrency: int(1, 1024).optional(),
+  },
+  { error: (i) => `must be an object like {"worker": "./handler.ts"} (got ${describe(i.input)})` },
+);
+
+const ConfigSchema = z.strictObject(
+  {
+    $schema: z.string().optional(),
+    endpoints: z
+      .record(z.string().regex(ENDPOINT_ID_RE), EndpointSchema, {
+        error: (i) => `must be an object mapping endpoint ids to {"worker": ...} (got ${describe(i.input)})`,
+      })
+      .refine((eps) => Object.keys(eps).length > 0, 'must name at least one endpoint'),
+  },
+  { error: (i) => `must be an object like {"endpoints": {...}} (got ${describe(i.input)})` },
+);
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  return String(value);
+}
+
+function formatIssue(issue: z.ZodError['issues'][number]): string {
+  const path = issue.path.map(String);
+  if (issue.code === 'invalid_key') {
+    return `${path.slice(0, -1).join('.')}: "${String(path.at(-1))}" is not a valid endpoint id (use lowercase letters, digits and "-", starting with a letter or digit, at most 63 characters)`;
+  }
+  if (issue.code === 'unrecognized_keys') {
+    const known = path.length === 0 ? ['endpoints'] : ENDPOINT_FIELDS;
+    const keys = issue.keys.map((k) => `"${k}"`).join(', ');
+    return `${path.join('.') || '(top level)'}: unknown field${issue.keys.length > 1 ? 's' : ''} ${keys} (known: ${known.join(', ')})`;
+  }
+  return `${path.join('.') || '(top level)'}: ${issue.message}`;
+}
+
+/**
+ * Validates a config value (already loaded) and applies defaults. Worker paths are resolved against the
+ * config file's folder; whether the files exist is checked by `checkWorkerFiles`.
+ *
+ * @throws ConfigError naming the file and every bad field.
+ */
+export function resolveConfig(value: unknown, file: string): ResolvedConfig {
+  const parsed = ConfigSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new ConfigError(file, `invalid config file ${file}`, parsed.error.issues.map(formatIssue));
+  }
+  const dir = dirname(file);
+  return {
+    file,
+    dir,
+    endpoints: Object.entries(parsed.data.endpoints).map(([id, ep]) => ({
+      id,
+      worker: resolve(dir, ep.worker),
+      workers: ep.workers,
+      concurrency: ep.concurrency,
+    })),
+  };
+}
+
+/**
+ * Finds the config file: `explicit` if given, else the first of `DEFAULT_CONFIG_FILES` in `cwd`.
+ *
+ * @throws ConfigError when it does not exist.
+ */
+export function findConfigFile(explicit: string | undefined, cwd: string): string {
+  if (explicit !== undefined) {
+    const file = resolve(cwd, explicit);
+    if (!existsSync(file)) throw new ConfigError(file, `config file not found: ${file}`);
+    if (statSync(file).isDirectory()) throw new ConfigError(file, `--config must name a file, not a folder: ${file}`);
+    return file;
+  }
+  for (const name of DEFAULT_CONFIG_FILES) {
+    const file = resolve(cwd, name);
+    if (existsSync(file)) return file;
+  }
+  throw new ConfigError(
+    resolve(cwd, 'berth.config.json'),
+    `no config file found in ${cwd} (looked for ${DEFAULT_CONFIG_FILES.join(', ')}); pass --config <file>`,
+  );
+}
+
+/**
+ * Reads a config file: JSON (`.json`), or a module (`.ts`, `.mts`, `.cts`, `.js`, `.mjs`, `.cjs`, loaded with
+ * tsx) whose default export is the config. Returns it validated, with defaults applied.
+ *
+ * @throws ConfigError naming the file and what is wrong.
+ * @example const config = await loadConfig(findConfigFile(args.config, process.cwd()));
+ */
+export async function loadConfig(file: string): Promise<ResolvedConfig> {
+  const abs = resolve(file);
+  if (!existsSync(abs)) throw new ConfigError(abs, `config file not found: ${abs}`);
+  const ext = extname(abs).toLowerCase();
+  let value: unknown;
+  if (ext === '.json') {
+    let text: string;
+    try {
+      text = readFileSync(abs, 'utf8');
+    } catch (err) {
+      throw new ConfigError(abs, `cannot read config file ${abs}: ${errorMessage(err)}`);
+    }
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      throw new ConfigError(abs, `config file ${abs} is not valid JSON: ${errorMessage(err)}`);
+    }
+  } else if (['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs'].includes(ext)) {
+    let mod: Record<string, unknown>;
+    try {
+      const { tsImport } = await import('tsx/esm/api');
+      mod = (await tsImport(pathToFileURL(abs).href, import.meta.url)) as Record<string, unknown>;
+    } catch (err) {
+      throw new ConfigError(abs, `failed to load config file ${abs}: ${errorMessage(err)}`);
+    }
+    value = unwrapDefault(mod);
+    if (value === undefined) {
+      throw new ConfigError(abs, `config file ${abs} has no default export; write \`export default defineConfig({ endpoints: {...} })\``);
+    }
+  } else {
+    throw new ConfigError(abs, `config file ${abs}: unsupported extension "${ext}" (use .json, .ts, .mts, .js or .mjs)`);
+  }
+  return resolveConfig(value, abs);
+}
+
+// A .ts file outside an ESM package is compiled as CommonJS: its namespace's `default` is then `module.exports`,
+// marked `__esModule`, whose own `default` (if any) is the config.
+function unwrapDefault(mod: Record<string, unknown>): unknown {
+  const value = mod['default'];
+  if (value !== null && typeof value === 'object' && '__esModule' in value) return (value as Record<string, unknown>)['default'];
+  return value;
+}
+
+/**
+ * Checks that every endpoint's worker file exists.
+ *
+ * @throws ConfigError naming the endpoint, the missing file and the field it came from.
+ */
+export function checkWorkerFiles(config: ResolvedConfig): void {
+  const problems: string[] = [];
+  for (const ep of config.endpoints) {
+    if (ep.workers === 0) continue;
+    if (!existsSync(ep.worker)) problems.push(`endpoints.${ep.id}.worker: file not found: ${ep.worker}`);
+    else if (statSync(ep.worker).isDirectory()) problems.push(`endpoints.${ep.id}.worker: is a folder, not a file: ${ep.worker}`);
+  }
+  if (problems.length) throw new ConfigError(config.file, `worker file missing in ${config.file}`, problems);
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

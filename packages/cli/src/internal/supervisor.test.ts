@@ -1,0 +1,97 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Logger } from './console-logger.js';
+import { WorkerSupervisor, type WorkerSpec } from './supervisor.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'berth-supervisor-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function setup(files: Record<string, string>, restart = {}) {
+  const specs: WorkerSpec[] = Object.entries(files).map(([name, code], i) => {
+    const file = join(tmp, `${name}.ts`);
+    writeFileSync(file, code);
+    return { endpointId: name, workerId: `${name}-${i + 1}`, file, cwd: tmp, env: { ...process.env, HELLO: 'from-env' } };
+  });
+  const out = new PassThrough();
+  const err = new PassThrough();
+  const text = { out: '', err: '', log: [] as string[] };
+  out.on('data', (d: Buffer) => (text.out += d.toString()));
+  err.on('data', (d: Buffer) => (text.err += d.toString()));
+  const logger: Logger = {
+    debug: (m) => text.log.push(m),
+    info: (m) => text.log.push(m),
+    warn: (m) => text.log.push(m),
+    error: (m) => text.log.push(m),
+  };
+  const gaveUp: string[] = [];
+  const sup = new WorkerSupervisor(specs, {
+    loaderUrl: import.meta.resolve('tsx'),
+    stdout: out,
+    stderr: err,
+    logger,
+    color: false,
+    restart: { baseDelayMs: 20, maxDelayMs: 50, ...restart },
+    onGiveUp: (s) => gaveUp.push(s.workerId),
+  });
+  return { sup, text, gaveUp };
+}
+
+const until = async (cond: () => boolean, ms = 10_000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+describe('WorkerSupervisor', () => {
+  it('runs TypeScript workers with the env and cwd given, prefixing stdout and stderr lines', async () => {
+    const { sup, text } = setup({
+      hello: `const n: number = 1;\nconsole.log('out', n, process.env.HELLO, process.cwd());\nconsole.error('err line');\nsetInterval(() => {}, 1000);\n`,
+    });
+    sup.start();
+    await until(() => text.out.includes('out 1') && text.err.includes('err line'));
+    expect(text.out).toMatch(/^\[hello\/hello-1\] worker started \(pid \d+\)$/m);
+    expect(text.out).toContain(`[hello/hello-1] out 1 from-env ${tmp}\n`);
+    expect(text.err).toContain('[hello/hello-1] err line\n');
+    expect(sup.pids().get('hello-1')).toEqual(expect.any(Number));
+    await sup.stop(2_000);
+    expect(sup.pids().size).toBe(0);
+    expect(text.out).toContain('[hello/hello-1] worker stopped');
+  });
+
+  it('restarts a crashed worker, then gives up after repeated immediate crashes', async () => {
+    const { sup, text, gaveUp } = setup({ crash: `console.log('starting');\nprocess.exit(3);\n` }, { maxImmediateCrashes: 3 });
+    sup.start();
+    await until(() => gaveUp.length === 1);
+    expect(gaveUp).toEqual(['crash-1']);
+    expect(text.out.match(/worker started/g)).toHaveLength(3);
+    expect(text.log.filter((l) => /exited with code 3 .*restarting in/.test(l))).toHaveLength(2);
+    expect(text.log.at(-1)).toMatch(/crashed 3 times in a row within 5 s of starting, so berth is giving up on it/);
+    await sup.stop(1_000);
+  });
+
+  it('a worker that ignores SIGTERM is killed after the timeout', async () => {
+    const { sup, text } = setup({ stubborn: `process.on('SIGTERM', () => console.log('ignoring SIGTERM'));\nconsole.log('up');\nsetInterval(() => {}, 1000);\n` });
+    sup.start();
+    await until(() => text.out.includes('up'));
+    const t0 = Date.now();
+    await sup.stop(300);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(300);
+    expect(text.out).toContain('ignoring SIGTERM');
+    expect(text.log.some((l) => /did not exit within 300 ms of SIGTERM; killing it/.test(l))).toBe(true);
+    expect(sup.pids().size).toBe(0);
+  });
+
+  it('does not restart workers once shutting down', async () => {
+    const { sup, text } = setup({ quick: `setTimeout(() => process.exit(0), 200);\n` });
+    sup.start();
+    sup.beginShutdown();
+    await until(() => text.out.includes('worker stopped'));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(text.out.match(/worker started/g)).toHaveLength(1);
+  });
+});
