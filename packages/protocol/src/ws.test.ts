@@ -84,7 +84,7 @@ describe('WebSocket messages', () => {
     ['no chunks', { ...WORKER['job.stream'], chunks: [] }],
     ['chunks not an array', { ...WORKER['job.stream'], chunks: 'abc' }],
     ['non-string error', { ...WORKER['job.fail'], error: { message: 'x' } }],
-    ['hello concurrency 0', { ...WORKER.hello, concurrency: 0 }],
+    ['hello concurrency -1', { ...WORKER.hello, concurrency: -1 }],
     ['hello concurrency 1025', { ...WORKER.hello, concurrency: 1025 }],
     ['concurrency -1', { type: 'concurrency', concurrency: -1 }],
     ['bad workerId characters', { ...WORKER.hello, workerId: 'has space' }],
