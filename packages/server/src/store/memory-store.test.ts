@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from './memory-store.js';
-import { RETENTION, T0, makeJob, must, runStoreConformance } from './store-conformance.test-helpers.js';
+import { RETENTION, T0, makeJob, must } from './conformance/fixtures.test-helpers.js';
+import { runStoreConformance } from './conformance/index.test-helpers.js';
 import type { JobRecord } from './types.js';
 
 runStoreConformance('MemoryStore', () => new MemoryStore());
