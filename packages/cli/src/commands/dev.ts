@@ -53,7 +53,7 @@ export function parseDevArgs(argv: readonly string[], env: NodeJS.ProcessEnv): D
   };
 }
 
-/** How long `server.close()` lets running jobs finish, then how long workers get after SIGTERM. */
+/** `drainMs` of `server.close()`, then how long workers get after SIGTERM before SIGKILL. */
 const DRAIN_MS = 5_000;
 const WORKER_STOP_MS = 5_000;
 
@@ -122,6 +122,12 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
     `API key: ${apiKey.key}${apiKey.generated ? c('dim', '  (generated for this run; set BERTH_API_KEY to choose one)') : ''}\n`,
   );
   io.stdout.write(`Workers: ${config.endpoints.map(describeEndpoint).join(', ')}\n`);
+  for (const ep of config.endpoints.filter((e) => e.workers === 0)) {
+    io.stdout.write(
+      `Endpoint ${ep.id} has "workers": 0; start its workers yourself:\n` +
+        `  BERTH_URL=${dialableUrl(url)} BERTH_ENDPOINT_ID=${ep.id} BERTH_WORKER_TOKEN=${workerToken.key} node --import tsx ${ep.worker}\n`,
+    );
+  }
   const first = ids[0];
   if (first !== undefined) {
     io.stdout.write(`\nTry the ${first} endpoint:\n${curlExamples(url, apiKey.key, first).map((l) => `  ${l.startsWith('#') ? c('dim', l) : l}`).join('\n')}\n\n`);
@@ -131,7 +137,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   // 6. Run until a signal (or until every worker has been given up on).
   const why = await Promise.race([signals.signal, everyWorkerGaveUp]);
   if (why === 'gave-up') logger.error('every worker failed to start; stopping');
-  else logger.info(`${why}: shutting down (running jobs get up to ${DRAIN_MS / 1000} s; press Ctrl-C again to force)`);
+  else logger.info(`${why}: shutting down: closing the control plane, then stopping the workers (press Ctrl-C again to force)`);
   supervisor.beginShutdown();
   try {
     await server.close({ drainMs: DRAIN_MS });

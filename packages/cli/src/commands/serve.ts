@@ -97,7 +97,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   io.stdout.write(c('dim', '\nPress Ctrl-C to stop.\n'));
 
   const signal = await signals.signal;
-  logger.info(`${signal}: shutting down (running jobs get up to ${DRAIN_MS / 1000} s; press Ctrl-C again to force)`);
+  logger.info(`${signal}: shutting down (press Ctrl-C again to force)`);
   try {
     await server.close({ drainMs: DRAIN_MS });
   } catch (err) {

@@ -123,10 +123,12 @@ describe('the worker WebSocket', () => {
 });
 
 describe('lifecycle', () => {
-  it('SIGINT: closes the control plane, stops the workers, exits 0', async () => {
+  it('SIGINT: closes the control plane, stops the workers (even one busy with a long job), exits 0', async () => {
     await using berth = await startBerthDev({ waitForWorkers: BASIC_ENDPOINTS });
     const pids = ['echo-1', 'stream-1', 'sleep-1', 'fail-1'].map((w) => berth.workerPid(w));
     expect(pids.every((p) => p !== undefined && isAlive(p))).toBe(true);
+    const { body } = await berth.post('/v2/sleep/run', { input: { ms: 60_000 } });
+    await pollUntil(() => berth.json(`/v2/sleep/status/${body.id}`), (r) => r.body?.status === 'IN_PROGRESS', 10_000);
     const t0 = Date.now();
     const exit = await berth.stop('SIGINT');
     expect(exit).toEqual({ code: 0, signal: null });

@@ -48,6 +48,7 @@ export class BerthDev implements AsyncDisposable {
   readonly lines: Line[] = [];
   readonly #exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   #listeners = new Set<() => void>();
+  #signalled = false;
 
   constructor(child: ChildProcess, apiKey: string, workerToken: string) {
     this.child = child;
@@ -158,7 +159,11 @@ export class BerthDev implements AsyncDisposable {
 
   /** Sends `signal` to `berth dev` and waits for it to exit; SIGKILLs the whole group after `timeoutMs`. */
   async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 20_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
+    // One signal only: a second SIGINT/SIGTERM makes `berth dev` kill everything at once (exit 130).
+    if (!this.#signalled && this.child.exitCode === null && this.child.signalCode === null) {
+      this.#signalled = true;
+      this.child.kill(signal);
+    }
     const timer = setTimeout(() => killGroup(this.child, 'SIGKILL'), timeoutMs);
     const result = await this.#exited;
     clearTimeout(timer);

@@ -86,6 +86,14 @@ describe('WorkerSupervisor', () => {
     expect(sup.pids().size).toBe(0);
   });
 
+  it('a worker that just returns (no start() call) is called out', async () => {
+    const { sup, text, gaveUp } = setup({ noop: `console.log('nothing to do');\n` }, { maxImmediateCrashes: 2 });
+    sup.start();
+    await until(() => gaveUp.length === 1);
+    expect(text.log[0]).toMatch(/worker noop\/noop-1 exited with code 0 \(does it call start\(\) from @berth\/worker\?\)/);
+    await sup.stop(1_000);
+  });
+
   it('does not restart workers once shutting down', async () => {
     const { sup, text } = setup({ quick: `setTimeout(() => process.exit(0), 200);\n` });
     sup.start();

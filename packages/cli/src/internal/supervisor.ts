@@ -164,7 +164,13 @@ export class WorkerSupervisor {
 
   #onExit(slot: Slot, code: number | null, signal: NodeJS.Signals | null, spawnError?: Error): void {
     const { spec } = slot;
-    const how = spawnError ? `could not start: ${spawnError.message}` : signal ? `was killed by ${signal}` : `exited with code ${code}`;
+    const how = spawnError
+      ? `could not start: ${spawnError.message}`
+      : signal
+        ? `was killed by ${signal}`
+        : code === 0
+          ? 'exited with code 0 (does it call start() from @berth/worker?)'
+          : `exited with code ${code}`;
     if (this.#stopping) {
       this.#opts.stdout.write(`${slot.prefix} worker stopped\n`);
       return;
