@@ -114,8 +114,10 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       if (draining) return;
       draining = true;
       gateway.drainAll(Date.now() + drainMs);
+      // Keep listening (new requests get 503) while waiting requests and running jobs finish, up to drainMs.
       const until = performance.now() + drainMs;
-      while (track.active > 0 && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
+      const busy = () => track.active > 0 || ctx.registry.sessions().some((s) => s.inflight.size > 0);
+      while (busy() && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
       if (sweepTimer) clearInterval(sweepTimer);
       await gateway.close();
       if (http) {

@@ -151,3 +151,41 @@ describe('worker gateway', () => {
     await until(() => w.closed);
   });
 });
+
+describe('graceful close', () => {
+  it('waits for running jobs up to drainMs while answering 503, then closes', async () => {
+    const t = await started();
+    const w = await ScriptedWorker.connect(t.url);
+    const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
+    await w.next('job.assign');
+    let closed = false;
+    const closing = t.server.close({ drainMs: 5000 }).then(() => (closed = true));
+    await w.next('drain');
+    const during = await fetch(`${t.url}/v2/echo/status/${id}`, { headers: { authorization: 'Bearer test-key' } });
+    expect(during.status).toBe(503);
+    expect(closed).toBe(false);
+    w.send({ type: 'job.complete', id, attempt: 1, output: 'done in time' });
+    await closing;
+    expect((await t.server.options.store.get(id))?.status).toBe('COMPLETED');
+  });
+
+  it('gives up on running jobs at drainMs', async () => {
+    const t = await started();
+    const w = await ScriptedWorker.connect(t.url);
+    await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } });
+    await w.next('job.assign');
+    const t0 = Date.now();
+    await t.server.close({ drainMs: 300 });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
+    await until(() => w.closed);
+  });
+
+  it('settles close() after a listen that failed', async () => {
+    const a = testServer();
+    const { port } = await a.listen({ port: 0 });
+    const b = testServer();
+    await expect(b.listen({ port })).rejects.toThrow();
+    await b.close({ drainMs: 0 });
+    await a.close({ drainMs: 0 });
+  });
+});

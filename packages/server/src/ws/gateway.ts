@@ -146,7 +146,7 @@ export class Gateway {
   async close(): Promise<void> {
     clearInterval(this.timer);
     for (const ws of this.sockets) ws.close(1001, 'server shutting down');
-    await new Promise<void>((r) => setTimeout(r, 50).unref());
+    await new Promise<void>((r) => setTimeout(r, 50));
     for (const ws of this.sockets) ws.terminate();
     await new Promise<void>((r) => this.wss.close(() => r()));
   }

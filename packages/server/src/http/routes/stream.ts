@@ -13,8 +13,8 @@ const SSE_KEEPALIVE_MS = 15_000;
  */
 export async function stream(rc: RouteContext) {
   const wait = intParam(rc.req.query, 'wait', 0, LIMITS.waitMax, 'invalid_wait') ?? LIMITS.streamWaitDefault;
-  const first = await rc.service.get(rc.endpointId, rc.jobId);
-  if (rc.registry.streams(rc.endpointId) === false && first.status !== 'COMPLETED') {
+  await rc.service.get(rc.endpointId, rc.jobId);
+  if (rc.registry.streams(rc.endpointId) === false) {
     throw new BerthError('stream_not_supported', `the workers of endpoint ${rc.endpointId} do not stream: use a generator handler or return_aggregate_stream`);
   }
   if ((rc.req.headers['accept'] ?? '').includes('text/event-stream')) {
