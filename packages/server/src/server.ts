@@ -6,6 +6,7 @@ import { KeyChecker } from './http/auth.js';
 import { nodeHandler } from './http/node-adapter.js';
 import type { ApiRequest, ApiResponse } from './http/types.js';
 import type { CoreContext } from './jobs/context.js';
+import { DeadlineAlarm } from './jobs/deadline-alarm.js';
 import { Dispatcher } from './jobs/dispatcher.js';
 import { JobEvents } from './jobs/job-events.js';
 import { JobService } from './jobs/job-service.js';
@@ -47,7 +48,21 @@ export interface BerthServer {
 export function createServer(options: ServerOptions = {}): BerthServer {
   const opts = resolveServerOptions(options);
   const endpoints = new Set(opts.endpoints);
-  const ctx: CoreContext = { store: opts.store, events: new JobEvents(), registry: new WorkerRegistry(), clock: opts.clock, logger: opts.logger, options: opts, onTerminal: [] };
+  let runSweep = () => {};
+  const alarm = new DeadlineAlarm(() => opts.clock.now(), () => runSweep());
+  const ctx: CoreContext = {
+    store: opts.store,
+    events: new JobEvents(),
+    registry: new WorkerRegistry(),
+    clock: opts.clock,
+    logger: opts.logger,
+    options: opts,
+    onTerminal: [],
+    // With the sweep timer off (tests drive `sweep()` with a manual clock), no alarm either.
+    wakeAt: (t) => {
+      if (opts.sweepIntervalMs > 0) alarm.at(t);
+    },
+  };
   const dispatcher = new Dispatcher(ctx);
   const service = new JobService(ctx, dispatcher);
   let draining = false;
@@ -74,11 +89,12 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   });
 
   let sweeping = false;
-  const sweepTimer = opts.sweepIntervalMs > 0 ? setInterval(() => {
-    if (sweeping) return;
+  runSweep = () => {
+    if (sweeping) return void setTimeout(runSweep, 5).unref();
     sweeping = true;
     service.sweep().catch((err) => opts.logger.error('sweep failed', { err: String(err) })).finally(() => (sweeping = false));
-  }, opts.sweepIntervalMs) : undefined;
+  };
+  const sweepTimer = opts.sweepIntervalMs > 0 ? setInterval(runSweep, opts.sweepIntervalMs) : undefined;
   sweepTimer?.unref();
 
   let http: Server | undefined;
@@ -119,6 +135,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       const busy = () => track.active > 0 || ctx.registry.sessions().some((s) => s.inflight.size > 0);
       while (busy() && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
       if (sweepTimer) clearInterval(sweepTimer);
+      alarm.stop();
       await gateway.close();
       if (http) {
         const server = http;

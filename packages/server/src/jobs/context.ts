@@ -15,9 +15,12 @@ export interface CoreContext {
   options: ResolvedServerOptions;
   /** Called once for every job that reaches a terminal state (webhook outbox plugs in here). */
   onTerminal: ((job: JobRecord) => void)[];
+  /** Asks for a sweep at epoch-ms `t` (a deadline was just set). */
+  wakeAt(t: number): void;
 }
 
 export function notifyTerminal(ctx: CoreContext, job: JobRecord): void {
+  if (job.retainUntil !== undefined) ctx.wakeAt(job.retainUntil);
   for (const fn of ctx.onTerminal) {
     try {
       fn(job);

@@ -49,6 +49,7 @@ export class Dispatcher {
         continue;
       }
       session.inflight.set(job.id, job.attempt);
+      if (job.executionDeadline !== undefined) this.ctx.wakeAt(job.executionDeadline);
       const msg = { type: 'job.assign' as const, id: job.id, attempt: job.attempt, input: job.input, ...(job.s3Config ? { s3Config: job.s3Config } : {}), ...(job.executionDeadline !== undefined ? { deadline: job.executionDeadline } : {}) };
       session.send(msg);
       logger.debug('job dispatched', { jobId: job.id, workerId: session.workerId, attempt: job.attempt });
@@ -152,7 +153,7 @@ export class Dispatcher {
       if (options.workerGraceMs === 0) {
         const job = await store.get(id);
         if (job && job.attempt === attempt) await this.requeue(job, 'worker disconnected');
-      } else await store.setLease(id, attempt, clock.now() + options.workerGraceMs);
+      } else if (await store.setLease(id, attempt, clock.now() + options.workerGraceMs)) this.ctx.wakeAt(clock.now() + options.workerGraceMs);
     }
     s.inflight.clear();
   }

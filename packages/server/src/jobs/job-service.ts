@@ -33,6 +33,7 @@ export class JobService {
     if (req.webhook !== undefined) job.webhook = req.webhook;
     if (req.s3Config !== undefined) job.s3Config = req.s3Config;
     await this.ctx.store.insert(job);
+    this.ctx.wakeAt(job.expiresAt);
     this.ctx.logger.debug('job accepted', { jobId: job.id, endpointId, sync });
     this.dispatcher.pump(endpointId);
     return job;
@@ -58,7 +59,8 @@ export class JobService {
   /** `?ttl=`: the job's remaining lifespan becomes `ttlMs` from now. */
   async setTtl(endpointId: string, id: string, ttlMs: number): Promise<void> {
     await this.get(endpointId, id);
-    await this.ctx.store.setExpiry(id, this.ctx.clock.now() + ttlMs);
+    const at = this.ctx.clock.now() + ttlMs;
+    if (await this.ctx.store.setExpiry(id, at)) this.ctx.wakeAt(at);
   }
 
   /**
