@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DeadlineHeap } from './deadline-heap.js';
-
-/** A small seeded PRNG (mulberry32) so failures reproduce. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { random } from './conformance/fixtures.test-helpers.js';
 
 type Item = { at: number; id: string };
 const key = (x: Item): string => `${x.at}/${x.id}`;

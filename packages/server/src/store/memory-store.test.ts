@@ -1,22 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from './memory-store.js';
-import { RETENTION, T0, makeJob, must } from './conformance/fixtures.test-helpers.js';
+import { RETENTION, T0, makeJob, must, random } from './conformance/fixtures.test-helpers.js';
 import { runStoreConformance } from './conformance/index.test-helpers.js';
 import type { JobRecord } from './types.js';
 
 runStoreConformance('MemoryStore', () => new MemoryStore());
-
-/** A small seeded PRNG (mulberry32) so failures reproduce. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('MemoryStore at scale', () => {
   it('stays FIFO across 10k jobs with interleaved claims, cancels, deletes, requeues, retries and purges', async () => {

@@ -101,3 +101,15 @@ export function useStore(makeStore: MakeStore): StoreFixture {
   };
   return fixture;
 }
+
+/** A small seeded PRNG (mulberry32) so failures reproduce. */
+export function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
