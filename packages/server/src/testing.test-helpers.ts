@@ -12,6 +12,21 @@ export function testServer(opts: ServerOptions = {}): BerthServer {
   return createServer({ apiKeys: [API_KEY], workerTokens: [WORKER_TOKEN], endpoints: ['echo'], logger: silentLogger, sweepIntervalMs: 0, ...opts });
 }
 
+/** A test server listening on a free loopback port; `await using` closes it. */
+export async function listening(opts: ServerOptions = {}) {
+  const server = testServer(opts);
+  const { url, port } = await server.listen({ port: 0 });
+  return { server, url, port, [Symbol.asyncDispose]: () => server.close({ drainMs: 0 }) };
+}
+
+/** Polls /status until the job reaches `status`; answers that job object. */
+export function untilStatus(server: BerthServer, endpoint: string, id: string, status: string, timeoutMs = 5000) {
+  return until(async () => {
+    const b = (await call(server, 'GET', `/v2/${endpoint}/status/${id}`)).body;
+    return b.status === status ? b : undefined;
+  }, timeoutMs, `job ${id} to be ${status}`);
+}
+
 /** Calls the socket-free core as a client would. */
 export async function call(server: BerthServer, method: string, path: string, init: { body?: unknown; raw?: string; headers?: Record<string, string> } = {}) {
   const url = new URL(path, 'http://x');

@@ -67,12 +67,13 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
       const principal = deps.keys.authenticate(req.headers['authorization']);
       const endpointId = parts[2]!;
       if (!ENDPOINT_ID_RE.test(endpointId) || !deps.hasEndpoint(endpointId)) throw new BerthError('endpoint_not_found', `endpoint ${endpointId.slice(0, 80)} not found`);
-      const route = ROUTES[parts[3]!];
+      const op = parts[3]!;
+      const route = Object.hasOwn(ROUTES, op) ? ROUTES[op] : undefined;
       const jobId = parts[4];
-      if (!route || Object.prototype.hasOwnProperty.call(ROUTES, parts[3]!) === false || route.job !== (jobId !== undefined) || jobId === '') {
+      if (!route || route.job !== (jobId !== undefined) || jobId === '') {
         throw new BerthError('route_not_found', `no route ${req.method} ${req.path}`);
       }
-      if (!route.methods.includes(req.method)) throw new BerthError('method_not_allowed', `${req.method} is not allowed on ${parts[3]}; use ${route.methods.join(' or ')}`, route.methods);
+      if (!route.methods.includes(req.method)) throw new BerthError('method_not_allowed', `${req.method} is not allowed on ${op}; use ${route.methods.join(' or ')}`, route.methods);
       const refused = deps.guard({ principal, endpointId, operation: route.operation });
       if (refused) return { ...error(refused.error, deps.logger, req), ...(refused.headers ? { headers: refused.headers } : {}) };
       if (route.operation !== 'run' && route.operation !== 'runsync' && req.method === 'POST') {

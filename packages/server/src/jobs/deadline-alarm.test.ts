@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DeadlineAlarm } from './deadline-alarm.js';
-import { ScriptedWorker, call, testServer, until } from '../testing.test-helpers.js';
+import { ScriptedWorker, call, listening, untilStatus } from '../testing.test-helpers.js';
 
 describe('DeadlineAlarm', () => {
   afterEach(() => vi.useRealTimers());
@@ -35,21 +35,13 @@ describe('DeadlineAlarm', () => {
 
 describe('deadlines fire on time, not at the next periodic sweep', () => {
   it('executionTimeout turns the job TIMED_OUT at 5 s even with a 60 s sweep interval', async () => {
-    const server = testServer({ sweepIntervalMs: 60_000 });
-    const { url } = await server.listen({ port: 0 });
-    try {
-      const w = await ScriptedWorker.connect(url);
-      const id = (await call(server, 'POST', '/v2/echo/run', { body: { input: {}, policy: { executionTimeout: 5000 } } })).body.id;
-      await w.next('job.assign');
-      await w.next('job.cancel', 8000);
-      const s = await until(async () => {
-        const b = (await call(server, 'GET', `/v2/echo/status/${id}`)).body;
-        return b.status === 'TIMED_OUT' ? b : undefined;
-      });
-      expect(s.executionTime).toBeGreaterThanOrEqual(5000);
-      await w.close();
-    } finally {
-      await server.close({ drainMs: 0 });
-    }
+    await using t = await listening({ sweepIntervalMs: 60_000 });
+    const w = await ScriptedWorker.connect(t.url);
+    const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {}, policy: { executionTimeout: 5000 } } })).body.id;
+    await w.next('job.assign');
+    await w.next('job.cancel', 8000);
+    const s = await untilStatus(t.server, 'echo', id, 'TIMED_OUT');
+    expect(s.executionTime).toBeGreaterThanOrEqual(5000);
+    await w.close();
   }, 15_000);
 });

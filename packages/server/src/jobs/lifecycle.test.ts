@@ -1,19 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.js';
-import { API_KEY, ScriptedWorker, call, testServer, until } from '../testing.test-helpers.js';
+import { API_KEY, ScriptedWorker, call, listening, until, untilStatus } from '../testing.test-helpers.js';
 import type { BerthServer } from '../server.js';
-
-async function started(opts: Parameters<typeof testServer>[0] = {}) {
-  const server = testServer(opts);
-  const { url } = await server.listen({ port: 0 });
-  return {
-    server,
-    url,
-    async [Symbol.asyncDispose]() {
-      await server.close({ drainMs: 0 });
-    },
-  };
-}
 
 const run = async (s: BerthServer, input: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) =>
   (await call(s, 'POST', '/v2/echo/run', { body: { input, ...extra } })).body.id as string;
@@ -21,7 +9,7 @@ const status = async (s: BerthServer, id: string) => (await call(s, 'GET', `/v2/
 
 describe('job lifecycle with a worker on a real socket', () => {
   it('dispatches with the attempt number, completes, and reports delayTime/executionTime in ms', async () => {
-    await using t = await started();
+    await using t = await listening();
     const w = await ScriptedWorker.connect(t.url);
     await w.next('welcome');
     const id = await run(t.server, { x: 1 });
@@ -30,10 +18,7 @@ describe('job lifecycle with a worker on a real socket', () => {
     expect((await status(t.server, id)).status).toBe('IN_PROGRESS');
     await new Promise((r) => setTimeout(r, 30));
     w.send({ type: 'job.complete', id, attempt: 1, output: { y: 2 } });
-    const done = await until(async () => {
-      const s = await status(t.server, id);
-      return s.status === 'COMPLETED' ? s : undefined;
-    });
+    const done = await untilStatus(t.server, 'echo', id, 'COMPLETED');
     expect(done.output).toEqual({ y: 2 });
     expect(done.workerId).toBe('w1');
     expect(Number.isInteger(done.delayTime) && Number.isInteger(done.executionTime)).toBe(true);
@@ -42,7 +27,7 @@ describe('job lifecycle with a worker on a real socket', () => {
   });
 
   it('never pushes more jobs than the worker concurrency (credits) and follows concurrency changes', async () => {
-    await using t = await started();
+    await using t = await listening();
     const w = await ScriptedWorker.connect(t.url, { concurrency: 2 });
     await w.next('welcome');
     const ids = [];
@@ -66,7 +51,7 @@ describe('job lifecycle with a worker on a real socket', () => {
   });
 
   it('runsync returns at completion; a failure is a FAILED job object with the error', async () => {
-    await using t = await started();
+    await using t = await listening();
     const w = await ScriptedWorker.connect(t.url);
     const pending = call(t.server, 'POST', '/v2/echo/runsync', { body: { input: { q: 1 } } });
     const a = await w.next('job.assign');
@@ -78,7 +63,7 @@ describe('job lifecycle with a worker on a real socket', () => {
   });
 
   it('progress shows as output (and progress) while running, never overwriting the final output', async () => {
-    await using t = await started();
+    await using t = await listening();
     const w = await ScriptedWorker.connect(t.url);
     const id = await run(t.server);
     await w.next('job.assign');
@@ -90,10 +75,7 @@ describe('job lifecycle with a worker on a real socket', () => {
     expect(mid).toMatchObject({ status: 'IN_PROGRESS', output: { pct: 50 }, progress: { pct: 50 } });
     w.send({ type: 'job.complete', id, attempt: 1, output: 'final' });
     w.send({ type: 'job.progress', id, attempt: 1, progress: { pct: 99 } });
-    const end = await until(async () => {
-      const s = await status(t.server, id);
-      return s.status === 'COMPLETED' ? s : undefined;
-    });
+    const end = await untilStatus(t.server, 'echo', id, 'COMPLETED');
     await new Promise((r) => setTimeout(r, 30));
     expect(await status(t.server, id)).toEqual(end);
     expect(end.output).toBe('final');
@@ -102,7 +84,7 @@ describe('job lifecycle with a worker on a real socket', () => {
   });
 
   it('cancel of a running job tells the worker (job.cancel with the attempt) and drops late output', async () => {
-    await using t = await started();
+    await using t = await listening();
     const w = await ScriptedWorker.connect(t.url);
     const id = await run(t.server);
     await w.next('job.assign');
@@ -122,12 +104,12 @@ describe('job lifecycle with a worker on a real socket', () => {
   });
 
   it('retry: FAILED -> IN_QUEUE with the same id and input, output cleared, retries + 1, new attempt', async () => {
-    await using t = await started();
+    await using t = await listening();
     const w = await ScriptedWorker.connect(t.url);
     const id = await run(t.server, { n: 7 });
     await w.next('job.assign');
     w.send({ type: 'job.fail', id, attempt: 1, error: 'nope' });
-    await until(async () => (await status(t.server, id)).status === 'FAILED');
+    await untilStatus(t.server, 'echo', id, 'FAILED');
     const r = await call(t.server, 'POST', `/v2/echo/retry/${id}`);
     expect(r.body).toEqual({ id, status: 'IN_QUEUE' });
     const again = await w.next('job.assign');
@@ -137,13 +119,13 @@ describe('job lifecycle with a worker on a real socket', () => {
     expect(s.retries).toBe(1);
     w.send({ type: 'job.fail', id, attempt: 1, error: 'stale' });
     w.send({ type: 'job.complete', id, attempt: 2, output: 'ok' });
-    await until(async () => (await status(t.server, id)).status === 'COMPLETED');
+    await untilStatus(t.server, 'echo', id, 'COMPLETED');
     expect((await call(t.server, 'GET', '/v2/echo/health')).body.jobs).toMatchObject({ completed: 1, failed: 1, retried: 1 });
     await w.close();
   });
 
   it('/stream long-polls with consume semantics and ends with the terminal status', async () => {
-    await using t = await started();
+    await using t = await listening();
     const w = await ScriptedWorker.connect(t.url);
     const id = await run(t.server);
     await w.next('job.assign');
@@ -153,14 +135,14 @@ describe('job lifecycle with a worker on a real socket', () => {
     expect((await first).body).toEqual({ id, status: 'IN_PROGRESS', stream: [{ output: 'a' }, { output: 'b' }] });
     w.send({ type: 'job.stream', id, attempt: 1, seq: 1, chunks: ['b', 'c'] }); // 'b' re-sent: skipped
     w.send({ type: 'job.complete', id, attempt: 1, output: ['a', 'b', 'c'] });
-    await until(async () => (await status(t.server, id)).status === 'COMPLETED');
+    await untilStatus(t.server, 'echo', id, 'COMPLETED');
     expect((await call(t.server, 'GET', `/v2/echo/stream/${id}`)).body).toEqual({ id, status: 'COMPLETED', stream: [{ output: 'c' }] });
     expect((await call(t.server, 'GET', `/v2/echo/stream/${id}`)).body).toEqual({ id, status: 'COMPLETED', stream: [] });
     await w.close();
   });
 
   it('/stream of a non-streaming endpoint is 400 stream_not_supported', async () => {
-    await using t = await started();
+    await using t = await listening();
     const w = await ScriptedWorker.connect(t.url, { stream: false });
     await w.next('welcome');
     const id = await run(t.server);
@@ -171,7 +153,7 @@ describe('job lifecycle with a worker on a real socket', () => {
   });
 
   it('SSE pushes each chunk as it is produced, then a done event', async () => {
-    await using t = await started();
+    await using t = await listening();
     const w = await ScriptedWorker.connect(t.url);
     const id = await run(t.server);
     await w.next('job.assign');
@@ -201,7 +183,7 @@ describe('job lifecycle with a worker on a real socket', () => {
 
   it('executionTimeout and ttl are enforced by sweeps (manual clock): TIMED_OUT + stop, then deletion', async () => {
     const clock = new ManualClock();
-    await using t = await started({ clock });
+    await using t = await listening({ clock });
     const w = await ScriptedWorker.connect(t.url);
     const id = await run(t.server, {}, { policy: { executionTimeout: 5000, ttl: 60_000 } });
     await w.next('job.assign');
@@ -223,7 +205,7 @@ describe('job lifecycle with a worker on a real socket', () => {
 
   it('?ttl= on status sets the remaining lifespan from now; retention deletes terminal jobs', async () => {
     const clock = new ManualClock();
-    await using t = await started({ clock });
+    await using t = await listening({ clock });
     const id = await run(t.server);
     expect((await call(t.server, 'GET', `/v2/echo/status/${id}?ttl=20000`)).status).toBe(200);
     clock.advance(19_999);
@@ -245,7 +227,7 @@ describe('job lifecycle with a worker on a real socket', () => {
 
   it('a running job whose ttl elapses is deleted and its worker told to stop', async () => {
     const clock = new ManualClock();
-    await using t = await started({ clock });
+    await using t = await listening({ clock });
     const w = await ScriptedWorker.connect(t.url);
     const id = await run(t.server, {}, { policy: { ttl: 10_000 } });
     await w.next('job.assign');

@@ -2,17 +2,11 @@ import { PROTOCOL_VERSION, WORKER_WS_PATH } from '@berth/protocol';
 import WebSocket from 'ws';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.js';
-import { ScriptedWorker, call, testServer, until } from '../testing.test-helpers.js';
-
-async function started(opts: Parameters<typeof testServer>[0] = {}) {
-  const server = testServer(opts);
-  const { url } = await server.listen({ port: 0 });
-  return { server, url, [Symbol.asyncDispose]: () => server.close({ drainMs: 0 }) };
-}
+import { ScriptedWorker, call, listening, testServer, until, untilStatus } from '../testing.test-helpers.js';
 
 describe('worker gateway', () => {
   it('refuses a wrong or missing token with 401 before the upgrade, and a wrong path with 404', async () => {
-    await using t = await started();
+    await using t = await listening();
     await expect(ScriptedWorker.connect(t.url, {}, 'bad-token')).rejects.toThrow('HTTP 401');
     const noAuth = new WebSocket(t.url.replace('http', 'ws') + WORKER_WS_PATH);
     const code = await new Promise((r) => noAuth.once('unexpected-response', (_q, res) => r(res.statusCode)));
@@ -22,14 +16,14 @@ describe('worker gateway', () => {
   });
 
   it('refuses a protocol version mismatch with a coded error and closes', async () => {
-    await using t = await started();
+    await using t = await listening();
     const w = await ScriptedWorker.connect(t.url, { protocol: PROTOCOL_VERSION + 1 });
     expect(await w.next('error')).toMatchObject({ code: 'protocol_mismatch' });
     await until(() => w.closed);
   });
 
   it('requires hello first', async () => {
-    await using t = await started();
+    await using t = await listening();
     const ws = new WebSocket(t.url.replace('http', 'ws') + WORKER_WS_PATH, { headers: { authorization: 'Bearer test-worker-token' } });
     await new Promise((r) => ws.once('open', r));
     const msgs: string[] = [];
@@ -40,7 +34,7 @@ describe('worker gateway', () => {
   });
 
   it('survives malformed messages: answers a coded error and keeps the worker', async () => {
-    await using t = await started();
+    await using t = await listening();
     const w = await ScriptedWorker.connect(t.url);
     await w.next('welcome');
     for (const bad of ['not json', '{}', '[]', 'null', '{"type":"job.complete"}', '{"type":"hello","protocol":"x"}', '{"type":"job.stream","id":"a","attempt":1,"seq":-1,"chunks":[]}', '"'.repeat(10_000)]) {
@@ -55,7 +49,7 @@ describe('worker gateway', () => {
   });
 
   it('answers pings with pongs and pings workers itself', async () => {
-    await using t = await started({ heartbeatMs: 50 });
+    await using t = await listening({ heartbeatMs: 50 });
     const w = await ScriptedWorker.connect(t.url);
     w.send({ type: 'ping', t: 42 });
     expect(await w.next('pong')).toEqual({ type: 'pong', t: 42 });
@@ -65,7 +59,7 @@ describe('worker gateway', () => {
 
   it('drops a silent worker after 3 heartbeats; its job is requeued after the grace period', async () => {
     const clock = new ManualClock();
-    await using t = await started({ heartbeatMs: 40, clock, workerGraceMs: 5000 });
+    await using t = await listening({ heartbeatMs: 40, clock, workerGraceMs: 5000 });
     const w = await ScriptedWorker.connect(t.url);
     const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
     await w.next('job.assign');
@@ -81,13 +75,13 @@ describe('worker gateway', () => {
     // a late result from the dropped attempt is refused
     w2.send({ type: 'job.complete', id, attempt: 1, output: 'stale' });
     w2.send({ type: 'job.complete', id, attempt: 2, output: 'fresh' });
-    await until(async () => (await call(t.server, 'GET', `/v2/echo/status/${id}`)).body.status === 'COMPLETED');
+    await untilStatus(t.server, 'echo', id, 'COMPLETED');
     expect((await call(t.server, 'GET', `/v2/echo/status/${id}`)).body.output).toBe('fresh');
     await w2.close();
   });
 
   it('a reconnecting worker re-announcing its job keeps it (no requeue) and its result counts', async () => {
-    await using t = await started({ workerGraceMs: 60_000 });
+    await using t = await listening({ workerGraceMs: 60_000 });
     const w = await ScriptedWorker.connect(t.url);
     const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
     await w.next('job.assign');
@@ -96,14 +90,14 @@ describe('worker gateway', () => {
     const welcome = await w2.next('welcome');
     expect(welcome.stale).toEqual([{ id: 'gone', attempt: 3 }]);
     w2.send({ type: 'job.complete', id, attempt: 1, output: 'kept' });
-    await until(async () => (await call(t.server, 'GET', `/v2/echo/status/${id}`)).body.status === 'COMPLETED');
+    await untilStatus(t.server, 'echo', id, 'COMPLETED');
     const s = (await call(t.server, 'GET', `/v2/echo/status/${id}`)).body;
     expect(s.retries).toBeUndefined();
     await w2.close();
   });
 
   it('a restarted worker (same id, nothing in flight) gets its old jobs requeued at once', async () => {
-    await using t = await started({ workerGraceMs: 60_000 });
+    await using t = await listening({ workerGraceMs: 60_000 });
     const w = await ScriptedWorker.connect(t.url);
     const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
     await w.next('job.assign');
@@ -115,7 +109,7 @@ describe('worker gateway', () => {
   });
 
   it('fails a job "worker lost" once it reaches maxAttempts', async () => {
-    await using t = await started({ workerGraceMs: 0, maxAttempts: 2 });
+    await using t = await listening({ workerGraceMs: 0, maxAttempts: 2 });
     const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
     for (let i = 1; i <= 2; i++) {
       const w = await ScriptedWorker.connect(t.url, { workerId: `w${i}` });
@@ -123,26 +117,23 @@ describe('worker gateway', () => {
       w.ws.terminate();
       await until(() => w.closed);
     }
-    const s = await until(async () => {
-      const b = (await call(t.server, 'GET', `/v2/echo/status/${id}`)).body;
-      return b.status === 'FAILED' ? b : undefined;
-    });
+    const s = await untilStatus(t.server, 'echo', id, 'FAILED');
     expect(s.error).toContain('worker lost');
   });
 
   it('registers the endpoint a worker announces, unless that is turned off', async () => {
-    await using t = await started();
+    await using t = await listening();
     const w = await ScriptedWorker.connect(t.url, { endpointId: 'fresh' });
     await w.next('welcome');
     expect((await call(t.server, 'GET', '/v2/fresh/health')).status).toBe(200);
     await w.close();
-    await using t2 = await started({ acceptWorkerEndpoints: false });
+    await using t2 = await listening({ acceptWorkerEndpoints: false });
     const w2 = await ScriptedWorker.connect(t2.url, { endpointId: 'fresh' });
     expect(await w2.next('error')).toMatchObject({ code: 'unknown_endpoint' });
   });
 
   it('close() tells workers to drain and answers 503 afterwards', async () => {
-    const t = await started();
+    const t = await listening();
     const w = await ScriptedWorker.connect(t.url);
     await w.next('welcome');
     const closing = t.server.close({ drainMs: 200 });
@@ -154,7 +145,7 @@ describe('worker gateway', () => {
 
 describe('graceful close', () => {
   it('waits for running jobs up to drainMs while answering 503, then closes', async () => {
-    const t = await started();
+    const t = await listening();
     const w = await ScriptedWorker.connect(t.url);
     const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
     await w.next('job.assign');
@@ -170,7 +161,7 @@ describe('graceful close', () => {
   });
 
   it('gives up on running jobs at drainMs', async () => {
-    const t = await started();
+    const t = await listening();
     const w = await ScriptedWorker.connect(t.url);
     await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } });
     await w.next('job.assign');

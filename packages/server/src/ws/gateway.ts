@@ -4,7 +4,7 @@ import { PROTOCOL_VERSION, WORKER_WS_PATH, decodeWorkerMessage, ENDPOINT_ID_RE, 
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
-import type { KeyChecker } from '../http/auth.js';
+import { KeyChecker } from '../http/auth.js';
 import { WorkerSession } from './worker-session.js';
 
 const HELLO_TIMEOUT_MS = 10_000;
@@ -41,7 +41,7 @@ export class Gateway {
       socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n{"error":"${text}","code":"${status === 401 ? 'unauthorized' : 'route_not_found'}"}`);
     };
     if (path !== WORKER_WS_PATH) return refuse(404, 'Not Found');
-    const secret = req.headers.authorization ? req.headers.authorization.replace(/^bearer\s+/i, '').trim() : '';
+    const secret = KeyChecker.secretOf(req.headers.authorization);
     if (!secret || !this.deps.tokens.match(secret)) return refuse(401, 'Unauthorized');
     this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws));
   }
