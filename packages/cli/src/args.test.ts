@@ -18,11 +18,12 @@ function fakeIo() {
 
 describe('parseDevArgs', () => {
   it('defaults', () => {
-    expect(parseDevArgs([], {})).toEqual({ help: false, config: undefined, port: 8080, host: '127.0.0.1', logLevel: 'info' });
+    expect(parseDevArgs([], {})).toMatchObject({ help: false, config: undefined, port: 8080, host: '127.0.0.1', logLevel: 'info', watch: true });
+    expect(parseDevArgs(['--no-watch'], {}).watch).toBe(false);
   });
 
   it('long and short flags, --flag=value', () => {
-    expect(parseDevArgs(['-c', 'x.json', '--port=0', '--host', '0.0.0.0', '--log-level', 'debug'], {})).toEqual({
+    expect(parseDevArgs(['-c', 'x.json', '--port=0', '--host', '0.0.0.0', '--log-level', 'debug'], {})).toMatchObject({
       help: false,
       config: 'x.json',
       port: 0,
@@ -63,8 +64,10 @@ describe('parseServeArgs', () => {
     expect(() => parseServeArgs(['--endpoint', 'ok,Not_OK'], {})).toThrow(/"Not_OK" is not a valid endpoint id/);
   });
 
-  it('does not take --config', () => {
-    expect(() => parseServeArgs(['--config', 'x'], {})).toThrow(/Unknown option '--config'/);
+  it('takes an optional --config (endpoints and public models, no workers)', () => {
+    expect(parseServeArgs([], {}).config).toBeUndefined();
+    expect(parseServeArgs(['--config', 'x.json'], {}).config).toBe('x.json');
+    expect(parseServeArgs(['-c', 'y.json'], {}).config).toBe('y.json');
   });
 });
 
@@ -104,7 +107,7 @@ describe('main', () => {
   it('unknown command: exit 2 and a pointer to --help', async () => {
     const f = fakeIo();
     expect(await main(['nope'], f.io)).toBe(2);
-    expect(f.err()).toContain('berth: unknown command "nope" (commands: dev, serve)');
+    expect(f.err()).toMatch(/berth: unknown command "nope" \(commands: dev, serve, [a-z, ]*\btest, build\b/);
     expect(f.err()).toContain('berth --help');
   });
 

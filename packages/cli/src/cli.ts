@@ -1,6 +1,9 @@
 import { ConfigError } from './config.js';
 import { DEV_HELP, runDev } from './commands/dev.js';
 import { SERVE_HELP, runServe } from './commands/serve.js';
+import { KEYS_HELP, runKeys } from './commands/keys.js';
+import { TEST_HELP, runTest } from './commands/test.js';
+import { BUILD_HELP, runBuild } from './commands/build.js';
 import { processIo, type Io } from './internal/io.js';
 import { EXIT, UsageError } from './internal/usage-error.js';
 import { cliVersion } from './internal/version.js';
@@ -12,8 +15,11 @@ interface Command {
 }
 
 const COMMANDS: Record<string, Command> = {
-  dev: { summary: 'run the queue API and your workers locally (restarts crashed workers)', help: DEV_HELP, run: runDev },
+  dev: { summary: 'run the queue API and your workers locally (scaling, hot reload)', help: DEV_HELP, run: runDev },
   serve: { summary: 'run only the control plane; workers connect from anywhere', help: SERVE_HELP, run: runServe },
+  keys: { summary: 'create, list and revoke API keys in the data folder', help: KEYS_HELP, run: runKeys },
+  test: { summary: 'run one job through a handler locally; exit 0 if it completed, 1 if not', help: TEST_HELP, run: runTest },
+  build: { summary: 'bundle workers into deployable folders with Dockerfiles (CPU and CUDA)', help: BUILD_HELP, run: runBuild },
 };
 
 export const MAIN_HELP = `berth: queue-based inference endpoints, on your machine

@@ -26,10 +26,30 @@ describe('resolveConfig', () => {
       file,
       dir: tmp,
       endpoints: [
-        { id: 'echo', worker: join(tmp, 'echo.ts'), workers: 1, concurrency: 4 },
-        { id: 'gpu-2', worker: join(tmp, 'w/x.ts'), workers: 3, concurrency: undefined },
+        { id: 'echo', worker: join(tmp, 'echo.ts'), workers: 1, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5000, concurrency: 4 },
+        { id: 'gpu-2', worker: join(tmp, 'w/x.ts'), workers: 3, minWorkers: 3, maxWorkers: 3, idleTimeoutMs: 5000, concurrency: undefined },
       ],
+      models: {},
     });
+  });
+
+  it('scaling fields: maxWorkers alone scales from zero; minWorkers alone keeps that many; defaults', () => {
+    const eps = resolveConfig(
+      { endpoints: { a: { worker: 'a.ts', maxWorkers: 3, idleTimeoutMs: 250 }, b: { worker: 'b.ts', minWorkers: 2 } } },
+      file,
+    ).endpoints;
+    expect(eps.map(({ workers, minWorkers, maxWorkers, idleTimeoutMs }) => ({ workers, minWorkers, maxWorkers, idleTimeoutMs }))).toEqual([
+      { workers: 0, minWorkers: 0, maxWorkers: 3, idleTimeoutMs: 250 },
+      { workers: 2, minWorkers: 2, maxWorkers: 2, idleTimeoutMs: 5000 },
+    ]);
+  });
+
+  it.each([
+    [{ worker: 'a.ts', workers: 1, maxWorkers: 2 }, 'endpoints.echo.workers: give either "workers" (a fixed count) or "minWorkers"/"maxWorkers" (scaling), not both'],
+    [{ worker: 'a.ts', minWorkers: 3, maxWorkers: 2 }, 'endpoints.echo.maxWorkers: must be at least minWorkers (3) (got 2)'],
+    [{ worker: 'a.ts', idleTimeoutMs: -1 }, 'endpoints.echo.idleTimeoutMs: must be at least 0 (got -1)'],
+  ])('scaling %j -> %s', (ep, problem) => {
+    expect(problems({ endpoints: { echo: ep } })).toEqual([problem]);
   });
 
   it('accepts $schema and workers: 0', () => {
@@ -47,8 +67,8 @@ describe('resolveConfig', () => {
     [{ endpoints: { echo: {} } }, 'endpoints.echo.worker: must be the path of a handler file, like "./handler.ts" (got nothing)'],
     [{ endpoints: { echo: { worker: '' } } }, 'endpoints.echo.worker: must not be empty'],
     [{ endpoints: { echo: './echo.ts' } }, 'endpoints.echo: must be an object like {"worker": "./handler.ts"} (got "./echo.ts")'],
-    [{ endpoints: { echo: { worker: 'a.ts', concurency: 2 } } }, 'endpoints.echo: unknown field "concurency" (known: worker, workers, concurrency)'],
-    [{ endpoint: {} }, '(top level): unknown field "endpoint" (known: endpoints)'],
+    [{ endpoints: { echo: { worker: 'a.ts', concurency: 2 } } }, 'endpoints.echo: unknown field "concurency" (known: worker, workers, minWorkers, maxWorkers, idleTimeoutMs, concurrency)'],
+    [{ endpoint: {} }, '(top level): unknown field "endpoint" (known: endpoints, models)'],
     [{ endpoints: {} }, 'endpoints: must name at least one endpoint'],
     [{ endpoints: [] }, 'endpoints: must be an object mapping endpoint ids to {"worker": ...} (got an array)'],
     [[], '(top level): must be an object like {"endpoints": {...}} (got an array)'],
@@ -68,10 +88,21 @@ describe('resolveConfig', () => {
 });
 
 describe('loadConfig', () => {
+  it('checks the models section with the server rules and against the endpoints of the file', async () => {
+    const f = join(tmp, 'models.config.json');
+    const models = { 'shapes-diffusion': { endpoint: 'image', kind: 'image', price: { perMegapixelStep: 0.0002 }, limits: { defaultWidth: 64, defaultHeight: 64, minSize: 32, maxSize: 128, sizeMultiple: 4 } } };
+    writeFileSync(f, JSON.stringify({ endpoints: { image: { worker: './t2i.ts' } }, models }));
+    expect((await loadConfig(f)).models).toEqual(models);
+    writeFileSync(f, JSON.stringify({ endpoints: { image: { worker: './t2i.ts' } }, models: { 'shapes-diffusion': { endpoint: 'img', kind: 'image' } } }));
+    await expect(loadConfig(f)).rejects.toThrow(/models\.shapes-diffusion\.endpoint: "img" is not an endpoint of this file \(known: image\)/);
+    writeFileSync(f, JSON.stringify({ endpoints: { image: { worker: './t2i.ts' } }, models: { 'shapes-diffusion': { endpoint: 'image', kind: 'video' } } }));
+    await expect(loadConfig(f)).rejects.toThrow(/models\.shapes-diffusion\.kind must be one of image, upscale/);
+  });
+
   it('loads JSON', async () => {
     const f = join(tmp, 'a.json');
     writeFileSync(f, JSON.stringify({ endpoints: { echo: { worker: './echo.ts' } } }));
-    expect((await loadConfig(f)).endpoints).toEqual([{ id: 'echo', worker: join(tmp, 'echo.ts'), workers: 1, concurrency: undefined }]);
+    expect((await loadConfig(f)).endpoints).toEqual([{ id: 'echo', worker: join(tmp, 'echo.ts'), workers: 1, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5000, concurrency: undefined }]);
   });
 
   it('names the file when the JSON is broken', async () => {
@@ -86,7 +117,7 @@ describe('loadConfig', () => {
       f,
       `const defineConfig = <T,>(c: T): T => c;\nconst workers: number = 2;\nexport default defineConfig({ endpoints: { ts: { worker: './ts.ts', workers } } });\n`,
     );
-    expect((await loadConfig(f)).endpoints).toEqual([{ id: 'ts', worker: join(tmp, 'ts.ts'), workers: 2, concurrency: undefined }]);
+    expect((await loadConfig(f)).endpoints).toEqual([{ id: 'ts', worker: join(tmp, 'ts.ts'), workers: 2, minWorkers: 2, maxWorkers: 2, idleTimeoutMs: 5000, concurrency: undefined }]);
   });
 
   it('loads TypeScript in an ESM package ("type": "module")', async () => {
@@ -95,7 +126,7 @@ describe('loadConfig', () => {
     writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
     const f = join(dir, 'berth.config.ts');
     writeFileSync(f, `export default { endpoints: { esm: { worker: './w.ts', concurrency: 2 as number } } };\n`);
-    expect((await loadConfig(f)).endpoints).toEqual([{ id: 'esm', worker: join(dir, 'w.ts'), workers: 1, concurrency: 2 }]);
+    expect((await loadConfig(f)).endpoints).toEqual([{ id: 'esm', worker: join(dir, 'w.ts'), workers: 1, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5000, concurrency: 2 }]);
   });
 
   it('a module without a default export', async () => {

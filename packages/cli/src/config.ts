@@ -3,6 +3,7 @@ import { dirname, extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ENDPOINT_ID_RE } from '@berth/protocol';
+import type { ModelConfig } from '@berth/server';
 
 /** One endpoint that `berth dev` serves and runs workers for. */
 export interface EndpointConfig {
@@ -11,8 +12,20 @@ export interface EndpointConfig {
    * the config file. Each worker process runs `node --import tsx <worker>` with the config file's folder as cwd.
    */
   worker: string;
-  /** How many worker processes to run. Default 1. `0` runs none (for workers you start yourself). */
+  /**
+   * A fixed number of worker processes. Default 1. `0` runs none (for workers you start yourself). Shorthand for
+   * `minWorkers` = `maxWorkers` = `workers`; not allowed together with them.
+   */
   workers?: number;
+  /** Scaling: workers kept running even when idle. Default 0 once `maxWorkers` is set (scale to zero). */
+  minWorkers?: number;
+  /**
+   * Scaling: at most this many workers; `berth dev` starts more while queued and running jobs exceed what the
+   * running workers take (`concurrency` each). Default `max(1, minWorkers)` once `minWorkers` is set.
+   */
+  maxWorkers?: number;
+  /** Scaling: a worker above `minWorkers` with no job for this long is stopped. Default 5000 ms. */
+  idleTimeoutMs?: number;
   /**
    * Jobs each worker runs at once (sets `BERTH_CONCURRENCY`, which overrides `start({ concurrency })`).
    * Default: what the handler passes to `start()`, which itself defaults to 1.
@@ -24,6 +37,13 @@ export interface EndpointConfig {
 export interface BerthConfig {
   /** Endpoint id (`^[a-z0-9][a-z0-9-]{0,62}$`, the `<endpoint_id>` in `/v2/<endpoint_id>/run`) to its settings. */
   endpoints: Record<string, EndpointConfig>;
+  /**
+   * Public models served under `/v2/<model_slug>/...` by an endpoint's workers, with input limits and a price
+   * table (`docs/public-models.md`). Default: none.
+   *
+   * @example { "shapes-diffusion": { "endpoint": "image", "kind": "image", "price": { "perMegapixelStep": 0.0002 } } }
+   */
+  models?: Record<string, ModelConfig>;
 }
 
 /**
@@ -43,7 +63,11 @@ export interface ResolvedEndpoint {
   id: string;
   /** Absolute path of the handler file. */
   worker: string;
+  /** Workers started at once: `minWorkers`. */
   workers: number;
+  minWorkers: number;
+  maxWorkers: number;
+  idleTimeoutMs: number;
   /** `undefined`: leave it to the handler's `start({ concurrency })`. */
   concurrency: number | undefined;
 }
@@ -54,6 +78,8 @@ export interface ResolvedConfig {
   /** Its folder: the cwd of every worker process. */
   dir: string;
   endpoints: ResolvedEndpoint[];
+  /** As in the file (checked by `loadConfig` with the server's rules). */
+  models: Record<string, ModelConfig>;
 }
 
 /** The config file is missing, unreadable or invalid. `berth` prints the message and exits with code 2. */
@@ -85,18 +111,29 @@ const int = (min: number, max: number) =>
     .min(min, { error: (i) => `must be at least ${min} (got ${describe(i.input)})` })
     .max(max, { error: (i) => `must be at most ${max} (got ${describe(i.input)})` });
 
-const ENDPOINT_FIELDS = ['worker', 'workers', 'concurrency'];
+const ENDPOINT_FIELDS = ['worker', 'workers', 'minWorkers', 'maxWorkers', 'idleTimeoutMs', 'concurrency'];
 
 const EndpointSchema = z.strictObject(
   {
     worker: z
       .string({ error: (i) => `must be the path of a handler file, like "./handler.ts" (got ${describe(i.input)})` })
       .min(1, 'must not be empty'),
-    workers: int(0, 64).default(1),
+    workers: int(0, 64).optional(),
+    minWorkers: int(0, 64).optional(),
+    maxWorkers: int(0, 64).optional(),
+    idleTimeoutMs: int(0, 86_400_000).default(5_000),
     concurrency: int(1, 1024).optional(),
   },
   { error: (i) => `must be an object like {"worker": "./handler.ts"} (got ${describe(i.input)})` },
-);
+)
+  .superRefine((ep, ctx) => {
+    if (ep.workers !== undefined && (ep.minWorkers !== undefined || ep.maxWorkers !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['workers'], message: 'give either "workers" (a fixed count) or "minWorkers"/"maxWorkers" (scaling), not both' });
+    }
+    if (ep.minWorkers !== undefined && ep.maxWorkers !== undefined && ep.minWorkers > ep.maxWorkers) {
+      ctx.addIssue({ code: 'custom', path: ['maxWorkers'], message: `must be at least minWorkers (${ep.minWorkers}) (got ${ep.maxWorkers})` });
+    }
+  });
 
 const ConfigSchema = z.strictObject(
   {
@@ -106,6 +143,11 @@ const ConfigSchema = z.strictObject(
         error: (i) => `must be an object mapping endpoint ids to {"worker": ...} (got ${describe(i.input)})`,
       })
       .refine((eps) => Object.keys(eps).length > 0, 'must name at least one endpoint'),
+    models: z
+      .record(z.string(), z.looseObject({ endpoint: z.string({ error: 'must name the endpoint that serves the model' }) }), {
+        error: (i) => `must be an object mapping model slugs to {"endpoint": ..., "kind": ...} (got ${describe(i.input)})`,
+      })
+      .optional(),
   },
   { error: (i) => `must be an object like {"endpoints": {...}} (got ${describe(i.input)})` },
 );
@@ -125,7 +167,7 @@ function formatIssue(issue: z.ZodError['issues'][number]): string {
     return `${path.slice(0, -1).join('.')}: "${String(path.at(-1))}" is not a valid endpoint id (use lowercase letters, digits and "-", starting with a letter or digit, at most 63 characters)`;
   }
   if (issue.code === 'unrecognized_keys') {
-    const known = path.length === 0 ? ['endpoints'] : ENDPOINT_FIELDS;
+    const known = path.length === 0 ? ['endpoints', 'models'] : ENDPOINT_FIELDS;
     const keys = issue.keys.map((k) => `"${k}"`).join(', ');
     return `${path.join('.') || '(top level)'}: unknown field${issue.keys.length > 1 ? 's' : ''} ${keys} (known: ${known.join(', ')})`;
   }
@@ -147,12 +189,21 @@ export function resolveConfig(value: unknown, file: string): ResolvedConfig {
   return {
     file,
     dir,
-    endpoints: Object.entries(parsed.data.endpoints).map(([id, ep]) => ({
-      id,
-      worker: resolve(dir, ep.worker),
-      workers: ep.workers,
-      concurrency: ep.concurrency,
-    })),
+    models: (parsed.data.models ?? {}) as unknown as Record<string, ModelConfig>,
+    endpoints: Object.entries(parsed.data.endpoints).map(([id, ep]) => {
+      const scaling = ep.minWorkers !== undefined || ep.maxWorkers !== undefined;
+      const minWorkers = scaling ? (ep.minWorkers ?? 0) : (ep.workers ?? 1);
+      const maxWorkers = scaling ? (ep.maxWorkers ?? Math.max(1, minWorkers)) : minWorkers;
+      return {
+        id,
+        worker: resolve(dir, ep.worker),
+        workers: minWorkers,
+        minWorkers,
+        maxWorkers,
+        idleTimeoutMs: ep.idleTimeoutMs,
+        concurrency: ep.concurrency,
+      };
+    }),
   };
 }
 
@@ -217,7 +268,28 @@ export async function loadConfig(file: string): Promise<ResolvedConfig> {
   } else {
     throw new ConfigError(abs, `config file ${abs}: unsupported extension "${ext}" (use .json, .ts, .mts, .js or .mjs)`);
   }
-  return resolveConfig(value, abs);
+  const config = resolveConfig(value, abs);
+  await checkModels(config);
+  return config;
+}
+
+/** Checks the `models` section with the server's own rules, and that each model's endpoint is in the file. */
+async function checkModels(config: ResolvedConfig): Promise<void> {
+  if (Object.keys(config.models).length === 0) return;
+  const problems: string[] = [];
+  const ids = new Set(config.endpoints.map((e) => e.id));
+  for (const [slug, m] of Object.entries(config.models)) {
+    if (!ids.has(m.endpoint)) problems.push(`models.${slug}.endpoint: "${m.endpoint}" is not an endpoint of this file (known: ${[...ids].join(', ')})`);
+    if (ids.has(slug)) problems.push(`models.${slug}: a model slug must differ from every endpoint id`);
+  }
+  if (problems.length === 0) {
+    try {
+      (await import('@berth/server')).resolveModels(config.models);
+    } catch (err) {
+      problems.push(errorMessage(err).replace(/^option /, ''));
+    }
+  }
+  if (problems.length) throw new ConfigError(config.file, `invalid config file ${config.file}`, problems);
 }
 
 // A .ts file outside an ESM package is compiled as CommonJS: its namespace's `default` is then `module.exports`,
@@ -236,7 +308,7 @@ function unwrapDefault(mod: Record<string, unknown>): unknown {
 export function checkWorkerFiles(config: ResolvedConfig): void {
   const problems: string[] = [];
   for (const ep of config.endpoints) {
-    if (ep.workers === 0) continue;
+    if (ep.maxWorkers === 0) continue;
     if (!existsSync(ep.worker)) problems.push(`endpoints.${ep.id}.worker: file not found: ${ep.worker}`);
     else if (statSync(ep.worker).isDirectory()) problems.push(`endpoints.${ep.id}.worker: is a folder, not a file: ${ep.worker}`);
   }

@@ -19,7 +19,8 @@ const WORKER: ByType<WorkerMessage> = {
 
 /** One valid example of every server -> worker message. */
 const SERVER: ByType<ServerMessage> = {
-  welcome: { type: 'welcome', protocol: PROTOCOL_VERSION, workerId: 'w-1', heartbeatMs: 5_000, stale: [{ id: 'old', attempt: 1 }] },
+  welcome: { type: 'welcome', protocol: PROTOCOL_VERSION, workerId: 'w-1', heartbeatMs: 5_000, stale: [{ id: 'old', attempt: 1 }], acks: true },
+  'job.ack': { type: 'job.ack', id: 'j1', attempt: 2 },
   'job.assign': {
     type: 'job.assign',
     id: 'j1',
@@ -57,11 +58,11 @@ describe('WebSocket messages', () => {
     expect(decodeServerMessage(JSON.stringify(msg))).toEqual({ ok: true, value: msg });
   });
 
-  it('defaults hello.inflight and welcome.stale to []', () => {
+  it('defaults hello.inflight and welcome.stale to [] and welcome.acks to false (a server that does not acknowledge)', () => {
     const { inflight: _i, ...hello } = WORKER.hello;
     expect(decodeWorkerMessage(JSON.stringify(hello))).toMatchObject({ ok: true, value: { inflight: [] } });
-    const { stale: _s, ...welcome } = SERVER.welcome;
-    expect(decodeServerMessage(JSON.stringify(welcome))).toMatchObject({ ok: true, value: { stale: [] } });
+    const { stale: _s, acks: _a, ...welcome } = SERVER.welcome;
+    expect(decodeServerMessage(JSON.stringify(welcome))).toMatchObject({ ok: true, value: { stale: [], acks: false } });
   });
 
   it('drops unknown keys so a newer peer can add fields', () => {

@@ -74,6 +74,15 @@ export const WelcomeMessage = z.object({
   heartbeatMs: z.number().int().positive(),
   /** Jobs from `hello.inflight` that are no longer current: the worker must stop them and drop their results. */
   stale: z.array(z.object(jobRef)).default([]),
+  /**
+   * The server acknowledges every `job.complete` / `job.fail` with `job.ack` once it is stored: the worker keeps a
+   * result (and announces the job in `hello.inflight`) until then, and sends it again after a reconnect.
+   */
+  acks: z.boolean().default(false),
+});
+export const AckMessage = z.object({
+  type: z.literal('job.ack'),
+  ...jobRef,
 });
 export const AssignMessage = z.object({
   type: z.literal('job.assign'),
@@ -102,6 +111,7 @@ export const ErrorMessage = z.object({
 export const ServerMessage = z.discriminatedUnion('type', [
   WelcomeMessage,
   AssignMessage,
+  AckMessage,
   CancelMessage,
   DrainMessage,
   ErrorMessage,
@@ -111,4 +121,5 @@ export const ServerMessage = z.discriminatedUnion('type', [
 export type ServerMessage = z.infer<typeof ServerMessage>;
 export type AssignMessage = z.infer<typeof AssignMessage>;
 export type CancelMessage = z.infer<typeof CancelMessage>;
+export type AckMessage = z.infer<typeof AckMessage>;
 export type WelcomeMessage = z.infer<typeof WelcomeMessage>;

@@ -3,7 +3,15 @@ export { resolveServerOptions, type ServerOptions, type ResolvedServerOptions } 
 export { createConsoleLogger, silentLogger, type Logger, type LogLevel } from './logger.js';
 export { systemClock, ManualClock, type Clock } from './clock.js';
 export { MemoryStore } from './store/memory-store.js';
-export type { Store, JobRecord, FinishPatch, DueJobs, EndpointCounts, RetentionPolicy } from './store/types.js';
+export { SqliteStore, type SqliteStoreOptions } from './store/sqlite/sqlite-store.js';
+export type { Store, JobRecord, FinishPatch, DueJobs, EndpointCounts, RetentionPolicy, RecoveryReport, DeleteCondition } from './store/types.js';
 export type { ApiRequest, ApiResponse } from './http/types.js';
 export type { Guard, GuardContext, Operation, Principal } from './http/guard.js';
 export { toJobObject, toWebhookBody } from './jobs/job-view.js';
+export { resolveModels, costOf, checkInput, MODEL_SLUG_RE, type ModelConfig, type ModelKind, type PriceTable, type ImageLimits, type PublicModel } from './models/index.js';
+export type { WebhookAttempt, WebhookDelivery } from './store/types.js';
+export type { KeyScope } from './http/guard.js';
+export type { HttpTimeouts } from './http/node-server.js';
+export { createApiKey, MemoryKeyStore, SqliteKeyStore, API_KEY_PREFIX, type CreateKeyOptions, type KeyStore, type StoredKey } from './keys/index.js';
+export { DEFAULT_RATE_LIMITS, DEFAULT_PER_WORKER, type RateLimitOptions } from './limits/index.js';
+export { classifyAddress, ALLOWABLE_KINDS, type AllowableKind, type WebhookOptions } from './webhooks/index.js';

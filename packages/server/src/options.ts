@@ -4,6 +4,12 @@ import { createConsoleLogger, type Logger } from './logger.js';
 import { MemoryStore } from './store/memory-store.js';
 import type { RetentionPolicy, Store } from './store/types.js';
 import { allowAll, type Guard } from './http/guard.js';
+import { resolveModels } from './models/registry.js';
+import type { ModelConfig, PublicModel } from './models/types.js';
+import type { KeyStore } from './keys/key-store.js';
+import { resolveHttpTimeouts, type HttpTimeouts, type ResolvedHttpTimeouts } from './http/node-server.js';
+import { resolveRateLimits, type RateLimitOptions, type ResolvedRateLimits } from './limits/rate-limit-options.js';
+import { resolveWebhookOptions, type ResolvedWebhookOptions, type WebhookOptions } from './webhooks/webhook-options.js';
 
 /** Options of `createServer`. Every field is optional; `resolveServerOptions` applies the defaults. */
 export interface ServerOptions {
@@ -33,6 +39,37 @@ export interface ServerOptions {
   maxAttempts?: number;
   /** Checks run before each operation after authentication (rate limits plug in here). Default: allow all. */
   guard?: Guard;
+  /**
+   * Public models served under `/v2/<model_slug>/...`: slug (lowercase words joined by hyphens) to its endpoint,
+   * kind (`image`, `upscale`), description, price table and input limits (`docs/public-models.md`). CLI: the
+   * `models` section of `berth.config.json`. Default: none.
+   */
+  models?: Record<string, ModelConfig>;
+  /**
+   * Folder for output files that workers without S3 upload (`docs/output-storage.md`). Default: a fresh temp
+   * folder, deleted by `close()`.
+   */
+  filesDir?: string;
+  /** Secret signing output file URLs (HMAC-SHA256). Default: a random one kept in `<filesDir>/.url-secret`. */
+  filesSecret?: string;
+  /** Largest output file a worker may upload, bytes (larger: 413). Default: 100 MB. */
+  maxFileBytes?: number;
+  /** Base of output file URLs, e.g. `https://berth.example.com`. Default: `http://<Host header of the upload>`. */
+  publicUrl?: string;
+  /**
+   * Stored API keys (`berth keys create`), accepted alongside `apiKeys`, with their scopes. Default: none.
+   * See `docs/api-keys.md`.
+   */
+  keyStore?: KeyStore;
+  /**
+   * Per key x endpoint x operation limits in fixed 10 s windows (`docs/rate-limits.md`). `false` turns them off.
+   * CLI: `BERTH_RATE_LIMITS=off`. Default: on, with the contract's limits and 50 per running worker.
+   */
+  rateLimits?: RateLimitOptions | boolean;
+  /** Webhook delivery: signing secret, retries, allowed address kinds (`docs/webhooks.md`). Default: see `WebhookOptions`. */
+  webhooks?: WebhookOptions;
+  /** How long clients may take to send a request: headers 20 s, whole request 300 s, keep-alive 65 s (`HttpTimeouts`). */
+  httpTimeouts?: HttpTimeouts;
 }
 
 export interface ResolvedServerOptions {
@@ -49,6 +86,15 @@ export interface ResolvedServerOptions {
   workerGraceMs: number;
   maxAttempts: number;
   guard: Guard;
+  models: Map<string, PublicModel>;
+  filesDir: string | undefined;
+  filesSecret: string | undefined;
+  maxFileBytes: number;
+  publicUrl: string | undefined;
+  keyStore: KeyStore | undefined;
+  rateLimits: ResolvedRateLimits;
+  webhooks: ResolvedWebhookOptions;
+  httpTimeouts: ResolvedHttpTimeouts;
 }
 
 function nonNegative(name: string, v: number | undefined, def: number): number {
@@ -66,6 +112,12 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
   if (heartbeatMs === 0) throw new BerthError('invalid_request', 'option heartbeatMs must be positive');
   const maxAttempts = nonNegative('maxAttempts', o.maxAttempts, 3);
   if (maxAttempts < 1) throw new BerthError('invalid_request', 'option maxAttempts must be at least 1');
+  const models = resolveModels(o.models);
+  for (const slug of models.keys()) {
+    if (o.endpoints?.includes(slug)) throw new BerthError('invalid_request', `option models: "${slug}" is also an endpoint id; a model slug must differ from every endpoint id`);
+  }
+  if (o.publicUrl !== undefined && !/^https?:\/\/[^/]/.test(o.publicUrl)) throw new BerthError('invalid_request', `option publicUrl must be an http(s) URL, got ${JSON.stringify(o.publicUrl)}`);
+  if (o.filesSecret !== undefined && o.filesSecret.length < 16) throw new BerthError('invalid_request', 'option filesSecret must be at least 16 characters');
   return {
     apiKeys: [...(o.apiKeys ?? [])],
     workerTokens: [...(o.workerTokens ?? [])],
@@ -83,5 +135,14 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     workerGraceMs: nonNegative('workerGraceMs', o.workerGraceMs, 10_000),
     maxAttempts,
     guard: o.guard ?? allowAll,
+    models,
+    filesDir: o.filesDir,
+    filesSecret: o.filesSecret,
+    maxFileBytes: nonNegative('maxFileBytes', o.maxFileBytes, 100 * 1024 * 1024),
+    publicUrl: o.publicUrl,
+    keyStore: o.keyStore,
+    rateLimits: resolveRateLimits(o.rateLimits),
+    webhooks: resolveWebhookOptions(o.webhooks),
+    httpTimeouts: resolveHttpTimeouts(o.httpTimeouts),
   };
 }

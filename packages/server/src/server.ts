@@ -1,9 +1,15 @@
-import { createServer as createHttpServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ENDPOINT_ID_RE } from '@berth/protocol';
 import { createApi } from './http/api.js';
 import { KeyChecker } from './http/auth.js';
+import { combineGuards } from './http/guard.js';
+import { ApiKeyAuth } from './keys/api-key-auth.js';
+import { scopeGuard } from './keys/scope-guard.js';
+import { createRateLimitGuard } from './limits/rate-limit-guard.js';
+import { WebhookSender } from './webhooks/webhook-sender.js';
 import { nodeHandler } from './http/node-adapter.js';
+import { createNodeServer } from './http/node-server.js';
 import type { ApiRequest, ApiResponse } from './http/types.js';
 import type { CoreContext } from './jobs/context.js';
 import { DeadlineAlarm } from './jobs/deadline-alarm.js';
@@ -11,6 +17,10 @@ import { Dispatcher } from './jobs/dispatcher.js';
 import { JobEvents } from './jobs/job-events.js';
 import { JobService } from './jobs/job-service.js';
 import { resolveServerOptions, type ResolvedServerOptions, type ServerOptions } from './options.js';
+import { createOutputFiles } from './files/index.js';
+import { createModelRoutes } from './models/model-routes.js';
+import { notifyTerminal } from './jobs/context.js';
+import type { RecoveryReport } from './store/types.js';
 import { Gateway } from './ws/gateway.js';
 import { WorkerRegistry } from './ws/worker-registry.js';
 
@@ -25,11 +35,17 @@ export interface ListenOptions {
 export interface BerthServer {
   /** The socket-free core: answers one request (tests use it without listening). */
   handle(req: ApiRequest): Promise<ApiResponse>;
-  listen(opts?: ListenOptions): Promise<{ url: string; port: number }>;
+  /**
+   * Recovers what the store holds (running jobs get a `workerGraceMs` lease so their workers can reconnect and
+   * finish them; endpoints with jobs are served at once), then listens.
+   */
+  listen(opts?: ListenOptions): Promise<{ url: string; port: number; recovered: RecoveryReport }>;
   /** Graceful stop: new requests get 503, workers are told to drain, waiting requests finish up to `drainMs`. */
   close(opts?: { drainMs?: number }): Promise<void>;
   /** Workers a supervisor started for an endpoint (those not yet connected count as initializing). */
   setExpectedWorkers(endpointId: string, n: number): void;
+  /** Connected workers of an endpoint, with the jobs each runs now (what a scaling supervisor needs). */
+  connectedWorkers(endpointId: string): { workerId: string; running: number; draining: boolean }[];
   /** Runs one deadline sweep now (tests with a manual clock). */
   sweep(): ReturnType<JobService['sweep']>;
   readonly service: JobService;
@@ -63,15 +79,37 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       if (opts.sweepIntervalMs > 0) alarm.at(t);
     },
   };
+  // Webhooks: the store writes the outbox row with the terminal state; the sender delivers it (and, polling,
+  // whatever a previous process left pending).
+  const webhooks = new WebhookSender(opts.store, opts.webhooks, opts.clock, opts.logger);
+  ctx.onTerminal.push((job) => {
+    if (job.webhook !== undefined) webhooks.kick();
+  });
+  webhooks.start();
   const dispatcher = new Dispatcher(ctx);
   const service = new JobService(ctx, dispatcher);
+  // Output files of workers without S3 (docs/output-storage.md) and public model slugs (docs/public-models.md).
+  const files = createOutputFiles({ dir: opts.filesDir, secret: opts.filesSecret, maxBytes: opts.maxFileBytes, publicUrl: opts.publicUrl, tokens: new KeyChecker(opts.workerTokens, 'worker-token'), store: opts.store, clock: opts.clock, logger: opts.logger });
+  const models = createModelRoutes({ models: opts.models, store: opts.store, clock: opts.clock, retention: opts.retention, logger: opts.logger, wakeAt: (t) => ctx.wakeAt(t), onTerminal: (job) => notifyTerminal(ctx, job) });
   let draining = false;
   const hasEndpoint = (id: string) => endpoints.has(id);
   const handle = createApi({
     service,
     registry: ctx.registry,
-    keys: new KeyChecker(opts.apiKeys, 'key'),
-    guard: opts.guard,
+    files: files.handle,
+    models,
+    keys: new ApiKeyAuth(new KeyChecker(opts.apiKeys, 'key'), opts.keyStore),
+    // Scopes (403) first, then rate limits (429, counted only for allowed requests), then the caller's guard.
+    guard: combineGuards(
+      scopeGuard,
+      createRateLimitGuard({
+        limits: opts.rateLimits,
+        clock: opts.clock,
+        runningWorkers: (id) => ctx.registry.sessions(id).filter((s) => !s.draining && !s.closed).length,
+      }),
+      opts.guard,
+    ),
+    store: opts.store,
     hasEndpoint,
     draining: () => draining,
     logger: opts.logger,
@@ -92,6 +130,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   runSweep = () => {
     if (sweeping) return void setTimeout(runSweep, 5).unref();
     sweeping = true;
+    files.sweep().catch((err) => opts.logger.error('file sweep failed', { err: String(err) }));
     service.sweep().catch((err) => opts.logger.error('sweep failed', { err: String(err) })).finally(() => (sweeping = false));
   };
   const sweepTimer = opts.sweepIntervalMs > 0 ? setInterval(runSweep, opts.sweepIntervalMs) : undefined;
@@ -106,14 +145,22 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     options: opts,
     endpoints: () => [...endpoints],
     setExpectedWorkers: (id, n) => ctx.registry.setExpected(id, n),
-    sweep: () => service.sweep(),
+    connectedWorkers: (id) => ctx.registry.sessions(id).map((s) => ({ workerId: s.workerId, running: s.inflight.size, draining: s.draining })),
+    sweep: async () => {
+      await files.sweep();
+      return service.sweep();
+    },
     async listen({ port = 8080, host = '127.0.0.1' } = {}) {
-      http = createHttpServer(nodeHandler(handle, track));
-      http.keepAliveTimeout = 65_000;
-      http.headersTimeout = 66_000;
-      http.requestTimeout = 0; // /runsync may wait up to 300 s
+      const leaseUntil = opts.clock.now() + opts.workerGraceMs;
+      const recovered = await opts.store.recover(leaseUntil);
+      for (const id of recovered.endpoints) if (ENDPOINT_ID_RE.test(id)) endpoints.add(id);
+      if (recovered.running > 0) ctx.wakeAt(leaseUntil);
+      if (recovered.queued + recovered.running > 0) {
+        opts.logger.info('recovered jobs', { queued: recovered.queued, running: recovered.running, graceMs: opts.workerGraceMs });
+      }
+      // Deliberate timeouts and coded answers to malformed requests (http/node-server.ts, option httpTimeouts).
+      http = createNodeServer(nodeHandler(handle, track), opts.httpTimeouts);
       http.on('upgrade', (req, socket, head) => gateway.handleUpgrade(req, socket, head));
-      http.on('clientError', (_err, socket) => socket.destroy());
       const server = http;
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -124,7 +171,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       });
       const addr = server.address() as AddressInfo;
       const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-      return { url: `http://${shownHost}:${addr.port}`, port: addr.port };
+      return { url: `http://${shownHost}:${addr.port}`, port: addr.port, recovered };
     },
     async close({ drainMs = 10_000 } = {}) {
       if (draining) return;
@@ -142,6 +189,8 @@ export function createServer(options: ServerOptions = {}): BerthServer {
         server.closeAllConnections();
         await new Promise<void>((r) => server.close(() => r()));
       }
+      await webhooks.stop();
+      files.close();
       await opts.store.close();
     },
   };

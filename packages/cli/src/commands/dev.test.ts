@@ -7,10 +7,11 @@ describe('workerSpecs', () => {
     file: '/app/berth.config.json',
     dir: '/app',
     endpoints: [
-      { id: 'echo', worker: '/app/echo.ts', workers: 2, concurrency: 4 },
-      { id: 'gpu', worker: '/app/gpu.ts', workers: 1, concurrency: undefined },
-      { id: 'ext', worker: '/app/ext.ts', workers: 0, concurrency: undefined },
+      { id: 'echo', worker: '/app/echo.ts', workers: 2, minWorkers: 2, maxWorkers: 2, idleTimeoutMs: 5000, concurrency: 4 },
+      { id: 'gpu', worker: '/app/gpu.ts', workers: 1, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5000, concurrency: undefined },
+      { id: 'ext', worker: '/app/ext.ts', workers: 0, minWorkers: 0, maxWorkers: 0, idleTimeoutMs: 5000, concurrency: undefined },
     ],
+    models: {},
   };
   const env = { PATH: '/bin', BERTH_API_KEY: 'secret', BERTH_CONCURRENCY: '99', BERTH_WORKER_ID: 'x', BERTH_DRAIN_TIMEOUT_MS: '100' };
   const specs = workerSpecs(config, 'http://127.0.0.1:8080', 'tok', env);

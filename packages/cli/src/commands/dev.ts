@@ -1,5 +1,5 @@
 import { parseFlags, parseHost, parseLogLevel, parsePort, type LogLevel } from '../args.js';
-import { checkWorkerFiles, findConfigFile, loadConfig, type ResolvedConfig } from '../config.js';
+import { checkWorkerFiles, findConfigFile, loadConfig, type ResolvedConfig, type ResolvedEndpoint } from '../config.js';
 import { curlExamples, dialableUrl, readyLine } from '../internal/banner.js';
 import { createConsoleLogger } from '../internal/console-logger.js';
 import { paint, useColor, type Io } from '../internal/io.js';
@@ -7,12 +7,17 @@ import { keyFromEnv } from '../internal/keys.js';
 import { startServer } from '../internal/listen.js';
 import { shutdownSignal } from '../internal/signals.js';
 import { WorkerSupervisor, type WorkerSpec } from '../internal/supervisor.js';
+import { Fleet } from '../dev/fleet.js';
 import { EXIT } from '../internal/usage-error.js';
+import { dataLine, openStoreOrExit, parseStoreArgs, STORE_ENV_HELP, STORE_FLAGS, STORE_HELP, storeServerOptions, type StoreArgs } from '../store-options.js';
+import { EDGE_ENV_HELP, edgeServerOptions } from '../edge-options.js';
 
-export const DEV_HELP = `Usage: berth dev [--config <file>] [--port <n>] [--host <addr>] [--log-level <level>]
+export const DEV_HELP = `Usage: berth dev [--config <file>] [--port <n>] [--host <addr>] [--log-level <level>] [--no-watch]
 
-Runs the queue API on your machine and the workers of every endpoint in the config file, restarting a
-worker that crashes. Stop it with Ctrl-C.
+Runs the queue API on your machine and the workers of every endpoint in the config file, like production:
+each endpoint scales between minWorkers and maxWorkers on queue depth (idleTimeoutMs back to minWorkers),
+a changed handler file restarts that endpoint's workers (running jobs are requeued), and a crashed worker
+is restarted. A handler that fails to load at startup stops berth dev with exit code 1. Stop it with Ctrl-C.
 
 Options:
   -c, --config <file>     berth.config.json or berth.config.ts (default: the first of berth.config.ts,
@@ -20,13 +25,14 @@ Options:
   -p, --port <n>          port to listen on (default 8080; 0 picks a free port)
       --host <addr>       address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces)
       --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
-  -h, --help              show this help
+      --no-watch          do not restart workers when their handler files change
+${STORE_HELP}  -h, --help              show this help
 
 Environment:
   BERTH_API_KEY           the API key clients must send (default: a fresh key, printed at start)
   BERTH_WORKER_TOKEN      the token workers present (default: a fresh one, never printed)
   BERTH_LOG_LEVEL         default of --log-level
-`;
+${STORE_ENV_HELP}${EDGE_ENV_HELP}`;
 
 export interface DevArgs {
   help: boolean;
@@ -34,15 +40,20 @@ export interface DevArgs {
   port: number;
   host: string;
   logLevel: LogLevel;
+  /** Hot reload of handler files. */
+  watch: boolean;
+  store: StoreArgs;
 }
 
-export function parseDevArgs(argv: readonly string[], env: NodeJS.ProcessEnv): DevArgs {
+export function parseDevArgs(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = process.cwd()): DevArgs {
   const v = parseFlags('dev', argv, {
     config: { type: 'string', short: 'c' },
     port: { type: 'string', short: 'p' },
     host: { type: 'string' },
     'log-level': { type: 'string' },
+    'no-watch': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
+    ...STORE_FLAGS,
   });
   return {
     help: v.help === true,
@@ -50,6 +61,8 @@ export function parseDevArgs(argv: readonly string[], env: NodeJS.ProcessEnv): D
     port: parsePort('dev', v.port as string | undefined, 8080),
     host: parseHost('dev', v.host as string | undefined, '127.0.0.1'),
     logLevel: parseLogLevel('dev', v['log-level'] as string | undefined, env),
+    watch: v['no-watch'] !== true,
+    store: parseStoreArgs('dev', v, env, cwd),
   };
 }
 
@@ -59,7 +72,7 @@ const WORKER_STOP_MS = 5_000;
 
 /** `berth dev`: control plane plus supervised worker processes. Resolves with the exit code. */
 export async function runDev(argv: readonly string[], io: Io): Promise<number> {
-  const args = parseDevArgs(argv, io.env);
+  const args = parseDevArgs(argv, io.env, io.cwd);
   if (args.help) {
     io.stdout.write(DEV_HELP);
     return EXIT.ok;
@@ -77,33 +90,44 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
 
   // 3. Control plane.
   const ids = config.endpoints.map((e) => e.id);
+  const opened = await openStoreOrExit(args.store, io.stderr);
+  if (typeof opened === 'number') return opened;
   const started = await startServer(
-    { apiKeys: [apiKey.key], workerTokens: [workerToken.key], endpoints: ids, logger },
+    { apiKeys: [apiKey.key], workerTokens: [workerToken.key], endpoints: ids, logger, store: opened.store, models: config.models, ...storeServerOptions(args.store), ...edgeServerOptions(io.env, 'dev'), ...(opened.keyStore ? { keyStore: opened.keyStore } : {}) },
     args.port,
     args.host,
     io,
   );
   if (typeof started === 'number') return started;
-  const { server, url } = started;
-  for (const ep of config.endpoints) server.setExpectedWorkers(ep.id, ep.workers);
+  const { server, url, recovered } = started;
 
-  // 4. Workers.
-  const specs = workerSpecs(config, dialableUrl(url), workerToken.key, { ...io.env, BERTH_LOG_LEVEL: args.logLevel });
-  const remaining = new Map(config.endpoints.map((e) => [e.id, e.workers]));
-  let allGaveUp!: () => void;
-  const everyWorkerGaveUp = new Promise<'gave-up'>((r) => (allGaveUp = () => r('gave-up')));
-  const supervisor = new WorkerSupervisor(specs, {
+  // 4. Workers: the fleet checks each handler compiles, then starts minWorkers and scales.
+  const workerEnv = { ...io.env, BERTH_LOG_LEVEL: args.logLevel };
+  let fatal!: (message: string) => void;
+  const failed = new Promise<{ fatal: string }>((r) => (fatal = (message) => r({ fatal: message })));
+  const supervisor = new WorkerSupervisor([], {
     loaderUrl: import.meta.resolve('tsx'),
     stdout: io.stdout,
     stderr: io.stderr,
     logger,
     color,
     onGiveUp: (spec) => {
-      const left = (remaining.get(spec.endpointId) ?? 1) - 1;
-      remaining.set(spec.endpointId, left);
-      server.setExpectedWorkers(spec.endpointId, left);
-      if ([...remaining.values()].every((n) => n === 0) && specs.length > 0) allGaveUp();
+      fleet.onGiveUp(spec);
+      const alive = config.endpoints.some((e) => supervisor.workerIds(e.id).length > 0 || e.minWorkers < e.maxWorkers);
+      if (!alive) fatal('every worker failed to start');
     },
+    onLoadFailure: (spec, how) => fleet.onLoadFailure(spec, how),
+  });
+  const fleet = new Fleet({
+    server,
+    supervisor,
+    endpoints: config.endpoints,
+    dir: config.dir,
+    configFile: config.file,
+    specFor: (ep, workerId) => workerSpec(config, ep, workerId, dialableUrl(url), workerToken.key, workerEnv),
+    logger,
+    watch: args.watch,
+    onFatal: fatal,
   });
   const signals = shutdownSignal({
     // Workers in the same terminal get the Ctrl-C too and exit on their own: they must not be restarted.
@@ -114,29 +138,34 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
       process.exit(130);
     },
   });
-  supervisor.start();
+  const notCompiling = await fleet.start();
+  if (notCompiling !== undefined) fatal(notCompiling);
 
-  // 5. Tell the user.
-  io.stdout.write(`${readyLine(url, ids, color)}\n`);
-  io.stdout.write(
-    `API key: ${apiKey.key}${apiKey.generated ? c('dim', '  (generated for this run; set BERTH_API_KEY to choose one)') : ''}\n`,
-  );
-  io.stdout.write(`Workers: ${config.endpoints.map(describeEndpoint).join(', ')}\n`);
-  for (const ep of config.endpoints.filter((e) => e.workers === 0)) {
+  // 5. Tell the user (unless a handler already failed).
+  if (notCompiling === undefined) {
+    // One write, so a reader that sees the ready line also sees where the data lives.
+    io.stdout.write(`${readyLine(url, ids, color)}\n${dataLine(opened.where, recovered)}\n`);
     io.stdout.write(
-      `Endpoint ${ep.id} has "workers": 0; start its workers yourself:\n` +
-        `  BERTH_URL=${dialableUrl(url)} BERTH_ENDPOINT_ID=${ep.id} BERTH_WORKER_TOKEN=${workerToken.key} node --import tsx ${ep.worker}\n`,
+      `API key: ${apiKey.key}${apiKey.generated ? c('dim', '  (generated for this run; set BERTH_API_KEY to choose one)') : ''}\n`,
     );
+    io.stdout.write(`Workers: ${config.endpoints.map(describeEndpoint).join(', ')}\n`);
+    for (const ep of config.endpoints.filter((e) => e.maxWorkers === 0)) {
+      io.stdout.write(
+        `Endpoint ${ep.id} has "workers": 0; start its workers yourself:\n` +
+          `  BERTH_URL=${dialableUrl(url)} BERTH_ENDPOINT_ID=${ep.id} BERTH_WORKER_TOKEN=${workerToken.key} node --import tsx ${ep.worker}\n`,
+      );
+    }
+    const first = ids[0];
+    if (first !== undefined) {
+      io.stdout.write(`\nTry the ${first} endpoint:\n${curlExamples(url, apiKey.key, first).map((l) => `  ${l.startsWith('#') ? c('dim', l) : l}`).join('\n')}\n\n`);
+    }
+    io.stdout.write(c('dim', 'Press Ctrl-C to stop.\n'));
   }
-  const first = ids[0];
-  if (first !== undefined) {
-    io.stdout.write(`\nTry the ${first} endpoint:\n${curlExamples(url, apiKey.key, first).map((l) => `  ${l.startsWith('#') ? c('dim', l) : l}`).join('\n')}\n\n`);
-  }
-  io.stdout.write(c('dim', 'Press Ctrl-C to stop.\n'));
 
   // 6. Run until a signal (or until every worker has been given up on).
-  const why = await Promise.race([signals.signal, everyWorkerGaveUp]);
-  if (why === 'gave-up') logger.error('every worker failed to start; stopping');
+  const why = await Promise.race([signals.signal, failed]);
+  fleet.stop();
+  if (typeof why !== 'string') logger.error(`${why.fatal}; stopping`);
   else logger.info(`${why}: shutting down: closing the control plane, then stopping the workers (press Ctrl-C again to force)`);
   supervisor.beginShutdown();
   try {
@@ -147,33 +176,28 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   await supervisor.stop(WORKER_STOP_MS);
   signals.dispose();
   logger.info('stopped');
-  return why === 'gave-up' ? EXIT.failure : EXIT.ok;
+  return typeof why !== 'string' ? EXIT.failure : EXIT.ok;
 }
 
-function describeEndpoint(ep: ResolvedConfig['endpoints'][number]): string {
+function describeEndpoint(ep: ResolvedEndpoint): string {
   const conc = ep.concurrency !== undefined ? `, concurrency ${ep.concurrency}` : '';
-  return `${ep.id} (${ep.workers} worker${ep.workers === 1 ? '' : 's'}${conc})`;
+  const n = ep.minWorkers === ep.maxWorkers ? `${ep.workers} worker${ep.workers === 1 ? '' : 's'}` : `${ep.minWorkers}-${ep.maxWorkers} workers, idle ${ep.idleTimeoutMs} ms`;
+  return `${ep.id} (${n}${conc})`;
 }
 
-/** One spec per worker process: ids `<endpoint>-<n>`, cwd the config folder, the worker env vars set. */
+/** One spec per worker started at once (`minWorkers` of each endpoint): ids `<endpoint>-<n>`. */
 export function workerSpecs(config: ResolvedConfig, url: string, workerToken: string, env: NodeJS.ProcessEnv): WorkerSpec[] {
+  return config.endpoints.flatMap((ep) => Array.from({ length: ep.workers }, (_, i) => workerSpec(config, ep, `${ep.id}-${i + 1}`, url, workerToken, env)));
+}
+
+/** The process of one worker: cwd the config folder, the worker env vars set. */
+export function workerSpec(config: ResolvedConfig, ep: ResolvedEndpoint, workerId: string, url: string, workerToken: string, env: NodeJS.ProcessEnv): WorkerSpec {
   const base: NodeJS.ProcessEnv = { ...env };
   // Workers do not need the client API key; inherited BERTH_* settings would be ambiguous.
   for (const k of ['BERTH_API_KEY', 'BERTH_CONCURRENCY', 'BERTH_WORKER_ID', 'BERTH_ENDPOINT_ID']) delete base[k];
-  return config.endpoints.flatMap((ep) =>
-    Array.from({ length: ep.workers }, (_, i) => {
-      const workerId = `${ep.id}-${i + 1}`;
-      const env: NodeJS.ProcessEnv = {
-        ...base,
-        BERTH_URL: url,
-        BERTH_ENDPOINT_ID: ep.id,
-        BERTH_WORKER_TOKEN: workerToken,
-        BERTH_WORKER_ID: workerId,
-      };
-      if (ep.concurrency !== undefined) env['BERTH_CONCURRENCY'] = String(ep.concurrency);
-      // Running jobs get aborted (cleanly) before the supervisor's SIGKILL deadline.
-      env['BERTH_DRAIN_TIMEOUT_MS'] ??= String(WORKER_STOP_MS - 1_000);
-      return { endpointId: ep.id, workerId, file: ep.worker, cwd: config.dir, env };
-    }),
-  );
+  const out: NodeJS.ProcessEnv = { ...base, BERTH_URL: url, BERTH_ENDPOINT_ID: ep.id, BERTH_WORKER_TOKEN: workerToken, BERTH_WORKER_ID: workerId };
+  if (ep.concurrency !== undefined) out['BERTH_CONCURRENCY'] = String(ep.concurrency);
+  // Running jobs get aborted (cleanly) before the supervisor's SIGKILL deadline.
+  out['BERTH_DRAIN_TIMEOUT_MS'] ??= String(WORKER_STOP_MS - 1_000);
+  return { endpointId: ep.id, workerId, file: ep.worker, cwd: config.dir, env: out };
 }

@@ -6,8 +6,11 @@ import { keyFromEnv } from '../internal/keys.js';
 import { startServer } from '../internal/listen.js';
 import { shutdownSignal } from '../internal/signals.js';
 import { EXIT } from '../internal/usage-error.js';
+import { findConfigFile, loadConfig } from '../config.js';
+import { dataLine, openStoreOrExit, parseStoreArgs, STORE_ENV_HELP, STORE_FLAGS, STORE_HELP, storeServerOptions, type StoreArgs } from '../store-options.js';
+import { EDGE_ENV_HELP, edgeServerOptions } from '../edge-options.js';
 
-export const SERVE_HELP = `Usage: berth serve [--port <n>] [--host <addr>] [--endpoint <id,...>] [--log-level <level>]
+export const SERVE_HELP = `Usage: berth serve [--port <n>] [--host <addr>] [--endpoint <id,...>] [--config <file>] [--store sqlite|memory] [--data-dir <dir>] [--log-level <level>]
 
 Runs only the control plane (the queue API and the worker WebSocket). Start workers yourself, anywhere,
 with the environment variables it prints. Stop it with Ctrl-C.
@@ -17,37 +20,46 @@ Options:
       --host <addr>       address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces)
   -e, --endpoint <ids>    endpoint ids known from the start, comma-separated or repeated
                           (workers register their own endpoint when they connect)
-      --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
+  -c, --config <file>     a berth.config file: its endpoints are known from the start and its public
+                          models are served (its workers are not started: run them anywhere)
+${STORE_HELP}      --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
   -h, --help              show this help
 
 Environment:
   BERTH_API_KEY           the API key clients must send (default: a fresh key, printed at start)
   BERTH_WORKER_TOKEN      the token workers must present (default: a fresh token, printed at start)
   BERTH_LOG_LEVEL         default of --log-level
-`;
+${STORE_ENV_HELP}${EDGE_ENV_HELP}`;
 
 export interface ServeArgs {
   help: boolean;
   port: number;
   host: string;
   endpoints: string[];
+  /** Config file whose endpoints and public models are served (workers are not started). */
+  config: string | undefined;
   logLevel: LogLevel;
+  store: StoreArgs;
 }
 
-export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv): ServeArgs {
+export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = process.cwd()): ServeArgs {
   const v = parseFlags('serve', argv, {
     port: { type: 'string', short: 'p' },
     host: { type: 'string' },
     endpoint: { type: 'string', short: 'e', multiple: true },
+    config: { type: 'string', short: 'c' },
     'log-level': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
+    ...STORE_FLAGS,
   });
   return {
     help: v.help === true,
     port: parsePort('serve', v.port as string | undefined, 8080),
     host: parseHost('serve', v.host as string | undefined, '127.0.0.1'),
     endpoints: parseEndpointList('serve', v.endpoint as string[] | undefined),
+    config: v.config as string | undefined,
     logLevel: parseLogLevel('serve', v['log-level'] as string | undefined, env),
+    store: parseStoreArgs('serve', v, env, cwd),
   };
 }
 
@@ -55,25 +67,30 @@ const DRAIN_MS = 10_000;
 
 /** `berth serve`: the control plane alone. Resolves with the exit code. */
 export async function runServe(argv: readonly string[], io: Io): Promise<number> {
-  const args = parseServeArgs(argv, io.env);
+  const args = parseServeArgs(argv, io.env, io.cwd);
   if (args.help) {
     io.stdout.write(SERVE_HELP);
     return EXIT.ok;
   }
+  // A config file (optional): its endpoints and public models; a bad one is the user's to fix (ConfigError, exit 2).
+  const config = args.config !== undefined ? await loadConfig(findConfigFile(args.config, io.cwd)) : undefined;
+  const endpoints = [...new Set([...args.endpoints, ...(config?.endpoints.map((e) => e.id) ?? [])])];
   const color = useColor(io.stdout, io.env);
   const c = paint(color);
   const logger = createConsoleLogger({ level: args.logLevel, io, color });
   const apiKey = keyFromEnv(io.env, 'BERTH_API_KEY', 'berth_');
   const workerToken = keyFromEnv(io.env, 'BERTH_WORKER_TOKEN', 'berthw_');
 
+  const opened = await openStoreOrExit(args.store, io.stderr);
+  if (typeof opened === 'number') return opened;
   const started = await startServer(
-    { apiKeys: [apiKey.key], workerTokens: [workerToken.key], endpoints: args.endpoints, logger },
+    { apiKeys: [apiKey.key], workerTokens: [workerToken.key], endpoints, logger, store: opened.store, ...(config?.models ? { models: config.models } : {}), ...storeServerOptions(args.store), ...edgeServerOptions(io.env, 'serve'), ...(opened.keyStore ? { keyStore: opened.keyStore } : {}) },
     args.port,
     args.host,
     io,
   );
   if (typeof started === 'number') return started;
-  const { server, url } = started;
+  const { server, url, recovered } = started;
   const signals = shutdownSignal({
     force: (s) => {
       io.stderr.write(`berth: ${s} again; exiting now\n`);
@@ -83,16 +100,17 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
 
   const dial = dialableUrl(url);
   const generated = c('dim', '  (generated for this run; set %s to choose one)');
-  io.stdout.write(`${readyLine(url, args.endpoints, color)}\n`);
+  // One write, so a reader that sees the ready line also sees where the data lives.
+  io.stdout.write(`${readyLine(url, endpoints, color)}\n${dataLine(opened.where, recovered)}\n`);
   io.stdout.write(`API key: ${apiKey.key}${apiKey.generated ? generated.replace('%s', 'BERTH_API_KEY') : ''}\n`);
   io.stdout.write(`Worker token: ${workerToken.key}${workerToken.generated ? generated.replace('%s', 'BERTH_WORKER_TOKEN') : ''}\n`);
-  const ep = args.endpoints[0] ?? '<endpoint id>';
+  const ep = endpoints[0] ?? '<endpoint id>';
   io.stdout.write(
     `\nPoint a worker at it (any process whose code calls start() from @berth/worker):\n` +
       `  BERTH_URL=${dial} BERTH_ENDPOINT_ID=${ep} BERTH_WORKER_TOKEN=${workerToken.key} node --import tsx ./handler.ts\n`,
   );
-  if (args.endpoints[0] !== undefined) {
-    io.stdout.write(`\nThen call it:\n${curlExamples(url, apiKey.key, args.endpoints[0]).map((l) => `  ${l.startsWith('#') ? c('dim', l) : l}`).join('\n')}\n`);
+  if (endpoints[0] !== undefined) {
+    io.stdout.write(`\nThen call it:\n${curlExamples(url, apiKey.key, endpoints[0]).map((l) => `  ${l.startsWith('#') ? c('dim', l) : l}`).join('\n')}\n`);
   }
   io.stdout.write(c('dim', '\nPress Ctrl-C to stop.\n'));
 

@@ -137,16 +137,25 @@ describe('lifecycle', () => {
     expect(berth.output).toMatch(/shutting down/);
   }, 40_000);
 
-  it('gives up on a worker that keeps crashing at start, with a clear message', async () => {
+  it('a handler that throws while loading stops berth dev at once with exit 1 and a clear message', async () => {
     writeFileSync(join(tmp, 'crash.ts'), "throw new Error('cannot load the model');\n");
     const config = join(tmp, 'crash.config.json');
     writeFileSync(config, JSON.stringify({ endpoints: { crash: { worker: './crash.ts' } } }));
-    await using berth = await startBerthDev({ config });
-    await berth.waitForLine(/crashed 5 times in a row.*giving up/, 30_000);
-    expect(berth.output).toContain('cannot load the model');
-    expect(berth.output.match(/restarting in/g)).toHaveLength(4);
-    // With no worker left at all, berth dev stops with exit code 1.
-    const exit = await berth.stop();
+    await using berth = await startBerthDev({ config, readyTimeoutMs: 0 });
+    const exit = await berth.exited(20_000);
     expect(exit.code).toBe(1);
+    expect(berth.output).toContain('cannot load the model');
+    expect(berth.output).toMatch(/endpoint crash: handler crash\.ts failed to load \(worker crash-1 exited with code 1 before connecting; its error is above\)/);
+    expect(berth.output).not.toMatch(/restarting in/);
+  }, 45_000);
+
+  it('a handler that does not compile stops berth dev before it listens, naming file and line', async () => {
+    writeFileSync(join(tmp, 'typo.ts'), "import { start } from '@berth/worker';\nstart({ handler: async (job) => { return job.input; );\n");
+    const config = join(tmp, 'typo.config.json');
+    writeFileSync(config, JSON.stringify({ endpoints: { typo: { worker: './typo.ts' } } }));
+    await using berth = await startBerthDev({ config, readyTimeoutMs: 0 });
+    const exit = await berth.exited(20_000);
+    expect(exit.code).toBe(1);
+    expect(berth.output).toMatch(/endpoint typo: handler typo\.ts does not compile:\n\s+typo\.ts:2:\d+: /);
   }, 45_000);
 });

@@ -19,7 +19,7 @@ export interface StartBerthOptions {
   args?: string[];
   /** Extra environment for `berth dev` (and through it, the workers). */
   env?: Record<string, string>;
-  /** How long to wait for the `ready` line. Default 30 s. */
+  /** How long to wait for the `ready` line. Default 30 s; 0: do not wait (for runs expected to fail). */
   readyTimeoutMs?: number;
   /** Endpoints whose workers must be connected before this resolves (polls /health). Default: none. */
   waitForWorkers?: readonly string[];
@@ -157,6 +157,17 @@ export class BerthDev implements AsyncDisposable {
     }
   }
 
+  /** Waits for `berth dev` to exit on its own; throws after `timeoutMs`. */
+  async exited(timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`berth dev still running after ${timeoutMs} ms\n${this.tail()}`)), timeoutMs)));
+    try {
+      return await Promise.race([this.#exited, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Sends `signal` to `berth dev` and waits for it to exit; SIGKILLs the whole group after `timeoutMs`. */
   async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 20_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     // One signal only: a second SIGINT/SIGTERM makes `berth dev` kill everything at once (exit 130).
@@ -199,7 +210,7 @@ export async function startBerthDev(options: StartBerthOptions = {}): Promise<Be
   const apiKey = `berth_e2e_${Math.random().toString(36).slice(2)}`;
   const workerToken = `berthw_e2e_${Math.random().toString(36).slice(2)}`;
   const started = Date.now();
-  const child = spawn(process.execPath, [BIN, 'dev', '--config', options.config ?? BASIC_CONFIG, '--port', '0', ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [BIN, 'dev', '--config', options.config ?? BASIC_CONFIG, '--port', '0', ...(options.args?.some((a) => a === '--store' || a === '--data-dir') ? [] : ['--store', 'memory']), ...(options.args ?? [])], {
     cwd: REPO_ROOT,
     env: { ...process.env, BERTH_API_KEY: apiKey, BERTH_WORKER_TOKEN: workerToken, NO_COLOR: '1', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -207,6 +218,7 @@ export async function startBerthDev(options: StartBerthOptions = {}): Promise<Be
   });
   live.add(child);
   const berth = new BerthDev(child, apiKey, workerToken);
+  if (options.readyTimeoutMs === 0) return berth;
   try {
     const m = await berth.waitForLine(/\bready\b.*?(https?:\/\/[^\s)]+)/, options.readyTimeoutMs ?? 30_000);
     berth.startupMs = Date.now() - started;

@@ -7,6 +7,8 @@ type BerthServer = ReturnType<typeof import('@berth/server').createServer>;
 export interface Started {
   server: BerthServer;
   url: string;
+  /** What the store held at start. */
+  recovered: { queued: number; running: number; endpoints: string[] };
 }
 
 /**
@@ -17,8 +19,8 @@ export async function startServer(options: ServerOptions, port: number, host: st
   const { createServer } = await import('@berth/server');
   const server = createServer(options);
   try {
-    const { url } = await server.listen({ port, host });
-    return { server, url };
+    const { url, recovered } = await server.listen({ port, host });
+    return { server, url, recovered };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException | undefined)?.code;
     const where = `${host}:${port}`;

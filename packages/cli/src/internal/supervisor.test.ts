@@ -103,3 +103,56 @@ describe('WorkerSupervisor', () => {
     expect(text.out.match(/worker started/g)).toHaveLength(1);
   });
 });
+
+describe('WorkerSupervisor: scaling and reload', () => {
+  it('add() starts a worker; retire() stops it for good; respawn() restarts it at once with a new pid', async () => {
+    const { sup, text } = setup({});
+    const file = join(tmp, 'idle.ts');
+    writeFileSync(file, `console.log('up', process.pid);\nsetInterval(() => {}, 1000);\n`);
+    const spec = (id: string): WorkerSpec => ({ endpointId: 'idle', workerId: id, file, cwd: tmp, env: process.env });
+    sup.add(spec('idle-1'));
+    sup.add(spec('idle-2'));
+    expect(() => sup.add(spec('idle-1'))).toThrow(/already in use/);
+    await until(() => sup.pids().size === 2 && (text.out.match(/\bup \d+/g) ?? []).length === 2);
+    expect(sup.workerIds('idle')).toEqual(['idle-1', 'idle-2']);
+
+    const before = sup.pids().get('idle-1');
+    sup.respawn('idle-1');
+    await until(() => sup.pids().get('idle-1') !== undefined && sup.pids().get('idle-1') !== before);
+    expect(text.log.filter((l) => /restarting in/.test(l))).toEqual([]);
+
+    await sup.retire('idle-2');
+    expect(sup.workerIds('idle')).toEqual(['idle-1']);
+    expect(sup.pids().has('idle-2')).toBe(false);
+    await sup.stop(2_000);
+  });
+
+  it('onLoadFailure: a worker that exits before markConnected is dropped, not restarted; after it, an exit is a crash', async () => {
+    const loadFailures: string[] = [];
+    const out = new PassThrough();
+    const log: string[] = [];
+    const logger: Logger = { debug: () => {}, info: () => {}, warn: (m) => log.push(m), error: (m) => log.push(m) };
+    const file = join(tmp, 'dies.ts');
+    writeFileSync(file, `setTimeout(() => process.exit(4), 300);\n`);
+    const sup = new WorkerSupervisor([], {
+      loaderUrl: import.meta.resolve('tsx'),
+      stdout: out,
+      stderr: out,
+      logger,
+      color: false,
+      restart: { baseDelayMs: 20 },
+      onLoadFailure: (spec, how) => loadFailures.push(`${spec.workerId}: ${how}`),
+    });
+    sup.add({ endpointId: 'dies', workerId: 'dies-1', file, cwd: tmp, env: process.env });
+    await until(() => loadFailures.length === 1);
+    expect(loadFailures).toEqual(['dies-1: exited with code 4']);
+    expect(sup.workerIds('dies')).toEqual([]);
+
+    sup.add({ endpointId: 'dies', workerId: 'dies-2', file, cwd: tmp, env: process.env });
+    await until(() => sup.pids().has('dies-2'));
+    sup.markConnected('dies-2');
+    await until(() => log.some((l) => /worker dies\/dies-2 exited with code 4 .*restarting in/.test(l)));
+    expect(loadFailures).toHaveLength(1);
+    await sup.stop(1_000);
+  });
+});

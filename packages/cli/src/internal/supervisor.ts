@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Logger } from './console-logger.js';
 import { paint, type Style } from './io.js';
+import { formatMs, settlesWithin } from './timing.js';
 
 /** One worker process to keep running. */
 export interface WorkerSpec {
@@ -42,6 +43,12 @@ export interface SupervisorOptions {
   restart?: Partial<RestartPolicy>;
   /** Called when the supervisor stops restarting a worker. */
   onGiveUp?: (spec: WorkerSpec) => void;
+  /**
+   * Called instead of a restart when a worker exits before `markConnected` was called for it (its handler failed
+   * to load, or the control plane refused it). The worker is dropped. Without this option such exits count as
+   * crashes like any other.
+   */
+  onLoadFailure?: (spec: WorkerSpec, how: string) => void;
 }
 
 interface Slot {
@@ -54,6 +61,10 @@ interface Slot {
   timer: NodeJS.Timeout | undefined;
   gaveUp: boolean;
   exited: Promise<void>;
+  /** The worker said hello to the control plane since it was (re)spawned. */
+  connected: boolean;
+  /** What to do when the process exits: restart on crash (default), respawn now, or drop the slot. */
+  then: 'restart' | 'respawn' | 'drop';
 }
 
 const PREFIX_COLORS: Style[] = ['cyan', 'magenta', 'green', 'yellow', 'blue'];
@@ -66,17 +77,22 @@ const PREFIX_COLORS: Style[] = ['cyan', 'magenta', 'green', 'yellow', 'blue'];
 export class WorkerSupervisor {
   readonly #opts: SupervisorOptions;
   readonly #policy: RestartPolicy;
-  readonly #slots: Slot[];
+  readonly #slots: Slot[] = [];
+  readonly #endpoints: string[] = [];
   #stopping = false;
 
   constructor(specs: readonly WorkerSpec[], opts: SupervisorOptions) {
     this.#opts = opts;
     this.#policy = { ...DEFAULT_RESTART_POLICY, ...opts.restart };
-    const c = paint(opts.color);
-    const endpoints = [...new Set(specs.map((s) => s.endpointId))];
-    this.#slots = specs.map((spec) => ({
+    for (const spec of specs) this.#slots.push(this.#slot(spec));
+  }
+
+  #slot(spec: WorkerSpec): Slot {
+    if (!this.#endpoints.includes(spec.endpointId)) this.#endpoints.push(spec.endpointId);
+    const color = PREFIX_COLORS[this.#endpoints.indexOf(spec.endpointId) % PREFIX_COLORS.length] ?? 'cyan';
+    return {
       spec,
-      prefix: c(PREFIX_COLORS[endpoints.indexOf(spec.endpointId) % PREFIX_COLORS.length] ?? 'cyan', `[${spec.endpointId}/${spec.workerId}]`),
+      prefix: paint(this.#opts.color)(color, `[${spec.endpointId}/${spec.workerId}]`),
       child: undefined,
       startedAt: 0,
       crashesInARow: 0,
@@ -84,12 +100,78 @@ export class WorkerSupervisor {
       timer: undefined,
       gaveUp: false,
       exited: Promise.resolve(),
-    }));
+      connected: false,
+      then: 'restart',
+    };
   }
 
   /** Spawns every worker. */
   start(): void {
     for (const slot of this.#slots) this.#spawn(slot);
+  }
+
+  /** Starts one more worker (scale up). Its id must not be in use. */
+  add(spec: WorkerSpec): void {
+    if (this.#stopping) return;
+    if (this.#slots.some((s) => s.spec.workerId === spec.workerId)) throw new Error(`worker id ${spec.workerId} is already in use`);
+    const slot = this.#slot(spec);
+    this.#slots.push(slot);
+    this.#spawn(slot);
+  }
+
+  /** Stops a worker for good with SIGTERM (it drains its jobs first): scale down. Resolves once it exited. */
+  retire(workerId: string): Promise<void> {
+    const slot = this.#find(workerId);
+    if (!slot) return Promise.resolve();
+    slot.then = 'drop';
+    clearTimeout(slot.timer);
+    if (!this.#alive(slot)) {
+      this.#drop(slot);
+      return Promise.resolve();
+    }
+    slot.child?.kill('SIGTERM');
+    return slot.exited;
+  }
+
+  /**
+   * Hot reload: kills the worker at once (SIGKILL; the control plane requeues its running jobs when the same
+   * worker id reconnects without them) and starts it again, with a clean crash count.
+   */
+  respawn(workerId: string): void {
+    const slot = this.#find(workerId);
+    if (!slot || this.#stopping) return;
+    slot.crashesInARow = 0;
+    slot.gaveUp = false;
+    clearTimeout(slot.timer);
+    slot.timer = undefined;
+    if (this.#alive(slot)) {
+      slot.then = 'respawn';
+      slot.child?.kill('SIGKILL');
+    } else this.#spawn(slot);
+  }
+
+  /** Records that the worker reached the control plane (from then on, an exit is a crash, not a load failure). */
+  markConnected(workerId: string): void {
+    const slot = this.#find(workerId);
+    if (slot && this.#alive(slot)) slot.connected = true;
+  }
+
+  /** Worker ids of an endpoint that have a slot: running, starting, or waiting to restart. */
+  workerIds(endpointId: string): string[] {
+    return this.#slots.filter((s) => s.spec.endpointId === endpointId && !s.gaveUp && s.then !== 'drop').map((s) => s.spec.workerId);
+  }
+
+  #find(workerId: string): Slot | undefined {
+    return this.#slots.find((s) => s.spec.workerId === workerId);
+  }
+
+  #alive(slot: Slot): boolean {
+    return slot.child !== undefined && slot.child.exitCode === null && slot.child.signalCode === null;
+  }
+
+  #drop(slot: Slot): void {
+    const i = this.#slots.indexOf(slot);
+    if (i >= 0) this.#slots.splice(i, 1);
   }
 
   /** Process ids of the running workers, by worker id. */
@@ -139,6 +221,8 @@ export class WorkerSupervisor {
     });
     slot.child = child;
     slot.startedAt = Date.now();
+    slot.connected = false;
+    slot.then = 'restart';
     let done!: () => void;
     slot.exited = new Promise<void>((r) => (done = r));
 
@@ -171,8 +255,18 @@ export class WorkerSupervisor {
         : code === 0
           ? 'exited with code 0 (does it call start() from @berth/worker?)'
           : `exited with code ${code}`;
-    if (this.#stopping) {
+    if (this.#stopping || slot.then === 'drop') {
       this.#opts.stdout.write(`${slot.prefix} worker stopped\n`);
+      if (!this.#stopping) this.#drop(slot);
+      return;
+    }
+    if (slot.then === 'respawn') {
+      this.#spawn(slot);
+      return;
+    }
+    if (!slot.connected && this.#opts.onLoadFailure) {
+      this.#drop(slot);
+      this.#opts.onLoadFailure(spec, how);
       return;
     }
     const uptime = Date.now() - slot.startedAt;
@@ -181,6 +275,7 @@ export class WorkerSupervisor {
     const name = `${spec.endpointId}/${spec.workerId}`;
     if (slot.crashesInARow >= this.#policy.maxImmediateCrashes) {
       slot.gaveUp = true;
+      this.#drop(slot);
       logger.error(
         `worker ${name} ${how}; it crashed ${slot.crashesInARow} times in a row within ${this.#policy.minUptimeMs / 1000} s of starting, ` +
           `so berth is giving up on it. Fix the error above in ${spec.file}, then restart berth dev.`,
@@ -197,19 +292,5 @@ export class WorkerSupervisor {
       slot.timer = undefined;
       if (!this.#stopping) this.#spawn(slot);
     }, delay);
-  }
-}
-
-function formatMs(ms: number): string {
-  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
-}
-
-async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)));
-  try {
-    return await Promise.race([p.then(() => true as const), timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -2,14 +2,18 @@ import { BerthError, ENDPOINT_ID_RE, LIMITS, toErrorBody } from '@berth/protocol
 import type { JobService } from '../jobs/job-service.js';
 import type { Logger } from '../logger.js';
 import type { WorkerRegistry } from '../ws/worker-registry.js';
-import type { KeyChecker } from './auth.js';
+import type { Authenticator } from './auth.js';
 import { readBody } from './body.js';
-import type { Guard, Operation } from './guard.js';
+import type { Guard, Operation, Principal } from './guard.js';
 import type { RouteContext } from './routes/route-context.js';
 import { run, runsync } from './routes/submit.js';
 import { cancel, health, purgeQueue, retry, status, statusSync } from './routes/jobs.js';
 import { stream } from './routes/stream.js';
+import { openAiRoute, toOpenAiError } from './openai/index.js';
 import type { ApiRequest, ApiResponse } from './types.js';
+import type { ModelRoutes } from '../models/model-routes.js';
+import type { Store } from '../store/types.js';
+import { webhookLog } from '../webhooks/webhook-log-route.js';
 
 interface Route {
   methods: readonly string[];
@@ -35,13 +39,19 @@ const ROUTES: Record<string, Route> = {
 export interface ApiDeps {
   service: JobService;
   registry: WorkerRegistry;
-  keys: KeyChecker;
+  keys: Authenticator;
+  /** For the webhook delivery log route. */
+  store: Store;
   guard: Guard;
   /** Whether an endpoint id is served. */
   hasEndpoint(id: string): boolean;
   /** True while shutting down: every request answers 503. */
   draining(): boolean;
   logger: Logger;
+  /** Worker uploads and signed downloads of output files (`/v2/_worker/files/...`, `/files/...`). */
+  files?: (req: ApiRequest) => Promise<ApiResponse | undefined>;
+  /** Public model slugs in place of endpoint ids. */
+  models?: ModelRoutes;
 }
 
 function error(err: unknown, logger: Logger, req: ApiRequest): ApiResponse {
@@ -55,20 +65,33 @@ function error(err: unknown, logger: Logger, req: ApiRequest): ApiResponse {
 /**
  * The HTTP API without a socket: `/v2/<endpoint_id>/<operation>[/<job_id>]`. Order of checks: draining (503),
  * route shape (404), API key (401), endpoint (404), method (405), guard (403/429), then the operation.
+ * `/v2/<endpoint_id>/openai/v1/...` goes through the same checks (guard operation `openai`) to the
+ * OpenAI-compatible routes of `./openai/`, with every error in the OpenAI shape.
  */
 export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiResponse> {
+  const routes: Record<string, Route> = {
+    ...ROUTES,
+    webhooks: { methods: ['GET'], operation: 'status', job: true, handler: (rc) => webhookLog(rc, deps.store) },
+  };
   return async (req) => {
+    const parts = req.path.split('/');
+    // `/v2/<ep>/openai/v1/...` (contract section 8): same checks, errors in the OpenAI shape.
+    const openai = parts[1] === 'v2' && parts[3] === 'openai' && parts.length > 4;
     try {
       if (req.path === '/ping') return { status: 200, json: { status: 'ok' } };
+      // Before the drain check: jobs finishing during a graceful shutdown still upload their outputs.
+      const file = await deps.files?.(req);
+      if (file) return file;
       if (deps.draining()) throw new BerthError('unavailable', 'the server is shutting down; retry against another replica or later');
-      const parts = req.path.split('/');
       // ['', 'v2', endpoint, op, job?]
-      if (parts[0] !== '' || parts[1] !== 'v2' || parts.length < 4 || parts.length > 5) throw new BerthError('route_not_found', `no route ${req.method} ${req.path}`);
-      const principal = deps.keys.authenticate(req.headers['authorization']);
-      const endpointId = parts[2]!;
+      if (parts[0] !== '' || parts[1] !== 'v2' || parts.length < 4 || (parts.length > 5 && !openai)) throw new BerthError('route_not_found', `no route ${req.method} ${req.path}`);
+      const principal = await deps.keys.authenticate(req.headers['authorization']);
+      const model = deps.models?.get(parts[2]!);
+      const endpointId = model ? model.endpoint : parts[2]!;
       if (!ENDPOINT_ID_RE.test(endpointId) || !deps.hasEndpoint(endpointId)) throw new BerthError('endpoint_not_found', `endpoint ${endpointId.slice(0, 80)} not found`);
       const op = parts[3]!;
-      const route = Object.hasOwn(ROUTES, op) ? ROUTES[op] : undefined;
+      if (openai) return await serveOpenAi(deps, req, parts, principal, endpointId);
+      const route = Object.hasOwn(routes, op) ? routes[op] : undefined;
       const jobId = parts[4];
       if (!route || route.job !== (jobId !== undefined) || jobId === '') {
         throw new BerthError('route_not_found', `no route ${req.method} ${req.path}`);
@@ -79,9 +102,26 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
       if (route.operation !== 'run' && route.operation !== 'runsync' && req.method === 'POST') {
         await readBody(req.body, LIMITS.otherBodyBytes, req.headers['content-length']); // drained and ignored
       }
-      return await route.handler({ req, principal, endpointId, jobId: jobId ?? '', service: deps.service, registry: deps.registry });
+      const rc: RouteContext = { req, principal, endpointId, jobId: jobId ?? '', service: deps.service, registry: deps.registry };
+      if (model && deps.models) return await deps.models.serve(model, route.operation, rc, route.handler);
+      return await route.handler(rc);
     } catch (err) {
-      return error(err, deps.logger, req);
+      return openai ? openAiError(err, deps.logger, req) : error(err, deps.logger, req);
     }
   };
+}
+
+function openAiError(err: unknown, logger: Logger, req: ApiRequest, headers: Record<string, string> = {}): ApiResponse {
+  const { status, body } = toOpenAiError(err);
+  if (status >= 500) logger.error('request failed', { method: req.method, path: req.path, err: err instanceof Error ? err.stack : String(err) });
+  return { status, headers, json: body };
+}
+
+async function serveOpenAi(deps: ApiDeps, req: ApiRequest, parts: string[], principal: Principal, endpointId: string): Promise<ApiResponse> {
+  const route = openAiRoute(parts.slice(4));
+  if (!route) throw new BerthError('route_not_found', `no route ${req.method} ${req.path}; the OpenAI routes are v1/chat/completions, v1/completions and v1/models`);
+  if (!route.methods.includes(req.method)) throw new BerthError('method_not_allowed', `${req.method} is not allowed here; use ${route.methods.join(' or ')}`, route.methods);
+  const refused = deps.guard({ principal, endpointId, operation: 'openai' });
+  if (refused) return openAiError(refused.error, deps.logger, req, refused.headers);
+  return await route.handler({ req, principal, endpointId, jobId: '', service: deps.service, registry: deps.registry, logger: deps.logger });
 }

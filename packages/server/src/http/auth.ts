@@ -4,6 +4,11 @@ import type { Principal } from './guard.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
+/** Turns an `Authorization` header into the caller, or throws 401 `unauthorized`. */
+export interface Authenticator {
+  authenticate(header: string | undefined): Principal | Promise<Principal>;
+}
+
 /**
  * Checks the `Authorization` header against a set of secrets, accepting `Bearer <key>` and the bare key.
  * Secrets are kept only as SHA-256 digests and compared in constant time.

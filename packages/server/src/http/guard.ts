@@ -1,11 +1,20 @@
 import type { BerthError } from '@berth/protocol';
 
 /** The operations of the queue API, as rate limits and key scopes name them. */
-export type Operation = 'run' | 'runsync' | 'status' | 'stream' | 'cancel' | 'retry' | 'purge-queue' | 'health';
+export type Operation = 'run' | 'runsync' | 'status' | 'stream' | 'cancel' | 'retry' | 'purge-queue' | 'health' | 'openai';
 
-/** Who is calling: the authenticated API key (by id, never the secret). */
+/** What a stored API key may do (see `docs/api-keys.md`). Absent: everything. */
+export interface KeyScope {
+  /** Endpoints the key may use; `null`: all. */
+  endpoints: readonly string[] | null;
+  /** Only status, stream and health. */
+  readOnly: boolean;
+}
+
+/** Who is calling: the authenticated API key (by id, never the secret) and its scope. */
 export interface Principal {
   keyId: string;
+  scope?: KeyScope;
 }
 
 export interface GuardContext {
@@ -21,3 +30,17 @@ export interface GuardContext {
 export type Guard = (ctx: GuardContext) => { error: BerthError; headers?: Record<string, string> } | undefined;
 
 export const allowAll: Guard = () => undefined;
+
+/** Runs guards in order; the first refusal wins. */
+export function combineGuards(...guards: Guard[]): Guard {
+  const list = guards.filter((g) => g !== allowAll);
+  if (list.length === 0) return allowAll;
+  if (list.length === 1) return list[0]!;
+  return (ctx) => {
+    for (const g of list) {
+      const r = g(ctx);
+      if (r) return r;
+    }
+    return undefined;
+  };
+}

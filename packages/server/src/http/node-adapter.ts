@@ -88,6 +88,11 @@ async function write(res: ServerResponse, out: ApiResponse): Promise<void> {
     res.end(body);
     return;
   }
+  if ('bytes' in out) {
+    res.writeHead(out.status, { 'content-length': out.bytes.byteLength, ...out.headers });
+    res.end(out.bytes);
+    return;
+  }
   res.writeHead(out.status, { ...out.headers });
   res.flushHeaders();
   const it = out.events[Symbol.asyncIterator]();

@@ -18,4 +18,6 @@ export interface ApiRequest {
 export type ApiResponse =
   | { status: number; headers?: Record<string, string>; json: unknown }
   /** A server-sent event stream: each string is written as it is produced. */
-  | { status: number; headers?: Record<string, string>; events: AsyncIterable<string> };
+  | { status: number; headers?: Record<string, string>; events: AsyncIterable<string> }
+  /** Raw bytes (served output files); `headers` carries the Content-Type. */
+  | { status: number; headers?: Record<string, string>; bytes: Uint8Array };

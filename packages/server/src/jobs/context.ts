@@ -13,7 +13,10 @@ export interface CoreContext {
   clock: Clock;
   logger: Logger;
   options: ResolvedServerOptions;
-  /** Called once for every job that reaches a terminal state (webhook outbox plugs in here). */
+  /**
+   * Called once for every job that reaches a terminal state. The webhook sender listens here to deliver at once;
+   * the outbox row itself is written by the store inside the terminal transition (see `Store.claimWebhooks`).
+   */
   onTerminal: ((job: JobRecord) => void)[];
   /** Asks for a sweep at epoch-ms `t` (a deadline was just set). */
   wakeAt(t: number): void;

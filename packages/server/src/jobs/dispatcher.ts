@@ -99,6 +99,8 @@ export class Dispatcher {
         } else {
           after = await store.finish(msg.id, msg.attempt, { status: 'FAILED', error: msg.error }, clock.now(), options.retention);
         }
+        // Stored (or refused as stale): either way the worker can forget the result now.
+        s.send({ type: 'job.ack', id: msg.id, attempt: msg.attempt });
         if (after) {
           logger.info(after.status === 'COMPLETED' ? 'job completed' : 'job failed', { jobId: msg.id, workerId: s.workerId, attempt: msg.attempt, ...(after.error ? { error: after.error } : {}) });
           events.emit(msg.id, 'change');

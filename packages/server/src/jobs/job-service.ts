@@ -1,8 +1,8 @@
-import { BerthError, LIMITS, isTerminal, type HealthReply, type JobObject, type JobRequest } from '@berth/protocol';
+import { BerthError, isTerminal, type HealthReply, type JobObject, type JobRequest } from '@berth/protocol';
 import type { JobRecord } from '../store/types.js';
 import { notifyTerminal, type CoreContext } from './context.js';
 import type { Dispatcher } from './dispatcher.js';
-import { newJobId } from './ids.js';
+import { newJob } from './new-job.js';
 import { armWaiter } from './job-events.js';
 import { toJobObject } from './job-view.js';
 
@@ -13,25 +13,11 @@ export class JobService {
     private readonly dispatcher: Dispatcher,
   ) {}
 
-  /** Stores a new job (resolves once it is committed), then dispatches it. */
-  async submit(endpointId: string, req: JobRequest, sync: boolean): Promise<JobRecord> {
+  /** Stores a new job (resolves once it is committed), then dispatches it. `cost`: see `JobRecord.cost`. */
+  async submit(endpointId: string, req: JobRequest, sync: boolean, cost?: number): Promise<JobRecord> {
     const now = this.ctx.clock.now();
-    const job: JobRecord = {
-      id: newJobId(sync),
-      endpointId,
-      status: 'IN_QUEUE',
-      input: req.input,
-      executionTimeout: req.policy?.executionTimeout ?? LIMITS.executionTimeoutDefault,
-      lowPriority: req.policy?.lowPriority ?? false,
-      sync,
-      attempt: 0,
-      retries: 0,
-      createdAt: now,
-      queuedAt: now,
-      expiresAt: now + (req.policy?.ttl ?? LIMITS.ttlDefault),
-    };
-    if (req.webhook !== undefined) job.webhook = req.webhook;
-    if (req.s3Config !== undefined) job.s3Config = req.s3Config;
+    const job = newJob(endpointId, req, sync, now);
+    if (cost !== undefined) job.cost = cost;
     await this.ctx.store.insert(job);
     this.ctx.wakeAt(job.expiresAt);
     this.ctx.logger.debug('job accepted', { jobId: job.id, endpointId, sync });
@@ -131,7 +117,7 @@ export class JobService {
     const out = { expired: 0, timedOut: 0, retained: 0, requeued: 0 };
     for (const job of due.expired) {
       if (job.status === 'IN_PROGRESS') this.dispatcher.stop(job, 'expired');
-      if (await store.delete(job.id)) {
+      if (await store.delete(job.id, { expiresAt: job.expiresAt })) {
         out.expired++;
         logger.info('job expired (ttl)', { jobId: job.id, status: job.status });
         events.emit(job.id, 'deleted');
@@ -148,7 +134,7 @@ export class JobService {
       notifyTerminal(this.ctx, after);
     }
     for (const job of due.retained) {
-      if (await store.delete(job.id)) {
+      if (job.retainUntil !== undefined && (await store.delete(job.id, { retainUntil: job.retainUntil }))) {
         out.retained++;
         events.emit(job.id, 'deleted');
       }

@@ -2,14 +2,23 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.js';
 import { API_KEY, ScriptedWorker, call, listening, until, untilStatus } from '../testing.test-helpers.js';
 import type { BerthServer } from '../server.js';
+import { MemoryStore } from '../store/memory-store.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import type { Store } from '../store/types.js';
+
+// The whole lifecycle runs on both stores (SQLite in a private in-memory database: same code path, no files).
+const STORES: [string, () => Store][] = [
+  ['memory store', () => new MemoryStore()],
+  ['SQLite store', () => new SqliteStore({ file: ':memory:' })],
+];
 
 const run = async (s: BerthServer, input: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) =>
   (await call(s, 'POST', '/v2/echo/run', { body: { input, ...extra } })).body.id as string;
 const status = async (s: BerthServer, id: string) => (await call(s, 'GET', `/v2/echo/status/${id}`)).body;
 
-describe('job lifecycle with a worker on a real socket', () => {
+describe.each(STORES)('job lifecycle with a worker on a real socket (%s)', (_name, makeStore) => {
   it('dispatches with the attempt number, completes, and reports delayTime/executionTime in ms', async () => {
-    await using t = await listening();
+    await using t = await listening({ store: makeStore() });
     const w = await ScriptedWorker.connect(t.url);
     await w.next('welcome');
     const id = await run(t.server, { x: 1 });
@@ -27,7 +36,7 @@ describe('job lifecycle with a worker on a real socket', () => {
   });
 
   it('never pushes more jobs than the worker concurrency (credits) and follows concurrency changes', async () => {
-    await using t = await listening();
+    await using t = await listening({ store: makeStore() });
     const w = await ScriptedWorker.connect(t.url, { concurrency: 2 });
     await w.next('welcome');
     const ids = [];
@@ -51,7 +60,7 @@ describe('job lifecycle with a worker on a real socket', () => {
   });
 
   it('runsync returns at completion; a failure is a FAILED job object with the error', async () => {
-    await using t = await listening();
+    await using t = await listening({ store: makeStore() });
     const w = await ScriptedWorker.connect(t.url);
     const pending = call(t.server, 'POST', '/v2/echo/runsync', { body: { input: { q: 1 } } });
     const a = await w.next('job.assign');
@@ -63,7 +72,7 @@ describe('job lifecycle with a worker on a real socket', () => {
   });
 
   it('progress shows as output (and progress) while running, never overwriting the final output', async () => {
-    await using t = await listening();
+    await using t = await listening({ store: makeStore() });
     const w = await ScriptedWorker.connect(t.url);
     const id = await run(t.server);
     await w.next('job.assign');
@@ -84,7 +93,7 @@ describe('job lifecycle with a worker on a real socket', () => {
   });
 
   it('cancel of a running job tells the worker (job.cancel with the attempt) and drops late output', async () => {
-    await using t = await listening();
+    await using t = await listening({ store: makeStore() });
     const w = await ScriptedWorker.connect(t.url);
     const id = await run(t.server);
     await w.next('job.assign');
@@ -104,7 +113,7 @@ describe('job lifecycle with a worker on a real socket', () => {
   });
 
   it('retry: FAILED -> IN_QUEUE with the same id and input, output cleared, retries + 1, new attempt', async () => {
-    await using t = await listening();
+    await using t = await listening({ store: makeStore() });
     const w = await ScriptedWorker.connect(t.url);
     const id = await run(t.server, { n: 7 });
     await w.next('job.assign');
@@ -125,7 +134,7 @@ describe('job lifecycle with a worker on a real socket', () => {
   });
 
   it('/stream long-polls with consume semantics and ends with the terminal status', async () => {
-    await using t = await listening();
+    await using t = await listening({ store: makeStore() });
     const w = await ScriptedWorker.connect(t.url);
     const id = await run(t.server);
     await w.next('job.assign');
@@ -142,7 +151,7 @@ describe('job lifecycle with a worker on a real socket', () => {
   });
 
   it('/stream of a non-streaming endpoint is 400 stream_not_supported', async () => {
-    await using t = await listening();
+    await using t = await listening({ store: makeStore() });
     const w = await ScriptedWorker.connect(t.url, { stream: false });
     await w.next('welcome');
     const id = await run(t.server);
@@ -153,7 +162,7 @@ describe('job lifecycle with a worker on a real socket', () => {
   });
 
   it('SSE pushes each chunk as it is produced, then a done event', async () => {
-    await using t = await listening();
+    await using t = await listening({ store: makeStore() });
     const w = await ScriptedWorker.connect(t.url);
     const id = await run(t.server);
     await w.next('job.assign');
@@ -183,7 +192,7 @@ describe('job lifecycle with a worker on a real socket', () => {
 
   it('executionTimeout and ttl are enforced by sweeps (manual clock): TIMED_OUT + stop, then deletion', async () => {
     const clock = new ManualClock();
-    await using t = await listening({ clock });
+    await using t = await listening({ clock, store: makeStore() });
     const w = await ScriptedWorker.connect(t.url);
     const id = await run(t.server, {}, { policy: { executionTimeout: 5000, ttl: 60_000 } });
     await w.next('job.assign');
@@ -205,7 +214,7 @@ describe('job lifecycle with a worker on a real socket', () => {
 
   it('?ttl= on status sets the remaining lifespan from now; retention deletes terminal jobs', async () => {
     const clock = new ManualClock();
-    await using t = await listening({ clock });
+    await using t = await listening({ clock, store: makeStore() });
     const id = await run(t.server);
     expect((await call(t.server, 'GET', `/v2/echo/status/${id}?ttl=20000`)).status).toBe(200);
     clock.advance(19_999);
@@ -227,7 +236,7 @@ describe('job lifecycle with a worker on a real socket', () => {
 
   it('a running job whose ttl elapses is deleted and its worker told to stop', async () => {
     const clock = new ManualClock();
-    await using t = await listening({ clock });
+    await using t = await listening({ clock, store: makeStore() });
     const w = await ScriptedWorker.connect(t.url);
     const id = await run(t.server, {}, { policy: { ttl: 10_000 } });
     await w.next('job.assign');

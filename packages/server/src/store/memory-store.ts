@@ -1,6 +1,7 @@
 import { isTerminal, type JobStatus } from '@berth/protocol';
 import { DeadlineHeap } from './deadline-heap.js';
-import type { DueJobs, EndpointCounts, FinishPatch, JobRecord, RetentionPolicy, Store } from './types.js';
+import type { DeleteCondition, DueJobs, EndpointCounts, FinishPatch, JobRecord, RecoveryReport, RetentionPolicy, Store, WebhookAttempt, WebhookDelivery } from './types.js';
+import { MemoryWebhookOutbox } from '../webhooks/memory-outbox.js';
 
 interface Entry {
   rec: JobRecord;
@@ -23,6 +24,12 @@ interface EndpointState {
 
 const clone = (r: JobRecord): JobRecord => ({ ...r });
 
+/** A COMPLETED object output of a priced job gets its `cost` (see `JobRecord.cost`). */
+function withCost(output: unknown, cost: number | undefined): unknown {
+  if (cost === undefined || typeof output !== 'object' || output === null || Array.isArray(output)) return output;
+  return { ...output, cost };
+}
+
 /**
  * The in-memory store: for tests and throwaway runs (`--store memory`). Nothing survives a restart.
  * Queue order is FIFO per endpoint; deadlines live in min-heaps validated lazily, so a sweep costs
@@ -36,6 +43,7 @@ export class MemoryStore implements Store {
   private readonly retainHeap = new DeadlineHeap();
   private readonly leaseHeap = new DeadlineHeap();
   private seq = 0;
+  private readonly outbox = new MemoryWebhookOutbox((id) => this.jobs.has(id));
 
   private ep(endpointId: string): EndpointState {
     let s = this.endpoints.get(endpointId);
@@ -68,15 +76,21 @@ export class MemoryStore implements Store {
     delete e.rec.executionDeadline;
     delete e.rec.leaseUntil;
     this.retainHeap.push(e.rec.retainUntil, e.rec.id);
+    this.outbox.add(e.rec, now); // same (synchronous) step as the terminal state
   }
 
   async insert(job: JobRecord): Promise<void> {
     if (this.jobs.has(job.id)) throw new Error(`duplicate job id ${job.id}`);
     const e: Entry = { rec: clone(job), chunks: [], delivered: 0, queueSeq: 0 };
     this.jobs.set(job.id, e);
-    this.ep(job.endpointId).byStatus[job.status]++;
+    const s = this.ep(job.endpointId);
+    s.byStatus[job.status]++;
+    if (job.status === 'COMPLETED') s.completed++;
+    if (job.status === 'FAILED' || job.status === 'TIMED_OUT') s.failed++;
     this.ttlHeap.push(job.expiresAt, job.id);
+    if (job.retainUntil !== undefined) this.retainHeap.push(job.retainUntil, job.id);
     if (job.status === 'IN_QUEUE') this.enqueue(e);
+    if (isTerminal(job.status)) this.outbox.add(e.rec, job.finishedAt ?? job.createdAt); // stored already terminal
   }
 
   async get(id: string): Promise<JobRecord | undefined> {
@@ -126,7 +140,7 @@ export class MemoryStore implements Store {
     const e = this.running(id, attempt);
     if (!e) return undefined;
     this.setStatus(e, patch.status);
-    if (patch.status === 'COMPLETED') e.rec.output = patch.output;
+    if (patch.status === 'COMPLETED') e.rec.output = withCost(patch.output, e.rec.cost);
     else e.rec.error = patch.error;
     this.terminate(e, now, retention);
     return clone(e.rec);
@@ -244,11 +258,14 @@ export class MemoryStore implements Store {
   private remove(e: Entry): void {
     this.ep(e.rec.endpointId).byStatus[e.rec.status]--;
     this.jobs.delete(e.rec.id);
+    this.outbox.jobDeleted(e.rec.id);
   }
 
-  async delete(id: string): Promise<boolean> {
+  async delete(id: string, cond?: DeleteCondition): Promise<boolean> {
     const e = this.jobs.get(id);
     if (!e) return false;
+    if (cond?.expiresAt !== undefined && e.rec.expiresAt !== cond.expiresAt) return false;
+    if (cond?.retainUntil !== undefined && e.rec.retainUntil !== cond.retainUntil) return false;
     this.remove(e);
     return true;
   }
@@ -289,6 +306,35 @@ export class MemoryStore implements Store {
 
   async queueDepth(endpointId: string): Promise<number> {
     return this.endpoints.get(endpointId)?.byStatus.IN_QUEUE ?? 0;
+  }
+
+  async recover(leaseUntil: number): Promise<RecoveryReport> {
+    const report = { queued: 0, running: 0, endpoints: [] as string[] };
+    const endpoints = new Set<string>();
+    for (const e of this.jobs.values()) {
+      endpoints.add(e.rec.endpointId);
+      if (e.rec.status === 'IN_QUEUE') report.queued++;
+      if (e.rec.status !== 'IN_PROGRESS') continue;
+      report.running++;
+      if (e.rec.leaseUntil === undefined) {
+        e.rec.leaseUntil = leaseUntil;
+        this.leaseHeap.push(leaseUntil, e.rec.id);
+      }
+    }
+    report.endpoints = [...endpoints].sort();
+    return report;
+  }
+
+  async claimWebhooks(now: number, limit: number, leaseUntil: number): Promise<WebhookDelivery[]> {
+    return this.outbox.claim(now, limit, leaseUntil);
+  }
+
+  async recordWebhookAttempt(deliveryId: string, attempt: WebhookAttempt, nextAttemptAt: number | null): Promise<boolean> {
+    return this.outbox.record(deliveryId, attempt, nextAttemptAt);
+  }
+
+  async webhookDeliveries(jobId: string): Promise<WebhookDelivery[]> {
+    return this.outbox.forJob(jobId);
   }
 
   async close(): Promise<void> {}

@@ -33,6 +33,11 @@ export interface JobRecord {
   retainUntil?: number;
   /** Set while the job's worker is disconnected: past it, the job is requeued. */
   leaseUntil?: number;
+  /**
+   * Price of a job on a priced public model, fixed at submit. `finish` stores it as `output.cost` of a COMPLETED
+   * object output, in the same write, so every read and the webhook body carry it.
+   */
+  cost?: number;
 }
 
 /** Result of a terminal transition requested by a worker or a sweep. */
@@ -59,6 +64,34 @@ export interface DueJobs {
   retained: JobRecord[];
   /** Worker lease elapsed (IN_PROGRESS, worker gone). */
   leaseExpired: JobRecord[];
+}
+
+/** One webhook delivery attempt. */
+export interface WebhookAttempt {
+  /** Epoch ms the attempt started. */
+  at: number;
+  /** HTTP status the target answered (2xx acknowledges). */
+  status?: number;
+  /** Why there is no status: refused address, connection error, timeout. */
+  error?: string;
+  /** How long the attempt took, ms. */
+  durationMs: number;
+}
+
+/** A webhook delivery in the outbox: one per job per terminal transition. */
+export interface WebhookDelivery {
+  /** `msg_<job id>_<retries>`: the `webhook-id` header, the same on every attempt. */
+  id: string;
+  jobId: string;
+  endpointId: string;
+  url: string;
+  /** JSON text of the job object plus `input` and `webhook`, taken at the terminal transition. */
+  body: string;
+  createdAt: number;
+  /** When the next attempt is due (or a running attempt's lease ends); `null` once finished. */
+  nextAttemptAt: number | null;
+  /** Oldest first. */
+  attempts: WebhookAttempt[];
 }
 
 export interface RetentionPolicy {
@@ -105,10 +138,54 @@ export interface Store {
   setExpiry(id: string, expiresAt: number): Promise<boolean>;
   /** Removes the endpoint's IN_QUEUE jobs; returns their ids. */
   purgeQueue(endpointId: string): Promise<string[]>;
-  delete(id: string): Promise<boolean>;
+  /**
+   * Removes a job and its stream. With `cond`, only when the named deadline still has that value (a sweep deletes
+   * what it found due, not a job a retry or a new ttl has changed since).
+   */
+  delete(id: string, cond?: DeleteCondition): Promise<boolean>;
   /** Jobs with a deadline at or before `now` (at most `limit` of each kind). */
   due(now: number, limit: number): Promise<DueJobs>;
   counts(endpointId: string): Promise<EndpointCounts>;
   queueDepth(endpointId: string): Promise<number>;
+  /*
+   * Webhook outbox. The store itself writes a `WebhookDelivery` (see `newWebhookDelivery` in
+   * `webhooks/delivery.ts`) inside every terminal transition of a job that has a `webhook` (finish, cancel,
+   * requeue to FAILED, and `insert` of a job that is already terminal, such as a refused model input), in the
+   * same transaction, so a committed terminal state always has its pending delivery.
+   * Deleting a job drops its finished deliveries; pending ones stay until they finish.
+   */
+  /**
+   * Deliveries whose `nextAttemptAt` <= `now`, earliest first, at most `limit`; their `nextAttemptAt` becomes
+   * `leaseUntil` in the same write, so no other sender (or later poll) takes them while the attempt runs. A sender
+   * that dies mid-attempt leaves the delivery to be retried after the lease.
+   */
+  claimWebhooks(now: number, limit: number, leaseUntil: number): Promise<WebhookDelivery[]>;
+  /**
+   * Appends an attempt and sets when the next is due; `null` ends the delivery (acknowledged or out of attempts),
+   * and an ended delivery whose job is already deleted is dropped. False when there is no such delivery.
+   */
+  recordWebhookAttempt(deliveryId: string, attempt: WebhookAttempt, nextAttemptAt: number | null): Promise<boolean>;
+  /** Every delivery of a job still held, oldest first (the debugging view). */
+  webhookDeliveries(jobId: string): Promise<WebhookDelivery[]>;
+  /**
+   * After a restart: every IN_PROGRESS job without a lease gets `leaseUntil`, so workers that reconnect within the
+   * grace period can finish it and the rest are requeued by the lease sweep. Returns what the store holds.
+   */
+  recover(leaseUntil: number): Promise<RecoveryReport>;
+  /** Commits what is pending and closes; later calls fail. */
   close(): Promise<void>;
+}
+
+export interface DeleteCondition {
+  expiresAt?: number;
+  retainUntil?: number;
+}
+
+export interface RecoveryReport {
+  /** IN_QUEUE jobs found. */
+  queued: number;
+  /** IN_PROGRESS jobs found (now leased for the grace period). */
+  running: number;
+  /** Endpoints that have jobs (served again at once, before their workers reconnect). */
+  endpoints: string[];
 }

@@ -96,6 +96,26 @@ describe('worker gateway', () => {
     await w2.close();
   });
 
+  it('acknowledges every result once stored, a stale one too, and a re-sent result after the job ended', async () => {
+    await using t = await listening({ workerGraceMs: 60_000 });
+    const w = await ScriptedWorker.connect(t.url, { concurrency: 2 });
+    expect((await w.next('welcome')).acks).toBe(true);
+    const a = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
+    const b = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
+    await w.next('job.assign');
+    await w.next('job.assign');
+    w.send({ type: 'job.complete', id: a, attempt: 1, output: 1 });
+    expect(await w.next('job.ack')).toEqual({ type: 'job.ack', id: a, attempt: 1 });
+    expect((await call(t.server, 'GET', `/v2/echo/status/${a}`)).body.status).toBe('COMPLETED'); // stored before the ack
+    w.send({ type: 'job.fail', id: b, attempt: 1, error: 'boom' });
+    expect(await w.next('job.ack')).toEqual({ type: 'job.ack', id: b, attempt: 1 });
+    // The same result again (a worker that never saw the ack re-sends it after a reconnect): acknowledged, not applied twice.
+    w.send({ type: 'job.complete', id: a, attempt: 1, output: 'again' });
+    expect(await w.next('job.ack')).toEqual({ type: 'job.ack', id: a, attempt: 1 });
+    expect((await call(t.server, 'GET', `/v2/echo/status/${a}`)).body.output).toBe(1);
+    await w.close();
+  });
+
   it('a restarted worker (same id, nothing in flight) gets its old jobs requeued at once', async () => {
     await using t = await listening({ workerGraceMs: 60_000 });
     const w = await ScriptedWorker.connect(t.url);

@@ -5,6 +5,7 @@ import { UnrecoverableError } from '../errors.js';
 import { errorMessage } from './error-message.js';
 import { asStreamSource, isThenable, type StreamSource } from './handler-kind.js';
 import { toJsonValue } from './json-value.js';
+import { attachOutputTarget, type OutputTarget } from './output-target.js';
 
 /** The job fields a handler sees, as dispatched. */
 export interface JobSpec {
@@ -13,6 +14,8 @@ export interface JobSpec {
   attempt: number;
   s3Config?: S3Config;
   deadline?: number;
+  /** Where `uploadOutput` sends files without S3 (the connected control plane). */
+  outputTarget?: OutputTarget;
 }
 
 /** Inputs of `executeJob`. */
@@ -89,6 +92,7 @@ function createJob(options: ExecuteOptions, isLive: () => boolean): Job {
     ...(spec.s3Config !== undefined ? { s3Config: spec.s3Config } : {}),
     ...(spec.deadline !== undefined ? { deadline: spec.deadline } : {}),
   };
+  attachOutputTarget(job, spec.outputTarget);
   return job;
 }
 

@@ -130,7 +130,7 @@ export async function startFakeControlPlane(options: FakeControlPlaneOptions = {
           sockets.push(conn);
           const extra = options.welcome ? options.welcome(last, conn) : {};
           if (extra !== undefined) {
-            conn.send({ type: 'welcome', protocol: PROTOCOL_VERSION, workerId: last.workerId, heartbeatMs, stale: [], ...extra });
+            conn.send({ type: 'welcome', protocol: PROTOCOL_VERSION, workerId: last.workerId, heartbeatMs, stale: [], acks: false, ...extra });
           }
           for (const w of [...helloWaiters]) w();
         } else if (last?.type === 'ping' && options.answerPings !== false) {

@@ -23,6 +23,9 @@ export class JobEntry {
   cancelled = false;
   readonly startedAt = Date.now();
   private pending: JobMessage[] = [];
+  /** The result (`job.complete` / `job.fail`), kept until the server acknowledges it. */
+  private final: JobMessage | undefined;
+  private acked = false;
   private chunks: unknown[] = [];
   private chunkSeq = 0;
   private flushTimer: NodeJS.Immediate | undefined;
@@ -31,6 +34,8 @@ export class JobEntry {
     assign: AssignMessage,
     private readonly transport: Transport,
     readonly log: Logger,
+    /** Whether the connected server acknowledges results (`welcome.acks`). */
+    private readonly serverAcks: () => boolean = () => false,
   ) {
     this.key = jobKey(assign.id, assign.attempt);
     this.spec = { id: assign.id, input: assign.input, attempt: assign.attempt };
@@ -42,9 +47,24 @@ export class JobEntry {
     return { id: this.spec.id, attempt: this.spec.attempt };
   }
 
-  /** Finished and nothing left to send: the entry can be forgotten. */
+  /** Finished, nothing left to send and, with a server that acknowledges, the result stored: forget the entry. */
   get delivered(): boolean {
-    return this.state === 'finished' && this.pending.length === 0;
+    return this.state === 'finished' && this.pending.length === 0 && (this.acked || !this.serverAcks());
+  }
+
+  /** Messages are waiting for a connection. */
+  get hasUnsent(): boolean {
+    return this.pending.length > 0;
+  }
+
+  /** The server stored the result (or no longer wants it). */
+  ack(): void {
+    this.acked = true;
+  }
+
+  /** After a reconnect: a result sent but never acknowledged may have been lost with the old socket; send it again. */
+  resendResult(): void {
+    if (this.final && !this.acked && !this.pending.includes(this.final)) this.pending.push(this.final);
   }
 
   chunk(value: unknown, index: number): void {
@@ -91,6 +111,7 @@ export class JobEntry {
     if (this.state === 'queued') return this.fail(reason, true);
     if (this.pending.length === 0) return; // result already sent
     this.pending = [];
+    this.final = undefined;
     this.emit({ type: 'job.fail', ...this.ref, error: reason, aborted: true });
   }
 
@@ -120,6 +141,7 @@ export class JobEntry {
   }
 
   private emit(msg: JobMessage): void {
+    if (msg.type === 'job.complete' || msg.type === 'job.fail') this.final = msg;
     if (this.pending.length === 0 && this.transport(msg)) return;
     // Buffered (disconnected): progress is a "latest value", so only the newest is kept, and chunks join the
     // previous buffered chunk message so a reconnect sends one job.stream per job.

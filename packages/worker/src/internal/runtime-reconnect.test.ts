@@ -88,6 +88,47 @@ describe('worker runtime: reconnect', () => {
   });
 });
 
+describe('worker runtime: result acknowledgements', () => {
+  it('keeps a result until the server acknowledges it, and sends it again on the next connection', async () => {
+    await using cp = await startFakeControlPlane({ welcome: () => ({ acks: true }) });
+    await using worker = startTestWorker(cp, { handler: (job) => `done ${job.id}` });
+    const first = await cp.connection(0);
+    first.send(assign('j1'));
+    expect(await first.next('job.complete', (m) => m.id === 'j1')).toMatchObject({ output: 'done j1' });
+    // No ack: the result may have died with the socket (a control plane killed before its commit).
+    first.ws.terminate();
+    const second = await cp.connection(1, 3000);
+    expect(second.hello?.inflight).toEqual([{ id: 'j1', attempt: 1 }]);
+    expect(await second.next('job.complete', (m) => m.id === 'j1')).toMatchObject({ output: 'done j1' });
+    second.send({ type: 'job.ack', id: 'j1', attempt: 1 });
+    await sleep(50);
+    second.ws.terminate();
+    const third = await cp.connection(2, 3000);
+    expect(third.hello?.inflight).toEqual([]); // acknowledged: forgotten
+    expect(third.all('job.complete')).toEqual([]);
+    expect(worker.activeJobs).toBe(0);
+  });
+
+  it('forgets a sent result the welcome reports as stale (the server stored it before the reconnect)', async () => {
+    let stale = false;
+    await using cp = await startFakeControlPlane({ welcome: (hello) => ({ acks: true, stale: stale ? hello.inflight : [] }) });
+    await using _worker = startTestWorker(cp, { handler: () => 'out' });
+    const first = await cp.connection(0);
+    first.send(assign('j1'));
+    await first.next('job.complete');
+    stale = true;
+    first.ws.terminate();
+    const second = await cp.connection(1, 3000);
+    expect(second.hello?.inflight).toEqual([{ id: 'j1', attempt: 1 }]);
+    await sleep(100);
+    expect(second.all('job.complete')).toEqual([]);
+    expect(second.all('job.fail')).toEqual([]);
+    second.ws.terminate();
+    const third = await cp.connection(2, 3000);
+    expect(third.hello?.inflight).toEqual([]);
+  });
+});
+
 describe('worker runtime: drain', () => {
   it('server drain: finishes running jobs, reports them, then reconnects', async () => {
     await using cp = await startFakeControlPlane();

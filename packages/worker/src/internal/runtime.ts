@@ -6,6 +6,7 @@ import { errorMessage } from './error-message.js';
 import { executeJob } from './execute.js';
 import { isStreamingHandler } from './handler-kind.js';
 import { JobEntry, jobKey } from './job-entry.js';
+import { httpBaseOf, type OutputTarget } from './output-target.js';
 import { SDK_VERSION } from './version.js';
 import { defaultWorkerId } from './worker-id.js';
 import { createWaiters, raceTimeout } from './waiters.js';
@@ -31,10 +32,13 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
   const drainTimeoutMs = options.drainTimeoutMs ?? 30_000;
   const abortGraceMs = options.abortGraceMs ?? 2_000;
   let concurrency = options.concurrency ?? 1;
+  const outputTarget: OutputTarget = { baseUrl: httpBaseOf(options.url), token: options.token };
   const queue = new PQueue({ concurrency: Math.max(1, concurrency) });
   const entries = new Map<string, JobEntry>();
   const waiters = createWaiters();
   let draining = false;
+  /** The connected server acknowledges results (welcome.acks). */
+  let serverAcks = false;
   let serverDraining = false;
   let serverDrainTimer: NodeJS.Timeout | undefined;
   let shutdownPromise: Promise<RuntimeExit> | undefined;
@@ -50,7 +54,7 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
     url: options.url,
     token: options.token,
     log,
-    backoff: options.reconnect ?? { initialMs: 250, maxMs: 10_000 },
+    backoff: options.reconnect ?? { initialMs: 250, maxMs: 5_000 },
     handshakeTimeoutMs: options.handshakeTimeoutMs ?? 10_000,
     hello: (): HelloMessage => ({
       type: 'hello',
@@ -72,21 +76,32 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
 
   function onWelcome(welcome: WelcomeMessage): void {
     endServerDrain(false);
+    serverAcks = welcome.acks;
     for (const ref of welcome.stale) {
       const entry = entries.get(jobKey(ref.id, ref.attempt));
       if (!entry) continue;
+      if (entry.state === 'finished' && !entry.hasUnsent) {
+        entry.ack(); // its result was sent: stored before the reconnect, or no longer wanted
+        continue;
+      }
       entry.log.info('the control plane no longer runs this attempt; dropping it', { attempt: ref.attempt });
       entry.cancel('stale: the control plane no longer runs this attempt');
     }
     if (concurrency === 0) conn.send({ type: 'concurrency', concurrency: 0 });
     if (draining) conn.send({ type: 'draining' });
-    for (const entry of entries.values()) entry.flush();
+    for (const entry of entries.values()) {
+      if (serverAcks) entry.resendResult();
+      entry.flush();
+    }
     sweep();
   }
 
   function onMessage(msg: JobControlMessage): void {
     if (msg.type === 'job.assign') assign(msg);
-    else if (msg.type === 'job.cancel') cancel(msg);
+    else if (msg.type === 'job.ack') {
+      entries.get(jobKey(msg.id, msg.attempt))?.ack();
+      sweep();
+    } else if (msg.type === 'job.cancel') cancel(msg);
     else onServerDrain(msg.deadline);
   }
 
@@ -100,7 +115,7 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
     for (const other of entries.values()) {
       if (other.spec.id === msg.id && other.spec.attempt < msg.attempt) other.cancel(`superseded by attempt ${msg.attempt}`);
     }
-    const entry = new JobEntry(msg, transport, log.child({ job: msg.id }));
+    const entry = new JobEntry(msg, transport, log.child({ job: msg.id }), () => serverAcks);
     entries.set(key, entry);
     entry.log.info('job received', { attempt: msg.attempt });
     queue.add(() => run(entry)).catch((err: unknown) => entry.log.error('runtime error', { error: errorMessage(err) }));
@@ -125,7 +140,7 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
     const started = Date.now();
     const result = await executeJob({
       handler,
-      job: entry.spec,
+      job: { ...entry.spec, outputTarget },
       signal: entry.controller.signal,
       log: entry.log,
       returnAggregateStream,

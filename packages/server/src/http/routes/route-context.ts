@@ -12,4 +12,6 @@ export interface RouteContext {
   jobId: string;
   service: JobService;
   registry: WorkerRegistry;
+  /** Price of the job a submit route stores (priced public models), see `JobRecord.cost`. */
+  cost?: number;
 }

@@ -17,7 +17,7 @@ async function readJobRequest(rc: RouteContext, limit: number): Promise<JobReque
 /** POST /run: answers `{id, status: "IN_QUEUE"}` once the job is stored. */
 export async function run(rc: RouteContext) {
   const req = await readJobRequest(rc, LIMITS.runBodyBytes);
-  const job = await rc.service.submit(rc.endpointId, req, false);
+  const job = await rc.service.submit(rc.endpointId, req, false, rc.cost);
   return { status: 200, json: { id: job.id, status: 'IN_QUEUE' } };
 }
 
@@ -25,7 +25,7 @@ export async function run(rc: RouteContext) {
 export async function runsync(rc: RouteContext) {
   const wait = intParam(rc.req.query, 'wait', LIMITS.waitMin, LIMITS.waitMax, 'invalid_wait') ?? LIMITS.waitDefault;
   const req = await readJobRequest(rc, LIMITS.runsyncBodyBytes);
-  const job = await rc.service.submit(rc.endpointId, req, true);
+  const job = await rc.service.submit(rc.endpointId, req, true, rc.cost);
   // A job deleted while we wait (ttl, purge) answers 404 job_not_found.
   return { status: 200, json: await rc.service.waitTerminal(rc.endpointId, job.id, wait, rc.req.signal) };
 }

@@ -3,7 +3,10 @@ import { countRaceTests } from './counts-races.test-helpers.js';
 import { deadlineTests } from './deadlines.test-helpers.js';
 import type { MakeStore } from './fixtures.test-helpers.js';
 import { lifecycleTests } from './lifecycle.test-helpers.js';
+import { pricedTests } from './priced.test-helpers.js';
+import { recoveryTests } from './recovery.test-helpers.js';
 import { retryStreamTests } from './retries-streams.test-helpers.js';
+import { webhookOutboxTests } from './webhooks.test-helpers.js';
 
 // The one test suite every `Store` implementation must pass (memory now; SQLite and PostgreSQL later).
 // Time is always passed explicitly (no wall clock, no sleeps); races are written as sequences of calls, plus a
@@ -32,5 +35,8 @@ export function runStoreConformance(name: string, makeStore: MakeStore): void {
     retryStreamTests(makeStore);
     deadlineTests(makeStore);
     countRaceTests(makeStore);
+    recoveryTests(makeStore);
+    pricedTests(makeStore);
+    webhookOutboxTests(makeStore);
   });
 }

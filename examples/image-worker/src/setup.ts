@@ -1,0 +1,35 @@
+import { env } from '@huggingface/transformers';
+import { DIFFUSION_FILES, ensureModelFolder } from './models/hub.js';
+import { resolveModelLocations, type ModelLocations } from './models/locations.js';
+import { loadDiffusionModel, type DiffusionModel } from './pipeline/load.js';
+import { createUpscaler, type Upscaler } from './upscale/upscaler.js';
+
+/**
+ * Reads the model locations from the environment (see `resolveModelLocations`) and sets transformers.js remote
+ * loading accordingly (off with `BERTH_MODELS_DIR`).
+ */
+export function configureModels(processEnv: NodeJS.ProcessEnv = process.env): ModelLocations {
+  const where = resolveModelLocations(processEnv);
+  env.allowRemoteModels = where.allowRemote;
+  env.allowLocalModels = true;
+  return where;
+}
+
+/** Loads the diffusion model at `where.image` (downloading a hub repo once when allowed). */
+export async function loadImageModel(where: ModelLocations, log?: (msg: string, fields: Record<string, unknown>) => void): Promise<DiffusionModel> {
+  const dir = await ensureModelFolder(where.image, DIFFUSION_FILES, {
+    allowRemote: where.allowRemote,
+    onFile: (file, bytes) => log?.('downloaded', { model: where.image, file, bytes }),
+  });
+  const model = await loadDiffusionModel(dir, {
+    ...(where.tokenizer ? { tokenizer: where.tokenizer } : {}),
+    ...(where.threads ? { sessionOptions: { executionProviders: ['cpu'], graphOptimizationLevel: 'all', intraOpNumThreads: where.threads } } : {}),
+  });
+  log?.('model loaded', { model: where.image, seconds: Number(model.loadSeconds.toFixed(3)), nativeSize: model.nativeSize });
+  return model;
+}
+
+/** The ESRGAN upscaler for `where.upscale` (models load on first use). */
+export function createImageUpscaler(where: ModelLocations): Upscaler {
+  return createUpscaler(where.upscale, where.threads ? { intraOpNumThreads: where.threads } : {});
+}

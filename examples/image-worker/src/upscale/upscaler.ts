@@ -1,0 +1,57 @@
+import { pipeline, type ImageToImagePipeline, type RawImage } from '@huggingface/transformers';
+import type { InferenceSession } from 'onnxruntime-node';
+
+/** Upscale factors the ESRGAN models provide. */
+export const SCALES = [2, 4] as const;
+export type Scale = (typeof SCALES)[number];
+
+/** Where each factor's model comes from: a local folder or a hub id (see `resolveModels`). */
+export type UpscalerModels = Record<Scale, string>;
+
+/**
+ * Super-resolution with transformers.js `image-to-image` pipelines (ESRGAN / Swin2SR), one model per factor, each
+ * loaded on first use and kept.
+ *
+ * @example
+ * const upscaler = createUpscaler({ 2: '/models/esrgan-x2', 4: '/models/esrgan-x4' });
+ * const big = await upscaler.upscale(image, 4);
+ */
+export interface Upscaler {
+  /** Upscales an RGB image by `scale`; the result is `scale` times wider and taller. */
+  upscale(image: RawImage, scale: Scale): Promise<RawImage>;
+  /** Loads the model for `scale` now (otherwise on first use); resolves to the seconds it took (0 if loaded). */
+  load(scale: Scale): Promise<number>;
+}
+
+/** `sessionOptions`: passed to onnxruntime for each model (default: transformers.js defaults). */
+export function createUpscaler(models: UpscalerModels, sessionOptions: InferenceSession.SessionOptions = {}): Upscaler {
+  const loaded = new Map<Scale, Promise<ImageToImagePipeline>>();
+  const get = (scale: Scale): Promise<ImageToImagePipeline> => {
+    let p = loaded.get(scale);
+    if (!p) {
+      const options = Object.keys(sessionOptions).length ? { session_options: sessionOptions } : {};
+      p = pipeline('image-to-image', models[scale], options) as Promise<ImageToImagePipeline>;
+      p.catch(() => loaded.delete(scale));
+      loaded.set(scale, p);
+    }
+    return p;
+  };
+  return {
+    async load(scale) {
+      if (loaded.has(scale)) return (await get(scale), 0);
+      const t0 = performance.now();
+      await get(scale);
+      return (performance.now() - t0) / 1000;
+    },
+    async upscale(image, scale) {
+      const model = await get(scale);
+      const out = (await model(image)) as RawImage | RawImage[];
+      const result = Array.isArray(out) ? out[0] : out;
+      if (!result) throw new Error('the upscaler returned no image');
+      if (result.width !== image.width * scale || result.height !== image.height * scale) {
+        throw new Error(`the x${scale} model (${models[scale]}) returned ${result.width}x${result.height} for ${image.width}x${image.height}; is it really a x${scale} model?`);
+      }
+      return result.channels === 3 ? result : result.rgb();
+    },
+  };
+}

@@ -1,0 +1,35 @@
+/** A small async queue: producers push, one consumer iterates until `close()` (or `fail()`). */
+export class ChunkQueue<T> implements AsyncIterable<T> {
+  private items: T[] = [];
+  private closed = false;
+  private error: unknown;
+  private wake: (() => void) | undefined;
+
+  push(item: T): void {
+    this.items.push(item);
+    this.wake?.();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.wake?.();
+  }
+
+  fail(err: unknown): void {
+    this.error = err ?? new Error('failed');
+    this.close();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+    for (;;) {
+      if (this.items.length) {
+        yield this.items.shift()!;
+        continue;
+      }
+      if (this.error) throw this.error;
+      if (this.closed) return;
+      await new Promise<void>((r) => (this.wake = r));
+      this.wake = undefined;
+    }
+  }
+}

@@ -1,0 +1,139 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { parseFlags } from '../args.js';
+import { bundleWorker } from '../build/bundle.js';
+import { checkDockerfile, DOCKERIGNORE, dockerfile } from '../build/dockerfile.js';
+import { checkWorkerFiles, findConfigFile, loadConfig } from '../config.js';
+import type { Io } from '../internal/io.js';
+import { EXIT, UsageError } from '../internal/usage-error.js';
+import { cliVersion } from '../internal/version.js';
+
+export const BUILD_HELP = `Usage: berth build [--config <file>] [--endpoint <id>] [--out <dir>] [--external <pkg>]
+
+Bundles each endpoint's handler (esbuild, @berth/worker included) into a deployable folder
+<out>/<endpoint>/ holding:
+  worker.mjs (+ .map)   the whole worker in one file; native packages stay external
+  package.json          declares only those native packages, at the versions installed here
+  Dockerfile            CPU image (node:20-bookworm-slim)
+  Dockerfile.cuda       NVIDIA GPU image (CUDA 12 + cuDNN runtime)
+  .dockerignore
+The container runs \`node worker.mjs\`, which connects to BERTH_URL with BERTH_WORKER_TOKEN (docker run -e).
+
+Options:
+  -c, --config <file>     config file (default: berth.config.* in the current folder)
+  -e, --endpoint <id>     build only this endpoint (repeatable; default: all)
+  -o, --out <dir>         output folder, relative to the config file (default: build); emptied first
+      --external <pkg>    another package to keep out of the bundle and install in the image (repeatable)
+  -h, --help              show this help
+`;
+
+export interface BuildArgs {
+  help: boolean;
+  config: string | undefined;
+  endpoints: string[];
+  out: string;
+  external: string[];
+}
+
+export function parseBuildArgs(argv: readonly string[]): BuildArgs {
+  const v = parseFlags('build', argv, {
+    config: { type: 'string', short: 'c' },
+    endpoint: { type: 'string', short: 'e', multiple: true },
+    out: { type: 'string', short: 'o' },
+    external: { type: 'string', multiple: true },
+    help: { type: 'boolean', short: 'h' },
+  });
+  const out = (v.out as string | undefined) ?? 'build';
+  if (out.trim() === '') throw new UsageError('--out must not be empty', 'build');
+  return {
+    help: v.help === true,
+    config: v.config as string | undefined,
+    endpoints: (v.endpoint as string[] | undefined) ?? [],
+    out,
+    external: (v.external as string[] | undefined) ?? [],
+  };
+}
+
+/** `berth build`: resolves with 0 when every folder was written and checked, 1 when a bundle failed. */
+export async function runBuild(argv: readonly string[], io: Io): Promise<number> {
+  const args = parseBuildArgs(argv);
+  if (args.help) {
+    io.stdout.write(BUILD_HELP);
+    return EXIT.ok;
+  }
+  // 1. Config and which endpoints.
+  const config = await loadConfig(findConfigFile(args.config, io.cwd));
+  checkWorkerFiles(config);
+  const unknown = args.endpoints.filter((id) => !config.endpoints.some((e) => e.id === id));
+  if (unknown.length) throw new UsageError(`unknown endpoint ${unknown.join(', ')} (endpoints: ${config.endpoints.map((e) => e.id).join(', ')})`, 'build');
+  const endpoints = config.endpoints.filter((e) => args.endpoints.length === 0 || args.endpoints.includes(e.id));
+  const outRoot = resolve(config.dir, args.out);
+  if (outRoot === config.dir || config.dir.startsWith(`${outRoot}/`)) throw new UsageError(`--out ${args.out} would empty the project folder`, 'build');
+  const version = cliVersion();
+
+  // 2. One folder per endpoint, with progress: bundling is the slow step.
+  const total = endpoints.length;
+  let failed = 0;
+  for (const [i, ep] of endpoints.entries()) {
+    const step = `[${i + 1}/${total}] ${ep.id}`;
+    const dir = join(outRoot, ep.id);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    io.stdout.write(`${step}: bundling ${relative(config.dir, ep.worker)} with esbuild...\n`);
+    const t0 = performance.now();
+    let bundle;
+    try {
+      bundle = await bundleWorker({ entry: ep.worker, outfile: join(dir, 'worker.mjs'), cwd: config.dir, extraExternal: args.external });
+    } catch (err) {
+      io.stderr.write(`${step}: bundle failed:\n${err instanceof Error ? err.message : String(err)}\n`);
+      failed++;
+      continue;
+    }
+    const deps = Object.entries(bundle.dependencies);
+    io.stdout.write(
+      `${step}: worker.mjs ${(bundle.bytes / 1024).toFixed(0)} KiB in ${Math.round(performance.now() - t0)} ms; ` +
+        `native dependencies: ${deps.length ? deps.map(([n, v]) => `${n}@${v}`).join(', ') : 'none'}\n`,
+    );
+    const pkg = {
+      name: `${ep.id}-worker`,
+      private: true,
+      type: 'module',
+      description: `Berth worker for endpoint ${ep.id}, bundled by berth build ${version}`,
+      engines: { node: '>=20.11' },
+      scripts: { start: 'node worker.mjs' },
+      dependencies: bundle.dependencies,
+    };
+    writeFileSync(join(dir, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
+    writeFileSync(join(dir, '.dockerignore'), DOCKERIGNORE);
+    for (const variant of ['cpu', 'cuda'] as const) {
+      const name = variant === 'cpu' ? 'Dockerfile' : 'Dockerfile.cuda';
+      const text = dockerfile({ endpointId: ep.id, hasDependencies: deps.length > 0, variant });
+      writeFileSync(join(dir, name), text);
+      const check = checkDockerfile(text, dir);
+      if (check.problems.length) {
+        io.stderr.write(`${step}: ${name} check failed: ${check.problems.join('; ')}\n`);
+        failed++;
+      }
+    }
+    io.stdout.write(`${step}: wrote ${show(io.cwd, dir)}/ (worker.mjs, package.json, Dockerfile, Dockerfile.cuda, .dockerignore)\n`);
+  }
+
+  // 3. What next.
+  if (failed) return EXIT.failure;
+  const first = endpoints[0];
+  if (first) {
+    const dir = show(io.cwd, join(outRoot, first.id));
+    io.stdout.write(
+      `\nNext:\n  docker build -t ${first.id}-worker ${dir}\n` +
+        `  docker run -e BERTH_URL=<control plane url> -e BERTH_WORKER_TOKEN=<worker token> ${first.id}-worker\n` +
+        `Without Docker: cd ${dir} && npm install && BERTH_URL=... BERTH_WORKER_TOKEN=... BERTH_ENDPOINT_ID=${first.id} node worker.mjs\n`,
+    );
+  }
+  return EXIT.ok;
+}
+
+/** A path relative to `cwd` when it is inside it, else absolute. */
+function show(cwd: string, path: string): string {
+  const rel = relative(cwd, path);
+  return rel === '' ? '.' : rel.startsWith('..') ? path : rel;
+}

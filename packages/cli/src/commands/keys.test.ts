@@ -1,0 +1,80 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { createServer, silentLogger, SqliteKeyStore, SqliteStore } from '@berth/server';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../cli.js';
+import { edgeServerOptions } from '../edge-options.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'berth-cli-keys-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function berth(...argv: string[]) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (d: Buffer) => (out += d.toString()));
+  stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await main(argv, { stdout, stderr, env: {}, cwd: dir });
+  return { code, out, err };
+}
+
+describe('berth keys', () => {
+  it('create prints the key once, list shows scopes without secrets, revoke refuses it on a server sharing the file', async () => {
+    const full = await berth('keys', 'create', '--name', 'ci', '--data-dir', 'data');
+    expect(full.code).toBe(0);
+    const secret = full.out.trim();
+    expect(secret).toMatch(/^berth_sk_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/);
+    expect(full.err).toMatch(/only time the key is shown/);
+    const ro = await berth('keys', 'create', '--endpoints', 'echo,other', '--read-only', '--data-dir', 'data');
+    expect(ro.code).toBe(0);
+
+    const list = await berth('keys', 'list', '--data-dir', 'data');
+    expect(list.code).toBe(0);
+    expect(list.out).toMatch(/^ID\s+NAME\s+SCOPE\s+CREATED\s+REVOKED/);
+    expect(list.out).toContain('all endpoints');
+    expect(list.out).toContain('echo,other, read-only');
+    expect(list.out).not.toContain(secret.slice(22));
+
+    // A server on the same database file (as berth serve opens it) accepts the key until it is revoked.
+    const store = new SqliteStore({ file: join(dir, 'data', 'berth.sqlite') });
+    const server = createServer({ store, keyStore: new SqliteKeyStore(store.db), endpoints: ['echo'], logger: silentLogger, sweepIntervalMs: 0 });
+    const health = () => server.handle({ method: 'GET', path: '/v2/echo/health', query: new URLSearchParams(), headers: { authorization: `Bearer ${secret}` } });
+    expect((await health()).status).toBe(200);
+    const id = secret.slice(9, 21);
+    const revoked = await berth('keys', 'revoke', id, '--data-dir', 'data');
+    expect(revoked).toMatchObject({ code: 0, out: `Revoked key ${id}.\n` });
+    expect((await health()).status).toBe(401);
+    expect((await berth('keys', 'revoke', id, '--data-dir', 'data')).code).toBe(1);
+    expect((await berth('keys', 'revoke', 'nope', '--data-dir', 'data')).err).toMatch(/no key nope/);
+    await server.close({ drainMs: 0 });
+  });
+
+  it('usage errors exit 2 with a pointer to help', async () => {
+    for (const argv of [['keys', 'bogus'], ['keys', 'revoke'], ['keys', 'create', '--endpoints', 'Bad_Id'], ['keys', 'list', '--read-only'], ['keys', 'create', '--nope']]) {
+      const r = await berth(...argv);
+      expect(r.code, argv.join(' ')).toBe(2);
+      expect(r.err).toMatch(/berth keys --help/);
+    }
+    expect((await berth('keys')).code).toBe(2);
+    expect((await berth('keys', '--help')).out).toMatch(/Usage: berth keys/);
+  });
+});
+
+describe('edgeServerOptions', () => {
+  it('dev allows loopback webhooks by default, serve nothing; env overrides; off switch; bad values are usage errors', () => {
+    expect(edgeServerOptions({}, 'dev')).toEqual({ webhooks: { allow: ['loopback'] }, rateLimits: true });
+    expect(edgeServerOptions({}, 'serve')).toEqual({ webhooks: { allow: [] }, rateLimits: true });
+    const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    expect(edgeServerOptions({ BERTH_WEBHOOK_ALLOW: 'private,loopback', BERTH_WEBHOOK_SECRET: secret, BERTH_RATE_LIMITS: 'off' }, 'serve')).toEqual({
+      webhooks: { allow: ['private', 'loopback'], secret },
+      rateLimits: false,
+    });
+    expect(edgeServerOptions({ BERTH_WEBHOOK_ALLOW: 'none' }, 'dev').webhooks).toEqual({ allow: [] });
+    expect(() => edgeServerOptions({ BERTH_WEBHOOK_ALLOW: 'everything' }, 'dev')).toThrow(/BERTH_WEBHOOK_ALLOW/);
+    expect(() => edgeServerOptions({ BERTH_WEBHOOK_SECRET: 'hunter2' }, 'dev')).toThrow(/BERTH_WEBHOOK_SECRET/);
+    expect(() => edgeServerOptions({ BERTH_RATE_LIMITS: 'maybe' }, 'dev')).toThrow(/BERTH_RATE_LIMITS/);
+  });
+});

@@ -1,0 +1,197 @@
+import { relative } from 'node:path';
+import type { BerthServer } from '@berth/server';
+import type { ResolvedEndpoint } from '../config.js';
+import type { Logger } from '../internal/console-logger.js';
+import type { WorkerSpec, WorkerSupervisor } from '../internal/supervisor.js';
+import { checkHandler } from './handler-check.js';
+import { decide, nextWorkerId } from './scaling.js';
+import { FileWatcher } from './watcher.js';
+
+export interface FleetOptions {
+  server: Pick<BerthServer, 'connectedWorkers' | 'setExpectedWorkers' | 'service'>;
+  supervisor: WorkerSupervisor;
+  endpoints: readonly ResolvedEndpoint[];
+  /** The folder paths are shown relative to. */
+  dir: string;
+  /** The config file: a change to it is pointed out (it is read once, at start). */
+  configFile?: string;
+  /** The process spec of worker `workerId` of an endpoint. */
+  specFor: (ep: ResolvedEndpoint, workerId: string) => WorkerSpec;
+  logger: Logger;
+  /** How often the scaler looks at queue depth and idle workers. Default 100 ms. */
+  tickMs?: number;
+  /** Watch handler files and restart their workers on change. Default true. */
+  watch?: boolean;
+  /** Called when `berth dev` must stop: a handler failed to load at startup. */
+  onFatal: (message: string) => void;
+}
+
+interface EndpointState {
+  ep: ResolvedEndpoint;
+  /** The handler and the local files it imports. */
+  inputs: string[];
+  /** Why its workers are not started: a handler that failed to build or load, until the next change. */
+  broken: string | undefined;
+  /**
+   * A load failure stops berth dev while this holds: for the workers started with berth dev (`minWorkers` > 0)
+   * until one of them connects. Later failures (a cold start, a reload) are reported and wait for a fix.
+   */
+  fatal: boolean;
+  idleSince: Map<string, number>;
+}
+
+/**
+ * Keeps each endpoint's workers as `berth dev` promises: `minWorkers` to `maxWorkers` by queue depth with an
+ * idle timeout (scale to zero), hot reload of changed handler files (running jobs are requeued), `/health`
+ * counting spawned-but-unconnected workers as initializing, and a clear failure when a handler cannot load.
+ */
+export class Fleet {
+  readonly #o: FleetOptions;
+  readonly #state = new Map<string, EndpointState>();
+  readonly #watcher: FileWatcher | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #ticking = false;
+
+  constructor(o: FleetOptions) {
+    this.#o = o;
+    for (const ep of o.endpoints) this.#state.set(ep.id, { ep, inputs: [], broken: undefined, fatal: ep.minWorkers > 0, idleSince: new Map() });
+    this.#watcher = o.watch === false ? undefined : new FileWatcher((files) => void this.#onChange(files));
+  }
+
+  /**
+   * Checks every handler (esbuild, no code run), then starts `minWorkers` of each endpoint and the scaler.
+   * Returns an error message instead when a handler does not compile.
+   */
+  async start(): Promise<string | undefined> {
+    const problems: string[] = [];
+    for (const st of this.#state.values()) {
+      if (st.ep.maxWorkers === 0) continue;
+      const check = await checkHandler(st.ep.worker, this.#o.dir);
+      if (!check.ok) problems.push(`endpoint ${st.ep.id}: handler ${this.#rel(st.ep.worker)} does not compile:\n${indent(check.message)}`);
+      else st.inputs = check.inputs;
+    }
+    if (problems.length) return problems.join('\n');
+    this.#watcher?.update(this.#allInputs());
+    for (const st of this.#state.values()) for (let i = 0; i < st.ep.minWorkers; i++) this.#add(st);
+    this.#timer = setInterval(() => void this.tick(), this.#o.tickMs ?? 100);
+    this.#timer.unref();
+    return undefined;
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#watcher?.close();
+  }
+
+  /** A worker exited before it reached the control plane: its handler threw while loading (or was refused). */
+  onLoadFailure(spec: WorkerSpec, how: string): void {
+    const st = this.#state.get(spec.endpointId);
+    if (!st) return;
+    const what = `endpoint ${st.ep.id}: handler ${this.#rel(st.ep.worker)} failed to load (worker ${spec.workerId} ${how} before connecting; its error is above)`;
+    this.#syncExpected(st);
+    if (st.fatal) return this.#o.onFatal(what);
+    if (st.broken) return;
+    st.broken = what;
+    this.#o.logger.error(`${what}. Fix it and save: berth dev reloads it (queued jobs wait until then).`);
+  }
+
+  /** A worker was given up on after repeated crashes. */
+  onGiveUp(spec: WorkerSpec): void {
+    const st = this.#state.get(spec.endpointId);
+    if (st) this.#syncExpected(st);
+  }
+
+  /** One scaler pass (also run by the timer). */
+  async tick(): Promise<void> {
+    if (this.#ticking) return;
+    this.#ticking = true;
+    try {
+      const now = Date.now();
+      for (const st of this.#state.values()) await this.#tickEndpoint(st, now);
+    } catch (err) {
+      this.#o.logger.error('scaler failed', { error: err instanceof Error ? err.message : String(err) });
+    } finally {
+      this.#ticking = false;
+    }
+  }
+
+  async #tickEndpoint(st: EndpointState, now: number): Promise<void> {
+    const { supervisor, server } = this.#o;
+    const running = new Map<string, number>();
+    for (const w of server.connectedWorkers(st.ep.id)) {
+      running.set(w.workerId, w.running);
+      supervisor.markConnected(w.workerId);
+      st.fatal = false;
+      if (w.running > 0 || w.draining) st.idleSince.delete(w.workerId);
+      else if (!st.idleSince.has(w.workerId)) st.idleSince.set(w.workerId, now);
+    }
+    for (const id of st.idleSince.keys()) if (!running.has(id)) st.idleSince.delete(id);
+    if (st.ep.minWorkers < st.ep.maxWorkers && !st.broken) {
+      const { jobs } = await server.service.health(st.ep.id);
+      const workers = supervisor.workerIds(st.ep.id);
+      const d = decide(st.ep, { inQueue: jobs.inQueue, inProgress: jobs.inProgress, workers, running, idleSince: st.idleSince }, now);
+      if (d.start > 0) this.#o.logger.info(`scaling ${st.ep.id} up`, { endpointId: st.ep.id, from: workers.length, to: workers.length + d.start, inQueue: jobs.inQueue });
+      for (let i = 0; i < d.start; i++) this.#add(st);
+      for (const id of d.stop) {
+        this.#o.logger.info(`scaling ${st.ep.id} down: worker idle`, { endpointId: st.ep.id, workerId: id, idleMs: now - (st.idleSince.get(id) ?? now) });
+        st.idleSince.delete(id);
+        void supervisor.retire(id).then(() => this.#syncExpected(st));
+      }
+    }
+    this.#syncExpected(st);
+  }
+
+  #add(st: EndpointState): void {
+    const id = nextWorkerId(st.ep.id, this.#o.supervisor.workerIds(st.ep.id));
+    this.#o.supervisor.add(this.#o.specFor(st.ep, id));
+    this.#syncExpected(st);
+  }
+
+  /** Workers with a process count as expected; those not connected yet are `initializing` in /health. */
+  #syncExpected(st: EndpointState): void {
+    this.#o.server.setExpectedWorkers(st.ep.id, this.#o.supervisor.workerIds(st.ep.id).length);
+  }
+
+  async #onChange(files: string[]): Promise<void> {
+    if (this.#o.configFile !== undefined && files.includes(this.#o.configFile)) {
+      this.#o.logger.warn(`${this.#rel(this.#o.configFile)} changed: restart berth dev to apply it (endpoints and scaling are read at start)`);
+    }
+    for (const st of this.#state.values()) {
+      const changed = files.filter((f) => st.inputs.includes(f));
+      if (changed.length === 0) continue;
+      const check = await checkHandler(st.ep.worker, this.#o.dir);
+      if (!check.ok) {
+        st.broken = `endpoint ${st.ep.id}: handler does not compile`;
+        this.#o.logger.error(`endpoint ${st.ep.id}: ${changed.map((f) => this.#rel(f)).join(', ')} changed but does not compile; its workers keep the previous code. Fix it and save:\n${indent(check.message)}`);
+        continue;
+      }
+      st.inputs = check.inputs;
+      st.broken = undefined;
+      const ids = this.#o.supervisor.workerIds(st.ep.id);
+      this.#o.logger.info(
+        `${changed.map((f) => this.#rel(f)).join(', ')} changed: reloading ${st.ep.id} (${ids.length} worker${ids.length === 1 ? '' : 's'}; running jobs are requeued)`,
+        { endpointId: st.ep.id },
+      );
+      for (const id of ids) this.#o.supervisor.respawn(id);
+      // Workers the scaler had given up on or that failed to load come back with minWorkers.
+      for (let i = this.#o.supervisor.workerIds(st.ep.id).length; i < st.ep.minWorkers; i++) this.#add(st);
+    }
+    this.#watcher?.update(this.#allInputs());
+  }
+
+  #allInputs(): string[] {
+    const files = [...this.#state.values()].flatMap((st) => st.inputs);
+    return this.#o.configFile !== undefined ? [...files, this.#o.configFile] : files;
+  }
+
+  #rel(file: string): string {
+    return relative(this.#o.dir, file) || file;
+  }
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => `    ${l}`)
+    .join('\n');
+}

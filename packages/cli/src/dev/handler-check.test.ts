@@ -1,0 +1,52 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkHandler } from './handler-check.js';
+import { FileWatcher } from './watcher.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'berth-check-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe('checkHandler', () => {
+  it('lists the handler and the local files it imports (".js" specifiers of .ts files too), not packages', async () => {
+    writeFileSync(join(tmp, 'util.ts'), `export const x: number = 1;\n`);
+    writeFileSync(join(tmp, 'h.ts'), `import { start } from '@berth/worker';\nimport { x } from './util.js';\nstart({ handler: () => ({ x }) });\n`);
+    const r = await checkHandler(join(tmp, 'h.ts'), tmp);
+    expect(r).toEqual({ ok: true, inputs: expect.arrayContaining([join(tmp, 'h.ts'), join(tmp, 'util.ts')]) });
+    expect(r.ok && r.inputs).toHaveLength(2);
+  });
+
+  it('a syntax error or a missing local import: file:line:column and the text', async () => {
+    writeFileSync(join(tmp, 'bad.ts'), `const a = ;\n`);
+    const bad = await checkHandler(join(tmp, 'bad.ts'), tmp);
+    expect(bad.ok).toBe(false);
+    expect(!bad.ok && bad.message).toMatch(/^bad\.ts:1:11: Unexpected ";"/);
+    writeFileSync(join(tmp, 'gone.ts'), `import './nothing.js';\n`);
+    const gone = await checkHandler(join(tmp, 'gone.ts'), tmp);
+    expect(!gone.ok && gone.message).toMatch(/gone\.ts:1:\d+: Could not resolve "\.\/nothing\.js"/);
+  });
+});
+
+describe('FileWatcher', () => {
+  it('reports changes to watched files once per burst, and ignores other files in the folder', async () => {
+    const a = join(tmp, 'a.ts');
+    const b = join(tmp, 'b.ts');
+    writeFileSync(a, '1');
+    writeFileSync(b, '1');
+    const calls: string[][] = [];
+    const w = new FileWatcher((files) => calls.push(files), 50);
+    w.update([a]);
+    try {
+      writeFileSync(b, '2');
+      writeFileSync(a, '2');
+      writeFileSync(a, '3');
+      const end = Date.now() + 5_000;
+      while (calls.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 200));
+      expect(calls).toEqual([[a]]);
+    } finally {
+      w.close();
+    }
+  });
+});

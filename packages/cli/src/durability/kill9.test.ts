@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { random } from '../../../server/src/store/conformance/fixtures.test-helpers.js';
+import { api, executions, freePort, killAll, startRecordingWorker, startServe, type ServeProcess } from './cluster.test-helpers.js';
+
+// Jepsen-style checker: clients submit jobs while the control plane is killed with SIGKILL at random moments and
+// restarted on the same data dir. Every job whose /run answered 200 is then classified; none may be lost.
+const JOBS = Number(process.env['BERTH_KILL9_JOBS'] ?? 400);
+const KILLS = Number(process.env['BERTH_KILL9_KILLS'] ?? 4);
+const CLIENTS = 8;
+
+const dir = mkdtempSync(join(tmpdir(), 'berth-kill9-'));
+afterAll(async () => {
+  await killAll();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('kill -9 of the control plane', () => {
+  it(`loses none of ${JOBS} acknowledged jobs across ${KILLS} SIGKILLs and restarts`, { timeout: 150_000 }, async () => {
+    const rand = random(Number(process.env['BERTH_KILL9_SEED'] ?? 20261122));
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const dataDir = join(dir, 'data');
+    const execLog = join(dir, 'executions.log');
+    let serve: ServeProcess = await startServe(port, dataDir, ['--worker-grace-ms', '20000']);
+    startRecordingWorker(base, 'rec-w1', execLog);
+    startRecordingWorker(base, 'rec-w2', execLog);
+
+    const acked: string[] = [];
+    let submitted = 0;
+    let refused = 0;
+    let running = true;
+    // Clients keep submitting until JOBS were acknowledged and every kill has happened (bounded by attempts).
+    const client = async () => {
+      while ((acked.length < JOBS || running) && submitted < JOBS * 20) {
+        const n = submitted++;
+        try {
+          const r = await api(base, 'POST', '/v2/rec/run', { input: { n, ms: Math.floor(rand() * 300) } });
+          if (r.status === 200 && typeof r.json['id'] === 'string') acked.push(r.json['id']);
+          else refused++;
+        } catch {
+          refused++; // the control plane died mid-request: not acknowledged, so not counted
+          await new Promise((r) => setTimeout(r, 30));
+        }
+      }
+    };
+    const recovered: string[] = [];
+    const killer = async () => {
+      for (let k = 0; k < KILLS; k++) {
+        await new Promise((r) => setTimeout(r, 250 + Math.floor(rand() * 700)));
+        await serve.kill('SIGKILL');
+        serve = await startServe(port, dataDir, ['--worker-grace-ms', '20000']);
+        recovered.push(/Data: .*$/m.exec(serve.text)?.[0] ?? '');
+      }
+    };
+    const started = Date.now();
+    const killing = killer().finally(() => (running = false));
+    await Promise.all(Array.from({ length: CLIENTS }, client));
+    await killing;
+    const submitMs = Date.now() - started;
+
+    // Every acknowledged job must reach COMPLETED (workers reconnect, in-flight jobs are re-adopted or requeued).
+    const final = new Map<string, string>();
+    const deadline = Date.now() + 90_000;
+    let pending = [...acked];
+    while (pending.length > 0 && Date.now() < deadline) {
+      const next: string[] = [];
+      for (const id of pending) {
+        const r = await api(base, 'GET', `/v2/rec/status/${id}`);
+        if (r.status !== 200 && r.status !== 404) throw new Error(`status answered ${r.status}: ${JSON.stringify(r.json)}`);
+        const status = r.status === 404 ? 'LOST' : String(r.json['status']);
+        final.set(id, status);
+        if (status === 'IN_QUEUE' || status === 'IN_PROGRESS') next.push(id);
+      }
+      pending = next;
+      if (pending.length) await new Promise((r) => setTimeout(r, 250));
+    }
+    const execs = executions(execLog);
+    const count = (s: string) => [...final.values()].filter((v) => v === s).length;
+    const duplicated = acked.filter((id) => (execs.get(id) ?? 0) > 1).length;
+    const report = {
+      submitted,
+      acknowledged: acked.length,
+      refusedOrCut: refused,
+      kills: recovered.length,
+      completed: count('COMPLETED'),
+      lost: count('LOST'),
+      stillPending: pending.length,
+      failed: count('FAILED'),
+      duplicated,
+      submitPhaseMs: submitMs,
+    };
+    console.log(`kill -9 checker: ${JSON.stringify(report)}\n  restarts: ${recovered.join(' | ')}`);
+    expect(recovered.length).toBe(KILLS);
+    expect(acked.length).toBeGreaterThanOrEqual(JOBS);
+    expect(report.lost).toBe(0);
+    expect(report.stillPending).toBe(0);
+    expect(report.completed).toBe(acked.length);
+    await serve.kill('SIGTERM');
+  });
+});

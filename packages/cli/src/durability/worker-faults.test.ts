@@ -1,0 +1,123 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createServer, silentLogger, SqliteStore, type BerthServer } from '@berth/server';
+import { BlackholeProxy } from './blackhole-proxy.test-helpers.js';
+import { API_KEY, WORKER_TOKEN, api, executions, killAll, startRecordingWorker } from './cluster.test-helpers.js';
+
+// A worker that dies, freezes or loses its network mid-job: the control plane (in this process, SQLite store,
+// short heartbeats so the test is quick) must hand the job to another real worker process within the documented
+// bound, count the retry, and refuse the late result of the old attempt.
+const HEARTBEAT_MS = 200;
+const GRACE_MS = 500;
+const SWEEP_MS = 100;
+/** Documented bound for a silent worker: 3 missed heartbeats (+1 interval of phase) + grace + one sweep. */
+const SILENT_BOUND_MS = 4 * HEARTBEAT_MS + GRACE_MS + SWEEP_MS;
+
+const dir = mkdtempSync(join(tmpdir(), 'berth-worker-faults-'));
+let server: BerthServer | undefined;
+afterEach(async () => {
+  await killAll();
+  await server?.close({ drainMs: 0 });
+  server = undefined;
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function setup(name: string) {
+  server = createServer({
+    store: new SqliteStore({ file: join(dir, `${name}.sqlite`) }),
+    apiKeys: [API_KEY],
+    workerTokens: [WORKER_TOKEN],
+    endpoints: ['rec'],
+    heartbeatMs: HEARTBEAT_MS,
+    workerGraceMs: GRACE_MS,
+    sweepIntervalMs: SWEEP_MS,
+    logger: silentLogger,
+  });
+  const { url, port } = await server.listen({ port: 0 });
+  return { url, port, execLog: join(dir, `${name}.log`) };
+}
+
+async function waitFor<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`${what} not reached in ${timeoutMs} ms: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const status = (url: string, id: string) => api(url, 'GET', `/v2/rec/status/${id}`).then((r) => r.json);
+const workers = (url: string) => api(url, 'GET', '/v2/rec/health').then((r) => r.json['workers'] as Record<string, number>);
+
+/** Starts w1 alone, gives it a job, then starts w2 as the spare. */
+async function jobOnFirstWorker(url: string, execLog: string, ms: number, w1Url = url) {
+  const w1 = startRecordingWorker(w1Url, 'rec-w1', execLog);
+  await waitFor(() => workers(url), (w) => (w['idle'] ?? 0) + (w['running'] ?? 0) >= 1, 15_000, 'w1 connected');
+  const { json } = await api(url, 'POST', '/v2/rec/run', { input: { n: 1, ms } });
+  const id = String(json['id']);
+  await waitFor(() => status(url, id), (j) => j['status'] === 'IN_PROGRESS', 5_000, 'job running on w1');
+  startRecordingWorker(url, 'rec-w2', execLog);
+  await waitFor(() => workers(url), (w) => (w['idle'] ?? 0) >= 1, 15_000, 'w2 connected');
+  return { id, w1 };
+}
+
+describe('a worker lost mid-job', () => {
+  it('SIGKILL: the job goes to another worker after the grace period, retries counts it', { timeout: 60_000 }, async () => {
+    const { url, execLog } = await setup('sigkill');
+    const { id, w1 } = await jobOnFirstWorker(url, execLog, 3_000);
+    const t0 = Date.now();
+    w1.child.kill('SIGKILL');
+    const moved = await waitFor(() => status(url, id), (j) => j['status'] === 'COMPLETED', 10_000, 'job completed elsewhere');
+    const ms = Date.now() - t0 - 3_000;
+    console.log(`worker SIGKILL: requeued and re-dispatched ~${ms} ms after the kill (grace ${GRACE_MS} ms)`);
+    expect(moved['output']).toEqual({ n: 1, worker: 'rec-w2' });
+    expect(moved['retries']).toBe(1);
+    expect(executions(execLog).get(id)).toBe(2);
+  });
+
+  it('SIGSTOP (socket open, process frozen): requeued within the heartbeat bound; the late result is refused', { timeout: 60_000 }, async () => {
+    const { url, execLog } = await setup('sigstop');
+    const { id, w1 } = await jobOnFirstWorker(url, execLog, 8_000);
+    const t0 = Date.now();
+    w1.child.kill('SIGSTOP');
+    await waitFor(() => status(url, id), (j) => j['status'] === 'IN_QUEUE' || (j['status'] === 'IN_PROGRESS' && j['retries'] === 1), 10_000, 'requeue');
+    const requeueMs = Date.now() - t0;
+    console.log(`worker SIGSTOP: job requeued ${requeueMs} ms after the freeze (bound ${SILENT_BOUND_MS} ms + sweep jitter)`);
+    expect(requeueMs).toBeLessThan(SILENT_BOUND_MS + 3_000); // slack for a loaded machine; without detection the job would finish on w1 (8 s)
+    const done = await waitFor(() => status(url, id), (j) => j['status'] === 'COMPLETED', 10_000, 'completed on w2');
+    expect(done['output']).toEqual({ n: 1, worker: 'rec-w2' });
+    // Thaw the old worker: its attempt finishes and tries to report; the control plane refuses it as stale.
+    w1.child.kill('SIGCONT');
+    await new Promise((r) => setTimeout(r, 2_500));
+    const after = await status(url, id);
+    expect(after['output']).toEqual({ n: 1, worker: 'rec-w2' });
+    expect(after['retries']).toBe(1);
+  });
+
+  it('blackholed connection (half-open TCP): requeued within the heartbeat bound; the late result is refused', { timeout: 60_000 }, async () => {
+    const { url, port, execLog } = await setup('blackhole');
+    const proxy = await BlackholeProxy.start(port);
+    try {
+      const { id } = await jobOnFirstWorker(url, execLog, 8_000, `http://127.0.0.1:${proxy.port}`);
+      const t0 = Date.now();
+      expect(proxy.blackhole()).toBeGreaterThanOrEqual(1);
+      await waitFor(() => status(url, id), (j) => j['status'] === 'IN_QUEUE' || (j['status'] === 'IN_PROGRESS' && j['retries'] === 1), 10_000, 'requeue');
+      const requeueMs = Date.now() - t0;
+      console.log(`blackholed worker: job requeued ${requeueMs} ms after the cut (bound ${SILENT_BOUND_MS} ms + sweep jitter)`);
+      expect(requeueMs).toBeLessThan(SILENT_BOUND_MS + 3_000); // slack for a loaded machine; without detection the job would finish on w1 (8 s)
+      const done = await waitFor(() => status(url, id), (j) => j['status'] === 'COMPLETED', 10_000, 'completed');
+      proxy.heal(); // w1's attempt ends (8 s after it started), it reconnects and offers its old attempt: refused
+      await waitFor(async () => executions(execLog).get(id) ?? 0, (n) => n >= 2, 1_000, 'two executions');
+      await new Promise((r) => setTimeout(r, Math.max(0, 8_000 - (Date.now() - t0)) + 2_000));
+      const after = await status(url, id);
+      expect(after['status']).toBe('COMPLETED');
+      expect(after['output']).toEqual(done['output']);
+      expect(after['retries']).toBe(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+});

@@ -1,0 +1,39 @@
+import type { ServerOptions } from '@berth/server';
+import { UsageError } from './internal/usage-error.js';
+
+const ALLOWABLE = ['loopback', 'private', 'link-local'] as const;
+type Allowable = (typeof ALLOWABLE)[number];
+
+export const EDGE_ENV_HELP = `  BERTH_WEBHOOK_SECRET    sign webhooks with this Standard Webhooks secret (whsec_...; default: unsigned)
+  BERTH_WEBHOOK_ALLOW     non-public webhook targets to allow: loopback, private, link-local, comma-separated,
+                          or none (default: loopback for berth dev, none for berth serve)
+  BERTH_RATE_LIMITS       off to turn rate limits off (local benchmarks); default on
+  BERTH_PUBLIC_URL        base of output file URLs, e.g. https://berth.example.com (default: http://<Host header>)
+  BERTH_FILES_SECRET      secret signing output file URLs (default: kept in <data-dir>/files/.url-secret)
+`;
+
+/** Webhook and rate-limit options from the environment (`docs/webhooks.md`, `docs/rate-limits.md`). */
+export function edgeServerOptions(env: NodeJS.ProcessEnv, command: 'dev' | 'serve'): Pick<ServerOptions, 'webhooks' | 'rateLimits' | 'publicUrl' | 'filesSecret'> {
+  // Output file URLs (docs/output-storage.md).
+  const publicUrl = env['BERTH_PUBLIC_URL']?.trim();
+  if (publicUrl && !/^https?:\/\/[^/]/.test(publicUrl)) throw new UsageError(`BERTH_PUBLIC_URL must be an http(s) URL (got "${publicUrl}")`, command);
+  const filesSecret = env['BERTH_FILES_SECRET']?.trim();
+  if (filesSecret !== undefined && filesSecret !== '' && filesSecret.length < 16) throw new UsageError('BERTH_FILES_SECRET must be at least 16 characters', command);
+  const files = { ...(publicUrl ? { publicUrl } : {}), ...(filesSecret ? { filesSecret } : {}) };
+  const secret = env['BERTH_WEBHOOK_SECRET']?.trim();
+  if (secret && !/^whsec_[A-Za-z0-9+/]{32,}={0,2}$/.test(secret)) {
+    throw new UsageError('BERTH_WEBHOOK_SECRET must look like whsec_<base64 of 24 to 64 random bytes>', command);
+  }
+  const rawAllow = env['BERTH_WEBHOOK_ALLOW']?.trim();
+  let allow: Allowable[] = command === 'dev' ? ['loopback'] : [];
+  if (rawAllow !== undefined && rawAllow !== '') {
+    const parts = rawAllow.split(',').map((s) => s.trim()).filter((s) => s !== '' && s !== 'none');
+    for (const p of parts) {
+      if (!(ALLOWABLE as readonly string[]).includes(p)) throw new UsageError(`BERTH_WEBHOOK_ALLOW: "${p}" is not one of ${ALLOWABLE.join(', ')}, none`, command);
+    }
+    allow = parts as Allowable[];
+  }
+  const limits = env['BERTH_RATE_LIMITS']?.trim().toLowerCase();
+  if (limits !== undefined && limits !== '' && limits !== 'on' && limits !== 'off') throw new UsageError(`BERTH_RATE_LIMITS must be on or off (got "${limits}")`, command);
+  return { webhooks: { allow, ...(secret ? { secret } : {}) }, rateLimits: limits !== 'off', ...files };
+}

@@ -1,0 +1,48 @@
+/** A project template: a folder under `templates/` plus what create-worker needs to know about it. */
+export interface Template {
+  /** `--template <name>`, and the folder name under `templates/`. */
+  name: string;
+  /** One line shown in the interactive picker and in --help. */
+  description: string;
+  /** Extra next steps for the README and the final message (models to fetch, ...). */
+  notes: string[];
+  /** Environment for `npm install` (native packages that download binaries). */
+  installEnv: Record<string, string>;
+}
+
+/** Every template, in the order the picker lists them. The first is the default. */
+export const TEMPLATES: readonly Template[] = [
+  {
+    name: 'basic',
+    description: 'greeting handler: zod input validation, progress, a test with runJob',
+    notes: [],
+    installEnv: {},
+  },
+  {
+    name: 'text',
+    description: 'text generation, streamed token by token (stories260K, @huggingface/transformers, CPU)',
+    notes: [
+      'The model is read from $BERTH_MODELS_DIR/stories260K (a folder with config.json, tokenizer.json and onnx/model.onnx).',
+      'Set BERTH_MODELS_DIR before `npm run dev` / `npm test`.',
+    ],
+    installEnv: { ONNXRUNTIME_NODE_INSTALL_CUDA: 'skip' },
+  },
+  {
+    name: 'image',
+    description: 'text to image (tiny-sd, onnxruntime-node + sharp, CPU), returns a base64 PNG',
+    notes: [
+      'The model is read from $BERTH_MODELS_DIR/tiny-sd (text_encoder, unet, vae_decoder ONNX files and the tokenizer).',
+      'Set BERTH_MODELS_DIR before `npm run dev` / `npm test`.',
+    ],
+    installEnv: { ONNXRUNTIME_NODE_INSTALL_CUDA: 'skip' },
+  },
+];
+
+/** Files renamed on copy: npm drops a `.gitignore` from published packages, so templates ship `_gitignore`. */
+export const RENAME: Readonly<Record<string, string>> = { _gitignore: '.gitignore' };
+
+/** Never copied from a template folder. */
+export const SKIP = new Set(['node_modules', 'build', 'dist', '.berth', 'README.md']);
+
+/** The endpoint id the templates' berth.config.json uses; replaced by one made from the project name. */
+export const TEMPLATE_ENDPOINT = 'my-worker';

@@ -1,0 +1,41 @@
+import type { Clock } from '../clock.js';
+import type { KeyChecker } from '../http/auth.js';
+import type { ApiRequest, ApiResponse } from '../http/types.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/types.js';
+import { createFileRoutes } from './file-routes.js';
+import { FileStore } from './file-store.js';
+import { UrlSigner } from './url-signer.js';
+
+export { FileStore, type FileMeta } from './file-store.js';
+export { UrlSigner } from './url-signer.js';
+export { DOWNLOAD_PREFIX, UPLOAD_PREFIX } from './file-routes.js';
+
+/** Output URLs (and the files behind them) live 7 days. */
+export const FILE_TTL_MS = 7 * 24 * 3600_000;
+
+export interface OutputFiles {
+  /** Answers upload and download requests; undefined for any other path. */
+  handle(req: ApiRequest): Promise<ApiResponse | undefined>;
+  /** Deletes expired files; returns how many. */
+  sweep(): Promise<number>;
+  close(): void;
+  readonly store: FileStore;
+}
+
+/** The control plane's file storage for worker outputs (used when the worker has no S3 bucket). */
+export function createOutputFiles(o: {
+  dir: string | undefined;
+  secret: string | undefined;
+  maxBytes: number;
+  publicUrl: string | undefined;
+  tokens: KeyChecker;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+}): OutputFiles {
+  const files = new FileStore({ dir: o.dir, ttlMs: FILE_TTL_MS, clock: o.clock, logger: o.logger });
+  const signer = new UrlSigner(o.secret ?? files.secret());
+  const handle = createFileRoutes({ files, signer, tokens: o.tokens, store: o.store, clock: o.clock, logger: o.logger, maxBytes: o.maxBytes, publicUrl: o.publicUrl });
+  return { handle, sweep: () => files.sweep(), close: () => files.close(), store: files };
+}

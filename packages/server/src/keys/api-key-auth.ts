@@ -1,0 +1,35 @@
+import { timingSafeEqual } from 'node:crypto';
+import { BerthError } from '@berth/protocol';
+import { KeyChecker } from '../http/auth.js';
+import type { Principal } from '../http/guard.js';
+import { hashApiKey, keyIdOf } from './key-format.js';
+import type { KeyStore } from './key-store.js';
+
+/**
+ * Authenticates API requests against both kinds of key: plain keys from the `apiKeys` option (`BERTH_API_KEY`,
+ * all scopes) and stored keys (`berth_sk_<id>_<secret>`, looked up by the id they carry, their SHA-256 compared
+ * in constant time, revoked ones refused). Worker tokens are a separate `KeyChecker` and never pass here.
+ */
+export class ApiKeyAuth {
+  constructor(
+    private readonly plain: KeyChecker,
+    private readonly store: KeyStore | undefined,
+  ) {}
+
+  /** The caller, or 401 `unauthorized`. */
+  async authenticate(header: string | undefined): Promise<Principal> {
+    const secret = KeyChecker.secretOf(header);
+    if (!secret) throw new BerthError('unauthorized', 'missing API key: send Authorization: Bearer <key>');
+    const id = this.store ? keyIdOf(secret) : undefined;
+    if (id !== undefined && this.store) {
+      const k = await this.store.get(id);
+      if (k && timingSafeEqual(Buffer.from(k.hash, 'hex'), Buffer.from(hashApiKey(secret), 'hex'))) {
+        if (k.revokedAt !== null) throw new BerthError('unauthorized', `API key ${id} was revoked`);
+        return { keyId: k.id, scope: { endpoints: k.endpoints, readOnly: k.readOnly } };
+      }
+    }
+    const p = this.plain.match(secret);
+    if (!p) throw new BerthError('unauthorized', 'unknown API key');
+    return p;
+  }
+}

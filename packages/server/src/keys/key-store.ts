@@ -1,0 +1,54 @@
+/** A stored API key: never the secret, only its SHA-256. */
+export interface StoredKey {
+  /** Public id (also inside the key): `berth keys revoke <id>`. */
+  id: string;
+  /** Free-form label. */
+  name: string;
+  /** SHA-256 of the key, hex. */
+  hash: string;
+  /** Endpoints the key may use; `null` means all. */
+  endpoints: string[] | null;
+  /** Only `/status`, `/status-sync`, `/stream`, `/health` (and the webhook log). */
+  readOnly: boolean;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+/**
+ * Where API keys live. Implementations: `MemoryKeyStore` (tests, throwaway runs) and `SqliteKeyStore` (table
+ * `api_keys` in `<data-dir>/berth.sqlite`, shared with `berth keys`).
+ */
+export interface KeyStore {
+  insert(key: StoredKey): Promise<void>;
+  /** The key with this id, revoked or not. */
+  get(id: string): Promise<StoredKey | undefined>;
+  /** Every key, oldest first. */
+  list(): Promise<StoredKey[]>;
+  /** Marks the key revoked; false when there is no such key or it was already revoked. */
+  revoke(id: string, now: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** A key store for tests and throwaway runs. */
+export class MemoryKeyStore implements KeyStore {
+  private readonly keys = new Map<string, StoredKey>();
+
+  async insert(key: StoredKey): Promise<void> {
+    if (this.keys.has(key.id)) throw new Error(`duplicate key id ${key.id}`);
+    this.keys.set(key.id, { ...key, endpoints: key.endpoints && [...key.endpoints] });
+  }
+  async get(id: string): Promise<StoredKey | undefined> {
+    const k = this.keys.get(id);
+    return k && { ...k };
+  }
+  async list(): Promise<StoredKey[]> {
+    return [...this.keys.values()].map((k) => ({ ...k }));
+  }
+  async revoke(id: string, now: number): Promise<boolean> {
+    const k = this.keys.get(id);
+    if (!k || k.revokedAt !== null) return false;
+    k.revokedAt = now;
+    return true;
+  }
+  async close(): Promise<void> {}
+}

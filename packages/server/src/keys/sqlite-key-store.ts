@@ -1,0 +1,82 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Database } from 'better-sqlite3';
+import { openDatabase } from '../store/sqlite/open-database.js';
+import type { KeyStore, StoredKey } from './key-store.js';
+
+interface KeyRow {
+  id: string;
+  name: string;
+  hash: string;
+  endpoints: string | null;
+  read_only: number;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+const fromRow = (r: KeyRow): StoredKey => ({
+  id: r.id,
+  name: r.name,
+  hash: r.hash,
+  endpoints: r.endpoints === null ? null : (JSON.parse(r.endpoints) as string[]),
+  readOnly: r.read_only === 1,
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+});
+
+/**
+ * API keys in SQLite, table `api_keys`, normally in the same file as the jobs (`<data-dir>/berth.sqlite`).
+ * Creating the table is idempotent (`IF NOT EXISTS`), so the server and `berth keys` can both open the file in
+ * any order. Every lookup reads the table, so `berth keys revoke` takes effect on a running server at once.
+ */
+export class SqliteKeyStore implements KeyStore {
+  private readonly db: Database;
+  private readonly owned: boolean;
+  private readonly stmts;
+
+  /** `db`: an open handle (not closed by `close()`) or a file path (opened in WAL mode, created if missing). */
+  constructor(db: Database | string) {
+    if (typeof db === 'string') {
+      if (db !== ':memory:') mkdirSync(dirname(db), { recursive: true });
+      this.db = openDatabase(db);
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('busy_timeout = 5000');
+      this.owned = true;
+    } else {
+      this.db = db;
+      this.owned = false;
+    }
+    this.db.exec(`CREATE TABLE IF NOT EXISTS api_keys (
+      id TEXT PRIMARY KEY,
+      name TEXT NOT NULL,
+      hash TEXT NOT NULL,
+      endpoints TEXT,
+      read_only INTEGER NOT NULL,
+      created_at INTEGER NOT NULL,
+      revoked_at INTEGER
+    )`);
+    this.stmts = {
+      insert: this.db.prepare('INSERT INTO api_keys (id, name, hash, endpoints, read_only, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      get: this.db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?'),
+      list: this.db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id'),
+      revoke: this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+    };
+  }
+
+  async insert(k: StoredKey): Promise<void> {
+    this.stmts.insert.run(k.id, k.name, k.hash, k.endpoints === null ? null : JSON.stringify(k.endpoints), k.readOnly ? 1 : 0, k.createdAt, k.revokedAt);
+  }
+  async get(id: string): Promise<StoredKey | undefined> {
+    const r = this.stmts.get.get(id);
+    return r && fromRow(r);
+  }
+  async list(): Promise<StoredKey[]> {
+    return this.stmts.list.all().map(fromRow);
+  }
+  async revoke(id: string, now: number): Promise<boolean> {
+    return this.stmts.revoke.run(now, id).changes === 1;
+  }
+  async close(): Promise<void> {
+    if (this.owned && this.db.open) this.db.close();
+  }
+}

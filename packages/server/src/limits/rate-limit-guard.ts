@@ -1,0 +1,31 @@
+import { BerthError } from '@berth/protocol';
+import type { Clock } from '../clock.js';
+import { allowAll, type Guard } from '../http/guard.js';
+import { FixedWindowCounter } from './fixed-window.js';
+import { RATE_LIMIT_WINDOW_MS, type ResolvedRateLimits } from './rate-limit-options.js';
+
+export interface RateLimitDeps {
+  limits: ResolvedRateLimits;
+  clock: Clock;
+  /** Workers of the endpoint that count towards its limit (connected and not draining). */
+  runningWorkers(endpointId: string): number;
+}
+
+/**
+ * The rate-limit guard (contract section 6): counts each request per API key x endpoint x operation in fixed
+ * 10-second windows; the effective limit is `max(base, running workers x perWorker)`. Over it: 429
+ * `rate_limited` with `Retry-After` (seconds to the end of the window).
+ */
+export function createRateLimitGuard({ limits, clock, runningWorkers }: RateLimitDeps): Guard & { counter: FixedWindowCounter } {
+  const counter = new FixedWindowCounter(RATE_LIMIT_WINDOW_MS);
+  if (!limits.enabled) return Object.assign<Guard, { counter: FixedWindowCounter }>((ctx) => allowAll(ctx), { counter });
+  const guard: Guard = ({ principal, endpointId, operation }) => {
+    const base = limits.base[operation] ?? 0;
+    const limit = Math.max(base, runningWorkers(endpointId) * limits.perWorker);
+    const r = counter.hit(`${principal.keyId}\u0000${endpointId}\u0000${operation}`, limit, clock.now());
+    if (r.ok) return undefined;
+    const error = new BerthError('rate_limited', `rate limit of ${limit} ${operation} requests per 10 s on endpoint ${endpointId} reached; retry in ${r.retryAfterSec} s`, { limit, operation, retryAfter: r.retryAfterSec });
+    return { error, headers: { 'retry-after': String(r.retryAfterSec) } };
+  };
+  return Object.assign(guard, { counter });
+}

@@ -1,0 +1,86 @@
+import type { Database } from 'better-sqlite3';
+
+interface Waiter {
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Group commit: the first write of an event-loop turn opens a transaction, every write of that turn joins it, and
+ * one COMMIT (one fsync under `synchronous=FULL`, one WAL append under NORMAL) ends it on `setImmediate`. Each
+ * write's promise settles only after that COMMIT, so nobody is told "accepted" before the data is durable. A write
+ * that throws is rolled back alone (savepoint); a failed COMMIT rolls the whole batch back and rejects all of it.
+ */
+export class GroupCommit {
+  private waiters: Waiter[] = [];
+  private open = false;
+  /** Number of batches committed (for tests and metrics). */
+  commits = 0;
+
+  constructor(
+    private readonly db: Database,
+    /** Called after a batch was rolled back, so derived in-memory state can be rebuilt. */
+    private readonly onRollback: () => void,
+  ) {}
+
+  /** Runs `fn` inside the current batch; resolves with its result once the batch is committed. */
+  write<T>(fn: () => T): Promise<T> {
+    this.begin();
+    let result: T;
+    try {
+      this.db.exec('SAVEPOINT op');
+      try {
+        result = fn();
+        this.db.exec('RELEASE op');
+      } catch (err) {
+        this.db.exec('ROLLBACK TO op');
+        this.db.exec('RELEASE op');
+        throw err;
+      }
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise<T>((resolve, reject) => this.waiters.push({ resolve: () => resolve(result), reject }));
+  }
+
+  /** Runs a read; when a batch is open the answer waits for its COMMIT (nothing uncommitted is shown early). */
+  read<T>(fn: () => T): Promise<T> {
+    let result: T;
+    try {
+      result = fn();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (!this.open) return Promise.resolve(result);
+    return new Promise<T>((resolve, reject) => this.waiters.push({ resolve: () => resolve(result), reject }));
+  }
+
+  private begin(): void {
+    if (this.open) return;
+    this.db.exec('BEGIN IMMEDIATE');
+    this.open = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Commits the open batch now (also used by close). */
+  flush(): void {
+    if (!this.open) return;
+    const waiters = this.waiters;
+    this.waiters = [];
+    this.open = false;
+    try {
+      this.db.exec('COMMIT');
+      this.commits++;
+    } catch (err) {
+      try {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      } catch {
+        // the connection is unusable; the next write reports it
+      }
+      this.onRollback();
+      for (const w of waiters) w.reject(err);
+      return;
+    }
+    for (const w of waiters) w.resolve();
+  }
+}

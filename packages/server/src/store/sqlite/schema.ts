@@ -1,0 +1,75 @@
+import type { Database } from 'better-sqlite3';
+
+/**
+ * Versioned migrations, applied in order on open (`PRAGMA user_version` holds the last one applied). Never edit a
+ * shipped migration: append a new one.
+ */
+const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE jobs (
+    id TEXT PRIMARY KEY,
+    endpoint_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    input TEXT NOT NULL,
+    webhook TEXT,
+    s3_config TEXT,
+    execution_timeout INTEGER NOT NULL,
+    low_priority INTEGER NOT NULL,
+    sync INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    retries INTEGER NOT NULL,
+    worker_id TEXT,
+    output TEXT,
+    progress TEXT,
+    error TEXT,
+    created_at INTEGER NOT NULL,
+    queued_at INTEGER NOT NULL,
+    started_at INTEGER,
+    finished_at INTEGER,
+    expires_at INTEGER NOT NULL,
+    execution_deadline INTEGER,
+    retain_until INTEGER,
+    lease_until INTEGER,
+    -- position in the endpoint's queue while IN_QUEUE
+    queue_seq INTEGER,
+    -- stream chunks of the current attempt: how many were appended, how many a reader has taken
+    stream_len INTEGER NOT NULL DEFAULT 0,
+    stream_taken INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX jobs_queue ON jobs (endpoint_id, queue_seq) WHERE status = 'IN_QUEUE';
+  CREATE INDEX jobs_running ON jobs (worker_id) WHERE status = 'IN_PROGRESS';
+  CREATE INDEX jobs_expires ON jobs (expires_at);
+  CREATE INDEX jobs_execution_deadline ON jobs (execution_deadline) WHERE execution_deadline IS NOT NULL;
+  CREATE INDEX jobs_retain_until ON jobs (retain_until) WHERE retain_until IS NOT NULL;
+  CREATE INDEX jobs_lease_until ON jobs (lease_until) WHERE lease_until IS NOT NULL;
+  CREATE TABLE stream_chunks (
+    job_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (job_id, seq)
+  ) WITHOUT ROWID;
+  CREATE TABLE endpoint_stats (
+    endpoint_id TEXT PRIMARY KEY,
+    completed INTEGER NOT NULL DEFAULT 0,
+    failed INTEGER NOT NULL DEFAULT 0,
+    retried INTEGER NOT NULL DEFAULT 0
+  );
+  `,
+  // 2: the price of a job on a priced public model (merged into its COMPLETED output)
+  `ALTER TABLE jobs ADD COLUMN cost REAL;`,
+];
+
+/** Applies the migrations this database has not seen yet, each in its own transaction. */
+export function migrate(db: Database): number {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    throw new Error(`the database schema is version ${current}, newer than this Berth (${MIGRATIONS.length}); upgrade Berth`);
+  }
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+  return MIGRATIONS.length;
+}

@@ -1,0 +1,162 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { COMPLETE, RETENTION, T0, makeJob, must } from '../conformance/fixtures.test-helpers.js';
+import { SqliteStore } from './sqlite-store.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'berth-sqlite-dur-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const file = () => join(dir, `db-${++n}.sqlite`);
+
+describe('SqliteStore durability', () => {
+  it('answers a write only after its commit is visible to another connection', async () => {
+    const f = file();
+    const store = new SqliteStore({ file: f });
+    const other = new BetterSqlite3(f, { readonly: true });
+    const seen = () => (other.prepare('SELECT count(*) AS n FROM jobs').get() as { n: number }).n;
+    try {
+      const job = makeJob();
+      let settled = false;
+      const p = store.insert(job).then(() => (settled = true));
+      expect(seen()).toBe(0); // in the open batch, not committed yet
+      expect(settled).toBe(false);
+      await p;
+      expect(seen()).toBe(1);
+    } finally {
+      other.close();
+      await store.close();
+    }
+  });
+
+  it('groups the writes of one event-loop turn into one transaction', async () => {
+    const store = new SqliteStore({ file: file() });
+    try {
+      const before = store.commits;
+      await Promise.all(Array.from({ length: 200 }, () => store.insert(makeJob())));
+      expect(store.commits - before).toBe(1);
+      await store.insert(makeJob());
+      expect(store.commits - before).toBe(2);
+      expect(await store.queueDepth('ep')).toBe(201);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a claim on an empty queue and a stream poll with nothing new open no transaction', async () => {
+    const store = new SqliteStore({ file: file() });
+    try {
+      const job = makeJob();
+      await store.insert(job);
+      const running = must(await store.claim('ep', 'w1', T0 + 1));
+      const before = store.commits;
+      expect(await store.claim('ep', 'w1', T0 + 2)).toBeUndefined();
+      expect(await store.takeStream(running.id)).toEqual([]);
+      expect(store.commits).toBe(before);
+      await store.appendStream(running.id, running.attempt, 0, ['x']);
+      expect(await store.takeStream(running.id)).toEqual(['x']);
+      expect(store.commits).toBe(before + 2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a failing write is rolled back alone; the rest of its batch commits', async () => {
+    const store = new SqliteStore({ file: file() });
+    try {
+      const a = makeJob();
+      const results = await Promise.allSettled([store.insert(a), store.insert(a), store.insert(makeJob())]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(String((results[1] as PromiseRejectedResult).reason)).toContain('duplicate job id');
+      expect(await store.queueDepth('ep')).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps jobs, queue order, counters and streams across a reopen', async () => {
+    const f = file();
+    let store = new SqliteStore({ file: f, durability: 'full' });
+    const jobs = Array.from({ length: 5 }, (_, i) => makeJob({ endpointId: 'keep', input: { i } }));
+    for (const j of jobs) await store.insert(j);
+    const running = must(await store.claim('keep', 'w1', T0 + 1));
+    await store.appendStream(running.id, running.attempt, 0, ['a', 'b']);
+    const done = must(await store.claim('keep', 'w1', T0 + 2));
+    await store.finish(done.id, done.attempt, COMPLETE, T0 + 3, RETENTION);
+    await store.close();
+
+    store = new SqliteStore({ file: f, durability: 'full' });
+    try {
+      expect(await store.counts('keep')).toEqual({ completed: 1, failed: 0, inProgress: 1, inQueue: 3, retried: 0 });
+      expect(await store.takeStream(running.id)).toEqual(['a', 'b']);
+      expect((await store.get(done.id))?.output).toEqual(COMPLETE.status === 'COMPLETED' ? COMPLETE.output : undefined);
+      await store.insert(makeJob({ endpointId: 'keep', input: { i: 5 } }));
+      const order: unknown[] = [];
+      for (let job; (job = await store.claim('keep', 'w2', T0 + 4)); ) order.push(job.input['i']);
+      expect(order).toEqual([2, 3, 4, 5]); // FIFO continues after the reopen
+      expect(await store.recover(T0 + 60_000)).toEqual({ queued: 0, running: 5, endpoints: ['keep'] });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('upgrades a database of an older schema in place (migration 2 adds the cost column)', async () => {
+    const f = file();
+    const first = new SqliteStore({ file: f });
+    const job = makeJob();
+    await first.insert(job);
+    await first.close();
+    const raw = new BetterSqlite3(f);
+    raw.exec('ALTER TABLE jobs DROP COLUMN cost');
+    raw.pragma('user_version = 1');
+    raw.close();
+    const again = new SqliteStore({ file: f });
+    try {
+      expect(again.db.pragma('user_version', { simple: true })).toBe(2);
+      expect((await again.get(job.id))?.id).toBe(job.id);
+      await again.insert(makeJob({ cost: 1.5 }));
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('refuses a database written by a newer schema', async () => {
+    const f = file();
+    const raw = new BetterSqlite3(f);
+    raw.pragma('user_version = 999');
+    raw.close();
+    expect(() => new SqliteStore({ file: f })).toThrow(/newer than this Berth/);
+  });
+
+  it('refuses a data file another live control plane holds, and takes over a lock left by a dead one', async () => {
+    const f = file();
+    const { spawn } = await import('node:child_process');
+    const { writeFileSync } = await import('node:fs');
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' });
+    try {
+      writeFileSync(`${f}.lock`, String(other.pid));
+      expect(() => new SqliteStore({ file: f })).toThrow(new RegExp(`in use by another Berth control plane \\(pid ${other.pid}\\)`));
+    } finally {
+      other.kill('SIGKILL');
+      await new Promise((r) => other.once('exit', r));
+    }
+    const store = new SqliteStore({ file: f }); // the owner is gone: stale lock taken over
+    await store.insert(makeJob());
+    await store.close();
+  });
+
+  it('uses WAL and the chosen synchronous level', async () => {
+    const normal = new SqliteStore({ file: file() });
+    const full = new SqliteStore({ file: file(), durability: 'full' });
+    try {
+      expect(normal.db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(normal.db.pragma('synchronous', { simple: true })).toBe(1);
+      expect(full.db.pragma('synchronous', { simple: true })).toBe(2);
+    } finally {
+      await normal.close();
+      await full.close();
+    }
+  });
+});

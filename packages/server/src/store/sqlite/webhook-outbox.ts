@@ -1,0 +1,96 @@
+import type { Database } from 'better-sqlite3';
+import { newWebhookDelivery } from '../../webhooks/delivery.js';
+import type { JobRecord, WebhookAttempt, WebhookDelivery } from '../types.js';
+
+interface DeliveryRow {
+  id: string;
+  job_id: string;
+  endpoint_id: string;
+  url: string;
+  body: string;
+  created_at: number;
+  next_attempt_at: number | null;
+  attempts: string;
+}
+
+const fromRow = (r: DeliveryRow): WebhookDelivery => ({
+  id: r.id,
+  jobId: r.job_id,
+  endpointId: r.endpoint_id,
+  url: r.url,
+  body: r.body,
+  createdAt: r.created_at,
+  nextAttemptAt: r.next_attempt_at,
+  attempts: JSON.parse(r.attempts) as WebhookAttempt[],
+});
+
+/**
+ * The SQLite webhook outbox (table `webhook_deliveries`). Every method runs inside the caller's transaction
+ * (`SqliteStore` calls them from its `tx.write`/`tx.read`), so `added()` commits with the terminal state.
+ * Deliveries have no foreign key to `jobs`: a pending one outlives its job (its body is a snapshot).
+ */
+export class SqliteWebhookOutbox {
+  private readonly st;
+
+  constructor(db: Database) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS webhook_deliveries (
+        id TEXT PRIMARY KEY,
+        job_id TEXT NOT NULL,
+        endpoint_id TEXT NOT NULL,
+        url TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        next_attempt_at INTEGER,
+        attempts TEXT NOT NULL DEFAULT '[]'
+      );
+      CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE next_attempt_at IS NOT NULL;
+      CREATE INDEX IF NOT EXISTS webhook_deliveries_job ON webhook_deliveries (job_id);
+    `);
+    this.st = {
+      insert: db.prepare(
+        'INSERT OR IGNORE INTO webhook_deliveries (id, job_id, endpoint_id, url, body, created_at, next_attempt_at) VALUES (@id, @jobId, @endpointId, @url, @body, @createdAt, @nextAttemptAt)',
+      ),
+      due: db.prepare<[number, number], DeliveryRow>(
+        'SELECT * FROM webhook_deliveries WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ? ORDER BY next_attempt_at, created_at LIMIT ?',
+      ),
+      lease: db.prepare('UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?'),
+      get: db.prepare<[string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ?'),
+      record: db.prepare('UPDATE webhook_deliveries SET attempts = ?, next_attempt_at = ? WHERE id = ?'),
+      dropIfJobGone: db.prepare('DELETE FROM webhook_deliveries WHERE id = ? AND next_attempt_at IS NULL AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = webhook_deliveries.job_id)'),
+      forJob: db.prepare<[string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE job_id = ? ORDER BY created_at, id'),
+      dropFinished: db.prepare('DELETE FROM webhook_deliveries WHERE job_id = ? AND next_attempt_at IS NULL'),
+    };
+  }
+
+  /** In the terminal transition of `job`: its pending delivery, when it has a webhook. */
+  added(job: JobRecord, now: number): void {
+    if (job.webhook === undefined) return;
+    const d = newWebhookDelivery({ ...job, webhook: job.webhook }, now);
+    this.st.insert.run({ id: d.id, jobId: d.jobId, endpointId: d.endpointId, url: d.url, body: d.body, createdAt: d.createdAt, nextAttemptAt: d.nextAttemptAt });
+  }
+
+  claim(now: number, limit: number, leaseUntil: number): WebhookDelivery[] {
+    const rows = this.st.due.all(now, limit);
+    for (const r of rows) this.st.lease.run(leaseUntil, r.id);
+    return rows.map(fromRow);
+  }
+
+  record(id: string, attempt: WebhookAttempt, nextAttemptAt: number | null): boolean {
+    const r = this.st.get.get(id);
+    if (!r) return false;
+    const attempts = [...(JSON.parse(r.attempts) as WebhookAttempt[]), attempt];
+    this.st.record.run(JSON.stringify(attempts), nextAttemptAt, id);
+    if (nextAttemptAt === null) this.st.dropIfJobGone.run(id);
+    return true;
+  }
+
+  forJob(jobId: string): WebhookDelivery[] {
+    return this.st.forJob.all(jobId).map(fromRow);
+  }
+
+  /** The job was deleted: its finished deliveries go too; pending ones stay until they finish. */
+  jobDeleted(jobId: string): void {
+    this.st.dropFinished.run(jobId);
+  }
+}

@@ -1,0 +1,121 @@
+import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
+import type { Store, WebhookAttempt, WebhookDelivery } from '../store/types.js';
+import { postWebhook, type PostResult } from './post.js';
+import { signatureHeaders } from './signing.js';
+import type { ResolvedWebhookOptions } from './webhook-options.js';
+
+/** Deliveries taken from the outbox per pass. */
+const BATCH = 32;
+/** Attempts in flight at once; more due deliveries wait in the outbox (not in memory) until one finishes. */
+const MAX_IN_FLIGHT = 64;
+
+/**
+ * Delivers the store's webhook outbox: takes due deliveries (leased, so a crash mid-attempt retries after the
+ * lease), POSTs each, records the attempt, and schedules the next one `retryDelayMs` later until a 2xx or
+ * `attempts` are used up (a target refused by the address policy is not retried). Polls every `pollMs` (this is
+ * also how a restarted server picks up what the previous one left) and runs at once when `kick()` says a job
+ * just finished.
+ */
+export class WebhookSender {
+  private timer: NodeJS.Timeout | undefined;
+  private wakeAt = 0;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private readonly inflight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly opts: ResolvedWebhookOptions,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Starts polling (and delivers what is already due). */
+  start(): void {
+    if (!this.opts.enabled) return;
+    this.kick();
+  }
+
+  /** Runs a pass now (a job with a webhook just reached a terminal state). */
+  kick(): void {
+    if (!this.opts.enabled || this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.pass()
+      .catch((err) => this.logger.error('webhook pass failed', { err: String(err) }))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        } else this.schedule(this.opts.pollMs);
+      });
+  }
+
+  /** Wakes up in `ms` unless a sooner wake-up is already set. */
+  private schedule(ms: number): void {
+    if (this.stopped || ms <= 0 || !Number.isFinite(ms)) return;
+    const at = performance.now() + ms;
+    if (this.timer && at >= this.wakeAt) return;
+    clearTimeout(this.timer);
+    this.wakeAt = at;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.kick();
+    }, ms);
+    this.timer.unref();
+  }
+
+  private async pass(): Promise<void> {
+    for (;;) {
+      const room = Math.min(BATCH, MAX_IN_FLIGHT - this.inflight.size);
+      if (room <= 0 || this.stopped) return; // an attempt that ends kicks another pass
+      const now = this.clock.now();
+      const due = await this.store.claimWebhooks(now, room, now + this.opts.timeoutMs + 5_000);
+      for (const d of due) {
+        const p = this.attempt(d).finally(() => {
+          this.inflight.delete(p);
+          if (this.inflight.size === MAX_IN_FLIGHT - 1) this.kick(); // there may be a backlog
+        });
+        this.inflight.add(p);
+      }
+      if (due.length < room) return;
+    }
+  }
+
+  private async attempt(d: WebhookDelivery): Promise<void> {
+    const startedAt = this.clock.now();
+    const t0 = performance.now();
+    const headers = this.opts.key ? signatureHeaders(this.opts.key, d.id, Math.floor(Date.now() / 1000), d.body) : { 'webhook-id': d.id };
+    let r: PostResult;
+    try {
+      r = await postWebhook(d.url, d.body, headers, this.opts);
+    } catch (err) {
+      r = { error: String(err) };
+    }
+    const attempt: WebhookAttempt = { at: startedAt, durationMs: Math.round(performance.now() - t0) };
+    if (r.status !== undefined) attempt.status = r.status;
+    if (r.error !== undefined) attempt.error = r.error;
+    const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
+    const n = d.attempts.length + 1;
+    const next = ok || r.refused || n >= this.opts.attempts ? null : this.clock.now() + this.opts.retryDelayMs;
+    const log = { jobId: d.jobId, webhookId: d.id, attempt: n, status: r.status, error: r.error };
+    if (ok) this.logger.info('webhook delivered', log);
+    else if (next === null) this.logger.warn('webhook failed, no attempts left', log);
+    else this.logger.info('webhook attempt failed, will retry', { ...log, retryInMs: this.opts.retryDelayMs });
+    await this.store.recordWebhookAttempt(d.id, attempt, next);
+    if (next !== null) this.schedule(Math.min(this.opts.pollMs || Infinity, this.opts.retryDelayMs + 1));
+  }
+
+  /** Stops polling and waits (bounded) for attempts in flight to be recorded. */
+  async stop(waitMs = 2_000): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    const all = Promise.allSettled([...this.inflight, this.running]);
+    await Promise.race([all, new Promise((r) => setTimeout(r, waitMs).unref())]);
+  }
+}

@@ -1,0 +1,46 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { runJob } from '@berth/worker/testing';
+import sharp from 'sharp';
+import { describe, expect, it } from 'vitest';
+import { handler } from './handler.js';
+
+// The model comes from BERTH_MODELS_DIR; in the Berth repository, from ../shared/models next to it.
+process.env['BERTH_MODELS_DIR'] ??= fileURLToPath(new URL('../../../../shared/models', import.meta.url));
+const testInput = JSON.parse(readFileSync(new URL('../test_input.json', import.meta.url), 'utf8')) as { input: Record<string, unknown> };
+
+/** Share of pixels close to a colour. */
+async function share(base64: string, [r, g, b]: [number, number, number]): Promise<number> {
+  const { data, info } = await sharp(Buffer.from(base64, 'base64')).raw().toBuffer({ resolveWithObject: true });
+  let hits = 0;
+  for (let i = 0; i < data.length; i += info.channels) {
+    if (Math.abs(data[i]! - r) + Math.abs(data[i + 1]! - g) + Math.abs(data[i + 2]! - b) < 200) hits++;
+  }
+  return hits / (data.length / info.channels);
+}
+
+describe('image handler', () => {
+  it('draws test_input.json: a red circle on blue, as a PNG, with progress per step', async () => {
+    const result = await runJob(handler, testInput.input);
+    expect(result.status, result.error).toBe('COMPLETED');
+    const out = result.output as { image_base64: string; width: number; height: number };
+    expect([out.width, out.height]).toEqual([64, 64]);
+    expect(result.progress).toHaveLength(20);
+    const blue = await share(out.image_base64, [0, 0, 255]);
+    const red = await share(out.image_base64, [255, 0, 0]);
+    expect(blue).toBeGreaterThan(0.3);
+    expect(red).toBeGreaterThan(0.03);
+  }, 60_000);
+
+  it('the same seed gives the same image', async () => {
+    const input = { prompt: 'a small green square on a gray background', steps: 4, seed: 7 };
+    const [a, b] = await Promise.all([runJob(handler, input), runJob(handler, input)]);
+    expect((a.output as { image_base64: string }).image_base64).toBe((b.output as { image_base64: string }).image_base64);
+  }, 60_000);
+
+  it('rejects a size that is not a multiple of 4', async () => {
+    const result = await runJob(handler, { prompt: 'x', width: 30 });
+    expect(result.status).toBe('FAILED');
+    expect(result.error).toMatch(/width/);
+  });
+});

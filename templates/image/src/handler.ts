@@ -1,0 +1,26 @@
+import type { Job } from '@berth/worker';
+import sharp from 'sharp';
+import { z } from 'zod';
+import { generate } from './generate.js';
+import { loadDiffusion } from './model.js';
+
+const multipleOf4 = z.number().int().min(32).max(256).refine((n) => n % 4 === 0, 'must be a multiple of 4');
+export const Input = z.strictObject({
+  prompt: z.string().min(1).max(200),
+  steps: z.number().int().min(1).max(50).default(20),
+  guidance: z.number().min(1).max(20).default(5),
+  seed: z.number().int().min(0).default(0),
+  width: multipleOf4.default(64),
+  height: multipleOf4.default(64),
+});
+
+/** Draws the prompt; reports progress per denoising step; answers with a base64 PNG. */
+export async function handler(job: Job) {
+  const params = Input.parse(job.input);
+  const model = await loadDiffusion();
+  const started = performance.now();
+  const image = await generate(model, params, (step) => job.progress({ step, of: params.steps }), job.signal);
+  const png = await sharp(image.rgb, { raw: { width: image.width, height: image.height, channels: 3 } }).png().toBuffer();
+  job.log.info('image generated', { ms: Math.round(performance.now() - started), bytes: png.length });
+  return { image_base64: png.toString('base64'), width: image.width, height: image.height, seed: params.seed };
+}

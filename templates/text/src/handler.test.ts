@@ -1,0 +1,26 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { runJob } from '@berth/worker/testing';
+import { describe, expect, it } from 'vitest';
+import { handler } from './handler.js';
+
+// The model comes from BERTH_MODELS_DIR; in the Berth repository, from ../shared/models next to it.
+process.env['BERTH_MODELS_DIR'] ??= fileURLToPath(new URL('../../../../shared/models', import.meta.url));
+const testInput = JSON.parse(readFileSync(new URL('../test_input.json', import.meta.url), 'utf8')) as { input: Record<string, unknown> };
+
+describe('text handler', () => {
+  it('streams a story for test_input.json, token by token', async () => {
+    const result = await runJob(handler, testInput.input, { return_aggregate_stream: true });
+    expect(result.status, result.error).toBe('COMPLETED');
+    const text = (result.chunks as { text: string }[]).map((c) => c.text).join('');
+    expect(result.chunks.length).toBeGreaterThan(3);
+    expect(text).toMatch(/there was a little/);
+    expect(result.output).toEqual(result.chunks);
+  }, 30_000);
+
+  it('fails a job without a prompt', async () => {
+    const result = await runJob(handler, { max_new_tokens: 4 });
+    expect(result.status).toBe('FAILED');
+    expect(result.error).toMatch(/prompt/);
+  });
+});
