@@ -2,6 +2,10 @@ import type { PublicModel } from './types.js';
 
 /** Output formats public image models produce. */
 export const OUTPUT_FORMATS = ['png', 'webp', 'jpeg'] as const;
+/** Output formats public audio (text-to-speech) models produce. */
+export const AUDIO_FORMATS = ['wav', 'mp3', 'ogg'] as const;
+/** Output formats public video models produce. */
+export const VIDEO_FORMATS = ['mp4', 'webp'] as const;
 const SCHEDULERS = ['euler', 'ddim'] as const;
 
 export type CheckedInput = { ok: true; input: Record<string, unknown> } | { ok: false; problems: string[] };
@@ -34,6 +38,11 @@ const str = (min: number, max: number): Rule => (v) => {
   if (v.length > max) return `must be at most ${max} characters (got ${v.length})`;
   return undefined;
 };
+const voice: Rule = (v) => {
+  const why = str(1, 64)(v);
+  if (why) return why;
+  return /^[A-Za-z0-9_+/-]+$/.test(v as string) ? undefined : `must be a voice name like "en-us" or "en-us+f3" (got ${shown(v)})`;
+};
 const oneOf = (values: readonly (string | number)[]): Rule => (v) =>
   values.includes(v as never) ? undefined : `must be one of ${values.map((x) => JSON.stringify(x)).join(', ')} (got ${shown(v)})`;
 
@@ -52,11 +61,37 @@ function fieldsOf(model: PublicModel): Record<string, Field> {
       output_format: { rule: oneOf(OUTPUT_FORMATS), default: 'png' },
     };
   }
+  if (model.kind === 'audio') {
+    return {
+      text: { rule: str(1, l.maxTextChars), required: true },
+      voice: { rule: voice },
+      speed: { rule: num(0.5, 2), default: 1 },
+      pitch: { rule: int(0, 99), default: 50 },
+      output_format: { rule: oneOf(AUDIO_FORMATS), default: 'wav' },
+    };
+  }
+  const size = int(l.minSize, l.maxSize, l.sizeMultiple);
+  if (model.kind === 'video') {
+    return {
+      prompt: { rule: str(1, l.maxPromptChars), required: true },
+      prompt_end: { rule: str(1, l.maxPromptChars) },
+      negative_prompt: { rule: str(0, l.maxPromptChars) },
+      frames: { rule: int(2, l.maxFrames), default: l.defaultFrames },
+      fps: { rule: int(1, l.maxFps), default: l.defaultFps },
+      width: { rule: size, default: l.defaultWidth },
+      height: { rule: size, default: l.defaultHeight },
+      num_inference_steps: { rule: int(1, l.maxSteps), default: l.defaultSteps },
+      guidance: { rule: num(0, l.maxGuidance), default: l.defaultGuidance },
+      seed: { rule: int(0, Number.MAX_SAFE_INTEGER) },
+      seed_end: { rule: int(0, Number.MAX_SAFE_INTEGER) },
+      output_format: { rule: oneOf(VIDEO_FORMATS), default: 'mp4' },
+    };
+  }
   return {
     prompt: { rule: str(1, l.maxPromptChars), required: true },
     negative_prompt: { rule: str(0, l.maxPromptChars) },
-    width: { rule: int(l.minSize, l.maxSize, l.sizeMultiple), default: l.defaultWidth },
-    height: { rule: int(l.minSize, l.maxSize, l.sizeMultiple), default: l.defaultHeight },
+    width: { rule: size, default: l.defaultWidth },
+    height: { rule: size, default: l.defaultHeight },
     num_inference_steps: { rule: int(1, l.maxSteps), default: l.defaultSteps },
     guidance: { rule: num(0, l.maxGuidance), default: l.defaultGuidance },
     seed: { rule: int(0, Number.MAX_SAFE_INTEGER) },

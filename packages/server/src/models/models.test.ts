@@ -70,7 +70,7 @@ describe('model registry options', () => {
     const bad: [Record<string, unknown>, RegExp][] = [
       [{ Shapes: { endpoint: 'echo', kind: 'image' } }, /not a valid model slug/],
       [{ 'a--b': { endpoint: 'echo', kind: 'image' } }, /not a valid model slug/],
-      [{ m: { endpoint: 'echo', kind: 'video' } }, /models\.m\.kind must be one of image, upscale/],
+      [{ m: { endpoint: 'echo', kind: 'speech' } }, /models\.m\.kind must be one of image, upscale, audio, video \(got "speech"\)/],
       [{ m: { endpoint: 'echo', kind: 'image', price: { base: -1 } } }, /models\.m\.price\.base must be a non-negative number/],
       [{ m: { endpoint: 'echo', kind: 'image', price: { perStep: 1 } } }, /unknown field "perStep"/],
       [{ m: { endpoint: 'echo', kind: 'image', limits: { defaultWidth: 63 } } }, /defaultWidth \(63\) must be from minSize to maxSize and a multiple of sizeMultiple/],

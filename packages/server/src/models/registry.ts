@@ -5,6 +5,7 @@ import { DEFAULT_IMAGE_LIMITS, MODEL_KINDS, type ImageLimits, type ModelConfig, 
 export const MODEL_SLUG_RE = /^(?=.{1,63}$)[a-z0-9]+(-[a-z0-9]+)*$/;
 
 const bad = (msg: string) => new BerthError('invalid_request', msg);
+const PRICE_FIELDS = ['base', 'perMegapixelStep', 'perUpscale', 'perThousandChars', 'perMegapixelStepFrame'];
 
 /**
  * Checks the operator's model table and applies defaults. A bad entry throws a message naming
@@ -33,14 +34,20 @@ export function resolveModels(models: Record<string, ModelConfig> | undefined): 
       if (k !== '2' && k !== '4') throw bad(`${at}.price.perUpscale: keys are "2" and "4" (got "${k}")`);
       perUpscale[k] = money(`perUpscale.${k}`, v);
     }
-    for (const k of Object.keys(p)) if (!['base', 'perMegapixelStep', 'perUpscale'].includes(k)) throw bad(`${at}.price: unknown field "${k}" (known: base, perMegapixelStep, perUpscale)`);
+    for (const k of Object.keys(p)) if (!PRICE_FIELDS.includes(k)) throw bad(`${at}.price: unknown field "${k}" (known: ${PRICE_FIELDS.join(', ')})`);
     const limits = resolveLimits(at, m.limits);
     out.set(slug, {
       slug,
       endpoint: m.endpoint,
       kind: m.kind,
       description: m.description ?? '',
-      price: { base: money('base', p.base), perMegapixelStep: money('perMegapixelStep', p.perMegapixelStep), perUpscale },
+      price: {
+        base: money('base', p.base),
+        perMegapixelStep: money('perMegapixelStep', p.perMegapixelStep),
+        perUpscale,
+        perThousandChars: money('perThousandChars', p.perThousandChars),
+        perMegapixelStepFrame: money('perMegapixelStepFrame', p.perMegapixelStepFrame),
+      },
       limits,
     });
   }
@@ -67,5 +74,8 @@ function resolveLimits(at: string, given: Partial<ImageLimits> | undefined): Ima
   }
   check(l.maxSteps >= 1 && l.defaultSteps >= 1 && l.defaultSteps <= l.maxSteps, 'defaultSteps must be from 1 to maxSteps');
   check(l.defaultGuidance <= l.maxGuidance, 'defaultGuidance must be at most maxGuidance');
+  check(l.maxFrames >= 2 && l.defaultFrames >= 2 && l.defaultFrames <= l.maxFrames, 'defaultFrames must be from 2 to maxFrames');
+  check(l.maxFps >= 1 && l.defaultFps >= 1 && l.defaultFps <= l.maxFps, 'defaultFps must be from 1 to maxFps');
+  check(l.maxTextChars >= 1, 'maxTextChars must be at least 1');
   return l;
 }
