@@ -1,7 +1,8 @@
 import { isTerminal, type JobStatus } from '@berth/protocol';
 import { DeadlineHeap } from './deadline-heap.js';
-import type { DeleteCondition, DueJobs, EndpointCounts, FinishPatch, JobRecord, RecoveryReport, RetentionPolicy, Store, WebhookAttempt, WebhookDelivery } from './types.js';
+import type { DeleteCondition, DueJobs, EndpointCounts, FinishPatch, JobLog, JobLogLine, JobRecord, RecoveryReport, RetentionPolicy, Store, WebhookAttempt, WebhookDelivery } from './types.js';
 import { MemoryWebhookOutbox } from '../webhooks/memory-outbox.js';
+import { MemoryJobLogs } from './memory-logs.js';
 
 interface Entry {
   rec: JobRecord;
@@ -44,6 +45,7 @@ export class MemoryStore implements Store {
   private readonly leaseHeap = new DeadlineHeap();
   private seq = 0;
   private readonly outbox = new MemoryWebhookOutbox((id) => this.jobs.has(id));
+  private readonly jobLogs = new MemoryJobLogs();
 
   private ep(endpointId: string): EndpointState {
     let s = this.endpoints.get(endpointId);
@@ -259,6 +261,7 @@ export class MemoryStore implements Store {
     this.ep(e.rec.endpointId).byStatus[e.rec.status]--;
     this.jobs.delete(e.rec.id);
     this.outbox.jobDeleted(e.rec.id);
+    this.jobLogs.drop(e.rec.id);
   }
 
   async delete(id: string, cond?: DeleteCondition): Promise<boolean> {
@@ -335,6 +338,21 @@ export class MemoryStore implements Store {
 
   async webhookDeliveries(jobId: string): Promise<WebhookDelivery[]> {
     return this.outbox.forJob(jobId);
+  }
+
+  async appendLogs(id: string, lines: JobLogLine[]): Promise<number> {
+    return this.jobs.has(id) ? this.jobLogs.append(id, lines) : 0;
+  }
+
+  async logs(id: string): Promise<JobLog | undefined> {
+    return this.jobs.has(id) ? this.jobLogs.get(id) : undefined;
+  }
+
+  async recent(endpointId: string, limit: number): Promise<JobRecord[]> {
+    const all: JobRecord[] = [];
+    for (const e of this.jobs.values()) if (e.rec.endpointId === endpointId) all.push(e.rec);
+    all.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    return all.slice(0, Math.max(0, limit)).map(clone);
   }
 
   async close(): Promise<void> {}

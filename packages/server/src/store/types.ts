@@ -94,6 +94,28 @@ export interface WebhookDelivery {
   attempts: WebhookAttempt[];
 }
 
+/** One line a handler logged while running a job (forwarded by the worker runtime, `GET /v2/<ep>/logs/<id>`). */
+export interface JobLogLine {
+  /** Epoch ms the handler logged it (worker clock). */
+  at: number;
+  level: 'debug' | 'info' | 'warn' | 'error';
+  message: string;
+  workerId: string;
+  /** The attempt that logged it. */
+  attempt: number;
+  /** Structured fields of the log call, if any. */
+  fields?: Record<string, unknown>;
+}
+
+/** A job's log as stored: at most `JOB_LOG_MAX_LINES` lines (the first ones), and how many more were dropped. */
+export interface JobLog {
+  lines: JobLogLine[];
+  dropped: number;
+}
+
+/** Lines kept per job; later lines are counted in `JobLog.dropped`, not stored. */
+export const JOB_LOG_MAX_LINES = 1000;
+
 export interface RetentionPolicy {
   /** ms a terminal /run job is kept. */
   async: number;
@@ -167,6 +189,15 @@ export interface Store {
   recordWebhookAttempt(deliveryId: string, attempt: WebhookAttempt, nextAttemptAt: number | null): Promise<boolean>;
   /** Every delivery of a job still held, oldest first (the debugging view). */
   webhookDeliveries(jobId: string): Promise<WebhookDelivery[]>;
+  /**
+   * Appends log lines to an existing job (any state): the first `JOB_LOG_MAX_LINES` are kept, the rest counted as
+   * dropped. Returns how many were stored; 0 when there is no such job. Deleting the job deletes its log.
+   */
+  appendLogs(id: string, lines: JobLogLine[]): Promise<number>;
+  /** The job's log, oldest line first; `undefined` when there is no such job. */
+  logs(id: string): Promise<JobLog | undefined>;
+  /** The endpoint's most recent jobs, newest `createdAt` first (ties: newest id first), at most `limit`. */
+  recent(endpointId: string, limit: number): Promise<JobRecord[]>;
   /**
    * After a restart: every IN_PROGRESS job without a lease gets `leaseUntil`, so workers that reconnect within the
    * grace period can finish it and the rest are requeued by the lease sweep. Returns what the store holds.

@@ -3,6 +3,7 @@ import { countRaceTests } from './counts-races.test-helpers.js';
 import { deadlineTests } from './deadlines.test-helpers.js';
 import type { MakeStore } from './fixtures.test-helpers.js';
 import { lifecycleTests } from './lifecycle.test-helpers.js';
+import { jobLogTests } from './logs.test-helpers.js';
 import { pricedTests } from './priced.test-helpers.js';
 import { recoveryTests } from './recovery.test-helpers.js';
 import { retryStreamTests } from './retries-streams.test-helpers.js';
@@ -38,5 +39,6 @@ export function runStoreConformance(name: string, makeStore: MakeStore): void {
     recoveryTests(makeStore);
     pricedTests(makeStore);
     webhookOutboxTests(makeStore);
+    jobLogTests(makeStore);
   });
 }

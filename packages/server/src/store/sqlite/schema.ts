@@ -57,6 +57,23 @@ const MIGRATIONS: string[] = [
   `,
   // 2: the price of a job on a priced public model (merged into its COMPLETED output)
   `ALTER TABLE jobs ADD COLUMN cost REAL;`,
+  // 3: per-job logs (GET /v2/<ep>/logs/<id>) and the recent-jobs listing (GET /v2/<ep>/jobs)
+  `
+  CREATE TABLE job_logs (
+    job_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    at INTEGER NOT NULL,
+    level TEXT NOT NULL,
+    message TEXT NOT NULL,
+    worker_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    fields TEXT,
+    PRIMARY KEY (job_id, seq)
+  ) WITHOUT ROWID;
+  ALTER TABLE jobs ADD COLUMN log_len INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE jobs ADD COLUMN log_dropped INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX jobs_recent ON jobs (endpoint_id, created_at DESC, id DESC);
+  `,
 ];
 
 /** Applies the migrations this database has not seen yet, each in its own transaction. */

@@ -102,21 +102,24 @@ describe('SqliteStore durability', () => {
     }
   });
 
-  it('upgrades a database of an older schema in place (migration 2 adds the cost column)', async () => {
+  it('upgrades a database of an older schema in place (migration 2 adds the cost column, 3 the job logs)', async () => {
     const f = file();
     const first = new SqliteStore({ file: f });
     const job = makeJob();
     await first.insert(job);
     await first.close();
     const raw = new BetterSqlite3(f);
+    raw.exec('DROP INDEX jobs_recent; DROP TABLE job_logs; ALTER TABLE jobs DROP COLUMN log_len; ALTER TABLE jobs DROP COLUMN log_dropped');
     raw.exec('ALTER TABLE jobs DROP COLUMN cost');
     raw.pragma('user_version = 1');
     raw.close();
     const again = new SqliteStore({ file: f });
     try {
-      expect(again.db.pragma('user_version', { simple: true })).toBe(2);
+      expect(again.db.pragma('user_version', { simple: true })).toBe(3);
       expect((await again.get(job.id))?.id).toBe(job.id);
       await again.insert(makeJob({ cost: 1.5 }));
+      expect(await again.appendLogs(job.id, [{ at: 1, level: 'info', message: 'after the upgrade', workerId: 'w', attempt: 1 }])).toBe(1);
+      expect((await again.recent(job.endpointId, 10)).length).toBe(2);
     } finally {
       await again.close();
     }

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Database, Statement } from 'better-sqlite3';
 import { isTerminal, type JobStatus } from '@berth/protocol';
-import type { DeleteCondition, DueJobs, EndpointCounts, FinishPatch, JobRecord, RecoveryReport, RetentionPolicy, Store, WebhookAttempt, WebhookDelivery } from '../types.js';
+import type { DeleteCondition, DueJobs, EndpointCounts, FinishPatch, JobLog, JobLogLine, JobRecord, RecoveryReport, RetentionPolicy, Store, WebhookAttempt, WebhookDelivery } from '../types.js';
 import { DataLock } from './data-lock.js';
 import { GroupCommit } from './group-commit.js';
 import { LiveCounts } from './live-counts.js';
@@ -10,6 +10,7 @@ import { insertParams, json, toRecord, type JobRow } from './rows.js';
 import { openStoreDatabase } from './open-database.js';
 import { prepareStatements, type Statements } from './statements.js';
 import { SqliteWebhookOutbox } from './webhook-outbox.js';
+import { SqliteJobLogs } from './job-logs.js';
 
 /** Options of `SqliteStore`. */
 export interface SqliteStoreOptions {
@@ -33,6 +34,7 @@ export class SqliteStore implements Store {
   private readonly st: Statements;
   private readonly tx: GroupCommit;
   private readonly outbox: SqliteWebhookOutbox;
+  private readonly jobLogs: SqliteJobLogs;
   private readonly live: LiveCounts;
   private closed = false;
   private readonly lock: DataLock | undefined;
@@ -50,6 +52,7 @@ export class SqliteStore implements Store {
     }
     this.st = prepareStatements(this.db);
     this.outbox = new SqliteWebhookOutbox(this.db);
+    this.jobLogs = new SqliteJobLogs(this.db);
     this.live = new LiveCounts(this.st);
     this.tx = new GroupCommit(this.db, () => this.live.rebuild());
   }
@@ -229,6 +232,7 @@ export class SqliteStore implements Store {
       for (const id of ids) {
         this.st.dropChunks.run(id);
         this.outbox.jobDeleted(id);
+        this.jobLogs.jobDeleted(id);
       }
       this.live.purged(endpointId, ids.length);
       return ids;
@@ -245,6 +249,7 @@ export class SqliteStore implements Store {
       this.st.dropChunks.run(id);
       this.live.moved(r.endpoint_id, r.status, undefined);
       this.outbox.jobDeleted(id);
+      this.jobLogs.jobDeleted(id);
       return true;
     });
   }
@@ -292,6 +297,21 @@ export class SqliteStore implements Store {
   webhookDeliveries(jobId: string): Promise<WebhookDelivery[]> {
     this.alive();
     return this.tx.read(() => this.outbox.forJob(jobId));
+  }
+
+  appendLogs(id: string, lines: JobLogLine[]): Promise<number> {
+    this.alive();
+    return lines.length === 0 ? this.tx.read(() => 0) : this.tx.write(() => this.jobLogs.append(id, lines));
+  }
+
+  logs(id: string): Promise<JobLog | undefined> {
+    this.alive();
+    return this.tx.read(() => this.jobLogs.get(id));
+  }
+
+  recent(endpointId: string, limit: number): Promise<JobRecord[]> {
+    this.alive();
+    return this.tx.read(() => this.jobLogs.recent(endpointId, limit));
   }
 
   async close(): Promise<void> {

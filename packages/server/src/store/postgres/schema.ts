@@ -1,0 +1,132 @@
+import type { Pool } from 'pg';
+import { ident } from './connect.js';
+
+/**
+ * Versioned migrations, applied in order on start (table `berth_migrations` lists those applied). Never edit a
+ * shipped migration: append a new one. Times are epoch ms (BIGINT); JSON values are stored as their text, so
+ * what a worker sent is read back byte for byte.
+ */
+const MIGRATIONS: string[] = [
+  `
+  CREATE SEQUENCE queue_seq;
+  CREATE TABLE jobs (
+    id TEXT PRIMARY KEY,
+    endpoint_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    input TEXT NOT NULL,
+    webhook TEXT,
+    s3_config TEXT,
+    execution_timeout BIGINT NOT NULL,
+    low_priority BOOLEAN NOT NULL,
+    sync BOOLEAN NOT NULL,
+    attempt INTEGER NOT NULL,
+    retries INTEGER NOT NULL,
+    worker_id TEXT,
+    output TEXT,
+    progress TEXT,
+    error TEXT,
+    created_at BIGINT NOT NULL,
+    queued_at BIGINT NOT NULL,
+    started_at BIGINT,
+    finished_at BIGINT,
+    expires_at BIGINT NOT NULL,
+    execution_deadline BIGINT,
+    retain_until BIGINT,
+    lease_until BIGINT,
+    cost DOUBLE PRECISION,
+    -- position in the endpoint's queue while IN_QUEUE
+    queue_seq BIGINT,
+    -- the replica whose worker runs the job (claim, or a worker adopted again after reconnecting)
+    owner TEXT,
+    -- stream chunks of the current attempt: how many were appended, how many a reader has taken
+    stream_len INTEGER NOT NULL DEFAULT 0,
+    stream_taken INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX jobs_queue ON jobs (endpoint_id, queue_seq) WHERE status = 'IN_QUEUE';
+  CREATE INDEX jobs_running ON jobs (worker_id) WHERE status = 'IN_PROGRESS';
+  CREATE INDEX jobs_live ON jobs (endpoint_id, status) WHERE status IN ('IN_QUEUE', 'IN_PROGRESS');
+  CREATE INDEX jobs_expires ON jobs (expires_at);
+  CREATE INDEX jobs_execution_deadline ON jobs (execution_deadline) WHERE execution_deadline IS NOT NULL;
+  CREATE INDEX jobs_retain_until ON jobs (retain_until) WHERE retain_until IS NOT NULL;
+  CREATE INDEX jobs_lease_until ON jobs (lease_until) WHERE lease_until IS NOT NULL;
+  CREATE TABLE stream_chunks (
+    job_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (job_id, seq)
+  );
+  -- counters split over a few rows per endpoint (shard) so concurrent commits do not queue on one row lock
+  CREATE TABLE endpoint_stats (
+    endpoint_id TEXT NOT NULL,
+    shard SMALLINT NOT NULL,
+    completed BIGINT NOT NULL DEFAULT 0,
+    failed BIGINT NOT NULL DEFAULT 0,
+    retried BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (endpoint_id, shard)
+  );
+  CREATE TABLE webhook_deliveries (
+    id TEXT PRIMARY KEY,
+    job_id TEXT NOT NULL,
+    endpoint_id TEXT NOT NULL,
+    url TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    next_attempt_at BIGINT,
+    attempts JSONB NOT NULL DEFAULT '[]'
+  );
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, created_at) WHERE next_attempt_at IS NOT NULL;
+  CREATE INDEX webhook_deliveries_job ON webhook_deliveries (job_id);
+  -- control-plane replicas and when each was last seen (replica liveness: see PgReplicaWatch)
+  CREATE TABLE replicas (
+    id TEXT PRIMARY KEY,
+    seen_at BIGINT NOT NULL
+  );
+  `,
+];
+
+/** Latest schema version this Berth knows. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** A stable 32-bit key for the migration advisory lock of a schema. */
+function lockKey(schema: string): number {
+  let h = 0x811c9dc5;
+  for (const c of `berth-migrate:${schema}`) h = Math.imul(h ^ c.charCodeAt(0), 16777619);
+  return h | 0;
+}
+
+/**
+ * Creates the schema if missing and applies the migrations this database has not seen, under an advisory lock so
+ * replicas starting together do not race (the second waits, then finds nothing left to do).
+ */
+export async function migrate(pool: Pool, schema: string): Promise<number> {
+  const c = await pool.connect();
+  try {
+    await c.query('SELECT pg_advisory_lock($1)', [lockKey(schema)]);
+    try {
+      await c.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+      await c.query(`CREATE TABLE IF NOT EXISTS ${ident(schema)}.berth_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`);
+      const r = await c.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${ident(schema)}.berth_migrations`);
+      const current = r.rows[0]?.v ?? 0;
+      if (current > MIGRATIONS.length) {
+        throw new Error(`the database schema "${schema}" is version ${current}, newer than this Berth (${MIGRATIONS.length}); upgrade Berth`);
+      }
+      for (let v = current; v < MIGRATIONS.length; v++) {
+        await c.query('BEGIN');
+        try {
+          await c.query(`SET LOCAL search_path = ${ident(schema)}`);
+          await c.query(MIGRATIONS[v]!);
+          await c.query(`INSERT INTO berth_migrations (version, applied_at) VALUES ($1, $2)`, [v + 1, Date.now()]);
+          await c.query('COMMIT');
+        } catch (err) {
+          await c.query('ROLLBACK');
+          throw err;
+        }
+      }
+      return MIGRATIONS.length;
+    } finally {
+      await c.query('SELECT pg_advisory_unlock($1)', [lockKey(schema)]);
+    }
+  } finally {
+    c.release();
+  }
+}
