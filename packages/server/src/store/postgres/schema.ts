@@ -40,7 +40,10 @@ const MIGRATIONS: string[] = [
     owner TEXT,
     -- stream chunks of the current attempt: how many were appended, how many a reader has taken
     stream_len INTEGER NOT NULL DEFAULT 0,
-    stream_taken INTEGER NOT NULL DEFAULT 0
+    stream_taken INTEGER NOT NULL DEFAULT 0,
+    -- per-job log: lines stored and lines dropped past JOB_LOG_MAX_LINES
+    log_len INTEGER NOT NULL DEFAULT 0,
+    log_dropped INTEGER NOT NULL DEFAULT 0
   );
   CREATE INDEX jobs_queue ON jobs (endpoint_id, queue_seq) WHERE status = 'IN_QUEUE';
   CREATE INDEX jobs_running ON jobs (worker_id) WHERE status = 'IN_PROGRESS';
@@ -49,6 +52,18 @@ const MIGRATIONS: string[] = [
   CREATE INDEX jobs_execution_deadline ON jobs (execution_deadline) WHERE execution_deadline IS NOT NULL;
   CREATE INDEX jobs_retain_until ON jobs (retain_until) WHERE retain_until IS NOT NULL;
   CREATE INDEX jobs_lease_until ON jobs (lease_until) WHERE lease_until IS NOT NULL;
+  CREATE INDEX jobs_recent ON jobs (endpoint_id, created_at DESC, id COLLATE "C" DESC);
+  CREATE TABLE job_logs (
+    job_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    at BIGINT NOT NULL,
+    level TEXT NOT NULL,
+    message TEXT NOT NULL,
+    worker_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    fields TEXT,
+    PRIMARY KEY (job_id, seq)
+  );
   CREATE TABLE stream_chunks (
     job_id TEXT NOT NULL,
     seq INTEGER NOT NULL,

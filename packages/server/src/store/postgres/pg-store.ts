@@ -1,0 +1,374 @@
+import { randomUUID } from 'node:crypto';
+import type { Pool, PoolClient } from 'pg';
+import { isTerminal } from '@berth/protocol';
+import type { DeleteCondition, DueJobs, EndpointCounts, FinishPatch, JobLog, JobLogLine, JobRecord, RecoveryReport, RetentionPolicy, Store, WebhookAttempt, WebhookDelivery } from '../types.js';
+import { createPool, isConnectionError, toUnavailable, type PgConnectionOptions } from './connect.js';
+import { DEFAULT_REPLICA_TIMES, ReplicaWatch, type ReplicaTimes } from './replica-watch.js';
+import { INSERT_COLUMNS, insertValues, json, toRecord, type JobRow } from './rows.js';
+import { migrate } from './schema.js';
+import { pgJobLogs } from './job-logs.js';
+import { pgOutbox } from './webhook-outbox.js';
+
+/** Options of `PgStore`. */
+export interface PgStoreOptions extends PgConnectionOptions {
+  /** This control plane's id among the replicas sharing the database. Default: a random UUID. */
+  replicaId?: string;
+  /** Replica heartbeat and death detection (see `ReplicaWatch`). Default 2 s / 10 s. */
+  replicaTimes?: ReplicaTimes;
+  /** Where connection errors of idle pooled connections are reported. Default: ignored (the pool reconnects). */
+  onError?: (err: unknown) => void;
+}
+
+type Q = Pick<PoolClient, 'query'>;
+type Stat = 'completed' | 'failed' | 'retried';
+const SHARDS = 16;
+const RETAIN = (now: string, sync: string, async: string) => `${now}::bigint + CASE WHEN sync THEN ${sync}::bigint ELSE ${async}::bigint END`;
+const TERMINAL = `('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT')`;
+
+/**
+ * The PostgreSQL store: several `berth serve` replicas share one database. Every state change is one conditional
+ * UPDATE (status and attempt in its WHERE), claims take the oldest queued job with `FOR UPDATE SKIP LOCKED`, and
+ * terminal transitions write their webhook delivery in the same transaction. Queued jobs live only in the
+ * database. Connection errors become 503 `unavailable`; the pool reconnects by itself once the database is back.
+ * Create with `await PgStore.open(...)` (applies migrations).
+ */
+export class PgStore implements Store {
+  readonly replicaId: string;
+  readonly schema: string;
+  /** Called after commit when jobs were queued on an endpoint (insert, retry, requeue): the cluster channel. */
+  onQueued: ((endpointId: string) => void) | undefined;
+  private readonly watch: ReplicaWatch;
+  private closed = false;
+
+  private constructor(
+    readonly pool: Pool,
+    readonly options: PgStoreOptions,
+  ) {
+    this.replicaId = options.replicaId ?? randomUUID();
+    this.schema = options.schema ?? 'berth';
+    const onError = options.onError ?? (() => {});
+    this.watch = new ReplicaWatch(pool, this.replicaId, options.replicaTimes ?? DEFAULT_REPLICA_TIMES, onError);
+  }
+
+  /** Connects, creates the schema if needed and applies pending migrations (under an advisory lock). */
+  static async open(options: PgStoreOptions): Promise<PgStore> {
+    const pool = createPool(options, (err) => options.onError?.(err));
+    try {
+      await migrate(pool, options.schema ?? 'berth');
+    } catch (err) {
+      await pool.end().catch(() => {});
+      throw err;
+    }
+    return new PgStore(pool, options);
+  }
+
+  private alive(): void {
+    if (this.closed) throw new Error('the store is closed');
+  }
+
+  private async q<R extends object = JobRow>(sql: string, params: unknown[] = []): Promise<R[]> {
+    this.alive();
+    try {
+      return (await this.pool.query<R>(sql, params)).rows;
+    } catch (err) {
+      return toUnavailable(err);
+    }
+  }
+
+  private async tx<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
+    this.alive();
+    let c: PoolClient;
+    try {
+      c = await this.pool.connect();
+    } catch (err) {
+      return toUnavailable(err);
+    }
+    let broken: Error | undefined;
+    try {
+      await c.query('BEGIN');
+      const out = await fn(c);
+      await c.query('COMMIT');
+      return out;
+    } catch (err) {
+      if (isConnectionError(err)) broken = err as Error;
+      else await c.query('ROLLBACK').catch((e: Error) => (broken = e));
+      return toUnavailable(err);
+    } finally {
+      c.release(broken); // a broken connection is dropped, not returned to the pool
+    }
+  }
+
+  private async one(c: Q, sql: string, params: unknown[]): Promise<JobRecord | undefined> {
+    const r = await c.query<JobRow>(sql, params);
+    return r.rows[0] ? toRecord(r.rows[0]) : undefined;
+  }
+
+  private async stat(c: Q, endpointId: string, column: Stat): Promise<void> {
+    const shard = Math.floor(Math.random() * SHARDS);
+    await c.query(`INSERT INTO endpoint_stats (endpoint_id, shard, ${column}) VALUES ($1, $2, 1)
+      ON CONFLICT (endpoint_id, shard) DO UPDATE SET ${column} = endpoint_stats.${column} + 1`, [endpointId, shard]);
+  }
+
+  private queued(endpointId: string): void {
+    this.onQueued?.(endpointId);
+  }
+
+  async insert(job: JobRecord): Promise<void> {
+    const write = async (c: Q) => {
+      try {
+        await c.query(`INSERT INTO jobs (${INSERT_COLUMNS}, queue_seq) VALUES (${insertValues(job).map((_, i) => `$${i + 1}`).join(', ')},
+          ${job.status === 'IN_QUEUE' ? "nextval('queue_seq')" : 'NULL'})`, insertValues(job));
+      } catch (err) {
+        if ((err as { code?: string }).code === '23505') throw new Error(`duplicate job id ${job.id}`);
+        throw err;
+      }
+    };
+    if (!isTerminal(job.status)) {
+      // One statement, its own transaction: nothing else to write with a queued (or running) job.
+      this.alive();
+      await write(this.pool).catch(toUnavailable);
+      if (job.status === 'IN_QUEUE') this.queued(job.endpointId);
+      return;
+    }
+    await this.tx(async (c) => {
+      await write(c);
+      if (job.status === 'COMPLETED') await this.stat(c, job.endpointId, 'completed');
+      if (job.status === 'FAILED' || job.status === 'TIMED_OUT') await this.stat(c, job.endpointId, 'failed');
+      await pgOutbox.added(c, job, job.finishedAt ?? job.createdAt); // stored already terminal
+    });
+  }
+
+  async get(id: string): Promise<JobRecord | undefined> {
+    const [r] = await this.q(`SELECT * FROM jobs WHERE id = $1`, [id]);
+    return r && toRecord(r);
+  }
+
+  async claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
+    const [r] = await this.q(
+      `UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, worker_id = $2, owner = $4, started_at = $3,
+         execution_deadline = $3 + execution_timeout, lease_until = NULL, progress = NULL, queue_seq = NULL, stream_len = 0, stream_taken = 0
+       WHERE id = (SELECT id FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' ORDER BY queue_seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+       RETURNING *`,
+      [endpointId, workerId, now, this.replicaId],
+    );
+    return r && toRecord(r);
+  }
+
+  private async finishOn(c: Q, id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): Promise<JobRecord | undefined> {
+    const output = patch.status === 'COMPLETED' ? json(patch.output) : null;
+    const job = await this.one(c,
+      `UPDATE jobs SET status = $3, error = $5, finished_at = $6::bigint, retain_until = ${RETAIN('$6', '$7', '$8')}, execution_deadline = NULL, lease_until = NULL,
+         output = CASE WHEN cost IS NOT NULL AND $4::text IS NOT NULL AND jsonb_typeof($4::jsonb) = 'object'
+           THEN ($4::jsonb || jsonb_build_object('cost', cost))::text ELSE $4::text END
+       WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 RETURNING *`,
+      [id, attempt, patch.status, output, patch.status === 'COMPLETED' ? null : patch.error, now, retention.sync, retention.async]);
+    if (!job) return undefined;
+    await this.stat(c, job.endpointId, job.status === 'COMPLETED' ? 'completed' : 'failed');
+    await pgOutbox.added(c, job, now);
+    return job;
+  }
+
+  finish(id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): Promise<JobRecord | undefined> {
+    return this.tx((c) => this.finishOn(c, id, attempt, patch, now, retention));
+  }
+
+  cancel(id: string, now: number, retention: RetentionPolicy): Promise<{ before: JobRecord; after: JobRecord } | undefined> {
+    return this.tx(async (c) => {
+      const before = await this.one(c, `SELECT * FROM jobs WHERE id = $1 AND status IN ('IN_QUEUE', 'IN_PROGRESS') FOR UPDATE`, [id]);
+      if (!before) return undefined;
+      const after = await this.one(c,
+        `UPDATE jobs SET status = 'CANCELLED', finished_at = $2::bigint, retain_until = ${RETAIN('$2', '$3', '$4')}, execution_deadline = NULL,
+           lease_until = NULL, queue_seq = NULL
+         WHERE id = $1 AND status IN ('IN_QUEUE', 'IN_PROGRESS') RETURNING *`, [id, now, retention.sync, retention.async]);
+      if (!after) return undefined;
+      await pgOutbox.added(c, after, now);
+      return { before, after };
+    });
+  }
+
+  async retry(id: string, now: number): Promise<JobRecord | undefined> {
+    const job = await this.tx(async (c) => {
+      const job = await this.one(c,
+        `UPDATE jobs SET status = 'IN_QUEUE', output = NULL, error = NULL, progress = NULL, worker_id = NULL, owner = NULL, started_at = NULL,
+           finished_at = NULL, retain_until = NULL, retries = retries + 1, queued_at = $2, queue_seq = nextval('queue_seq'), stream_len = 0, stream_taken = 0
+         WHERE id = $1 AND status IN ('FAILED', 'TIMED_OUT') RETURNING *`, [id, now]);
+      if (!job) return undefined;
+      await c.query(`DELETE FROM stream_chunks WHERE job_id = $1`, [id]);
+      await this.stat(c, job.endpointId, 'retried');
+      return job;
+    });
+    if (job) this.queued(job.endpointId);
+    return job;
+  }
+
+  async requeue(id: string, attempt: number, now: number, maxAttempts: number, failError: string, retention: RetentionPolicy): Promise<JobRecord | undefined> {
+    if (attempt >= maxAttempts) return this.tx((c) => this.finishOn(c, id, attempt, { status: 'FAILED', error: failError }, now, retention));
+    const job = await this.tx(async (c) => {
+      const job = await this.one(c,
+        `UPDATE jobs SET status = 'IN_QUEUE', progress = NULL, worker_id = NULL, owner = NULL, started_at = NULL, execution_deadline = NULL,
+           lease_until = NULL, retries = retries + 1, queue_seq = nextval('queue_seq'), stream_len = 0, stream_taken = 0
+         WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 RETURNING *`, [id, attempt]);
+      if (!job) return undefined;
+      await c.query(`DELETE FROM stream_chunks WHERE job_id = $1`, [id]);
+      await this.stat(c, job.endpointId, 'retried');
+      return job;
+    });
+    if (job) this.queued(job.endpointId);
+    return job;
+  }
+
+  async setProgress(id: string, attempt: number, progress: unknown): Promise<boolean> {
+    this.alive();
+    const r = await this.pool.query(`UPDATE jobs SET progress = $3 WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2`, [id, attempt, json(progress)]).catch(toUnavailable);
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number> {
+    return this.tx(async (c) => {
+      const r = await c.query<{ stream_len: number }>(`SELECT stream_len FROM jobs WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 FOR UPDATE`, [id, attempt]);
+      const len = r.rows[0]?.stream_len;
+      if (len === undefined || seq > len) return 0; // not running, or a gap: refuse out-of-order data
+      const fresh = chunks.slice(len - seq);
+      if (!fresh.length) return 0;
+      await c.query(`INSERT INTO stream_chunks (job_id, seq, data) SELECT $1, $2 + i - 1, d FROM unnest($3::text[]) WITH ORDINALITY AS t(d, i)
+        ON CONFLICT DO NOTHING`, [id, len, fresh.map((x) => JSON.stringify(x) ?? 'null')]);
+      await c.query(`UPDATE jobs SET stream_len = $2 WHERE id = $1`, [id, len + fresh.length]);
+      return fresh.length;
+    });
+  }
+
+  async takeStream(id: string): Promise<unknown[]> {
+    // A reader polling a stream with nothing new (the common case) only reads; taking chunks is a transaction.
+    const [s] = await this.q<{ stream_len: number; stream_taken: number }>(`SELECT stream_len, stream_taken FROM jobs WHERE id = $1`, [id]);
+    if (!s || s.stream_taken >= s.stream_len) return [];
+    return this.tx(async (c) => {
+      const r = await c.query<{ stream_len: number; stream_taken: number }>(`SELECT stream_len, stream_taken FROM jobs WHERE id = $1 FOR UPDATE`, [id]);
+      const st = r.rows[0];
+      if (!st || st.stream_taken >= st.stream_len) return [];
+      const rows = await c.query<{ data: string }>(`SELECT data FROM stream_chunks WHERE job_id = $1 AND seq >= $2 ORDER BY seq`, [id, st.stream_taken]);
+      await c.query(`UPDATE jobs SET stream_taken = $2 WHERE id = $1`, [id, st.stream_len]);
+      await c.query(`DELETE FROM stream_chunks WHERE job_id = $1 AND seq < $2`, [id, st.stream_len]);
+      return rows.rows.map((x) => JSON.parse(x.data) as unknown);
+    });
+  }
+
+  async setLease(id: string, attempt: number, until: number | null): Promise<boolean> {
+    this.alive();
+    // Clearing the lease means the worker is connected here again: this replica owns the job now.
+    const r = await this.pool.query(
+      `UPDATE jobs SET lease_until = $3, owner = CASE WHEN $3::bigint IS NULL THEN $4 ELSE owner END WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2`,
+      [id, attempt, until, this.replicaId]).catch(toUnavailable);
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async runningOn(workerId: string): Promise<JobRecord[]> {
+    return (await this.q(`SELECT * FROM jobs WHERE worker_id = $1 AND status = 'IN_PROGRESS'`, [workerId])).map(toRecord);
+  }
+
+  async setExpiry(id: string, expiresAt: number): Promise<boolean> {
+    this.alive();
+    const r = await this.pool.query(`UPDATE jobs SET expires_at = $2 WHERE id = $1`, [id, expiresAt]).catch(toUnavailable);
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  purgeQueue(endpointId: string): Promise<string[]> {
+    return this.tx(async (c) => {
+      const r = await c.query<{ id: string }>(`DELETE FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' RETURNING id`, [endpointId]);
+      const ids = r.rows.map((x) => x.id);
+      if (ids.length) await c.query(`DELETE FROM stream_chunks WHERE job_id = ANY($1)`, [ids]);
+      await pgJobLogs.jobsDeleted(c, ids);
+      await pgOutbox.jobDeleted(c, ids);
+      return ids;
+    });
+  }
+
+  delete(id: string, cond?: DeleteCondition): Promise<boolean> {
+    return this.tx(async (c) => {
+      const r = await c.query(`DELETE FROM jobs WHERE id = $1 AND ($2::bigint IS NULL OR expires_at = $2) AND ($3::bigint IS NULL OR retain_until = $3)`,
+        [id, cond?.expiresAt ?? null, cond?.retainUntil ?? null]);
+      if (!r.rowCount) return false;
+      await c.query(`DELETE FROM stream_chunks WHERE job_id = $1`, [id]);
+      await pgJobLogs.jobsDeleted(c, [id]);
+      await pgOutbox.jobDeleted(c, [id]);
+      return true;
+    });
+  }
+
+  async due(now: number, limit: number): Promise<DueJobs> {
+    const all = async (where: string, order: string) => (await this.q(`SELECT * FROM jobs WHERE ${where} ORDER BY ${order} LIMIT $2`, [now, limit])).map(toRecord);
+    const [expired, timedOut, retained, leaseExpired] = await Promise.all([
+      all(`expires_at <= $1`, 'expires_at'),
+      all(`execution_deadline <= $1 AND status = 'IN_PROGRESS'`, 'execution_deadline'),
+      all(`retain_until <= $1 AND status IN ${TERMINAL}`, 'retain_until'),
+      all(`lease_until <= $1 AND status = 'IN_PROGRESS'`, 'lease_until'),
+    ]);
+    return { expired, timedOut, retained, leaseExpired };
+  }
+
+  async counts(endpointId: string): Promise<EndpointCounts> {
+    const [s] = await this.q<{ completed: number | null; failed: number | null; retried: number | null; in_queue: number; in_progress: number }>(
+      `SELECT (SELECT sum(completed) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS completed,
+              (SELECT sum(failed) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS failed,
+              (SELECT sum(retried) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS retried,
+              (SELECT count(*) FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE') AS in_queue,
+              (SELECT count(*) FROM jobs WHERE endpoint_id = $1 AND status = 'IN_PROGRESS') AS in_progress`, [endpointId]);
+    return { completed: s?.completed ?? 0, failed: s?.failed ?? 0, retried: s?.retried ?? 0, inProgress: s?.in_progress ?? 0, inQueue: s?.in_queue ?? 0 };
+  }
+
+  async queueDepth(endpointId: string): Promise<number> {
+    const [r] = await this.q<{ n: number }>(`SELECT count(*) AS n FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE'`, [endpointId]);
+    return r?.n ?? 0;
+  }
+
+  /**
+   * On start: registers this replica (heartbeat) and leases the running jobs no live replica owns, so their
+   * workers can reconnect to any replica within the grace period. Jobs of live replicas are left alone.
+   */
+  async recover(leaseUntil: number): Promise<RecoveryReport> {
+    const now = Date.now();
+    await this.watch.start(leaseUntil - now).catch(toUnavailable);
+    await this.q(`UPDATE jobs SET lease_until = $1 WHERE status = 'IN_PROGRESS' AND lease_until IS NULL
+      AND (owner IS NULL OR owner = $2 OR owner NOT IN (SELECT id FROM replicas WHERE seen_at >= $3 AND id <> $2))`,
+      [leaseUntil, this.replicaId, now - (this.options.replicaTimes ?? DEFAULT_REPLICA_TIMES).deadAfterMs]);
+    const [n] = await this.q<{ queued: number; running: number }>(`SELECT count(*) FILTER (WHERE status = 'IN_QUEUE') AS queued,
+      count(*) FILTER (WHERE status = 'IN_PROGRESS') AS running FROM jobs`);
+    const eps = await this.q<{ endpoint_id: string }>(`SELECT DISTINCT endpoint_id FROM jobs ORDER BY endpoint_id`);
+    return { queued: n?.queued ?? 0, running: n?.running ?? 0, endpoints: eps.map((r) => r.endpoint_id) };
+  }
+
+  appendLogs(id: string, lines: JobLogLine[]): Promise<number> {
+    if (!lines.length) return this.get(id).then(() => 0);
+    return this.tx((c) => pgJobLogs.append(c, id, lines));
+  }
+
+  async logs(id: string): Promise<JobLog | undefined> {
+    this.alive();
+    return pgJobLogs.get(this.pool, id).catch(toUnavailable);
+  }
+
+  async recent(endpointId: string, limit: number): Promise<JobRecord[]> {
+    this.alive();
+    return pgJobLogs.recent(this.pool, endpointId, limit).catch(toUnavailable);
+  }
+
+  claimWebhooks(now: number, limit: number, leaseUntil: number): Promise<WebhookDelivery[]> {
+    return this.tx((c) => pgOutbox.claim(c, now, limit, leaseUntil));
+  }
+
+  recordWebhookAttempt(deliveryId: string, attempt: WebhookAttempt, nextAttemptAt: number | null): Promise<boolean> {
+    return this.tx((c) => pgOutbox.record(c, deliveryId, attempt, nextAttemptAt));
+  }
+
+  async webhookDeliveries(jobId: string): Promise<WebhookDelivery[]> {
+    this.alive();
+    return pgOutbox.forJob(this.pool, jobId).catch(toUnavailable);
+  }
+
+  /** Stops the heartbeat (leaving the replica set, so others take over its running jobs at once) and closes the pool. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.watch.stop(this.watch.running);
+    this.closed = true;
+    await this.pool.end();
+  }
+}
