@@ -1,0 +1,138 @@
+// The queue API as the page uses it: the API key (URL fragment or key field, kept in sessionStorage), JSON calls
+// that turn the API's {error, code} into ApiError, and the stream route (server-sent events read with fetch).
+
+const KEY_ITEM = 'berth.apiKey';
+
+/** An API answer that was not 2xx, or a network failure (status 0). */
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+  /** "401 unauthorized: no API key" */
+  get text() {
+    return this.status ? `${this.status} ${this.code}: ${this.message}` : this.message;
+  }
+}
+
+/** Reads `#key=...` once, stores it, and removes the fragment from the address bar. */
+export function takeKeyFromFragment() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const key = params.get('key');
+  if (key === null) return;
+  params.delete('key');
+  const rest = params.toString();
+  history.replaceState(null, '', location.pathname + location.search + (rest ? `#${rest}` : ''));
+  if (key) setKey(key);
+}
+
+export const getKey = () => sessionStorage.getItem(KEY_ITEM) ?? '';
+export function setKey(key) {
+  if (key) sessionStorage.setItem(KEY_ITEM, key);
+  else sessionStorage.removeItem(KEY_ITEM);
+}
+
+function headers(extra) {
+  const h = new Headers(extra);
+  const key = getKey();
+  if (key) h.set('Authorization', `Bearer ${key}`);
+  return h;
+}
+
+/** Calls a route and returns its JSON; throws ApiError with the API's code and message otherwise. */
+export async function api(path, { method = 'GET', body, signal } = {}) {
+  let res;
+  try {
+    res = await fetch(path, {
+      method,
+      headers: headers(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    });
+  } catch (err) {
+    if (err.name === 'AbortError') throw err;
+    throw new ApiError(0, 'network_error', `Network error: ${err.message} (is the server running?)`);
+  }
+  const text = await res.text();
+  let json;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  if (!res.ok) {
+    const message = json && typeof json.error === 'string' ? json.error : json?.error?.message ?? (text.slice(0, 200) || res.statusText);
+    const code = json?.code ?? json?.error?.code ?? 'http_error';
+    throw new ApiError(res.status, code, message);
+  }
+  return json;
+}
+
+/** The path of a job route: `/v2/<target>/<op>[/<jobId>]`. */
+export const route = (target, op, jobId) => `/v2/${encodeURIComponent(target)}/${op}${jobId ? `/${encodeURIComponent(jobId)}` : ''}`;
+
+/**
+ * Reads `/stream/<jobId>` as server-sent events, calling `onChunk(output)` per chunk; resolves with the terminal job
+ * object of the `done` event. Falls back to the JSON long-poll loop when the answer is not an event stream.
+ */
+export async function followStream(target, jobId, onChunk, signal) {
+  const res = await fetch(route(target, 'stream', jobId), { headers: headers({ Accept: 'text/event-stream' }), signal });
+  if (!res.ok) {
+    const body = await res.json().catch(() => ({}));
+    throw new ApiError(res.status, body.code ?? 'http_error', body.error ?? res.statusText);
+  }
+  if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    let reply = await res.json();
+    for (;;) {
+      for (const part of reply.stream ?? []) onChunk(part.output);
+      if (TERMINAL.has(reply.status)) return reply;
+      reply = await api(route(target, 'stream', jobId), { signal });
+    }
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return undefined;
+    buffer += value;
+    let end;
+    while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
+      const event = parseEvent(block);
+      if (!event) continue;
+      if (event.type === 'done') return event.data;
+      if (event.type === 'error') throw new ApiError(404, event.data?.code ?? 'stream_error', event.data?.error ?? 'stream ended');
+      if (event.data && 'output' in event.data) onChunk(event.data.output);
+    }
+  }
+}
+
+function parseEvent(block) {
+  let type = 'message';
+  const data = [];
+  for (const line of block.split(/\r?\n/)) {
+    if (line.startsWith(':')) continue;
+    const i = line.indexOf(':');
+    const field = i < 0 ? line : line.slice(0, i);
+    const value = i < 0 ? '' : line.slice(i + 1).replace(/^ /, '');
+    if (field === 'event') type = value;
+    else if (field === 'data') data.push(value);
+  }
+  if (data.length === 0) return undefined;
+  try {
+    return { type, data: JSON.parse(data.join('\n')) };
+  } catch {
+    return undefined;
+  }
+}
+
+export const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT']);
+
+/** A copy without `s3Config` (the page never shows it). */
+export function withoutSecrets(value) {
+  if (!value || typeof value !== 'object') return value;
+  const { s3Config: _s3, ...rest } = value;
+  return rest;
+}

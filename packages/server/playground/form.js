@@ -1,0 +1,212 @@
+// The input form, built from a JSON Schema (draft 2020-12, as zod 4's z.toJSONSchema writes it): text, textarea,
+// number, checkbox and select fields; nested objects and arrays as JSON fields. The "Edit JSON" view shows the
+// whole input and stays in sync both ways; keys the schema does not know are kept.
+
+let seq = 0;
+const el = (tag, props = {}, children = []) => {
+  const e = Object.assign(document.createElement(tag), props);
+  e.append(...children);
+  return e;
+};
+
+/** Drops `anyOf: [X, {type: 'null'}]` wrappers (zod's nullable/optional). */
+function unwrap(schema) {
+  const alts = schema?.anyOf ?? schema?.oneOf;
+  if (Array.isArray(alts)) {
+    const real = alts.filter((s) => s?.type !== 'null');
+    if (real.length === 1) return { ...schema, ...real[0], anyOf: undefined, oneOf: undefined };
+    if (real.every((s) => s && 'const' in s)) return { ...schema, enum: real.map((s) => s.const), anyOf: undefined, oneOf: undefined };
+  }
+  if (schema && 'const' in schema && !schema.enum) return { ...schema, enum: [schema.const] };
+  return schema ?? {};
+}
+
+function kindOf(name, s) {
+  if (Array.isArray(s.enum)) return 'enum';
+  const type = Array.isArray(s.type) ? s.type.find((t) => t !== 'null') : s.type;
+  if (type === 'string') return /prompt|text/i.test(name) || (s.maxLength ?? 0) > 200 ? 'textarea' : 'string';
+  if (type === 'number' || type === 'integer') return type;
+  if (type === 'boolean') return 'boolean';
+  return 'json';
+}
+
+function makeField(name, raw, required, onChange) {
+  const s = unwrap(raw);
+  const kind = kindOf(name, s);
+  const id = `f${++seq}-${name.replace(/[^\w-]/g, '_')}`;
+  let control;
+  if (kind === 'textarea') control = el('textarea', { rows: 3 });
+  else if (kind === 'enum') {
+    control = el('select');
+    if (!required) control.append(el('option', { value: '', textContent: '(default)' }));
+    s.enum.forEach((v, i) => control.append(el('option', { value: String(i), textContent: String(v) })));
+  } else if (kind === 'boolean') control = el('input', { type: 'checkbox' });
+  else if (kind === 'number' || kind === 'integer') {
+    control = el('input', { type: 'number', step: kind === 'integer' ? '1' : 'any' });
+    const min = s.minimum ?? s.exclusiveMinimum;
+    const max = s.maximum ?? s.exclusiveMaximum;
+    if (min !== undefined) control.min = String(min);
+    if (max !== undefined) control.max = String(max);
+  } else if (kind === 'json') control = el('textarea', { rows: 3, className: 'mono', spellcheck: false });
+  else control = el('input', { type: 'text' });
+  control.id = id;
+  control.name = name;
+  if (s.maxLength !== undefined && 'maxLength' in control) control.maxLength = s.maxLength;
+  if (required) control.setAttribute('aria-required', 'true');
+  if (kind !== 'boolean' && kind !== 'enum' && s.default !== undefined) control.placeholder = `default: ${JSON.stringify(s.default)}`;
+
+  const hintText = [s.title, s.description, kind === 'json' ? 'JSON value' : '', rangeText(s)].filter(Boolean).join(' · ');
+  const hint = el('small', { id: `${id}-hint`, className: 'hint', textContent: hintText });
+  if (hintText) control.setAttribute('aria-describedby', hint.id);
+  const label = el('label', { htmlFor: id, textContent: name + (required ? ' *' : '') });
+  const row = el('div', { className: `field field-${kind}` }, kind === 'boolean' ? [control, label, hint] : [label, control, hint]);
+  control.addEventListener(kind === 'boolean' || kind === 'enum' ? 'change' : 'input', onChange);
+
+  const field = {
+    name,
+    row,
+    control,
+    /** The value to send, or undefined to leave the key out. Throws on bad JSON. */
+    read() {
+      if (kind === 'boolean') return control.indeterminate ? undefined : control.checked;
+      if (kind === 'enum') return control.value === '' ? undefined : s.enum[Number(control.value)];
+      const v = control.value;
+      if (v === '') return undefined;
+      if (kind === 'number' || kind === 'integer') return Number(v);
+      if (kind === 'json') return JSON.parse(v);
+      return v;
+    },
+    write(v) {
+      if (kind === 'boolean') {
+        control.indeterminate = v === undefined && !required;
+        control.checked = v === true;
+      } else if (kind === 'enum') {
+        const i = s.enum.findIndex((x) => x === v);
+        control.value = i < 0 ? (required ? '0' : '') : String(i);
+      } else if (kind === 'json') control.value = v === undefined ? '' : JSON.stringify(v, null, 2);
+      else control.value = v === undefined ? '' : String(v);
+    },
+  };
+  field.write(s.default);
+  return field;
+}
+
+function rangeText(s) {
+  const min = s.minimum ?? s.exclusiveMinimum;
+  const max = s.maximum ?? s.exclusiveMaximum;
+  if (min !== undefined && max !== undefined) return `${min} to ${max}`;
+  if (min !== undefined) return `at least ${min}`;
+  if (max !== undefined) return `at most ${max}`;
+  return '';
+}
+
+/**
+ * Renders the form for `schema` into `container`; `onChange()` fires on every edit.
+ * Returns `{ read(): object, write(object) }`; `read` throws an Error with a readable message on bad JSON.
+ */
+export function createInputForm(container, schema, initial, onChange) {
+  container.replaceChildren();
+  const s = unwrap(schema);
+  const props = s && typeof s.properties === 'object' ? s.properties : undefined;
+  const required = new Set(Array.isArray(s?.required) ? s.required : []);
+  let extra = {};
+  const fields = [];
+  const sync = () => {
+    if (!jsonBox.hidden) return onChange();
+    try {
+      jsonArea.value = JSON.stringify(read(), null, 2);
+      jsonError.textContent = '';
+    } catch (err) {
+      jsonError.textContent = err.message;
+    }
+    onChange();
+  };
+
+  const fieldBox = el('div', { className: 'fields' });
+  if (props) for (const [name, p] of Object.entries(props)) fields.push(makeField(name, p, required.has(name), sync));
+  fieldBox.append(...fields.map((f) => f.row));
+
+  const jsonId = `json${++seq}`;
+  const jsonArea = el('textarea', { id: jsonId, rows: 8, className: 'mono', spellcheck: false });
+  const jsonError = el('p', { className: 'error', role: 'alert' });
+  const jsonBox = el('div', { className: 'json-box' }, [el('label', { htmlFor: jsonId, textContent: 'Input (JSON)' }), jsonArea, jsonError]);
+  const toggle = el('button', { type: 'button', className: 'secondary', textContent: 'Edit JSON' });
+  toggle.setAttribute('aria-expanded', 'false');
+  toggle.setAttribute('aria-controls', jsonId);
+
+  const showJson = (on) => {
+    jsonBox.hidden = !on;
+    fieldBox.hidden = on || fields.length === 0;
+    toggle.setAttribute('aria-expanded', String(on));
+    toggle.textContent = on ? 'Back to form' : 'Edit JSON';
+    if (on) jsonArea.value = JSON.stringify(readFields(), null, 2);
+  };
+  toggle.addEventListener('click', () => {
+    if (!jsonBox.hidden) {
+      try {
+        write(JSON.parse(jsonArea.value));
+      } catch (err) {
+        jsonError.textContent = `Not valid JSON: ${err.message}`;
+        return;
+      }
+    }
+    showJson(jsonBox.hidden);
+  });
+  jsonArea.addEventListener('input', () => {
+    try {
+      const v = JSON.parse(jsonArea.value);
+      if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('the input must be a JSON object');
+      writeFields(v);
+      jsonError.textContent = '';
+    } catch (err) {
+      jsonError.textContent = `Not valid JSON: ${err.message}`;
+    }
+    onChange();
+  });
+
+  function readFields() {
+    const out = { ...extra };
+    for (const f of fields) {
+      let v;
+      try {
+        v = f.read();
+      } catch (err) {
+        throw new Error(`${f.name}: not valid JSON (${err.message})`);
+      }
+      if (v === undefined) delete out[f.name];
+      else out[f.name] = v;
+    }
+    return out;
+  }
+  function writeFields(obj) {
+    extra = {};
+    const known = new Set(fields.map((f) => f.name));
+    for (const [k, v] of Object.entries(obj)) if (!known.has(k)) extra[k] = v;
+    for (const f of fields) f.write(obj[f.name]);
+  }
+  function read() {
+    if (jsonBox.hidden) return readFields();
+    let v;
+    try {
+      v = JSON.parse(jsonArea.value);
+    } catch (err) {
+      throw new Error(`Input is not valid JSON: ${err.message}`);
+    }
+    if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('The input must be a JSON object, e.g. {"prompt": "..."}');
+    return v;
+  }
+  function write(obj) {
+    writeFields(obj);
+    jsonArea.value = JSON.stringify(obj, null, 2);
+  }
+
+  const bar = el('div', { className: 'form-bar' }, [toggle]);
+  container.append(fieldBox, jsonBox, bar);
+  if (initial) write(initial);
+  showJson(fields.length === 0);
+  if (fields.length === 0) {
+    toggle.hidden = true;
+    jsonArea.value = JSON.stringify(initial ?? {}, null, 2);
+  }
+  return { read, write, hasFields: fields.length > 0 };
+}
