@@ -4,6 +4,8 @@ export { createConsoleLogger, silentLogger, type Logger, type LogLevel } from '.
 export { systemClock, ManualClock, type Clock } from './clock.js';
 export { MemoryStore } from './store/memory-store.js';
 export { SqliteStore, type SqliteStoreOptions } from './store/sqlite/sqlite-store.js';
+export { PgStore, type PgStoreOptions } from './store/postgres/pg-store.js';
+export { PgKeyStore } from './keys/pg-key-store.js';
 export type { Store, JobRecord, FinishPatch, DueJobs, EndpointCounts, RetentionPolicy, RecoveryReport, DeleteCondition } from './store/types.js';
 export type { ApiRequest, ApiResponse } from './http/types.js';
 export type { Guard, GuardContext, Operation, Principal } from './http/guard.js';

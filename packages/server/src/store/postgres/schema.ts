@@ -91,6 +91,16 @@ const MIGRATIONS: string[] = [
   );
   CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, created_at) WHERE next_attempt_at IS NOT NULL;
   CREATE INDEX webhook_deliveries_job ON webhook_deliveries (job_id);
+  -- API keys (berth keys create): only their SHA-256
+  CREATE TABLE api_keys (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    endpoints TEXT,
+    read_only BOOLEAN NOT NULL,
+    created_at BIGINT NOT NULL,
+    revoked_at BIGINT
+  );
   -- control-plane replicas and when each was last seen (replica liveness: see PgReplicaWatch)
   CREATE TABLE replicas (
     id TEXT PRIMARY KEY,
