@@ -1,0 +1,72 @@
+/** Runs every workload against every target, interleaved (round 1: A B C, round 2: A B C, ...). */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Running, Target } from '../targets/types.js';
+import { fill } from '../workloads/fill.js';
+import { stream } from '../workloads/stream.js';
+import { throughput } from '../workloads/throughput.js';
+import type { BenchConfig, Figures } from '../workloads/types.js';
+
+export interface TargetResult {
+  name: string;
+  description: string;
+  /** Figure name -> one value per round (NaN where the round failed or the figure does not apply). */
+  rounds: Record<string, number[]>;
+  errors: string[];
+}
+
+async function withTarget<T>(t: Target, fn: (run: Running) => Promise<T>): Promise<{ value: T; readyMs: number }> {
+  const dir = mkdtempSync(join(tmpdir(), `berth-bench-${t.name}-`));
+  let run: Running | undefined;
+  try {
+    run = await t.start(dir);
+    return { value: await fn(run), readyMs: run.readyMs };
+  } finally {
+    await run?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** One target, one round: a fresh start for the worker-connected workloads, another for the fill. */
+async function measure(t: Target, cfg: BenchConfig, errors: string[]): Promise<Figures> {
+  const f: Figures = {};
+  const attempt = async (what: string, fn: () => Promise<void>) => {
+    try {
+      await fn();
+    } catch (err) {
+      errors.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+  await attempt('runsync/run/status/stream', async () => {
+    const { readyMs } = await withTarget(t, async (run) => {
+      const worker = await run.startWorker('echo');
+      await worker.go();
+      const pids = () => [...run.serverProcs().map((p) => p.pid), worker.proc.pid];
+      Object.assign(f, await throughput(t, run, cfg, pids));
+      await worker.stop();
+      if (t.workloads.includes('stream')) Object.assign(f, await stream(run, cfg));
+    });
+    f['startup_ms'] = readyMs;
+  });
+  if (t.workloads.includes('fill')) await attempt('fill', async () => void Object.assign(f, (await withTarget(t, (run) => fill(run, cfg))).value));
+  return f;
+}
+
+export async function runBench(targets: readonly Target[], cfg: BenchConfig, log: (line: string) => void = () => {}): Promise<TargetResult[]> {
+  const results = targets.map((t): TargetResult => ({ name: t.name, description: t.description, rounds: {}, errors: [] }));
+  for (let round = 0; round < cfg.rounds; round++) {
+    for (const [i, t] of targets.entries()) {
+      const r = results[i]!;
+      const t0 = performance.now();
+      const f = await measure(t, cfg, r.errors);
+      for (const [k, v] of Object.entries(f)) (r.rounds[k] ??= Array<number>(cfg.rounds).fill(NaN))[round] = v;
+      const brief = ['runsync_c50_rps', 'runsync_c1_p50_ms', 'fill_heap_b_per_job']
+        .filter((k) => f[k] !== undefined)
+        .map((k) => `${k}=${f[k]!.toFixed(k.endsWith('rps') ? 0 : 2)}`)
+        .join(' ');
+      log(`round ${round + 1}/${cfg.rounds} ${t.name}: ${brief} (${((performance.now() - t0) / 1000).toFixed(1)} s)${r.errors.length ? ` errors: ${r.errors.length}` : ''}`);
+    }
+  }
+  return results;
+}

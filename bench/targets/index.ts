@@ -1,0 +1,12 @@
+/**
+ * The table of targets, in the order they run within each round (A B C A B C ...). To add one, append a
+ * `Target` (see ./types.ts and bench/README.md).
+ */
+import { BERTH_TARGETS } from './berth/index.js';
+import { BULLMQ_TARGETS } from './bullmq/index.js';
+import { L0, L1 } from './limits.js';
+import type { Target } from './types.js';
+
+export const TARGETS: Target[] = [L0, L1, ...BERTH_TARGETS, ...BULLMQ_TARGETS];
+
+export type { Running, Target, Workload } from './types.js';

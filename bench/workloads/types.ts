@@ -1,0 +1,32 @@
+/** Sizes of one bench run (see ../config.ts for the quick and full presets). */
+export interface BenchConfig {
+  rounds: number;
+  /** Warm-up /runsync calls before any timed workload. */
+  warmup: number;
+  /** /runsync at concurrency 1: this many calls (latency p50/p99). */
+  c1Calls: number;
+  /** /runsync at concurrency 50: closed loop for this many seconds (throughput). */
+  c50Seconds: number;
+  /** /run at concurrency 50: this many jobs, then wait for all completions. */
+  runJobs: number;
+  /** /status at concurrency 50: closed loop for this many seconds. */
+  statusSeconds: number;
+  /** Jobs queued with no worker connected, then drained. */
+  fillJobs: number;
+  /** Chunks the streaming generator yields. */
+  streamChunks: number;
+  concurrency: number;
+}
+
+/** One target's figures from one round; NaN where a figure does not apply. */
+export type Figures = Record<string, number>;
+
+/** The input every echo job carries (about 50 bytes of JSON). */
+export const input = (n: number) => ({ n, prompt: 'a queued job with a small input' });
+
+/** True when `body` is the completed echo of `input(n)`. */
+export function isEcho(body: any, n: number): true | string {
+  if (body?.status !== 'COMPLETED') return `status ${body?.status ?? 'missing'}: ${JSON.stringify(body).slice(0, 200)}`;
+  if (body.output?.n !== n || body.output?.prompt !== input(n).prompt) return `wrong output for n=${n}: ${JSON.stringify(body.output).slice(0, 200)}`;
+  return true;
+}
