@@ -7,6 +7,7 @@ export const ERROR_STATUS = {
   invalid_request: 400,
   invalid_wait: 400,
   invalid_ttl: 400,
+  invalid_limit: 400,
   bad_http_request: 400,
   stream_not_supported: 400,
   unauthorized: 401,

@@ -6,12 +6,13 @@ type ByType<M extends { type: string }> = { [K in M['type']]: Extract<M, { type:
 
 /** One valid example of every worker -> server message (the mapped type makes a missing one a type error). */
 const WORKER: ByType<WorkerMessage> = {
-  hello: { type: 'hello', protocol: PROTOCOL_VERSION, workerId: 'gpu-1.pod:a_b', endpointId: 'my-endpoint', concurrency: 4, stream: true, inflight: [{ id: 'j1', attempt: 2 }], sdkVersion: '0.1.0' },
+  hello: { type: 'hello', protocol: PROTOCOL_VERSION, workerId: 'gpu-1.pod:a_b', endpointId: 'my-endpoint', concurrency: 4, stream: true, inflight: [{ id: 'j1', attempt: 2 }], sdkVersion: '0.1.0', inputSchema: { type: 'object', properties: { prompt: { type: 'string' } } } },
   concurrency: { type: 'concurrency', concurrency: 0 },
   'job.progress': { type: 'job.progress', id: 'j1', attempt: 1, progress: { pct: 50, note: 'half' } },
   'job.stream': { type: 'job.stream', id: 'j1', attempt: 1, seq: 3, chunks: ['tok', { delta: 'x' }, null, 7] },
   'job.complete': { type: 'job.complete', id: 'j1', attempt: 1, output: { text: ['done'], n: 1.5 } },
   'job.fail': { type: 'job.fail', id: 'j1', attempt: 3, error: 'boom', aborted: true },
+  'job.log': { type: 'job.log', id: 'j1', attempt: 2, lines: [{ t: 1_700_000_000_000, level: 'warn', msg: 'low memory', fields: { freeMb: 12 } }, { t: 1_700_000_000_001, level: 'info', msg: 'done' }] },
   draining: { type: 'draining' },
   ping: { type: 'ping', t: 1_700_000_000_000 },
   pong: { type: 'pong', t: 12.5 },

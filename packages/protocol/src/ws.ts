@@ -28,6 +28,11 @@ export const HelloMessage = z.object({
   /** Jobs this worker is still running (after a reconnect): the server re-adopts those still current. */
   inflight: z.array(z.object(jobRef)).max(1024).default([]),
   sdkVersion: z.string().max(64).optional(),
+  /**
+   * JSON Schema of the handler's input (from `start({ inputSchema })`), shown by the playground and
+   * `GET /v2/_berth/catalog`. Informational: the worker validates inputs itself.
+   */
+  inputSchema: z.record(z.string(), z.unknown()).optional(),
 });
 export const ConcurrencyMessage = z.object({ type: z.literal('concurrency'), concurrency: z.number().int().min(0).max(1024) });
 export const ProgressMessage = z.object({ type: z.literal('job.progress'), ...jobRef, progress: z.unknown() });
@@ -46,6 +51,19 @@ export const FailMessage = z.object({
   /** The handler stopped because the server cancelled it (cancel, timeout, ttl): the result is only a release. */
   aborted: z.boolean().optional(),
 });
+/** Longest `message` of one forwarded log line; longer ones are cut by the worker. */
+export const LOG_MESSAGE_MAX_CHARS = 8_000;
+/** Lines of one `job.log` message. */
+export const LOG_LINES_PER_MESSAGE = 100;
+export const LogLine = z.object({
+  /** Epoch ms (worker clock). */
+  t: z.number(),
+  level: z.enum(['debug', 'info', 'warn', 'error']),
+  msg: z.string().max(LOG_MESSAGE_MAX_CHARS),
+  fields: z.record(z.string(), z.unknown()).optional(),
+});
+/** What a handler logged while running an attempt (`job.log.*` and `console.*` inside the handler). */
+export const LogMessage = z.object({ type: z.literal('job.log'), ...jobRef, lines: z.array(LogLine).min(1).max(LOG_LINES_PER_MESSAGE) });
 export const DrainingMessage = z.object({ type: z.literal('draining') });
 export const PingMessage = z.object({ type: z.literal('ping'), t: z.number() });
 export const PongMessage = z.object({ type: z.literal('pong'), t: z.number() });
@@ -57,10 +75,13 @@ export const WorkerMessage = z.discriminatedUnion('type', [
   StreamMessage,
   CompleteMessage,
   FailMessage,
+  LogMessage,
   DrainingMessage,
   PingMessage,
   PongMessage,
 ]);
+export type LogMessage = z.infer<typeof LogMessage>;
+export type LogLine = z.infer<typeof LogLine>;
 export type WorkerMessage = z.infer<typeof WorkerMessage>;
 export type HelloMessage = z.infer<typeof HelloMessage>;
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { ENDPOINT_ID_RE } from '@berth/protocol';
 import { createApi } from './http/api.js';
 import { KeyChecker } from './http/auth.js';
-import { combineGuards } from './http/guard.js';
+import { combineGuards, countRejections } from './http/guard.js';
 import { ApiKeyAuth } from './keys/api-key-auth.js';
 import { scopeGuard } from './keys/scope-guard.js';
 import { createRateLimitGuard } from './limits/rate-limit-guard.js';
@@ -22,6 +22,7 @@ import { createModelRoutes } from './models/model-routes.js';
 import { notifyTerminal } from './jobs/context.js';
 import type { RecoveryReport } from './store/types.js';
 import { Gateway } from './ws/gateway.js';
+import { Metrics } from './metrics/metrics.js';
 import { WorkerRegistry } from './ws/worker-registry.js';
 
 export interface ListenOptions {
@@ -81,8 +82,10 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   };
   // Webhooks: the store writes the outbox row with the terminal state; the sender delivers it (and, polling,
   // whatever a previous process left pending).
-  const webhooks = new WebhookSender(opts.store, opts.webhooks, opts.clock, opts.logger);
+  const metrics = new Metrics();
+  const webhooks = new WebhookSender(opts.store, opts.webhooks, opts.clock, opts.logger, (outcome) => metrics.webhookAttempt(outcome));
   ctx.onTerminal.push((job) => {
+    metrics.jobFinished(job);
     if (job.webhook !== undefined) webhooks.kick();
   });
   webhooks.start();
@@ -102,14 +105,19 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     // Scopes (403) first, then rate limits (429, counted only for allowed requests), then the caller's guard.
     guard: combineGuards(
       scopeGuard,
-      createRateLimitGuard({
-        limits: opts.rateLimits,
-        clock: opts.clock,
-        runningWorkers: (id) => ctx.registry.sessions(id).filter((s) => !s.draining && !s.closed).length,
-      }),
+      countRejections(
+        createRateLimitGuard({
+          limits: opts.rateLimits,
+          clock: opts.clock,
+          runningWorkers: (id) => ctx.registry.sessions(id).filter((s) => !s.draining && !s.closed).length,
+        }),
+        (g) => metrics.rateLimitRejected(g.endpointId, g.operation),
+      ),
       opts.guard,
     ),
     store: opts.store,
+    catalog: { endpoints: () => [...endpoints], models: opts.models, registry: ctx.registry, service },
+    metrics: { metrics, source: { endpoints: () => [...endpoints], counts: (id) => opts.store.counts(id), registry: ctx.registry, heartbeatMs: opts.heartbeatMs } },
     hasEndpoint,
     draining: () => draining,
     logger: opts.logger,

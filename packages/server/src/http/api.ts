@@ -14,6 +14,9 @@ import type { ApiRequest, ApiResponse } from './types.js';
 import type { ModelRoutes } from '../models/model-routes.js';
 import type { Store } from '../store/types.js';
 import { webhookLog } from '../webhooks/webhook-log-route.js';
+import { jobLogs, recentJobs } from './routes/observe.js';
+import { catalog, estimate, type CatalogDeps } from './routes/catalog.js';
+import type { Metrics, MetricsSource } from '../metrics/metrics.js';
 
 interface Route {
   methods: readonly string[];
@@ -52,6 +55,12 @@ export interface ApiDeps {
   files?: (req: ApiRequest) => Promise<ApiResponse | undefined>;
   /** Public model slugs in place of endpoint ids. */
   models?: ModelRoutes;
+  /** `GET /v2/_berth/catalog` (the playground's picker). */
+  catalog?: CatalogDeps;
+  /** `GET /metrics` (Prometheus text; needs an API key like every route). */
+  metrics?: { metrics: Metrics; source: MetricsSource };
+  /** The playground page: `GET /` and `GET /playground/<file>` (no key needed; the page asks for one). */
+  playground?: (req: ApiRequest) => ApiResponse | undefined;
 }
 
 function error(err: unknown, logger: Logger, req: ApiRequest): ApiResponse {
@@ -72,6 +81,8 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
   const routes: Record<string, Route> = {
     ...ROUTES,
     webhooks: { methods: ['GET'], operation: 'status', job: true, handler: (rc) => webhookLog(rc, deps.store) },
+    logs: { methods: ['GET'], operation: 'status', job: true, handler: (rc) => jobLogs(rc, deps.store) },
+    jobs: { methods: ['GET'], operation: 'status', job: false, handler: (rc) => recentJobs(rc, deps.store) },
   };
   return async (req) => {
     const parts = req.path.split('/');
@@ -83,6 +94,17 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
       const file = await deps.files?.(req);
       if (file) return file;
       if (deps.draining()) throw new BerthError('unavailable', 'the server is shutting down; retry against another replica or later');
+      const page = req.method === 'GET' || req.method === 'HEAD' ? deps.playground?.(req) : undefined;
+      if (page) return page;
+      if (req.path === '/metrics' && deps.metrics) {
+        if (req.method !== 'GET') throw new BerthError('method_not_allowed', `${req.method} is not allowed on /metrics; use GET`, ['GET']);
+        await deps.keys.authenticate(req.headers['authorization']);
+        return { status: 200, headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }, bytes: Buffer.from(await deps.metrics.metrics.render(deps.metrics.source)) };
+      }
+      if (req.path === '/v2/_berth/catalog' && deps.catalog) {
+        if (req.method !== 'GET') throw new BerthError('method_not_allowed', `${req.method} is not allowed on the catalog; use GET`, ['GET']);
+        return await catalog(await deps.keys.authenticate(req.headers['authorization']), deps.catalog);
+      }
       // ['', 'v2', endpoint, op, job?]
       if (parts[0] !== '' || parts[1] !== 'v2' || parts.length < 4 || (parts.length > 5 && !openai)) throw new BerthError('route_not_found', `no route ${req.method} ${req.path}`);
       const principal = await deps.keys.authenticate(req.headers['authorization']);
@@ -91,6 +113,12 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
       if (!ENDPOINT_ID_RE.test(endpointId) || !deps.hasEndpoint(endpointId)) throw new BerthError('endpoint_not_found', `endpoint ${endpointId.slice(0, 80)} not found`);
       const op = parts[3]!;
       if (openai) return await serveOpenAi(deps, req, parts, principal, endpointId);
+      if (op === 'estimate' && model && parts.length === 4) {
+        if (req.method !== 'POST') throw new BerthError('method_not_allowed', `${req.method} is not allowed on estimate; use POST`, ['POST']);
+        const refused = deps.guard({ principal, endpointId, operation: 'status' });
+        if (refused) return { ...error(refused.error, deps.logger, req), ...(refused.headers ? { headers: refused.headers } : {}) };
+        return await estimate(model, req);
+      }
       const route = Object.hasOwn(routes, op) ? routes[op] : undefined;
       const jobId = parts[4];
       if (!route || route.job !== (jobId !== undefined) || jobId === '') {

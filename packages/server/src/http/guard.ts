@@ -44,3 +44,12 @@ export function combineGuards(...guards: Guard[]): Guard {
     return undefined;
   };
 }
+
+/** Calls `onRefused` for every request `guard` refuses (metrics), and answers what it answers. */
+export function countRejections(guard: Guard, onRefused: (ctx: GuardContext) => void): Guard {
+  return (ctx) => {
+    const r = guard(ctx);
+    if (r) onRefused(ctx);
+    return r;
+  };
+}

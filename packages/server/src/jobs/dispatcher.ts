@@ -2,6 +2,7 @@ import type { CancelMessage, WorkerMessage } from '@berth/protocol';
 import type { JobRecord } from '../store/types.js';
 import type { WorkerSession } from '../ws/worker-session.js';
 import { notifyTerminal, type CoreContext } from './context.js';
+import { recordJobLogs } from './job-logs.js';
 
 const WORKER_LOST = 'worker lost: the job was requeued too many times after its worker disconnected';
 
@@ -111,6 +112,8 @@ export class Dispatcher {
         this.pump(s.endpointId);
         return;
       }
+      case 'job.log':
+        return recordJobLogs(this.ctx, s, msg);
       case 'concurrency':
         s.concurrency = msg.concurrency;
         this.pump(s.endpointId);

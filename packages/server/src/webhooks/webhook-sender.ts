@@ -30,6 +30,8 @@ export class WebhookSender {
     private readonly opts: ResolvedWebhookOptions,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    /** Called once per attempt with its outcome (metrics). */
+    private readonly onAttempt: (outcome: 'delivered' | 'retrying' | 'failed') => void = () => {},
   ) {}
 
   /** Starts polling (and delivers what is already due). */
@@ -107,6 +109,7 @@ export class WebhookSender {
     if (ok) this.logger.info('webhook delivered', log);
     else if (next === null) this.logger.warn('webhook failed, no attempts left', log);
     else this.logger.info('webhook attempt failed, will retry', { ...log, retryInMs: this.opts.retryDelayMs });
+    this.onAttempt(ok ? 'delivered' : next === null ? 'failed' : 'retrying');
     await this.store.recordWebhookAttempt(d.id, attempt, next);
     if (next !== null) this.schedule(Math.min(this.opts.pollMs || Infinity, this.opts.retryDelayMs + 1));
   }

@@ -6,10 +6,12 @@ export class WorkerRegistry {
   private readonly byEndpoint = new Map<string, Set<WorkerSession>>();
   private readonly byId = new Map<string, WorkerSession>();
   private readonly expected = new Map<string, number>();
+  private readonly schemas = new Map<string, Record<string, unknown> | null>();
   private rr = 0;
 
   add(s: WorkerSession): void {
     this.byId.set(s.workerId, s);
+    this.schemas.set(s.endpointId, s.inputSchema ?? null);
     let set = this.byEndpoint.get(s.endpointId);
     if (!set) this.byEndpoint.set(s.endpointId, (set = new Set()));
     set.add(s);
@@ -49,6 +51,11 @@ export class WorkerRegistry {
     if (!set || set.size === 0) return undefined;
     for (const s of set) if (s.stream) return true;
     return false;
+  }
+
+  /** The input JSON Schema the endpoint's most recently connected worker announced (kept while it scales to zero). */
+  inputSchema(endpointId: string): Record<string, unknown> | null {
+    return this.schemas.get(endpointId) ?? null;
   }
 
   /** Workers the supervisor started for an endpoint; those not yet connected count as initializing. */

@@ -6,6 +6,8 @@ export class WorkerSession {
   readonly workerId: string;
   readonly endpointId: string;
   readonly stream: boolean;
+  /** JSON Schema of the handler's input, when the worker announced one. */
+  readonly inputSchema: Record<string, unknown> | undefined;
   concurrency: number;
   /** Running jobs: id -> attempt. */
   readonly inflight = new Map<string, number>();
@@ -25,6 +27,7 @@ export class WorkerSession {
     this.workerId = hello.workerId;
     this.endpointId = hello.endpointId;
     this.stream = hello.stream;
+    this.inputSchema = hello.inputSchema;
     this.concurrency = hello.concurrency;
     this.lastSeen = now;
     this.connectedAt = now;

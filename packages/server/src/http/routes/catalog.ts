@@ -1,0 +1,59 @@
+import { BerthError, JobRequest, LIMITS, decode } from '@berth/protocol';
+import { checkInput } from '../../models/input.js';
+import { costOf } from '../../models/pricing.js';
+import type { PublicModel } from '../../models/types.js';
+import type { JobService } from '../../jobs/job-service.js';
+import type { WorkerRegistry } from '../../ws/worker-registry.js';
+import { parseJsonBody, readBody } from '../body.js';
+import type { Principal } from '../guard.js';
+import type { ApiRequest, ApiResponse } from '../types.js';
+import { modelInputSchema } from './model-schema.js';
+
+export interface CatalogDeps {
+  endpoints(): string[];
+  models: Map<string, PublicModel>;
+  registry: WorkerRegistry;
+  service: JobService;
+}
+
+const visible = (p: Principal, endpointId: string): boolean => !p.scope?.endpoints || p.scope.endpoints.includes(endpointId);
+
+/**
+ * `GET /v2/_berth/catalog`: what the caller's key may use: endpoints (whether they stream, the input schema their
+ * workers announced, worker counts) and public models (kind, description, input schema, prices). No secrets.
+ */
+export async function catalog(principal: Principal, deps: CatalogDeps): Promise<ApiResponse> {
+  const eps = deps.endpoints().filter((id) => visible(principal, id)).sort();
+  const endpoints = await Promise.all(
+    eps.map(async (id) => ({
+      id,
+      stream: deps.registry.streams(id) ?? false,
+      inputSchema: deps.registry.inputSchema(id),
+      workers: (await deps.service.health(id)).workers,
+    })),
+  );
+  const models = [...deps.models.values()]
+    .filter((m) => visible(principal, m.endpoint))
+    .map((m) => ({
+      slug: m.slug,
+      endpoint: m.endpoint,
+      kind: m.kind,
+      description: m.description,
+      inputSchema: modelInputSchema(m),
+      price: m.price,
+      priced: Object.values(m.price).some((v) => (typeof v === 'number' ? v > 0 : Object.values(v ?? {}).some((x) => (x ?? 0) > 0))),
+    }));
+  return { status: 200, json: { endpoints, models } };
+}
+
+/**
+ * `POST /v2/<model_slug>/estimate` with `{input}`: the cost a submit of that input would be charged, and the
+ * input with defaults filled in; 400 `invalid_request` naming every bad field. Nothing is queued.
+ */
+export async function estimate(model: PublicModel, req: ApiRequest): Promise<ApiResponse> {
+  const body = decode(JobRequest, parseJsonBody(await readBody(req.body, LIMITS.runBodyBytes, req.headers['content-length'])));
+  if (!body.ok) throw new BerthError('invalid_request', body.error, body.issues);
+  const checked = checkInput(model, body.value.input);
+  if (!checked.ok) throw new BerthError('invalid_request', `invalid_input: ${checked.problems.join('; ')}`, { problems: checked.problems });
+  return { status: 200, json: { cost: costOf(model, checked.input), input: checked.input } };
+}
