@@ -7,6 +7,9 @@ import { allowAll, type Guard } from './http/guard.js';
 import { resolveModels } from './models/registry.js';
 import type { ModelConfig, PublicModel } from './models/types.js';
 import type { KeyStore } from './keys/key-store.js';
+import { PgClusterBus } from './cluster/pg-cluster-bus.js';
+import type { ClusterBus } from './cluster/types.js';
+import { PgStore } from './store/postgres/pg-store.js';
 import { resolveHttpTimeouts, type HttpTimeouts, type ResolvedHttpTimeouts } from './http/node-server.js';
 import { resolveRateLimits, type RateLimitOptions, type ResolvedRateLimits } from './limits/rate-limit-options.js';
 import { resolveWebhookOptions, type ResolvedWebhookOptions, type WebhookOptions } from './webhooks/webhook-options.js';
@@ -62,6 +65,11 @@ export interface ServerOptions {
    */
   keyStore?: KeyStore;
   /**
+   * Channel to the other control-plane replicas sharing `store` (docs/deployment.md, several replicas).
+   * Default: LISTEN/NOTIFY (`PgClusterBus`) when `store` is a `PgStore`, none otherwise; `false`: none.
+   */
+  cluster?: ClusterBus | false;
+  /**
    * Per key x endpoint x operation limits in fixed 10 s windows (`docs/rate-limits.md`). `false` turns them off.
    * CLI: `BERTH_RATE_LIMITS=off`. Default: on, with the contract's limits and 50 per running worker.
    */
@@ -92,6 +100,7 @@ export interface ResolvedServerOptions {
   maxFileBytes: number;
   publicUrl: string | undefined;
   keyStore: KeyStore | undefined;
+  cluster: ClusterBus | undefined;
   rateLimits: ResolvedRateLimits;
   webhooks: ResolvedWebhookOptions;
   httpTimeouts: ResolvedHttpTimeouts;
@@ -141,6 +150,7 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     maxFileBytes: nonNegative('maxFileBytes', o.maxFileBytes, 100 * 1024 * 1024),
     publicUrl: o.publicUrl,
     keyStore: o.keyStore,
+    cluster: o.cluster === false ? undefined : (o.cluster ?? (o.store instanceof PgStore ? new PgClusterBus(o.store) : undefined)),
     rateLimits: resolveRateLimits(o.rateLimits),
     webhooks: resolveWebhookOptions(o.webhooks),
     httpTimeouts: resolveHttpTimeouts(o.httpTimeouts),

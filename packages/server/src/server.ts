@@ -14,6 +14,7 @@ import type { ApiRequest, ApiResponse } from './http/types.js';
 import type { CoreContext } from './jobs/context.js';
 import { DeadlineAlarm } from './jobs/deadline-alarm.js';
 import { Dispatcher } from './jobs/dispatcher.js';
+import { wireCluster } from './cluster/wire-cluster.js';
 import { JobEvents } from './jobs/job-events.js';
 import { JobService } from './jobs/job-service.js';
 import { resolveServerOptions, type ResolvedServerOptions, type ServerOptions } from './options.js';
@@ -91,6 +92,8 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   webhooks.start();
   const dispatcher = new Dispatcher(ctx);
   const service = new JobService(ctx, dispatcher);
+  // Several replicas on one store: wake-ups, dispatch and stops cross processes (cluster/, docs/deployment.md).
+  const cluster = opts.cluster ? wireCluster(ctx, dispatcher, opts.cluster) : undefined;
   // Output files of workers without S3 (docs/output-storage.md) and public model slugs (docs/public-models.md).
   const files = createOutputFiles({ dir: opts.filesDir, secret: opts.filesSecret, maxBytes: opts.maxFileBytes, publicUrl: opts.publicUrl, tokens: new KeyChecker(opts.workerTokens, 'worker-token'), store: opts.store, clock: opts.clock, logger: opts.logger });
   const models = createModelRoutes({ models: opts.models, store: opts.store, clock: opts.clock, retention: opts.retention, logger: opts.logger, wakeAt: (t) => ctx.wakeAt(t), onTerminal: (job) => notifyTerminal(ctx, job) });
@@ -161,6 +164,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     async listen({ port = 8080, host = '127.0.0.1' } = {}) {
       const leaseUntil = opts.clock.now() + opts.workerGraceMs;
       const recovered = await opts.store.recover(leaseUntil);
+      await cluster?.start();
       for (const id of recovered.endpoints) if (ENDPOINT_ID_RE.test(id)) endpoints.add(id);
       if (recovered.running > 0) ctx.wakeAt(leaseUntil);
       if (recovered.queued + recovered.running > 0) {
@@ -199,6 +203,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       }
       await webhooks.stop();
       files.close();
+      await cluster?.close();
       await opts.store.close();
     },
   };

@@ -62,9 +62,13 @@ export class Dispatcher {
   stop(job: JobRecord, reason: CancelMessage['reason']): void {
     if (!job.workerId) return;
     const session = this.ctx.registry.get(job.workerId);
-    if (!session || session.inflight.get(job.id) !== job.attempt) return;
+    if (!session) return this.remoteStop?.(job, reason); // its worker may be connected to another replica
+    if (session.inflight.get(job.id) !== job.attempt) return;
     session.send({ type: 'job.cancel', id: job.id, attempt: job.attempt, reason });
   }
+
+  /** Set by `wireCluster`: a stop for a worker not connected here goes to the other replicas. */
+  remoteStop: ((job: JobRecord, reason: CancelMessage['reason']) => void) | undefined;
 
   /** Requeues a running attempt (or fails it past maxAttempts) and wakes waiters. */
   async requeue(job: JobRecord, why: string): Promise<void> {

@@ -20,10 +20,24 @@ export class JobEvents {
     };
   }
 
+  /** Sends to other replicas too (`cluster/wire-cluster.ts`); unset in a single process. */
+  forward: ((id: string, kind: JobEventKind) => void) | undefined;
+
   emit(id: string, kind: JobEventKind): void {
+    this.emitLocal(id, kind);
+    this.forward?.(id, kind);
+  }
+
+  /** Wakes this process's waiters only (an event another replica forwarded). */
+  emitLocal(id: string, kind: JobEventKind): void {
     const set = this.listeners.get(id);
     if (!set) return;
     for (const fn of [...set]) fn(kind);
+  }
+
+  /** Wakes every waiter with a `change` (after events may have been missed): each re-reads the store. */
+  wakeAll(): void {
+    for (const id of [...this.listeners.keys()]) this.emitLocal(id, 'change');
   }
 
   /** Number of jobs with at least one waiter (for tests and metrics). */

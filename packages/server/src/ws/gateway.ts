@@ -71,7 +71,12 @@ export class Gateway {
           return;
         }
         await this.deps.dispatcher.onWorkerMessage(session, msg);
-      }).catch((err) => logger.error('worker message failed', { workerId: session?.workerId, err: String(err) }));
+      }).catch((err) => {
+        logger.error('worker message failed', { workerId: session?.workerId, err: String(err) });
+        // The store is unreachable: drop the connection so the worker reconnects later and sends its unacknowledged
+        // results again (1013: try again later).
+        if ((err as { code?: string }).code === 'unavailable') ws.close(1013, 'store unavailable');
+      });
     });
     ws.on('error', (err) => logger.debug('worker socket error', { workerId: session?.workerId, err: String(err) }));
     ws.on('close', () => {

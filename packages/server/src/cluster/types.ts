@@ -1,0 +1,30 @@
+import type { CancelMessage } from '@berth/protocol';
+import type { JobEventKind } from '../jobs/job-events.js';
+
+/** What one control-plane replica tells the others. */
+export type ClusterMessage =
+  /** A job changed, got stream chunks or was deleted: waiters (/runsync, /status-sync, /stream) re-read the store. */
+  | { t: 'job'; id: string; kind: JobEventKind }
+  /** Jobs were queued on an endpoint: a replica with an idle worker for it claims them. */
+  | { t: 'queued'; endpointId: string }
+  /** Stop an attempt (cancel, timeout, ttl): the replica its worker is connected to tells the worker. */
+  | { t: 'stop'; id: string; attempt: number; workerId: string; reason: CancelMessage['reason'] };
+
+/**
+ * The channel between control-plane replicas that share one store. Messages are wake-ups, never state: the store
+ * stays the source of truth, so a lost message costs latency (the periodic pump and sweep catch up), not data.
+ * Memory and SQLite stores run one process and need none; PostgreSQL uses LISTEN/NOTIFY (`PgClusterBus`).
+ */
+export interface ClusterBus {
+  /** This replica's id (messages it sent are not delivered back to it). */
+  readonly replicaId: string;
+  /** Sends to every other replica (batched; best effort). */
+  publish(msg: ClusterMessage): void;
+  /** Messages from other replicas. */
+  onMessage(fn: (msg: ClusterMessage) => void): void;
+  /** Called after the channel came back from an outage, when messages may have been missed. */
+  onResync(fn: () => void): void;
+  /** Connects (resolves once listening). */
+  start(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,69 @@
+import type { CoreContext } from '../jobs/context.js';
+import type { Dispatcher } from '../jobs/dispatcher.js';
+import type { ClusterBus } from './types.js';
+
+/** Options of `wireCluster`. */
+export interface WireClusterOptions {
+  /**
+   * How often idle local workers look for queued jobs without being told (a NOTIFY lost in an outage, or a
+   * job requeued by another replica's sweep). Default 1000 ms; 0 turns it off.
+   */
+  pumpIntervalMs?: number;
+}
+
+/** A running cluster link; `close()` stops it. */
+export interface ClusterLink {
+  bus: ClusterBus;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Connects this replica's job machinery to the others through `bus`: local job events go out and remote ones wake
+ * local waiters; jobs queued anywhere are pumped to local idle workers; stops for attempts whose worker is not
+ * connected here go to the replica that has it. After an outage of the channel every waiter re-reads and every
+ * endpoint with local workers is pumped.
+ */
+export function wireCluster(ctx: CoreContext, dispatcher: Dispatcher, bus: ClusterBus, opts: WireClusterOptions = {}): ClusterLink {
+  const { events, registry, logger } = ctx;
+  events.forward = (id, kind) => bus.publish({ t: 'job', id, kind });
+  dispatcher.remoteStop = (job, reason) => {
+    if (job.workerId !== undefined) bus.publish({ t: 'stop', id: job.id, attempt: job.attempt, workerId: job.workerId, reason });
+  };
+  const pumpLocal = () => {
+    for (const id of new Set(registry.sessions().map((s) => s.endpointId))) dispatcher.pump(id);
+  };
+  bus.onMessage((m) => {
+    if (m.t === 'job') events.emitLocal(m.id, m.kind);
+    else if (m.t === 'queued') {
+      if (registry.sessions(m.endpointId).length) dispatcher.pump(m.endpointId);
+    } else {
+      const s = registry.get(m.workerId);
+      if (s && s.inflight.get(m.id) === m.attempt) s.send({ type: 'job.cancel', id: m.id, attempt: m.attempt, reason: m.reason });
+    }
+  });
+  bus.onResync(() => {
+    logger.info('cluster channel back: waking waiters and pumping queues');
+    events.wakeAll();
+    pumpLocal();
+  });
+  const every = opts.pumpIntervalMs ?? 1_000;
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    bus,
+    async start() {
+      await bus.start();
+      if (every > 0 && !timer) {
+        timer = setInterval(pumpLocal, every);
+        timer.unref();
+      }
+    },
+    async close() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      events.forward = undefined;
+      dispatcher.remoteStop = undefined;
+      await bus.close();
+    },
+  };
+}
