@@ -28,6 +28,16 @@ export interface GenerateOptions {
   signal?: AbortSignal;
   /** Run conditional and unconditional passes as one UNet call of batch 2. Default `true` (off: two calls, for comparison). */
   batchGuidance?: boolean;
+  /** Starting latent noise (standard normal, `latentChannels * h * w` values) instead of `gaussianNoise(size, seed)`; video interpolates it between seeds. */
+  noise?: Float32Array;
+  /** Text-encoder output (`encodeText`) instead of encoding the prompts: `[negative, prompt]` when guidance > 1, else `[prompt]`. */
+  embeddings?: TextEmbeddings;
+}
+
+/** Text-encoder hidden states of a batch of prompts: `dims` [batch, tokens, width]. */
+export interface TextEmbeddings {
+  data: Float32Array;
+  dims: number[];
 }
 
 /** A decoded image: `width * height * 3` bytes of RGB, row-major. */
@@ -52,7 +62,8 @@ export async function generateImage(model: DiffusionModel, params: GenerateParam
   const guided = params.guidance > 1;
   const batchGuidance = options.batchGuidance ?? true;
   const texts = guided ? [params.negativePrompt ?? '', params.prompt] : [params.prompt];
-  const embeddings = await encodeText(model, texts);
+  const embeddings = options.embeddings ?? (await encodeText(model, texts));
+  if (embeddings.dims[0] !== texts.length) throw new RangeError(`embeddings must hold ${texts.length} prompt(s) (got ${embeddings.dims[0]})`);
   const perPrompt = embeddings.data.length / texts.length;
 
   const h = params.height / f;
@@ -60,7 +71,8 @@ export async function generateImage(model: DiffusionModel, params: GenerateParam
   const c = model.latentChannels;
   const size = c * h * w;
   const scheduler = createScheduler(model.scheduler, params.steps, params.scheduler);
-  let latents = gaussianNoise(size, params.seed);
+  if (options.noise && options.noise.length !== size) throw new RangeError(`noise must hold ${size} values (got ${options.noise.length})`);
+  let latents = options.noise ? Float32Array.from(options.noise) : gaussianNoise(size, params.seed);
   for (let j = 0; j < size; j++) latents[j] = (latents[j] as number) * scheduler.initNoiseSigma;
 
   const unetOut = model.unet.outputNames[0] as string;
@@ -99,7 +111,7 @@ export async function generateImage(model: DiffusionModel, params: GenerateParam
 }
 
 /** Token ids padded/truncated to `model.maxLength`, through the text encoder, in one batch. */
-async function encodeText(model: DiffusionModel, texts: string[]): Promise<{ data: Float32Array; dims: number[] }> {
+export async function encodeText(model: DiffusionModel, texts: string[]): Promise<TextEmbeddings> {
   const encoded = model.tokenizer(texts, { padding: 'max_length', max_length: model.maxLength, truncation: true }) as {
     input_ids: { data: ArrayLike<bigint | number>; dims: number[] };
   };

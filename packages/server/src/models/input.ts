@@ -85,6 +85,7 @@ function fieldsOf(model: PublicModel): Record<string, Field> {
       seed: { rule: int(0, Number.MAX_SAFE_INTEGER) },
       seed_end: { rule: int(0, Number.MAX_SAFE_INTEGER) },
       output_format: { rule: oneOf(VIDEO_FORMATS), default: 'mp4' },
+      scheduler: { rule: oneOf(SCHEDULERS) },
     };
   }
   return {
