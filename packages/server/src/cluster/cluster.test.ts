@@ -1,0 +1,102 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BerthServer } from '../server.js';
+import { PgStore } from '../store/postgres/pg-store.js';
+import { dropSchema, PG_TEST_URL, pgUnavailable, testSchema } from '../store/postgres/pg-test-db.test-helpers.js';
+import { call, ScriptedWorker, testServer, until } from '../testing.test-helpers.js';
+import { PgClusterBus } from './pg-cluster-bus.js';
+
+// Two control planes in one process, each with its own PgStore (own pool, own LISTEN connection) on one schema:
+// the same code path as two `berth serve` replicas, minus the process boundary (tested in the CLI's replicas tests).
+const skip = await pgUnavailable();
+
+interface Replica {
+  server: BerthServer;
+  url: string;
+  bus: PgClusterBus;
+}
+
+describe.skipIf(skip !== undefined)(`replicas on one PostgreSQL schema${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  const cleanup: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const fn of cleanup.splice(0).reverse()) await fn();
+  });
+
+  async function replicas(n: number): Promise<Replica[]> {
+    const schema = testSchema();
+    cleanup.push(() => dropSchema(schema));
+    const out: Replica[] = [];
+    for (let i = 0; i < n; i++) {
+      const store = await PgStore.open({ url: PG_TEST_URL, schema, poolSize: 4 });
+      const bus = new PgClusterBus(store);
+      const server = testServer({ store, cluster: bus });
+      const { url } = await server.listen({ port: 0 });
+      cleanup.push(() => server.close({ drainMs: 0 }));
+      out.push({ server, url, bus });
+    }
+    return out;
+  }
+
+  it('a job submitted on A goes to the idle worker on B; a /runsync waiter on A wakes when B records the result', async () => {
+    const [a, b] = await replicas(2);
+    const w = await ScriptedWorker.connect(b!.url);
+    cleanup.push(() => w.close());
+    await w.next('welcome');
+    const sync = call(a!.server, 'POST', '/v2/echo/runsync?wait=10000', { body: { input: { n: 1 } } });
+    const assign = await w.next('job.assign');
+    expect(assign.input).toEqual({ n: 1 });
+    expect(b!.bus.stats.received).toBeGreaterThan(0); // woken by A's NOTIFY
+    w.send({ type: 'job.complete', id: assign.id, attempt: assign.attempt, output: { ok: true } });
+    const res = await sync;
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: assign.id, status: 'COMPLETED', output: { ok: true } });
+  });
+
+  it('cancel on A reaches the worker on B; stream chunks from B reach a reader on A', async () => {
+    const [a, b] = await replicas(2);
+    const w = await ScriptedWorker.connect(b!.url);
+    cleanup.push(() => w.close());
+    await w.next('welcome');
+    const run = await call(a!.server, 'POST', '/v2/echo/run', { body: { input: { n: 2 } } });
+    const assign = await w.next('job.assign');
+    expect(assign.id).toBe(run.body.id);
+    const reader = call(a!.server, 'GET', `/v2/echo/stream/${assign.id}?wait=10000`);
+    await new Promise((r) => setTimeout(r, 50)); // the reader is waiting when the chunks arrive
+    w.send({ type: 'job.stream', id: assign.id, attempt: assign.attempt, seq: 0, chunks: ['a', 'b'] });
+    const got = await reader;
+    expect(got.body.stream.map((c: { output: unknown }) => c.output)).toEqual(['a', 'b']);
+    const cancelled = await call(a!.server, 'POST', `/v2/echo/cancel/${assign.id}`);
+    expect(cancelled.body.status).toBe('CANCELLED');
+    const stop = await w.next('job.cancel');
+    expect(stop).toMatchObject({ id: assign.id, attempt: assign.attempt, reason: 'cancelled' });
+  });
+
+  it('three replicas, workers on two of them, jobs submitted on all: every job runs exactly once', async () => {
+    const rs = await replicas(3);
+    const workers = await Promise.all([rs[1]!, rs[2]!].map(async (r, i) => {
+      const w = await ScriptedWorker.connect(r.url, { workerId: `w${i}`, concurrency: 4 });
+      cleanup.push(() => w.close());
+      await w.next('welcome');
+      return w;
+    }));
+    const ids = new Set<string>();
+    for (let i = 0; i < 30; i++) ids.add((await call(rs[i % 3]!.server, 'POST', '/v2/echo/run', { body: { input: { i } } })).body.id);
+    const seen: string[] = [];
+    const end = Date.now() + 10_000;
+    while (seen.length < ids.size && Date.now() < end) {
+      for (const w of workers) {
+        for (const m of w.received.splice(0)) {
+          if (m.type !== 'job.assign') continue;
+          seen.push(m.id);
+          w.send({ type: 'job.complete', id: m.id, attempt: m.attempt, output: 'ok' });
+        }
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(seen.sort()).toEqual([...ids].sort());
+    const jobs = await until(async () => {
+      const h = (await call(rs[0]!.server, 'GET', '/v2/echo/health')).body.jobs;
+      return h.completed === 30 ? h : undefined;
+    }, 5_000, 'every completion stored');
+    expect(jobs).toMatchObject({ completed: 30, inQueue: 0, inProgress: 0, failed: 0 });
+  });
+});
