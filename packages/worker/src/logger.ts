@@ -140,7 +140,7 @@ function isPlainFields(value: unknown): value is LogFields {
 }
 
 /** JSON.stringify that never throws: errors keep name/message/stack, BigInt becomes a string, cycles are cut. */
-function safeJson(value: unknown): string {
+export function safeJson(value: unknown): string {
   const seen = new WeakSet<object>();
   try {
     return (

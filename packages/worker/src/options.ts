@@ -3,6 +3,7 @@ import type { Handler } from './handler.js';
 import { isLogLevel, type LogLevel } from './logger.js';
 import { isStreamingHandler } from './internal/handler-kind.js';
 import { WORKER_ID_RE, defaultWorkerId } from './internal/worker-id.js';
+import { isInputSchema, type InputSchema } from './internal/input-schema.js';
 
 /**
  * Options of `start()`. Environment variables override the values given in code, so the same image can be tuned
@@ -41,6 +42,12 @@ export interface StartOptions {
   drainTimeoutMs?: number;
   /** Lowest log level printed: debug, info, warn, error, silent. Default `info`. Env `BERTH_LOG_LEVEL` overrides it. */
   logLevel?: LogLevel;
+  /**
+   * A zod (v4) object schema of the input. Jobs that do not match fail before the handler runs, with
+   * `invalid_input: <path>: <problem>`; the handler gets the parsed input (defaults applied). The worker announces
+   * it as JSON Schema, so the playground builds a form from it. Default: none (any JSON object).
+   */
+  inputSchema?: InputSchema;
 }
 
 /** Where and how to reach the control plane. */
@@ -62,6 +69,7 @@ export interface ResolvedStartOptions {
   name: string | undefined;
   drainTimeoutMs: number;
   logLevel: LogLevel;
+  inputSchema: InputSchema | undefined;
   workerId: string;
   /** Undefined when `BERTH_URL` is not set (local mode). */
   connection: ResolvedConnection | undefined;
@@ -94,6 +102,9 @@ export function resolveStartOptions(options: StartOptions, env: NodeJS.ProcessEn
   if (modifier !== undefined && typeof modifier !== 'function') {
     throw new ConfigError(`concurrencyModifier must be a function (got ${describe(modifier)})`);
   }
+  if (options.inputSchema !== undefined && !isInputSchema(options.inputSchema)) {
+    throw new ConfigError(`inputSchema must be a zod schema such as z.object({ prompt: z.string() }) (got ${describe(options.inputSchema)})`);
+  }
   if (options.name !== undefined && typeof options.name !== 'string') throw new ConfigError(`name must be a string (got ${describe(options.name)})`);
 
   const concurrency = fromEnvInt(env, 'BERTH_CONCURRENCY', 1, MAX_CONCURRENCY) ?? checkInt(options.concurrency, 'concurrency', 1, MAX_CONCURRENCY) ?? DEFAULT_CONCURRENCY;
@@ -114,6 +125,7 @@ export function resolveStartOptions(options: StartOptions, env: NodeJS.ProcessEn
     name: options.name,
     drainTimeoutMs,
     logLevel,
+    inputSchema: options.inputSchema,
     workerId: workerIdEnv ?? defaultWorkerId(),
     connection: resolveConnection(env),
   };

@@ -74,6 +74,7 @@ function serve(resolved: ResolvedStartOptions, connection: ResolvedConnection, l
     stream: resolved.stream,
     drainTimeoutMs: resolved.drainTimeoutMs,
     name: resolved.name,
+    inputSchema: resolved.inputSchema,
     log: createLogger({ level: log.level }),
   });
   const onSignal = (signal: NodeJS.Signals): void => {

@@ -6,6 +6,7 @@ import { errorMessage } from './error-message.js';
 import { asStreamSource, isThenable, type StreamSource } from './handler-kind.js';
 import { toJsonValue } from './json-value.js';
 import { attachOutputTarget, type OutputTarget } from './output-target.js';
+import { checkJobInput, type InputSchema } from './input-schema.js';
 
 /** The job fields a handler sees, as dispatched. */
 export interface JobSpec {
@@ -32,6 +33,8 @@ export interface ExecuteOptions {
   onChunk?: (chunk: unknown, index: number) => void;
   /** Called for each `job.progress(value)` while the job is live. */
   onProgress?: (value: unknown) => void;
+  /** Checked before the handler runs; a mismatch fails the job (unrecoverable) without calling the handler. */
+  inputSchema?: InputSchema | undefined;
 }
 
 /** How a job ended. `output` and chunks are JSON values (what the client will see). */
@@ -53,6 +56,14 @@ export type JobResult =
  */
 export async function executeJob(options: ExecuteOptions): Promise<JobResult> {
   const { signal, log } = options;
+  if (options.inputSchema) {
+    const checked = checkJobInput(options.inputSchema, options.job.input);
+    if (!checked.ok) {
+      log.warn('input refused by the input schema', { error: checked.error });
+      return { status: 'FAILED', error: checked.error, unrecoverable: true };
+    }
+    options = { ...options, job: { ...options.job, input: checked.input } };
+  }
   let live = true;
   const job = createJob(options, () => live);
   try {

@@ -79,7 +79,7 @@ export interface LocalTestOutcome {
  * @example const { body, code } = await runLocalTest(resolved, { prompt: 'hi' }, log, signal);
  */
 export async function runLocalTest(
-  resolved: Pick<ResolvedStartOptions, 'handler' | 'returnAggregateStream'>,
+  resolved: Pick<ResolvedStartOptions, 'handler' | 'returnAggregateStream'> & Partial<Pick<ResolvedStartOptions, 'inputSchema'>>,
   input: Record<string, unknown>,
   log: Logger,
   signal: AbortSignal = new AbortController().signal,
@@ -92,6 +92,7 @@ export async function runLocalTest(
     signal,
     log: jobLog,
     returnAggregateStream: resolved.returnAggregateStream,
+    inputSchema: resolved.inputSchema,
     onChunk: (chunk, seq) => jobLog.info('stream chunk', { seq, chunk }),
     onProgress: (progress) => jobLog.info('progress', { progress }),
   });

@@ -1,6 +1,7 @@
 import type { Handler } from '../handler.js';
 import type { Logger } from '../logger.js';
 import type { BackoffOptions } from './backoff.js';
+import type { InputSchema } from './input-schema.js';
 
 /** Options of `createWorkerRuntime`: explicit values instead of the environment (used by `start()` and tests). */
 export interface WorkerRuntimeOptions {
@@ -30,6 +31,13 @@ export interface WorkerRuntimeOptions {
   name?: string | undefined;
   /** Base logger (the runtime tags it with the worker id). Default: stderr at info. */
   log?: Logger;
+  /** See `StartOptions.inputSchema`. */
+  inputSchema?: InputSchema | undefined;
+  /**
+   * Forward what handlers log (`job.log.*`, and `console.*` inside a handler) to the control plane, where
+   * `GET /v2/<ep>/logs/<job_id>` shows it. Default true.
+   */
+  forwardLogs?: boolean;
 }
 
 /** Why a runtime stopped; `code` is the process exit code `start()` uses. */

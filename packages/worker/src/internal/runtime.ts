@@ -10,6 +10,9 @@ import { httpBaseOf, type OutputTarget } from './output-target.js';
 import { SDK_VERSION } from './version.js';
 import { defaultWorkerId } from './worker-id.js';
 import { createWaiters, raceTimeout } from './waiters.js';
+import { LogShipper } from './log-shipper.js';
+import { withConsoleForwarding } from './console-capture.js';
+import { toInputJsonSchema } from './input-schema.js';
 import type { RuntimeExit, WorkerRuntime, WorkerRuntimeOptions } from './runtime-types.js';
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -49,6 +52,9 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
 
   const activeCount = (): number => [...entries.values()].filter((e) => e.state !== 'finished').length;
   const transport = (msg: Parameters<Connection['send']>[0]): boolean => conn.send(msg);
+  const forwardLogs = options.forwardLogs ?? true;
+  const shipper = new LogShipper((msg) => conn.ready && conn.send(msg));
+  const inputJsonSchema = options.inputSchema ? toInputJsonSchema(options.inputSchema, log) : undefined;
 
   const conn: Connection = new Connection({
     url: options.url,
@@ -65,6 +71,7 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
       stream,
       inflight: [...entries.values()].slice(0, 1024).map((e) => e.ref),
       sdkVersion: SDK_VERSION,
+      ...(inputJsonSchema ? { inputSchema: inputJsonSchema } : {}),
     }),
     onWelcome,
     onMessage,
@@ -93,6 +100,7 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
       if (serverAcks) entry.resendResult();
       entry.flush();
     }
+    shipper.flush();
     sweep();
   }
 
@@ -115,7 +123,8 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
     for (const other of entries.values()) {
       if (other.spec.id === msg.id && other.spec.attempt < msg.attempt) other.cancel(`superseded by attempt ${msg.attempt}`);
     }
-    const entry = new JobEntry(msg, transport, log.child({ job: msg.id }), () => serverAcks);
+    const jobLog = log.child({ job: msg.id });
+    const entry = new JobEntry(msg, transport, forwardLogs ? shipper.wrap(jobLog, msg.id, msg.attempt) : jobLog, () => serverAcks);
     entries.set(key, entry);
     entry.log.info('job received', { attempt: msg.attempt });
     queue.add(() => run(entry)).catch((err: unknown) => entry.log.error('runtime error', { error: errorMessage(err) }));
@@ -138,15 +147,20 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
     if (entry.state !== 'queued') return;
     entry.state = 'running';
     const started = Date.now();
-    const result = await executeJob({
-      handler,
-      job: { ...entry.spec, outputTarget },
-      signal: entry.controller.signal,
-      log: entry.log,
-      returnAggregateStream,
-      onChunk: (chunk, index) => entry.chunk(chunk, index),
-      onProgress: (value) => entry.progress(value),
-    });
+    const execute = () =>
+      executeJob({
+        handler,
+        job: { ...entry.spec, outputTarget },
+        signal: entry.controller.signal,
+        log: entry.log,
+        returnAggregateStream,
+        inputSchema: options.inputSchema,
+        onChunk: (chunk, index) => entry.chunk(chunk, index),
+        onProgress: (value) => entry.progress(value),
+      });
+    const { id, attempt } = entry.spec;
+    const result = await (forwardLogs ? withConsoleForwarding((level, message) => shipper.add(id, attempt, level, message), execute) : execute());
+    shipper.flush(); // what the handler logged reaches the control plane before its result
     if (result.status === 'COMPLETED') entry.complete(result.output);
     else entry.fail(result.error, result.status === 'CANCELLED');
     const ms = Date.now() - started;

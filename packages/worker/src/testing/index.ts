@@ -2,6 +2,7 @@ import type { S3Config } from '@berth/protocol';
 import type { Handler, JobInput } from '../handler.js';
 import { createLogger, type LogRecord } from '../logger.js';
 import { executeJob } from '../internal/execute.js';
+import type { InputSchema } from '../internal/input-schema.js';
 
 /**
  * Options of `runJob`.
@@ -19,6 +20,8 @@ export interface RunJobOptions {
   attempt?: number;
   /** `job.s3Config`. */
   s3Config?: S3Config;
+  /** Same as `StartOptions.inputSchema`: a mismatching input fails the job before the handler runs. */
+  inputSchema?: InputSchema;
 }
 
 /**
@@ -65,6 +68,7 @@ export async function runJob<I = JobInput>(handler: Handler<I>, input: I, option
     signal: options.signal ?? new AbortController().signal,
     log: createLogger({ level: 'debug', worker: 'test', job: id, sink: (record) => logs.push(record) }),
     returnAggregateStream: options.return_aggregate_stream ?? false,
+    inputSchema: options.inputSchema,
     onChunk: (chunk) => chunks.push(chunk),
     onProgress: (value) => progress.push(value),
   });
