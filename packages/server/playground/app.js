@@ -150,6 +150,7 @@ function showJobState(job) {
   $('job-worker').textContent = j.workerId ?? '–';
   const progress = j.progress ?? (j.status === 'IN_PROGRESS' ? j.output : undefined);
   $('job-progress').textContent = progress === undefined ? '–' : typeof progress === 'string' ? progress : JSON.stringify(progress);
+  $('job-cost').textContent = typeof j.output?.cost === 'number' && j.status === 'COMPLETED' ? String(j.output.cost) : '–';
   $('raw-json').textContent = JSON.stringify(withoutSecrets(j), null, 2);
   const live = j.status === 'IN_QUEUE' || j.status === 'IN_PROGRESS';
   $('cancel').disabled = !(live && j.id && !j.sync);

@@ -42,7 +42,7 @@ function makeField(name, raw, required, onChange) {
     s.enum.forEach((v, i) => control.append(el('option', { value: String(i), textContent: String(v) })));
   } else if (kind === 'boolean') control = el('input', { type: 'checkbox' });
   else if (kind === 'number' || kind === 'integer') {
-    control = el('input', { type: 'number', step: kind === 'integer' ? '1' : 'any' });
+    control = el('input', { type: 'number', step: s.multipleOf !== undefined ? String(s.multipleOf) : kind === 'integer' ? '1' : 'any' });
     const min = s.minimum ?? s.exclusiveMinimum;
     const max = s.maximum ?? s.exclusiveMaximum;
     if (min !== undefined) control.min = String(min);

@@ -18,7 +18,9 @@ export async function loadJobs(endpoint, tbody, onPick, signal) {
   const { jobs } = await api(`${route(endpoint, 'jobs')}?limit=50`, { signal });
   tbody.replaceChildren(
     ...jobs.map((job) => {
-      const pick = el('button', { type: 'button', className: 'link mono', textContent: job.id });
+      const short = job.id.length > 18 ? `${job.id.slice(0, 8)}…${job.id.slice(-6)}` : job.id;
+      const pick = el('button', { type: 'button', className: 'link mono', textContent: short, title: job.id });
+      pick.dataset.jobId = job.id;
       pick.setAttribute('aria-label', `Show job ${job.id}`);
       pick.addEventListener('click', () => onPick(job));
       const status = el('span', { className: `badge s-${job.status}`, textContent: job.status });
