@@ -24,6 +24,7 @@ import { notifyTerminal } from './jobs/context.js';
 import type { RecoveryReport } from './store/types.js';
 import { Gateway } from './ws/gateway.js';
 import { Metrics } from './metrics/metrics.js';
+import { servePlayground } from './playground/static.js';
 import { WorkerRegistry } from './ws/worker-registry.js';
 
 export interface ListenOptions {
@@ -120,6 +121,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     ),
     store: opts.store,
     catalog: { endpoints: () => [...endpoints], models: opts.models, registry: ctx.registry, service },
+    playground: servePlayground,
     metrics: { metrics, source: { endpoints: () => [...endpoints], counts: (id) => opts.store.counts(id), registry: ctx.registry, heartbeatMs: opts.heartbeatMs } },
     hasEndpoint,
     draining: () => draining,
