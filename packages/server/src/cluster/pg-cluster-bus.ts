@@ -127,7 +127,7 @@ export class PgClusterBus implements ClusterBus {
   private async connect(): Promise<void> {
     if (this.closed) return;
     const { Client: ClientCtor } = loadPg();
-    const client = new ClientCtor({ connectionString: this.store.options.url, connectionTimeoutMillis: 5_000, keepAlive: true });
+    const client = new ClientCtor({ connectionString: this.store.options.url, connectionTimeoutMillis: 5_000, keepAlive: true, application_name: `berth:${this.store.schema}` });
     client.on('notification', (n) => this.receive(n));
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, new Error('listen connection ended')));

@@ -49,6 +49,8 @@ export function createPool(o: PgConnectionOptions, onError: (err: Error) => void
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
     options: `-c search_path=${schema}`,
+    // Named, so an operator (or a test) can tell Berth's connections apart in pg_stat_activity.
+    application_name: `berth:${schema}`,
     types: { getTypeParser: ((oid: number, format?: string) => (oid === 20 ? int8 : types.getTypeParser(oid, format as 'text'))) as never },
   };
   const pool = new PoolCtor(config);

@@ -1,0 +1,113 @@
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { loadPg } from '../../../server/src/store/postgres/connect.js';
+import { api, executions, freePort, startServe, type ServeProcess } from './cluster.test-helpers.js';
+
+export { PG_TEST_URL, pgUnavailable, testSchema, dropSchema } from '../../../server/src/store/postgres/pg-test-db.test-helpers.js';
+
+/**
+ * A tiny TCP round-robin load balancer (what nginx or HAProxy do in front of replicas): each new connection goes
+ * to the next backend; a backend that refuses is skipped. WebSocket upgrades pass through like any TCP stream.
+ */
+export async function roundRobinProxy(backends: number[]): Promise<{ port: number; url: string; close(): Promise<void> }> {
+  let next = 0;
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    client.pause();
+    const tryBackend = (left: number) => {
+      if (left === 0) return client.destroy();
+      const port = backends[next++ % backends.length]!;
+      const upstream = connect(port, '127.0.0.1');
+      sockets.add(upstream);
+      upstream.on('close', () => sockets.delete(upstream));
+      upstream.once('error', () => {
+        if (!upstream.readyState.startsWith('open')) tryBackend(left - 1);
+        else client.destroy();
+      });
+      upstream.once('connect', () => {
+        upstream.on('error', () => client.destroy());
+        client.on('error', () => upstream.destroy());
+        client.pipe(upstream).pipe(client);
+        client.resume();
+        upstream.on('close', () => client.destroy());
+        client.on('close', () => upstream.destroy());
+      });
+    };
+    tryBackend(backends.length);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/** Starts `berth serve --store postgres` replicas on one schema (data dirs only hold output files). */
+export async function startReplicas(n: number, url: string, schema: string, dataDir: string, extra: string[] = []): Promise<{ serves: ServeProcess[]; ports: number[] }> {
+  const ports: number[] = [];
+  for (let i = 0; i < n; i++) ports.push(await freePort());
+  const serves = await Promise.all(ports.map((port, i) => startServe(port, `${dataDir}/r${i}`, ['--store', 'postgres', '--database-url', url, '--database-schema', schema, ...extra])));
+  return { serves, ports };
+}
+
+/** Terminates every connection Berth has open on this schema (pool and LISTEN), as a database failover would. */
+export async function terminateBerthConnections(url: string, schema: string): Promise<number> {
+  const { Client } = loadPg();
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  try {
+    const r = await c.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()`, [`berth:${schema}`]);
+    return r.rowCount ?? 0;
+  } finally {
+    await c.end();
+  }
+}
+
+/** Final state of every acknowledged job, polled on any live replica until none is queued or running (bounded). */
+export async function classify(bases: () => string[], acked: string[], execLog: string, timeoutMs: number) {
+  const final = new Map<string, string>();
+  const deadline = Date.now() + timeoutMs;
+  let pending = [...acked];
+  let i = 0;
+  while (pending.length > 0 && Date.now() < deadline) {
+    const next: string[] = [];
+    for (const id of pending) {
+      const live = bases();
+      let r: { status: number; json: Record<string, unknown> };
+      try {
+        r = await api(live[i++ % live.length]!, 'GET', `/v2/rec/status/${id}`);
+      } catch {
+        next.push(id);
+        continue;
+      }
+      if (r.status === 503) {
+        next.push(id);
+        continue;
+      }
+      if (r.status !== 200 && r.status !== 404) throw new Error(`status answered ${r.status}: ${JSON.stringify(r.json)}`);
+      const status = r.status === 404 ? 'LOST' : String(r.json['status']);
+      final.set(id, status);
+      if (status === 'IN_QUEUE' || status === 'IN_PROGRESS') next.push(id);
+    }
+    pending = next;
+    if (pending.length) await new Promise((r) => setTimeout(r, 250));
+  }
+  const execs = executions(execLog);
+  const count = (s: string) => [...final.values()].filter((v) => v === s).length;
+  return {
+    acknowledged: acked.length,
+    completed: count('COMPLETED'),
+    lost: count('LOST'),
+    failed: count('FAILED'),
+    stillPending: pending.length,
+    duplicated: acked.filter((id) => (execs.get(id) ?? 0) > 1).length,
+    neverRan: acked.filter((id) => !execs.has(id)).length,
+  };
+}
