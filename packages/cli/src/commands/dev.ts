@@ -148,6 +148,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
     io.stdout.write(
       `API key: ${apiKey.key}${apiKey.generated ? c('dim', '  (generated for this run; set BERTH_API_KEY to choose one)') : ''}\n`,
     );
+    io.stdout.write(`Playground: ${dialableUrl(url)}/#key=${apiKey.key}\n`);
     io.stdout.write(`Workers: ${config.endpoints.map(describeEndpoint).join(', ')}\n`);
     for (const ep of config.endpoints.filter((e) => e.maxWorkers === 0)) {
       io.stdout.write(

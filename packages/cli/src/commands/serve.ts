@@ -103,6 +103,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   // One write, so a reader that sees the ready line also sees where the data lives.
   io.stdout.write(`${readyLine(url, endpoints, color)}\n${dataLine(opened.where, recovered)}\n`);
   io.stdout.write(`API key: ${apiKey.key}${apiKey.generated ? generated.replace('%s', 'BERTH_API_KEY') : ''}\n`);
+  io.stdout.write(`Playground: ${dial}/ (paste the API key, or open ${dial}/#key=<API key>)\n`);
   io.stdout.write(`Worker token: ${workerToken.key}${workerToken.generated ? generated.replace('%s', 'BERTH_WORKER_TOKEN') : ''}\n`);
   const ep = endpoints[0] ?? '<endpoint id>';
   io.stdout.write(
