@@ -1,6 +1,7 @@
 import { start } from '@berth/worker';
-import { createEspeakEngine } from './src/engines/espeak.js';
+import { chooseEngine } from './src/engines/choose.js';
 import { createTtsHandler } from './src/handler.js';
 
-// Text-to-speech with espeak-ng (a child process per job); outputs stored by uploadOutput (S3 or the control plane).
-start({ handler: createTtsHandler({ engine: createEspeakEngine() }) });
+// Text-to-speech: espeak-ng (a child process per job), or a transformers.js model named by $TTS_MODEL.
+// Outputs are stored by uploadOutput (the job's s3Config, BUCKET_* variables, else the control plane).
+start({ handler: createTtsHandler({ engine: chooseEngine() }) });
