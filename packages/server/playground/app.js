@@ -140,7 +140,7 @@ for (const button of document.querySelectorAll('button.copy')) {
 
 // --- Running jobs ----------------------------------------------------------------------------------------------
 function showJobState(job) {
-  state.job = { sync: state.job?.sync ?? false, ...job };
+  state.job = job;
   const j = state.job;
   $('job-status').textContent = j.status ?? '–';
   $('job-status').className = `badge s-${j.status}`;
@@ -153,7 +153,7 @@ function showJobState(job) {
   $('job-cost').textContent = typeof j.output?.cost === 'number' && j.status === 'COMPLETED' ? String(j.output.cost) : '–';
   $('raw-json').textContent = JSON.stringify(withoutSecrets(j), null, 2);
   const live = j.status === 'IN_QUEUE' || j.status === 'IN_PROGRESS';
-  $('cancel').disabled = !(live && j.id && !j.sync);
+  $('cancel').disabled = !(live && j.id);
   $('retry').disabled = !(j.id && (j.status === 'FAILED' || j.status === 'TIMED_OUT'));
   if (j.error) show('run-error', `Job ${j.status}: ${typeof j.error === 'string' ? j.error : JSON.stringify(j.error)}`);
   if (j.status === 'COMPLETED') {
@@ -223,17 +223,17 @@ async function submit(sync) {
     return show('run-error', err.message);
   }
   resetResult();
-  showJobState({ status: 'SUBMITTING', sync });
+  showJobState({ status: 'SUBMITTING' });
   for (const b of [$('run'), $('runsync')]) b.disabled = true;
   try {
     if (sync) {
       const job = await api(route(target.id, 'runsync'), { method: 'POST', body: { input } });
-      showJobState({ ...job, sync: false });
+      showJobState(job);
       if (!TERMINAL.has(job.status)) void follow(target, job.id);
       else void refreshJobs();
     } else {
       const { id, status } = await api(route(target.id, 'run'), { method: 'POST', body: { input } });
-      showJobState({ id, status, sync: false });
+      showJobState({ id, status });
       void follow(target, id);
     }
   } catch (err) {
@@ -266,7 +266,7 @@ $('retry').addEventListener('click', async () => {
   try {
     const job = await api(route(target.id, 'retry', id), { method: 'POST' });
     resetResult();
-    showJobState({ ...job, id, sync: false });
+    showJobState({ ...job, id });
     void follow(target, id);
   } catch (err) {
     show('run-error', `Retry: ${errorText(err)}`);

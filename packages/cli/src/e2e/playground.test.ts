@@ -31,6 +31,7 @@ function writeConfig(dir: string): string {
       image: { worker: join(REPO_ROOT, 'examples/image-worker/text-to-image.ts'), workers: 1 },
       sleep: { worker: join(REPO_ROOT, 'examples/basic/sleep.ts'), workers: 1, concurrency: 2 },
       fail: { worker: join(REPO_ROOT, 'examples/basic/fail.ts'), workers: 1 },
+      greet: { worker: join(REPO_ROOT, 'examples/basic/greet.ts'), workers: 1 },
     },
     models: { 'shapes-diffusion': image.models['shapes-diffusion'] },
   };
@@ -66,7 +67,7 @@ describe.skipIf(!CHROMIUM)(`playground in Chromium${CHROMIUM ? '' : ' (skipped: 
     mkdirSync(SHOTS, { recursive: true });
     dir = mkdtempSync(join(tmpdir(), 'berth-playground-'));
     [berth, browser] = await Promise.all([
-      startBerthDev({ config: writeConfig(dir), env: { BERTH_MODELS_DIR: MODELS_DIR }, waitForWorkers: ['text', 'image', 'sleep', 'fail'], readyTimeoutMs: 60_000 }),
+      startBerthDev({ config: writeConfig(dir), env: { BERTH_MODELS_DIR: MODELS_DIR }, waitForWorkers: ['text', 'image', 'sleep', 'fail', 'greet'], readyTimeoutMs: 60_000 }),
       chromium.launch({ executablePath: CHROMIUM!, args: ARGS, timeout: 30_000 }),
     ]);
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -87,7 +88,7 @@ describe.skipIf(!CHROMIUM)(`playground in Chromium${CHROMIUM ? '' : ' (skipped: 
     await page.waitForSelector('#target option[value="model:shapes-diffusion"]', { state: 'attached' });
     expect(page.url()).toBe(`${berth.url}/`);
     const options = await page.locator('#target option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
-    expect(options).toEqual(expect.arrayContaining(['ep:text', 'ep:image', 'ep:sleep', 'ep:fail', 'model:shapes-diffusion']));
+    expect(options).toEqual(expect.arrayContaining(['ep:text', 'ep:image', 'ep:sleep', 'ep:fail', 'ep:greet', 'model:shapes-diffusion']));
     expect(await page.evaluate(() => sessionStorage.getItem('berth.apiKey'))).toBe(berth.apiKey);
     expect(await page.content()).not.toContain(berth.apiKey);
     await expect(page.getByLabel('API key').getAttribute('type')).resolves.toBe('password');
@@ -98,6 +99,25 @@ describe.skipIf(!CHROMIUM)(`playground in Chromium${CHROMIUM ? '' : ' (skipped: 
     await other.waitForSelector('#page-error:not([hidden])');
     expect(await other.locator('#page-error').textContent()).toMatch(/401 unauthorized/);
     await other.close();
+  });
+
+  it('a form from the schema the worker announced (zod): text, number, checkbox; Edit JSON stays in sync', async () => {
+    await pick('ep:greet');
+    const name = page.getByRole('textbox', { name: 'name *', exact: true });
+    const times = page.getByRole('spinbutton', { name: 'times' });
+    expect([await times.getAttribute('min'), await times.getAttribute('max'), await times.inputValue()]).toEqual(['1', '10', '1']);
+    await name.fill('Ada');
+    await times.fill('2');
+    await page.getByRole('checkbox', { name: 'shout' }).check();
+    expect(await page.locator('#snippet-runsync').textContent()).toContain(`'{"input":{"name":"Ada","times":2,"shout":true}}'`);
+    await page.getByRole('button', { name: 'Edit JSON' }).click();
+    expect(JSON.parse(await page.getByLabel('Input (JSON)').inputValue())).toEqual({ name: 'Ada', times: 2, shout: true });
+    await page.getByLabel('Input (JSON)').fill('{"name": "Bob", "times": 3, "shout": false}');
+    await page.getByRole('button', { name: 'Back to form' }).click();
+    expect([await name.inputValue(), await times.inputValue()]).toEqual(['Bob', '3']);
+    await page.getByRole('button', { name: 'Run sync (/runsync)' }).click();
+    await waitForStatus('COMPLETED');
+    expect((await rawJob()).output).toEqual({ greetings: ['Hello, Bob!', 'Hello, Bob!', 'Hello, Bob!'] });
   });
 
   it('text job through /run: the streamed text grows chunk by chunk, then the final text', async () => {
@@ -198,10 +218,10 @@ describe.skipIf(!CHROMIUM)(`playground in Chromium${CHROMIUM ? '' : ' (skipped: 
 
   it('jobs view: lists the jobs with status and worker, shows a job and its logs; health', async () => {
     await page.selectOption('#target', 'ep:sleep');
-    const row = page.locator(`#jobs button[data-job-id="${ids['sleep']}"]`);
-    await row.waitFor();
-    expect(await page.locator('#jobs tr', { has: row }).textContent()).toMatch(/CANCELLED.*sleep-/);
-    await row.click();
+    const button = page.locator(`#jobs button[data-job-id="${ids['sleep']}"]`);
+    await button.waitFor();
+    expect(await page.locator('#jobs tr').filter({ has: page.locator(`button[data-job-id="${ids['sleep']}"]`) }).textContent()).toMatch(/CANCELLED.*sleep-/);
+    await button.click();
     await page.waitForFunction(() => /aborted after/.test(document.querySelector('#job-detail .logs')?.textContent ?? ''), null, { timeout: 10_000 });
     expect(await page.locator('#job-detail pre').textContent()).toContain('"status": "CANCELLED"');
     expect(await page.locator('#health').textContent()).toMatch(/Workers:.*idle/);
