@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, startBerthDev, type BerthDev } from './harness.test-helpers.js';
+import { S3RVER_KEY, startS3rver } from '../../../worker/src/s3/s3rver.test-helpers.js';
 
 const MODELS_DIR = process.env['BERTH_MODELS_DIR'] ?? resolve(REPO_ROOT, '../shared/models');
 if (!existsSync(join(MODELS_DIR, 'tiny-sd'))) throw new Error(`test models not found in ${MODELS_DIR}; set BERTH_MODELS_DIR`);
@@ -77,6 +78,20 @@ describe('POST /v2/espeak-tts/runsync', () => {
     expect([p.format, p.stream['codec_name'], Number(p.stream['sample_rate']), p.stream['channels']]).toEqual([container, codec, 22050, 1]);
     expect(body.output.duration).toBeGreaterThan(2.5); // 11 words at 175 words per minute
     expect(Math.abs(p.duration - body.output.duration)).toBeLessThan(tolerance);
+  }, 30_000);
+
+  it('s3Config in the request: the worker uploads the MP3 to that bucket; the presigned URL serves it', async () => {
+    await using s3 = await startS3rver('speech');
+    const s3Config = { accessId: S3RVER_KEY, accessSecret: 'speech-secret-51c', bucketName: 'speech', endpointUrl: s3.endpoint, objectPath: 'tts' };
+    const { body } = await berth.post('/v2/espeak-tts/runsync', { input: { text: 'Stored in a bucket.', output_format: 'mp3' }, s3Config });
+    expect(body.status, JSON.stringify(body)).toBe('COMPLETED');
+    expect(JSON.stringify(body)).not.toContain('speech-secret-51c');
+    const u = new URL(body.output.audio_url);
+    expect([u.origin, u.searchParams.get('X-Amz-Expires')]).toEqual([s3.endpoint, '604800']);
+    expect(u.pathname).toMatch(new RegExp(`^/speech/tts/${body.id}/[0-9a-f]{24}\\.mp3$`));
+    const p = probe((await download(body.output.audio_url)).bytes);
+    expect([p.format, p.stream['codec_name']]).toEqual(['mp3', 'mp3']);
+    expect(Math.abs(p.duration - body.output.duration)).toBeLessThan(0.15);
   }, 30_000);
 
   it('bad inputs are FAILED jobs: refused by the control plane (text, speed, pitch) or by the worker (unknown voice)', async () => {
