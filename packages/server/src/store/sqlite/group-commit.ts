@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 
 interface Waiter {
   resolve: () => void;
@@ -16,25 +16,35 @@ export class GroupCommit {
   private open = false;
   /** Number of batches committed (for tests and metrics). */
   commits = 0;
+  /** Prepared once: `db.exec` parses its SQL on every call, and these run for every write. */
+  private readonly sql: Record<'begin' | 'commit' | 'savepoint' | 'release' | 'rollbackTo', Statement>;
 
   constructor(
     private readonly db: Database,
     /** Called after a batch was rolled back, so derived in-memory state can be rebuilt. */
     private readonly onRollback: () => void,
-  ) {}
+  ) {
+    this.sql = {
+      begin: db.prepare('BEGIN IMMEDIATE'),
+      commit: db.prepare('COMMIT'),
+      savepoint: db.prepare('SAVEPOINT op'),
+      release: db.prepare('RELEASE op'),
+      rollbackTo: db.prepare('ROLLBACK TO op'),
+    };
+  }
 
   /** Runs `fn` inside the current batch; resolves with its result once the batch is committed. */
   write<T>(fn: () => T): Promise<T> {
     this.begin();
     let result: T;
     try {
-      this.db.exec('SAVEPOINT op');
+      this.sql.savepoint.run();
       try {
         result = fn();
-        this.db.exec('RELEASE op');
+        this.sql.release.run();
       } catch (err) {
-        this.db.exec('ROLLBACK TO op');
-        this.db.exec('RELEASE op');
+        this.sql.rollbackTo.run();
+        this.sql.release.run();
         throw err;
       }
     } catch (err) {
@@ -57,7 +67,7 @@ export class GroupCommit {
 
   private begin(): void {
     if (this.open) return;
-    this.db.exec('BEGIN IMMEDIATE');
+    this.sql.begin.run();
     this.open = true;
     setImmediate(() => this.flush());
   }
@@ -69,7 +79,7 @@ export class GroupCommit {
     this.waiters = [];
     this.open = false;
     try {
-      this.db.exec('COMMIT');
+      this.sql.commit.run();
       this.commits++;
     } catch (err) {
       try {
