@@ -182,13 +182,16 @@ async function follow(target, id) {
   const ctl = new AbortController();
   state.follow = ctl;
   const { signal } = ctl;
+  // The stream has its own controller: once the job is terminal it gets a few seconds to deliver what is left.
+  const streamCtl = new AbortController();
+  signal.addEventListener('abort', () => streamCtl.abort(), { once: true });
   const streaming = target.stream
     ? followStream(target.id, id, (chunk) => {
         const piece = chunkText(chunk);
-        if (!piece || signal.aborted) return;
+        if (!piece || streamCtl.signal.aborted) return;
         state.streamed += piece;
         setText(state.streamed);
-      }, signal).catch((err) => {
+      }, streamCtl.signal).catch((err) => {
         if (err.name !== 'AbortError') show('run-error', `Stream: ${errorText(err)}`);
       })
     : Promise.resolve();
@@ -206,7 +209,8 @@ async function follow(target, id) {
     if (err.name !== 'AbortError') show('run-error', errorText(err));
     return;
   }
-  await streaming;
+  await Promise.race([streaming, sleep(3000, signal)]);
+  streamCtl.abort();
   if (!signal.aborted) {
     showJobState(job);
     void refreshJobs();
@@ -223,6 +227,8 @@ async function submit(sync) {
     return show('run-error', err.message);
   }
   resetResult();
+  state.jobTarget = target;
+  $('result-target').textContent = `of ${target.id}`;
   showJobState({ status: 'SUBMITTING' });
   for (const b of [$('run'), $('runsync')]) b.disabled = true;
   try {
@@ -253,7 +259,7 @@ $('cancel').addEventListener('click', async () => {
   const { id } = state.job ?? {};
   $('cancel').disabled = true;
   try {
-    showJobState(await api(route(state.target.id, 'cancel', id), { method: 'POST' }));
+    showJobState(await api(route(state.jobTarget.id, 'cancel', id), { method: 'POST' }));
     void refreshJobs();
   } catch (err) {
     show('run-error', `Cancel: ${errorText(err)}`);
@@ -261,7 +267,7 @@ $('cancel').addEventListener('click', async () => {
 });
 $('retry').addEventListener('click', async () => {
   const { id } = state.job ?? {};
-  const target = state.target;
+  const target = state.jobTarget;
   $('retry').disabled = true;
   try {
     const job = await api(route(target.id, 'retry', id), { method: 'POST' });

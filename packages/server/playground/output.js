@@ -93,7 +93,8 @@ export function renderMedia(box, output) {
   for (const m of findMedia(output)) {
     let media;
     if (m.kind === 'image') media = el('img', { src: m.src, alt: `Output ${m.label}`, decoding: 'async' });
-    else media = el(m.kind, { src: m.src, controls: true, preload: 'metadata' });
+    else if (m.kind === 'video') media = el('video', { src: m.src, controls: true, loop: true, muted: true, playsInline: true, preload: 'metadata' });
+    else media = el('audio', { src: m.src, controls: true, preload: 'metadata' });
     if (m.kind !== 'image') media.setAttribute('aria-label', `Output ${m.label}`);
     const link = el('a', { href: m.src, target: '_blank', rel: 'noopener noreferrer', textContent: m.src.startsWith('data:') ? `${m.label} (inline data)` : 'open' });
     box.append(el('figure', {}, [media, el('figcaption', {}, [`${m.label} `, link])]));

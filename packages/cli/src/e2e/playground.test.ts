@@ -9,6 +9,10 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, startBerthDev, type BerthDev } from './harness.test-helpers.js';
 
+// Browser globals, for the callbacks of page.evaluate/waitForFunction (they run in Chromium). Declared here so the
+// test type-checks without the DOM lib, which the rest of the repository does not load.
+declare const document: any, window: any, sessionStorage: any, navigator: any, MutationObserver: any;
+
 const which = (name: string): string | undefined => {
   try {
     return execFileSync('which', [name], { encoding: 'utf8' }).trim() || undefined;
@@ -25,6 +29,7 @@ const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-backgrou
 /** One berth.config.json with the endpoints the page is tried on. */
 function writeConfig(dir: string): string {
   const image = JSON.parse(readFileSync(join(REPO_ROOT, 'examples/image-worker/berth.config.json'), 'utf8'));
+  const audio = JSON.parse(readFileSync(join(REPO_ROOT, 'examples/audio-worker/berth.config.json'), 'utf8'));
   const config = {
     endpoints: {
       text: { worker: join(REPO_ROOT, 'examples/text-worker/worker.ts'), workers: 1, concurrency: 4 },
@@ -32,8 +37,10 @@ function writeConfig(dir: string): string {
       sleep: { worker: join(REPO_ROOT, 'examples/basic/sleep.ts'), workers: 1, concurrency: 2 },
       fail: { worker: join(REPO_ROOT, 'examples/basic/fail.ts'), workers: 1 },
       greet: { worker: join(REPO_ROOT, 'examples/basic/greet.ts'), workers: 1 },
+      video: { worker: join(REPO_ROOT, 'examples/image-worker/text-to-video.ts'), workers: 1 },
+      tts: { worker: join(REPO_ROOT, 'examples/audio-worker/tts.ts'), workers: 1 },
     },
-    models: { 'shapes-diffusion': image.models['shapes-diffusion'] },
+    models: { 'shapes-diffusion': image.models['shapes-diffusion'], 'tiny-sd-video': image.models['tiny-sd-video'], 'espeak-tts': audio.models['espeak-tts'] },
   };
   const file = join(dir, 'berth.config.json');
   writeFileSync(file, JSON.stringify(config, null, 2));
@@ -67,7 +74,7 @@ describe.skipIf(!CHROMIUM)(`playground in Chromium${CHROMIUM ? '' : ' (skipped: 
     mkdirSync(SHOTS, { recursive: true });
     dir = mkdtempSync(join(tmpdir(), 'berth-playground-'));
     [berth, browser] = await Promise.all([
-      startBerthDev({ config: writeConfig(dir), env: { BERTH_MODELS_DIR: MODELS_DIR }, waitForWorkers: ['text', 'image', 'sleep', 'fail', 'greet'], readyTimeoutMs: 60_000 }),
+      startBerthDev({ config: writeConfig(dir), env: { BERTH_MODELS_DIR: MODELS_DIR }, waitForWorkers: ['text', 'image', 'sleep', 'fail', 'greet', 'video', 'tts'], readyTimeoutMs: 60_000 }),
       chromium.launch({ executablePath: CHROMIUM!, args: ARGS, timeout: 30_000 }),
     ]);
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -87,7 +94,7 @@ describe.skipIf(!CHROMIUM)(`playground in Chromium${CHROMIUM ? '' : ' (skipped: 
     expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
     await page.waitForSelector('#target option[value="model:shapes-diffusion"]', { state: 'attached' });
     expect(page.url()).toBe(`${berth.url}/`);
-    const options = await page.locator('#target option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    const options = await page.locator('#target option').evaluateAll((os) => os.map((o) => (o as unknown as { value: string }).value));
     expect(options).toEqual(expect.arrayContaining(['ep:text', 'ep:image', 'ep:sleep', 'ep:fail', 'ep:greet', 'model:shapes-diffusion']));
     expect(await page.evaluate(() => sessionStorage.getItem('berth.apiKey'))).toBe(berth.apiKey);
     expect(await page.content()).not.toContain(berth.apiKey);
@@ -125,7 +132,7 @@ describe.skipIf(!CHROMIUM)(`playground in Chromium${CHROMIUM ? '' : ' (skipped: 
     await page.evaluate(() => {
       const seen: { len: number; at: number }[] = [];
       (window as unknown as { seen: typeof seen }).seen = seen;
-      new MutationObserver((records) => {
+      new MutationObserver((records: { addedNodes: { textContent: string | null }[] }[]) => {
         for (const r of records) for (const n of r.addedNodes) seen.push({ len: n.textContent?.length ?? 0, at: performance.now() });
       }).observe(document.getElementById('text-output')!, { childList: true });
     });
@@ -162,14 +169,45 @@ describe.skipIf(!CHROMIUM)(`playground in Chromium${CHROMIUM ? '' : ' (skipped: 
     ids['image'] = job.id;
     expect(job.output).toMatchObject({ image_url: expect.stringContaining('/files/'), cost });
     const size = await page.waitForFunction(() => {
-      const img = document.querySelector<HTMLImageElement>('#media img');
+      const img = document.querySelector('#media img');
       return img?.complete && img.naturalWidth > 0 ? [img.naturalWidth, img.naturalHeight] : false;
     });
     expect(await size.jsonValue()).toEqual([64, 96]);
     await shot('image');
   }, 60_000);
 
+  it('audio and video public models: an audio player and a video player that load their media', async () => {
+    await pick('model:espeak-tts');
+    await page.getByRole('textbox', { name: 'text *', exact: true }).fill('Hello from the Berth playground.');
+    await page.getByRole('button', { name: 'Run sync (/runsync)' }).click();
+    await waitForStatus('COMPLETED');
+    const speech = await rawJob();
+    expect(speech.output).toMatchObject({ audio_url: expect.stringContaining('/files/'), duration: expect.any(Number) });
+    const duration = await page.waitForFunction(() => {
+      const a = document.querySelector('#media audio');
+      return a && a.readyState >= 1 && a.duration > 0 ? a.duration : false;
+    });
+    expect(Math.abs((await duration.jsonValue()) - speech.output.duration)).toBeLessThan(0.2);
+
+    await pick('model:tiny-sd-video');
+    await page.getByRole('textbox', { name: 'prompt *', exact: true }).fill('a big red circle on a blue background');
+    await page.getByRole('spinbutton', { name: 'frames' }).fill('4');
+    await page.getByRole('spinbutton', { name: 'num_inference_steps' }).fill('4');
+    await page.getByRole('combobox', { name: 'output_format' }).selectOption({ label: 'mp4' });
+    await page.getByRole('button', { name: 'Run sync (/runsync)' }).click();
+    await waitForStatus('COMPLETED', 45_000);
+    expect((await rawJob()).output).toMatchObject({ video_url: expect.stringMatching(/\.mp4\?/), frames: 4 });
+    const frame = await page.waitForFunction(() => {
+      const v = document.querySelector('#media video');
+      return v && v.readyState >= 1 && v.videoWidth > 0 ? [v.videoWidth, v.videoHeight] : false;
+    }, null, { timeout: 10_000 });
+    expect(await frame.jsonValue()).toEqual([64, 64]);
+    await shot('audio-video');
+  }, 70_000);
+
   it('the copied curl snippet runs as is with a real HTTP client: COMPLETED', async () => {
+    await pick('model:shapes-diffusion'); // the input typed earlier is still there (kept per endpoint for the tab)
+    expect(await page.getByRole('textbox', { name: 'prompt *', exact: true }).inputValue()).toBe('a big red circle on a blue background');
     await page.getByRole('button', { name: 'curl', exact: true }).click();
     await page.locator('button.copy[data-snippet="runsync"]').click();
     await page.waitForFunction(() => document.getElementById('copy-status')?.textContent?.startsWith('Copied'));
