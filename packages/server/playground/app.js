@@ -97,7 +97,11 @@ function onInputChange() {
   } catch {
     return; // the form shows the JSON error; keep the last snippets
   }
-  sessionStorage.setItem(`berth.input.${state.target.key}`, JSON.stringify(input));
+  try {
+    sessionStorage.setItem(`berth.input.${state.target.key}`, JSON.stringify(input));
+  } catch {
+    // over the storage quota (a large inline input): just not remembered
+  }
   renderSnippets(input);
   clearTimeout(estimateTimer);
   if (!state.target.priced) return show('estimate');
@@ -163,7 +167,8 @@ function showJobState(job) {
   }
 }
 
-function setText(text) {
+function setText(text, streaming = false) {
+  $('text-output').setAttribute('aria-busy', String(streaming));
   $('text-output').textContent = text;
   $('text-box').hidden = text === '';
 }
@@ -190,7 +195,7 @@ async function follow(target, id) {
         const piece = chunkText(chunk);
         if (!piece || streamCtl.signal.aborted) return;
         state.streamed += piece;
-        setText(state.streamed);
+        setText(state.streamed, true);
       }, streamCtl.signal).catch((err) => {
         if (err.name !== 'AbortError') show('run-error', `Stream: ${errorText(err)}`);
       })
