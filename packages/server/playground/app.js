@@ -1,23 +1,13 @@
 // The playground page: picks an endpoint or public model from the catalog, builds its input form, runs jobs through
 // /run (following status and stream) or /runsync, shows the output, code snippets and the endpoint's jobs.
-import { api, ApiError, followStream, getKey, route, setKey, takeKeyFromFragment, TERMINAL, withoutSecrets } from './api.js';
+import { api, getKey, route, setKey, takeKeyFromFragment } from './api.js';
+import { $, errorText, show } from './dom.js';
 import { createInputForm } from './form.js';
 import { loadHealth, loadJobs, showJob } from './jobs.js';
-import { chunkText, outputText, renderMedia } from './output.js';
+import { mountRunner } from './run.js';
 import { copyText, LANGUAGES, snippets } from './snippets.js';
 
-const $ = (id) => document.getElementById(id);
-const sleep = (ms, signal) => new Promise((resolve) => {
-  const t = setTimeout(resolve, ms);
-  signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-});
-const errorText = (err) => (err instanceof ApiError ? err.text : err.message ?? String(err));
-function show(id, message) {
-  $(id).textContent = message ?? '';
-  $(id).hidden = !message;
-}
-
-const state = { targets: new Map(), target: undefined, form: undefined, lang: sessionStorage.getItem('berth.lang') ?? 'curl', job: undefined, follow: undefined, streamed: '' };
+const state = { targets: new Map(), target: undefined, form: undefined, lang: sessionStorage.getItem('berth.lang') ?? 'curl' };
 
 // --- API key ---------------------------------------------------------------------------------------------------
 takeKeyFromFragment();
@@ -27,7 +17,8 @@ $('key-form').addEventListener('submit', (e) => {
   setKey($('api-key').value.trim());
   $('api-key').value = '';
   keyStatus();
-  void loadCatalog();
+  mountRunner({ target: () => state.target, input: () => state.form.read(), settled: () => void refreshJobs() });
+void loadCatalog();
 });
 $('forget-key').addEventListener('click', () => (setKey(''), keyStatus()));
 keyStatus();
@@ -142,148 +133,6 @@ for (const button of document.querySelectorAll('button.copy')) {
   });
 }
 
-// --- Running jobs ----------------------------------------------------------------------------------------------
-function showJobState(job) {
-  state.job = job;
-  const j = state.job;
-  $('job-status').textContent = j.status ?? '–';
-  $('job-status').className = `badge s-${j.status}`;
-  $('job-id').textContent = j.id ?? '–';
-  $('job-delay').textContent = typeof j.delayTime === 'number' ? `${j.delayTime} ms` : '–';
-  $('job-exec').textContent = typeof j.executionTime === 'number' ? `${j.executionTime} ms` : '–';
-  $('job-worker').textContent = j.workerId ?? '–';
-  const progress = j.progress ?? (j.status === 'IN_PROGRESS' ? j.output : undefined);
-  $('job-progress').textContent = progress === undefined ? '–' : typeof progress === 'string' ? progress : JSON.stringify(progress);
-  $('job-cost').textContent = typeof j.output?.cost === 'number' && j.status === 'COMPLETED' ? String(j.output.cost) : '–';
-  $('raw-json').textContent = JSON.stringify(withoutSecrets(j), null, 2);
-  const live = j.status === 'IN_QUEUE' || j.status === 'IN_PROGRESS';
-  $('cancel').disabled = !(live && j.id);
-  $('retry').disabled = !(j.id && (j.status === 'FAILED' || j.status === 'TIMED_OUT'));
-  if (j.error) show('run-error', `Job ${j.status}: ${typeof j.error === 'string' ? j.error : JSON.stringify(j.error)}`);
-  if (j.status === 'COMPLETED') {
-    renderMedia($('media'), j.output);
-    const text = outputText(j.output);
-    if (text !== undefined && !(text === '' && state.streamed)) setText(text);
-  }
-}
-
-function setText(text, streaming = false) {
-  $('text-output').setAttribute('aria-busy', String(streaming));
-  $('text-output').textContent = text;
-  $('text-box').hidden = text === '';
-}
-
-function resetResult() {
-  state.follow?.abort();
-  state.job = undefined;
-  state.streamed = '';
-  setText('');
-  show('run-error');
-  $('media').replaceChildren();
-}
-
-async function follow(target, id) {
-  state.follow?.abort();
-  const ctl = new AbortController();
-  state.follow = ctl;
-  const { signal } = ctl;
-  // The stream has its own controller: once the job is terminal it gets a few seconds to deliver what is left.
-  const streamCtl = new AbortController();
-  signal.addEventListener('abort', () => streamCtl.abort(), { once: true });
-  const streaming = target.stream
-    ? followStream(target.id, id, (chunk) => {
-        const piece = chunkText(chunk);
-        if (!piece || streamCtl.signal.aborted) return;
-        state.streamed += piece;
-        setText(state.streamed, true);
-      }, streamCtl.signal).catch((err) => {
-        if (err.name !== 'AbortError') show('run-error', `Stream: ${errorText(err)}`);
-      })
-    : Promise.resolve();
-  let job;
-  try {
-    for (;;) {
-      job = await api(route(target.id, 'status', id), { signal });
-      if (signal.aborted) return;
-      showJobState(job);
-      if (TERMINAL.has(job.status)) break;
-      await sleep(500, signal);
-      if (signal.aborted) return;
-    }
-  } catch (err) {
-    if (err.name !== 'AbortError') show('run-error', errorText(err));
-    return;
-  }
-  await Promise.race([streaming, sleep(3000, signal)]);
-  streamCtl.abort();
-  if (!signal.aborted) {
-    showJobState(job);
-    void refreshJobs();
-  }
-}
-
-async function submit(sync) {
-  const target = state.target;
-  if (!target) return;
-  let input;
-  try {
-    input = state.form.read();
-  } catch (err) {
-    return show('run-error', err.message);
-  }
-  resetResult();
-  state.jobTarget = target;
-  $('result-target').textContent = `of ${target.id}`;
-  showJobState({ status: 'SUBMITTING' });
-  for (const b of [$('run'), $('runsync')]) b.disabled = true;
-  try {
-    if (sync) {
-      const job = await api(route(target.id, 'runsync'), { method: 'POST', body: { input } });
-      showJobState(job);
-      if (!TERMINAL.has(job.status)) void follow(target, job.id);
-      else void refreshJobs();
-    } else {
-      const { id, status } = await api(route(target.id, 'run'), { method: 'POST', body: { input } });
-      showJobState({ id, status });
-      void follow(target, id);
-    }
-  } catch (err) {
-    showJobState({ status: 'ERROR' });
-    show('run-error', errorText(err));
-  } finally {
-    for (const b of [$('run'), $('runsync')]) b.disabled = false;
-  }
-}
-$('input-form').addEventListener('submit', (e) => {
-  e.preventDefault();
-  void submit(false);
-});
-$('runsync').addEventListener('click', () => void submit(true));
-
-$('cancel').addEventListener('click', async () => {
-  const { id } = state.job ?? {};
-  $('cancel').disabled = true;
-  try {
-    showJobState(await api(route(state.jobTarget.id, 'cancel', id), { method: 'POST' }));
-    void refreshJobs();
-  } catch (err) {
-    show('run-error', `Cancel: ${errorText(err)}`);
-  }
-});
-$('retry').addEventListener('click', async () => {
-  const { id } = state.job ?? {};
-  const target = state.jobTarget;
-  $('retry').disabled = true;
-  try {
-    const job = await api(route(target.id, 'retry', id), { method: 'POST' });
-    resetResult();
-    showJobState({ ...job, id });
-    void follow(target, id);
-  } catch (err) {
-    show('run-error', `Retry: ${errorText(err)}`);
-  }
-});
-
 // --- Jobs view and health --------------------------------------------------------------------------------------
 async function refreshJobs() {
   const t = state.target;
@@ -305,4 +154,5 @@ setInterval(() => {
   if (!document.hidden && state.target) void refreshJobs();
 }, 4000);
 
+mountRunner({ target: () => state.target, input: () => state.form.read(), settled: () => void refreshJobs() });
 void loadCatalog();

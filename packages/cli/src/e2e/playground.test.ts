@@ -52,6 +52,7 @@ let browser: Browser;
 let page: Page;
 let dir: string;
 const ids: Record<string, string> = {};
+const pageErrors: string[] = [];
 
 const statusText = () => page.locator('#job-status');
 const waitForStatus = (want: string, timeout = 30_000) =>
@@ -81,6 +82,11 @@ describe.skipIf(!CHROMIUM)(`playground in Chromium${CHROMIUM ? '' : ' (skipped: 
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: berth.url });
     page = await context.newPage();
     page.setDefaultTimeout(20_000);
+    // Script errors and CSP violations ("Refused to ..."); HTTP errors the page shows itself are not counted.
+    page.on('pageerror', (err) => pageErrors.push(err.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) pageErrors.push(m.text());
+    });
   }, 80_000);
   afterAll(async () => {
     await browser?.close();
@@ -271,5 +277,6 @@ describe.skipIf(!CHROMIUM)(`playground in Chromium${CHROMIUM ? '' : ' (skipped: 
     await shot('jobs');
     await page.setViewportSize({ width: 390, height: 844 });
     await shot('narrow');
+    expect(pageErrors, 'no script errors or CSP violations').toEqual([]);
   }, 30_000);
 });

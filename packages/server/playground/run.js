@@ -1,0 +1,156 @@
+// Running jobs: /run (then status every 500 ms and, for streaming endpoints, the stream) or /runsync; the result
+// panel (status, times, worker, progress, cost, text, media, raw JSON) and the Cancel and Retry buttons.
+import { api, followStream, route, TERMINAL, withoutSecrets } from './api.js';
+import { $, errorText, show, sleep } from './dom.js';
+import { chunkText, outputText, renderMedia } from './output.js';
+
+const state = { job: undefined, jobTarget: undefined, follow: undefined, streamed: '' };
+let getTarget = () => undefined;
+let getInput = () => ({});
+let onSettled = () => {};
+
+/** Wires the Run, Run sync, Cancel and Retry buttons. `settled()` runs when a job changed (to refresh the jobs view). */
+export function mountRunner(options) {
+  ({ target: getTarget, input: getInput, settled: onSettled } = options);
+  $('input-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    void submit(false);
+  });
+  $('runsync').addEventListener('click', () => void submit(true));
+
+  $('cancel').addEventListener('click', async () => {
+    const { id } = state.job ?? {};
+    $('cancel').disabled = true;
+    try {
+      showJobState(await api(route(state.jobTarget.id, 'cancel', id), { method: 'POST' }));
+      onSettled();
+    } catch (err) {
+      show('run-error', `Cancel: ${errorText(err)}`);
+    }
+  });
+  $('retry').addEventListener('click', async () => {
+    const { id } = state.job ?? {};
+    const target = state.jobTarget;
+    $('retry').disabled = true;
+    try {
+      const job = await api(route(target.id, 'retry', id), { method: 'POST' });
+      resetResult();
+      showJobState({ ...job, id });
+      void follow(target, id);
+    } catch (err) {
+      show('run-error', `Retry: ${errorText(err)}`);
+    }
+  });
+}
+
+function showJobState(job) {
+  state.job = job;
+  const j = state.job;
+  $('job-status').textContent = j.status ?? '–';
+  $('job-status').className = `badge s-${j.status}`;
+  $('job-id').textContent = j.id ?? '–';
+  $('job-delay').textContent = typeof j.delayTime === 'number' ? `${j.delayTime} ms` : '–';
+  $('job-exec').textContent = typeof j.executionTime === 'number' ? `${j.executionTime} ms` : '–';
+  $('job-worker').textContent = j.workerId ?? '–';
+  const progress = j.progress ?? (j.status === 'IN_PROGRESS' ? j.output : undefined);
+  $('job-progress').textContent = progress === undefined ? '–' : typeof progress === 'string' ? progress : JSON.stringify(progress);
+  $('job-cost').textContent = typeof j.output?.cost === 'number' && j.status === 'COMPLETED' ? String(j.output.cost) : '–';
+  $('raw-json').textContent = JSON.stringify(withoutSecrets(j), null, 2);
+  const live = j.status === 'IN_QUEUE' || j.status === 'IN_PROGRESS';
+  $('cancel').disabled = !(live && j.id);
+  $('retry').disabled = !(j.id && (j.status === 'FAILED' || j.status === 'TIMED_OUT'));
+  if (j.error) show('run-error', `Job ${j.status}: ${typeof j.error === 'string' ? j.error : JSON.stringify(j.error)}`);
+  if (j.status === 'COMPLETED') {
+    renderMedia($('media'), j.output);
+    const text = outputText(j.output);
+    if (text !== undefined && !(text === '' && state.streamed)) setText(text);
+  }
+}
+
+function setText(text, streaming = false) {
+  $('text-output').setAttribute('aria-busy', String(streaming));
+  $('text-output').textContent = text;
+  $('text-box').hidden = text === '';
+}
+
+function resetResult() {
+  state.follow?.abort();
+  state.job = undefined;
+  state.streamed = '';
+  setText('');
+  show('run-error');
+  $('media').replaceChildren();
+}
+
+async function follow(target, id) {
+  state.follow?.abort();
+  const ctl = new AbortController();
+  state.follow = ctl;
+  const { signal } = ctl;
+  // The stream has its own controller: once the job is terminal it gets a few seconds to deliver what is left.
+  const streamCtl = new AbortController();
+  signal.addEventListener('abort', () => streamCtl.abort(), { once: true });
+  const streaming = target.stream
+    ? followStream(target.id, id, (chunk) => {
+        const piece = chunkText(chunk);
+        if (!piece || streamCtl.signal.aborted) return;
+        state.streamed += piece;
+        setText(state.streamed, true);
+      }, streamCtl.signal).catch((err) => {
+        if (err.name !== 'AbortError') show('run-error', `Stream: ${errorText(err)}`);
+      })
+    : Promise.resolve();
+  let job;
+  try {
+    for (;;) {
+      job = await api(route(target.id, 'status', id), { signal });
+      if (signal.aborted) return;
+      showJobState(job);
+      if (TERMINAL.has(job.status)) break;
+      await sleep(500, signal);
+      if (signal.aborted) return;
+    }
+  } catch (err) {
+    if (err.name !== 'AbortError') show('run-error', errorText(err));
+    return;
+  }
+  await Promise.race([streaming, sleep(3000, signal)]);
+  streamCtl.abort();
+  if (!signal.aborted) {
+    showJobState(job);
+    onSettled();
+  }
+}
+
+async function submit(sync) {
+  const target = getTarget();
+  if (!target) return;
+  let input;
+  try {
+    input = getInput();
+  } catch (err) {
+    return show('run-error', err.message);
+  }
+  resetResult();
+  state.jobTarget = target;
+  $('result-target').textContent = `of ${target.id}`;
+  showJobState({ status: 'SUBMITTING' });
+  for (const b of [$('run'), $('runsync')]) b.disabled = true;
+  try {
+    if (sync) {
+      const job = await api(route(target.id, 'runsync'), { method: 'POST', body: { input } });
+      showJobState(job);
+      if (!TERMINAL.has(job.status)) void follow(target, job.id);
+      else onSettled();
+    } else {
+      const { id, status } = await api(route(target.id, 'run'), { method: 'POST', body: { input } });
+      showJobState({ id, status });
+      void follow(target, id);
+    }
+  } catch (err) {
+    showJobState({ status: 'ERROR' });
+    show('run-error', errorText(err));
+  } finally {
+    for (const b of [$('run'), $('runsync')]) b.disabled = false;
+  }
+}
