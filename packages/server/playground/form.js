@@ -92,8 +92,10 @@ function makeField(name, raw, required, onChange) {
 }
 
 function rangeText(s) {
-  const min = s.minimum ?? s.exclusiveMinimum;
-  const max = s.maximum ?? s.exclusiveMaximum;
+  // zod writes ±Number.MAX_SAFE_INTEGER for .int(): not worth showing.
+  const real = (v) => (typeof v === 'number' && Math.abs(v) < Number.MAX_SAFE_INTEGER ? v : undefined);
+  const min = real(s.minimum ?? s.exclusiveMinimum);
+  const max = real(s.maximum ?? s.exclusiveMaximum);
   if (min !== undefined && max !== undefined) return `${min} to ${max}`;
   if (min !== undefined) return `at least ${min}`;
   if (max !== undefined) return `at most ${max}`;

@@ -165,6 +165,13 @@ describe.skipIf(!CHROMIUM)(`playground in Chromium${CHROMIUM ? '' : ' (skipped: 
     }
     await page.getByRole('textbox', { name: 'prompt *', exact: true }).fill('a big red circle on a blue background');
     await page.getByRole('spinbutton', { name: 'seed' }).fill('7');
+    // A bad value: the estimate and the job say what is wrong, in the API's words.
+    await page.getByRole('spinbutton', { name: 'width' }).fill('4096');
+    await page.waitForFunction(() => /^No estimate: 400 invalid_request: .*width: must be from 32 to 128 \(got 4096\)/.test(document.getElementById('estimate')?.textContent ?? ''), null, { timeout: 10_000 });
+    await page.getByRole('button', { name: 'Run sync (/runsync)' }).click();
+    await waitForStatus('FAILED');
+    expect(await page.locator('#run-error').textContent()).toContain('width: must be from 32 to 128 (got 4096)');
+    await page.getByRole('spinbutton', { name: 'width' }).fill('64');
     await page.getByRole('spinbutton', { name: 'height' }).fill('96');
     // cost = base + perMegapixelStep x (64 x 96 / 1e6) x 20 steps, from examples/image-worker/berth.config.json
     const cost = Math.round((0.0002 + 0.0005 * ((64 * 96) / 1e6) * 20) * 1e6) / 1e6;
