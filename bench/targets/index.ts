@@ -4,9 +4,10 @@
  */
 import { BERTH_TARGETS } from './berth/index.js';
 import { BULLMQ_TARGETS } from './bullmq/index.js';
+import { POSTGRES_TARGETS } from './berth-postgres/index.js';
 import { L0, L1 } from './limits.js';
 import type { Target } from './types.js';
 
-export const TARGETS: Target[] = [L0, L1, ...BERTH_TARGETS, ...BULLMQ_TARGETS];
+export const TARGETS: Target[] = [L0, L1, ...BERTH_TARGETS, ...POSTGRES_TARGETS, ...BULLMQ_TARGETS];
 
 export type { Running, Target, Workload } from './types.js';

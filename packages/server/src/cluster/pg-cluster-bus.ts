@@ -116,6 +116,7 @@ export class PgClusterBus implements ClusterBus {
     for (const a of parsed.m) {
       const msg = Array.isArray(a) ? decode(a) : undefined;
       if (!msg) continue;
+      if (msg.t === 'queued') this.store.queuedElsewhere(msg.endpointId); // before the pump, so its claim queries
       for (const fn of this.handlers) fn(msg);
     }
   }
@@ -145,6 +146,7 @@ export class PgClusterBus implements ClusterBus {
     this.retryMs = 100;
     if (this.connectedOnce) {
       this.stats.reconnects++;
+      this.store.queuedElsewhere(); // notifications may have been missed: every queue may hold jobs
       for (const fn of this.resyncs) fn();
     }
     this.connectedOnce = true;

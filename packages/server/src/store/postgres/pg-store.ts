@@ -22,6 +22,7 @@ export interface PgStoreOptions extends PgConnectionOptions {
 type Q = Pick<PoolClient, 'query'>;
 type Stat = 'completed' | 'failed' | 'retried';
 const SHARDS = 16;
+const EMPTY_HINT_MS = 1_000;
 const RETAIN = (now: string, sync: string, async: string) => `${now}::bigint + CASE WHEN sync THEN ${sync}::bigint ELSE ${async}::bigint END`;
 const TERMINAL = `('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT')`;
 
@@ -39,6 +40,14 @@ export class PgStore implements Store {
   onQueued: ((endpointId: string) => void) | undefined;
   private readonly watch: ReplicaWatch;
   private closed = false;
+  /**
+   * Endpoints whose queue a claim just found empty, until when (epoch ms): a worker with free credits asks for
+   * work after every result, and an empty queue should not cost a query each time. Cleared by anything that
+   * queues a job here or on another replica (`queuedElsewhere`); it expires after `EMPTY_HINT_MS` anyway, so a
+   * lost notification delays a job by at most that.
+   */
+  private readonly emptyUntil = new Map<string, number>();
+  private queueGen = 0;
 
   private constructor(
     readonly pool: Pool,
@@ -110,7 +119,15 @@ export class PgStore implements Store {
   }
 
   private queued(endpointId: string): void {
+    this.queuedElsewhere(endpointId);
     this.onQueued?.(endpointId);
+  }
+
+  /** Jobs were queued on `endpointId` (here or by another replica): the next claim queries again. */
+  queuedElsewhere(endpointId?: string): void {
+    this.queueGen++;
+    if (endpointId === undefined) this.emptyUntil.clear();
+    else this.emptyUntil.delete(endpointId);
   }
 
   async insert(job: JobRecord): Promise<void> {
@@ -144,6 +161,8 @@ export class PgStore implements Store {
   }
 
   async claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
+    if ((this.emptyUntil.get(endpointId) ?? 0) > Date.now()) return undefined;
+    const gen = this.queueGen;
     const [r] = await this.q(
       `UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, worker_id = $2, owner = $4, started_at = $3,
          execution_deadline = $3 + execution_timeout, lease_until = NULL, progress = NULL, queue_seq = NULL, stream_len = 0, stream_taken = 0
@@ -151,24 +170,51 @@ export class PgStore implements Store {
        RETURNING *`,
       [endpointId, workerId, now, this.replicaId],
     );
+    if (!r && gen === this.queueGen) this.emptyUntil.set(endpointId, Date.now() + EMPTY_HINT_MS);
     return r && toRecord(r);
   }
 
-  private async finishOn(c: Q, id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): Promise<JobRecord | undefined> {
-    const output = patch.status === 'COMPLETED' ? json(patch.output) : null;
-    const job = await this.one(c,
-      `UPDATE jobs SET status = $3, error = $5, finished_at = $6::bigint, retain_until = ${RETAIN('$6', '$7', '$8')}, execution_deadline = NULL, lease_until = NULL,
+  private finishSql(extraWhere: string): string {
+    return `UPDATE jobs SET status = $3, error = $5, finished_at = $6::bigint, retain_until = ${RETAIN('$6', '$7', '$8')}, execution_deadline = NULL, lease_until = NULL,
          output = CASE WHEN cost IS NOT NULL AND $4::text IS NOT NULL AND jsonb_typeof($4::jsonb) = 'object'
            THEN ($4::jsonb || jsonb_build_object('cost', cost))::text ELSE $4::text END
-       WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 RETURNING *`,
-      [id, attempt, patch.status, output, patch.status === 'COMPLETED' ? null : patch.error, now, retention.sync, retention.async]);
+       WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2${extraWhere} RETURNING *`;
+  }
+
+  private finishParams(id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): unknown[] {
+    const output = patch.status === 'COMPLETED' ? json(patch.output) : null;
+    return [id, attempt, patch.status, output, patch.status === 'COMPLETED' ? null : patch.error, now, retention.sync, retention.async];
+  }
+
+  private async finishOn(c: Q, id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): Promise<JobRecord | undefined> {
+    const job = await this.one(c, this.finishSql(''), this.finishParams(id, attempt, patch, now, retention));
     if (!job) return undefined;
     await this.stat(c, job.endpointId, job.status === 'COMPLETED' ? 'completed' : 'failed');
     await pgOutbox.added(c, job, now);
     return job;
   }
 
-  finish(id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): Promise<JobRecord | undefined> {
+  /**
+   * The common case in one round trip: a job without a webhook ends with one statement (the transition and its
+   * counter, one implicit transaction). A job with a webhook is not matched and takes the transaction with the
+   * outbox row.
+   */
+  private async finishFast(id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): Promise<JobRecord | undefined | 'webhook'> {
+    const params = [...this.finishParams(id, attempt, patch, now, retention), Math.floor(Math.random() * SHARDS)];
+    const [r] = await this.q<JobRow & { has_webhook?: boolean }>(
+      `WITH j AS (${this.finishSql(' AND webhook IS NULL')}),
+       s AS (INSERT INTO endpoint_stats (endpoint_id, shard, completed, failed)
+         SELECT endpoint_id, $9, (status = 'COMPLETED')::int, (status <> 'COMPLETED')::int FROM j
+         ON CONFLICT (endpoint_id, shard) DO UPDATE SET completed = endpoint_stats.completed + EXCLUDED.completed, failed = endpoint_stats.failed + EXCLUDED.failed)
+       SELECT * FROM j`, params);
+    if (r) return toRecord(r);
+    const [w] = await this.q<{ n: number }>(`SELECT 1 AS n FROM jobs WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 AND webhook IS NOT NULL`, [id, attempt]);
+    return w ? 'webhook' : undefined;
+  }
+
+  async finish(id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): Promise<JobRecord | undefined> {
+    const fast = await this.finishFast(id, attempt, patch, now, retention);
+    if (fast !== 'webhook') return fast;
     return this.tx((c) => this.finishOn(c, id, attempt, patch, now, retention));
   }
 
@@ -202,7 +248,7 @@ export class PgStore implements Store {
   }
 
   async requeue(id: string, attempt: number, now: number, maxAttempts: number, failError: string, retention: RetentionPolicy): Promise<JobRecord | undefined> {
-    if (attempt >= maxAttempts) return this.tx((c) => this.finishOn(c, id, attempt, { status: 'FAILED', error: failError }, now, retention));
+    if (attempt >= maxAttempts) return this.finish(id, attempt, { status: 'FAILED', error: failError }, now, retention);
     const job = await this.tx(async (c) => {
       const job = await this.one(c,
         `UPDATE jobs SET status = 'IN_QUEUE', progress = NULL, worker_id = NULL, owner = NULL, started_at = NULL, execution_deadline = NULL,
@@ -351,8 +397,9 @@ export class PgStore implements Store {
     return pgJobLogs.recent(this.pool, endpointId, limit).catch(toUnavailable);
   }
 
-  claimWebhooks(now: number, limit: number, leaseUntil: number): Promise<WebhookDelivery[]> {
-    return this.tx((c) => pgOutbox.claim(c, now, limit, leaseUntil));
+  async claimWebhooks(now: number, limit: number, leaseUntil: number): Promise<WebhookDelivery[]> {
+    this.alive();
+    return pgOutbox.claim(this.pool, now, limit, leaseUntil).catch(toUnavailable); // one statement: atomic by itself
   }
 
   recordWebhookAttempt(deliveryId: string, attempt: WebhookAttempt, nextAttemptAt: number | null): Promise<boolean> {

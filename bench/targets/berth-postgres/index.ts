@@ -1,0 +1,90 @@
+/**
+ * Berth on PostgreSQL (`berth serve --store postgres`): one replica, and three replicas on one schema behind a TCP
+ * round-robin balancer (clients spread over the three; the worker sits on one, so two thirds of the jobs cross
+ * replicas through LISTEN/NOTIFY). Needs a PostgreSQL server: BENCH_DATABASE_URL, default
+ * postgres://root@127.0.0.1:5432/test. Each start uses a new schema, dropped on stop.
+ */
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { BENCH_DIR, startTs, release, until, REPO_ROOT } from '../../lib/proc.js';
+import { health } from '../common.js';
+import { startBerth } from '../berth/index.js';
+import type { Running, Target, Workload } from '../types.js';
+import { roundRobin } from './proxy.js';
+
+const URL_ = process.env['BENCH_DATABASE_URL'] ?? 'postgres://root@127.0.0.1:5432/test';
+const ALL: Workload[] = ['runsync', 'run', 'status', 'fill', 'stream'];
+const TOKEN = 'berthw_bench_token';
+
+type PgClient = { connect(): Promise<void>; query(sql: string): Promise<{ rows: { n: string }[] }>; end(): Promise<void> };
+async function sql(text: string): Promise<{ n: string }[]> {
+  const { Client } = createRequire(join(REPO_ROOT, 'packages/server/package.json'))('pg') as { Client: new (o: { connectionString: string }) => PgClient };
+  const c = new Client({ connectionString: URL_ });
+  await c.connect();
+  try {
+    return (await c.query(text)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+/** Bytes the schema's tables and indexes take. */
+async function schemaBytes(schema: string): Promise<number> {
+  const rows = await sql(`SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::text AS n FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
+    WHERE s.nspname = '${schema}' AND c.relkind = 'r'`);
+  return Number(rows[0]?.n ?? NaN);
+}
+
+async function startSet(replicas: number, dir: string): Promise<Running> {
+  const schema = `berth_bench_${randomBytes(5).toString('hex')}`;
+  const flavour = { name: 'pg', description: '', args: () => ['--store', 'postgres', '--database-url', URL_, '--database-schema', schema] };
+  const t0 = performance.now();
+  const first = await startBerth(flavour, join(dir, 'r0')); // migrates the schema
+  const rest = await Promise.all(Array.from({ length: replicas - 1 }, (_, i) => startBerth(flavour, join(dir, `r${i + 1}`))));
+  const all = [first, ...rest];
+  const readyMs = performance.now() - t0;
+  const drop = async () => void (await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
+  if (replicas === 1) return { ...first, storeBytes: () => schemaBytes(schema), stop: async () => { await first.stop(); await drop(); } };
+  const ports = all.map((r) => Number(new URL(r.base('echo')).port));
+  const lb = await roundRobin(ports);
+  const base = (ep: string) => `${lb.url}/v2/${ep}`;
+  const workersOnAll = async (ep: string) => (await Promise.all(all.map((r) => health(r.base(ep), r.headers)))).reduce((s, h) => s + h.workers, 0);
+  let placed = 0;
+  const extra: { kill(s?: NodeJS.Signals): Promise<void> }[] = [];
+  return {
+    readyMs,
+    base,
+    headers: first.headers,
+    serverProcs: () => all.flatMap((r) => r.serverProcs()),
+    heapUsed: async () => (await Promise.all(all.map((r) => r.heapUsed()))).reduce((s, v) => s + v, 0),
+    storeBytes: () => schemaBytes(schema),
+    startWorker: async (ep) => {
+      // Workers go to the replicas in turn (the first one to replica 0): submits reach them across replicas.
+      const url = new URL(all[placed++ % all.length]!.base(ep)).origin;
+      const proc = startTs(join(BENCH_DIR, 'targets/berth/worker.ts'), { BERTH_URL: url, BERTH_ENDPOINT_ID: ep, BERTH_WORKER_TOKEN: TOKEN, BERTH_LOG_LEVEL: 'error', BENCH_HOLD: '1' }, { ipc: true });
+      extra.push(proc);
+      return {
+        proc,
+        go: async () => {
+          const before = await workersOnAll(ep);
+          await release(proc);
+          await until(async () => (await workersOnAll(ep)) > before, 20_000, `a worker on ${url}`, 5);
+        },
+        stop: () => proc.kill('SIGKILL'),
+      };
+    },
+    completed: async (ep) => (await health(first.base(ep), first.headers)).completed,
+    stop: async () => {
+      await Promise.all(extra.map((p) => p.kill('SIGKILL')));
+      await lb.close();
+      await Promise.all(all.map((r) => r.stop()));
+      await drop();
+    },
+  };
+}
+
+export const POSTGRES_TARGETS: Target[] = [
+  { name: 'berth-postgres', description: '`berth serve --store postgres` (PostgreSQL 15, local, synchronous_commit on)', workloads: ALL, start: (d) => startSet(1, d) },
+  { name: 'berth-postgres-x3', description: '3 `berth serve --store postgres` replicas on one schema behind a TCP round-robin balancer; the worker on replica 1', workloads: ALL, start: (d) => startSet(3, d) },
+];
