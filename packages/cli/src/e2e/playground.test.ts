@@ -276,12 +276,13 @@ describe.skipIf(!CHROMIUM)(`playground in Chromium${CHROMIUM ? '' : ' (skipped: 
     await page.waitForFunction(() => /aborted after/.test(document.querySelector('#job-detail .logs')?.textContent ?? ''), null, { timeout: 10_000 });
     expect(await page.locator('#job-detail pre').textContent()).toContain('"status": "CANCELLED"');
     expect(await page.locator('#health').textContent()).toMatch(/Workers:.*idle/);
+    await page.locator('#job-detail').scrollIntoViewIfNeeded();
+    await shot('jobs-logs');
 
     await page.selectOption('#target', 'model:shapes-diffusion');
     for (const id of [ids['image'], ids['curl']]) await page.locator(`#jobs button[data-job-id="${id}"]`).waitFor();
     await page.selectOption('#target', 'ep:text');
     await page.locator(`#jobs button[data-job-id="${ids['text']}"]`).waitFor();
-    await shot('jobs');
     await page.setViewportSize({ width: 390, height: 844 });
     await shot('narrow');
     expect(pageErrors, 'no script errors or CSP violations').toEqual([]);
