@@ -29,6 +29,11 @@ async function sql(text: string): Promise<{ n: string }[]> {
   }
 }
 
+/** Drops a bench schema and everything in it. */
+export async function dropBenchSchema(schema: string): Promise<void> {
+  await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}
+
 /** Bytes the schema's tables and indexes take. */
 async function schemaBytes(schema: string): Promise<number> {
   const rows = await sql(`SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::text AS n FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
@@ -44,7 +49,7 @@ async function startSet(replicas: number, dir: string): Promise<Running> {
   const rest = await Promise.all(Array.from({ length: replicas - 1 }, (_, i) => startBerth(flavour, join(dir, `r${i + 1}`))));
   const all = [first, ...rest];
   const readyMs = performance.now() - t0;
-  const drop = async () => void (await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
+  const drop = () => dropBenchSchema(schema);
   if (replicas === 1) return { ...first, storeBytes: () => schemaBytes(schema), stop: async () => { await first.stop(); await drop(); } };
   const ports = all.map((r) => Number(new URL(r.base('echo')).port));
   const lb = await roundRobin(ports);
