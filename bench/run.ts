@@ -18,6 +18,7 @@ const { values } = parseArgs({
     fill: { type: 'string' },
     seconds: { type: 'string' },
     only: { type: 'string' },
+    skip: { type: 'string' },
     out: { type: 'string' },
     'max-minutes': { type: 'string' },
   },
@@ -26,6 +27,7 @@ const cfg = { ...(values.quick ? QUICK : FULL) };
 if (values.rounds) cfg.rounds = Number(values.rounds);
 if (values.fill) cfg.fillJobs = Number(values.fill);
 if (values.seconds) cfg.c50Seconds = Number(values.seconds);
+if (values.skip) cfg.skip = values.skip.split(',');
 const only = values.only?.split(',');
 const targets = only ? TARGETS.filter((t) => only.includes(t.name)) : TARGETS;
 if (targets.length === 0) throw new Error(`--only matched no target; targets: ${TARGETS.map((t) => t.name).join(', ')}`);

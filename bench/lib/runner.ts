@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Running, Target } from '../targets/types.js';
+import type { Running, Target, Workload } from '../targets/types.js';
 import { fill } from '../workloads/fill.js';
 import { stream } from '../workloads/stream.js';
 import { throughput } from '../workloads/throughput.js';
@@ -31,6 +31,7 @@ async function withTarget<T>(t: Target, fn: (run: Running) => Promise<T>): Promi
 /** One target, one round: a fresh start for the worker-connected workloads, another for the fill. */
 async function measure(t: Target, cfg: BenchConfig, errors: string[]): Promise<Figures> {
   const f: Figures = {};
+  const has = (w: Workload) => t.workloads.includes(w) && !cfg.skip?.includes(w);
   const attempt = async (what: string, fn: () => Promise<void>) => {
     try {
       await fn();
@@ -45,11 +46,11 @@ async function measure(t: Target, cfg: BenchConfig, errors: string[]): Promise<F
       const pids = () => [...run.serverProcs().map((p) => p.pid), worker.proc.pid];
       Object.assign(f, await throughput(t, run, cfg, pids));
       await worker.stop();
-      if (t.workloads.includes('stream')) Object.assign(f, await stream(run, cfg));
+      if (has('stream')) Object.assign(f, await stream(run, cfg));
     });
     f['startup_ms'] = readyMs;
   });
-  if (t.workloads.includes('fill')) await attempt('fill', async () => void Object.assign(f, (await withTarget(t, (run) => fill(run, cfg))).value));
+  if (has('fill')) await attempt('fill', async () => void Object.assign(f, (await withTarget(t, (run) => fill(run, cfg))).value));
   return f;
 }
 

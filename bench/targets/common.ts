@@ -32,6 +32,6 @@ export function healthWorker(proc: Proc, base: string, headers: Record<string, s
       await release(proc);
       await until(async () => (await health(base, headers)).workers > before, 20_000, `a worker on ${base}`, 5);
     },
-    stop: () => proc.kill(),
+    stop: () => proc.kill(process.env['BENCH_CPU_PROF'] ? 'SIGTERM' : 'SIGKILL'),
   };
 }

@@ -13,6 +13,8 @@ export interface Target {
   /** What it is, one line (printed under the table). */
   description: string;
   workloads: readonly Workload[];
+  /** Why this target cannot run here (e.g. a missing binary), or undefined when it can. Optional. */
+  unavailable?: () => Promise<string | undefined>;
   /** Starts the control plane (no worker yet), fresh state, in `dir` (a new empty temp folder). */
   start(dir: string): Promise<Running>;
 }
@@ -21,7 +23,7 @@ export interface Running {
   /** ms from spawning the control plane to it answering (for Berth: the `berth serve` ready banner). */
   readyMs: number;
   /** `http://127.0.0.1:<port>/v2/<endpoint>`: the RunPod-style routes /runsync /run /status/<id> /stream/<id> /health. */
-  base(endpoint: EndpointName): string;
+  base(endpoint: EndpointName | (string & {})): string;
   /** Headers every request carries (API key). */
   headers: Record<string, string>;
   /** Processes that count as the server side (CPU per job, RSS): control plane, store (e.g. redis). */

@@ -16,6 +16,8 @@ export interface BenchConfig {
   /** Chunks the streaming generator yields. */
   streamChunks: number;
   concurrency: number;
+  /** Workloads to leave out of this run (`--skip fill,stream`). */
+  skip?: string[];
 }
 
 /** One target's figures from one round; NaN where a figure does not apply. */

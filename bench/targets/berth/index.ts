@@ -20,14 +20,19 @@ export interface BerthFlavour {
   dataDir?: (dir: string) => string;
   /** Extra environment for `berth serve` (e.g. a database URL). */
   env?: Record<string, string>;
+  /** The `berth` binary (default: this checkout's packages/cli/dist/bin.js). */
+  bin?: string;
 }
 
 /** Starts `berth serve` with `flavour`'s store flags, rate limits off, and the heap probe preloaded. */
 export async function startBerth(flavour: BerthFlavour, dir: string): Promise<Running> {
-  if (!existsSync(BIN)) throw new Error(`${BIN} does not exist: run \`npm run build\` first`);
+  const bin = flavour.bin ?? BIN;
+  if (!existsSync(bin)) throw new Error(`${bin} does not exist: run \`npm run build\` first`);
   const port = await freePort();
+  // BENCH_CPU_PROF=<dir>: write V8 CPU profiles of the control plane and workers there (see README.md).
+  const prof = process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['BENCH_CPU_PROF']] : [];
   const t0 = performance.now();
-  const serve = start(process.execPath, ['--expose-gc', '--import', PROBE, BIN, 'serve', '--port', String(port), '--endpoint', 'echo,stream', '--log-level', 'warn', ...flavour.args(dir)], {
+  const serve = start(process.execPath, [...prof, '--expose-gc', '--import', PROBE, bin, 'serve', '--port', String(port), '--endpoint', 'echo,stream', '--log-level', 'warn', ...flavour.args(dir)], {
     env: { ...process.env, ...flavour.env, BERTH_API_KEY: KEY, BERTH_WORKER_TOKEN: TOKEN, BERTH_RATE_LIMITS: 'off', NO_COLOR: '1' },
     ipc: true,
   });
@@ -45,14 +50,16 @@ export async function startBerth(flavour: BerthFlavour, dir: string): Promise<Ru
     heapUsed: () => heapUsed(serve),
     storeBytes: async () => (flavour.dataDir ? dirBytes(flavour.dataDir(dir)) : NaN),
     startWorker: async (ep) => {
-      const proc = startTs(join(BENCH_DIR, 'targets/berth/worker.ts'), { BERTH_URL: url, BERTH_ENDPOINT_ID: ep, BERTH_WORKER_TOKEN: TOKEN, BERTH_LOG_LEVEL: 'error', BENCH_HOLD: '1' }, { ipc: true });
+      const proc = startTs(join(BENCH_DIR, 'targets/berth/worker.ts'), { BERTH_URL: url, BERTH_ENDPOINT_ID: ep, BERTH_WORKER_TOKEN: TOKEN, BERTH_LOG_LEVEL: 'error', BENCH_HOLD: '1' }, { ipc: true, nodeArgs: prof });
       workers.add(proc);
       return healthWorker(proc, base(ep), headers);
     },
     completed: async (ep) => (await health(base(ep), headers)).completed,
     stop: async () => {
-      await Promise.all([...workers].map((w) => w.kill()));
-      await serve.kill();
+      // SIGTERM when profiling: the processes exit by themselves and write their profiles.
+      const signal = prof.length ? 'SIGTERM' : 'SIGKILL';
+      await Promise.all([...workers].map((w) => w.kill(signal)));
+      await serve.kill(signal);
     },
   };
 }
@@ -61,8 +68,18 @@ export function berthTarget(flavour: BerthFlavour): Target {
   return { name: flavour.name, description: flavour.description, workloads: ALL, start: (dir) => startBerth(flavour, dir) };
 }
 
-export const BERTH_TARGETS: Target[] = [
-  berthTarget({ name: 'berth-memory', description: '`berth serve --store memory`', args: () => ['--store', 'memory'] }),
-  berthTarget({ name: 'berth-sqlite-normal', description: '`berth serve` SQLite, synchronous=NORMAL (default)', args: (d) => ['--data-dir', d], dataDir: (d) => d }),
-  berthTarget({ name: 'berth-sqlite-full', description: '`berth serve --durability full` (fsync every commit)', args: (d) => ['--data-dir', d, '--durability', 'full'], dataDir: (d) => d }),
+const FLAVOURS: BerthFlavour[] = [
+  { name: 'berth-memory', description: '`berth serve --store memory`', args: () => ['--store', 'memory'] },
+  { name: 'berth-sqlite-normal', description: '`berth serve` SQLite, synchronous=NORMAL (default)', args: (d) => ['--data-dir', d], dataDir: (d) => d },
+  { name: 'berth-sqlite-full', description: '`berth serve --durability full` (fsync every commit)', args: (d) => ['--data-dir', d, '--durability', 'full'], dataDir: (d) => d },
 ];
+
+/**
+ * BENCH_BERTH_BASELINE=<another checkout, built> adds a `<name>@base` row after each Berth row, running that
+ * checkout's `berth serve`: before/after figures for a change, interleaved in the same run.
+ */
+const baseline = process.env['BENCH_BERTH_BASELINE'];
+export const BERTH_TARGETS: Target[] = FLAVOURS.flatMap((f) => [
+  berthTarget(f),
+  ...(baseline ? [berthTarget({ ...f, name: `${f.name}@base`, description: `${f.description}, built from ${baseline}`, bin: join(baseline, 'packages/cli/dist/bin.js') })] : []),
+]);

@@ -1,4 +1,5 @@
 /** The peer: BullMQ + its own redis-server (AOF everysec or always) in a temp dir, behind an HTTP front. */
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { BENCH_DIR, freePort, heapUsed, start, startTs, type Proc } from '../../lib/proc.js';
 import { dirBytes, health, healthWorker } from '../common.js';
@@ -43,5 +44,6 @@ export const BULLMQ_TARGETS: Target[] = (['everysec', 'always'] as const).map((f
   name: `bullmq-aof-${fsync}`,
   description: `BullMQ + redis-server (--appendfsync ${fsync}), HTTP front with one shared QueueEvents, worker concurrency 64`,
   workloads: ['runsync', 'run', 'status', 'fill'],
+  unavailable: async () => (spawnSync('redis-server', ['--version']).status === 0 ? undefined : 'redis-server is not installed'),
   start: (dir: string) => startPeer(fsync, dir),
 }));

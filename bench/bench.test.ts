@@ -1,0 +1,86 @@
+// Smoke test of the bench harness (not timed: tiny sizes). Every target starts, runs every workload it lists and
+// yields finite figures; the harness's own checks of the no-op answers (echo output, every stream chunk in
+// order) pass; and a target that answers wrongly is reported as failing rather than measured.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { TINY } from './config.js';
+import { request } from './lib/http.js';
+import type { Proc } from './lib/proc.js';
+import { FIGURES, goals, markdown } from './lib/report.js';
+import { runBench } from './lib/runner.js';
+import { TARGETS, type Target } from './targets/index.js';
+
+/** Figures each workload must produce. */
+const EXPECTED: Record<string, string[]> = {
+  runsync: ['startup_ms', 'runsync_c1_p50_ms', 'runsync_c1_p99_ms', 'runsync_c50_rps', 'runsync_c50_cpu_ms_per_job'],
+  run: ['run_c50_submit_rps', 'run_completions_per_s', 'run_cpu_ms_per_job'],
+  status: ['status_c50_rps'],
+  fill: ['fill_submit_rps', 'fill_heap_b_per_job', 'fill_rss_b_per_job', 'drain_s', 'drain_jobs_per_s'],
+  stream: ['stream_chunk_p50_ms', 'stream_chunk_p99_ms', 'stream_chunks_per_s'],
+};
+
+describe('bench harness', () => {
+  it('runs every available target and every workload it lists, with well-formed results', { timeout: 240_000 }, async () => {
+    const runnable: Target[] = [];
+    for (const t of TARGETS) {
+      const why = await t.unavailable?.();
+      if (why) console.warn(`bench smoke: skipping ${t.name}: ${why}`);
+      else runnable.push(t);
+    }
+    expect(runnable.map((t) => t.name)).toEqual(expect.arrayContaining(['L0', 'L1', 'berth-memory', 'berth-sqlite-normal', 'berth-sqlite-full']));
+    const results = await runBench(runnable, TINY);
+    for (const [i, r] of results.entries()) {
+      const t = runnable[i]!;
+      expect(r.errors, r.name).toEqual([]);
+      for (const w of t.workloads) {
+        for (const key of EXPECTED[w]!) {
+          const v = r.rounds[key];
+          expect(v, `${r.name} ${key}`).toHaveLength(TINY.rounds);
+          expect(Number.isFinite(v![0]), `${r.name} ${key} = ${v![0]}`).toBe(true);
+        }
+      }
+      expect(r.rounds['runsync_c50_rps']![0]).toBeGreaterThan(0);
+      if (t.workloads.includes('stream')) expect(r.rounds['stream_chunks_per_s']![0]).toBeGreaterThan(0);
+    }
+    const md = markdown(results, { mode: 'smoke' });
+    for (const [, label] of FIGURES.slice(0, 4)) expect(md).toContain(label);
+    expect(goals(results).every((g) => g.summary.n === 1)).toBe(true);
+  });
+
+  it('reports a target whose no-op answer is wrong as an error, not as a figure', async () => {
+    // An in-process "L0" that answers COMPLETED with the wrong output.
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'x', status: 'COMPLETED', output: { n: -1 } })));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const self = { pid: process.pid } as Proc;
+    const broken: Target = {
+      name: 'broken',
+      description: 'answers the wrong output',
+      workloads: ['runsync'],
+      start: async () => ({
+        readyMs: 0,
+        base: (ep) => `${url}/v2/${ep}`,
+        headers: {},
+        serverProcs: () => [self],
+        heapUsed: async () => NaN,
+        storeBytes: async () => NaN,
+        startWorker: async () => ({ proc: self, go: async () => {}, stop: async () => {} }),
+        completed: async () => NaN,
+        stop: async () => {},
+      }),
+    };
+    try {
+      expect((await request(`${url}/v2/echo/runsync`, 'POST', { input: { n: 1 } })).body.output).toEqual({ n: -1 });
+      const [r] = await runBench([broken], TINY);
+      expect(r!.errors).toHaveLength(1);
+      expect(r!.errors[0]).toMatch(/wrong output for n=/);
+      expect(r!.rounds['runsync_c50_rps']).toBeUndefined();
+    } finally {
+      server.close();
+    }
+  });
+});
