@@ -58,6 +58,11 @@ export class Dispatcher {
     let job: JobRecord | undefined;
     try {
       job = await store.claim(endpointId, session.workerId, clock.now());
+    } catch (err) {
+      // The store went away mid-claim: the claim may have committed without us seeing the job. The worker
+      // reconnects, and its hello (adopt) requeues whatever the store holds for it that it does not run.
+      if ((err as { code?: string }).code === 'unavailable') session.close(1013, 'store unavailable');
+      throw err;
     } finally {
       session.reserved--;
     }
