@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { ENDPOINT_ID_RE } from '@berth/protocol';
 import type { Io } from '../internal/io.js';
 import { EXIT, UsageError } from '../internal/usage-error.js';
+import { redactUrl } from '../store-options.js';
 
 export const KEYS_HELP = `Usage: berth keys <create|list|revoke> [options]
 
@@ -20,6 +21,9 @@ Commands:
 
 Options:
       --data-dir <dir>    the data folder (default ./.berth, or BERTH_DATA_DIR)
+      --store postgres --database-url <url> [--database-schema <name>]
+                          the keys of replicas on PostgreSQL instead (or BERTH_STORE, BERTH_DATABASE_URL,
+                          BERTH_DATABASE_SCHEMA)
   -h, --help              show this help
 `;
 
@@ -34,6 +38,9 @@ function parse(argv: readonly string[]): Parsed {
         endpoints: { type: 'string' },
         'read-only': { type: 'boolean' },
         'data-dir': { type: 'string' },
+        store: { type: 'string' },
+        'database-url': { type: 'string' },
+        'database-schema': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -68,10 +75,15 @@ export async function runKeys(argv: readonly string[], io: Io): Promise<number> 
   }
   const dir = (values['data-dir'] as string | undefined) ?? io.env['BERTH_DATA_DIR'] ?? '.berth';
   if (dir.trim() === '') throw new UsageError('--data-dir must not be empty', 'keys');
-  const file = resolve(io.cwd, dir, 'berth.sqlite');
+  // --store postgres (or BERTH_STORE=postgres): the keys of a replica set, in its database (docs/deployment.md).
+  const pg = ((values['store'] as string | undefined) ?? io.env['BERTH_STORE']) === 'postgres';
+  const url = (values['database-url'] as string | undefined) ?? io.env['BERTH_DATABASE_URL'];
+  if (pg && !url) throw new UsageError('--store postgres needs --database-url (or BERTH_DATABASE_URL)', 'keys');
+  const schema = (values['database-schema'] as string | undefined) ?? io.env['BERTH_DATABASE_SCHEMA'] ?? 'berth';
+  const file = pg ? `${redactUrl(url ?? '')} (schema ${schema})` : resolve(io.cwd, dir, 'berth.sqlite');
 
-  const { SqliteKeyStore, createApiKey } = await import('@berth/server');
-  const store = new SqliteKeyStore(file);
+  const { SqliteKeyStore, PgKeyStore, createApiKey } = await import('@berth/server');
+  const store = pg ? await PgKeyStore.open({ url: url ?? '', schema }) : new SqliteKeyStore(file);
   try {
     if (sub === 'create') {
       const { key, secret } = await createApiKey(store, {

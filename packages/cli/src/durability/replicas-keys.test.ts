@@ -1,0 +1,49 @@
+import { PassThrough } from 'node:stream';
+import { createServer, PgKeyStore, PgStore, silentLogger } from '@berth/server';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../cli.js';
+import { dropSchema, PG_TEST_URL, pgUnavailable, testSchema } from './replicas.test-helpers.js';
+
+const skip = await pgUnavailable();
+const schema = testSchema();
+afterAll(async () => {
+  if (!skip) await dropSchema(schema);
+});
+
+async function berth(...argv: string[]) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (d: Buffer) => (out += d.toString()));
+  stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await main(argv, { stdout, stderr, env: { BERTH_STORE: 'postgres', BERTH_DATABASE_URL: PG_TEST_URL }, cwd: '/' });
+  return { code, out, err };
+}
+
+describe.skipIf(skip !== undefined)(`berth keys on PostgreSQL${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  it('a key created with berth keys works on every replica at once, and a revocation applies to all', async () => {
+    const created = await berth('keys', 'create', '--name', 'fleet', '--database-schema', schema);
+    expect(created.code).toBe(0);
+    expect(created.err).toContain(`(schema ${schema})`);
+    const secret = created.out.trim();
+    const replicas = await Promise.all([0, 1].map(async () => {
+      const store = await PgStore.open({ url: PG_TEST_URL, schema, poolSize: 2 });
+      return createServer({ store, keyStore: PgKeyStore.on(store.pool), endpoints: ['echo'], logger: silentLogger, sweepIntervalMs: 0, cluster: false });
+    }));
+    const health = (i: number) => replicas[i]!.handle({ method: 'GET', path: '/v2/echo/health', query: new URLSearchParams(), headers: { authorization: `Bearer ${secret}` } });
+    try {
+      expect((await health(0)).status).toBe(200);
+      expect((await health(1)).status).toBe(200);
+      const id = secret.slice(9, 21);
+      expect((await berth('keys', 'revoke', id, '--database-schema', schema)).code).toBe(0);
+      expect((await health(0)).status).toBe(401);
+      expect((await health(1)).status).toBe(401);
+      const list = await berth('keys', 'list', '--database-schema', schema);
+      expect(list.out).toContain(id);
+      expect((await berth('keys', 'list', '--store', 'postgres', '--database-url', '')).code).not.toBe(0);
+    } finally {
+      await Promise.all(replicas.map((r) => r.close({ drainMs: 0 })));
+    }
+  });
+});
