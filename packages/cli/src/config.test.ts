@@ -95,8 +95,8 @@ describe('loadConfig', () => {
     expect((await loadConfig(f)).models).toEqual(models);
     writeFileSync(f, JSON.stringify({ endpoints: { image: { worker: './t2i.ts' } }, models: { 'shapes-diffusion': { endpoint: 'img', kind: 'image' } } }));
     await expect(loadConfig(f)).rejects.toThrow(/models\.shapes-diffusion\.endpoint: "img" is not an endpoint of this file \(known: image\)/);
-    writeFileSync(f, JSON.stringify({ endpoints: { image: { worker: './t2i.ts' } }, models: { 'shapes-diffusion': { endpoint: 'image', kind: 'video' } } }));
-    await expect(loadConfig(f)).rejects.toThrow(/models\.shapes-diffusion\.kind must be one of image, upscale/);
+    writeFileSync(f, JSON.stringify({ endpoints: { image: { worker: './t2i.ts' } }, models: { 'shapes-diffusion': { endpoint: 'image', kind: 'speech' } } }));
+    await expect(loadConfig(f)).rejects.toThrow(/models\.shapes-diffusion\.kind must be one of image, upscale, audio, video \(got "speech"\)/);
   });
 
   it('loads JSON', async () => {

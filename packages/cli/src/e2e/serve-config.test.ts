@@ -23,7 +23,7 @@ describe('berth serve --config', () => {
         await new Promise((r) => setTimeout(r, 50));
       }
       const [, url, eps] = m;
-      expect(eps).toBe('image, upscale');
+      expect(eps).toBe('image, upscale, video');
       const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
       // A bad input on the slug is refused at submit (a FAILED job object), no worker needed.
       const res = await fetch(`${url}/v2/shapes-diffusion/runsync`, { method: 'POST', headers, body: JSON.stringify({ input: { prompt: 'x', width: 7 } }) });
