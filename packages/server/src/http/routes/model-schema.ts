@@ -46,6 +46,7 @@ export function modelInputSchema(model: PublicModel): Schema {
       seed: SEED,
       seed_end: SEED,
       output_format: { enum: [...VIDEO_FORMATS], default: 'mp4' },
+      scheduler: { enum: ['euler', 'ddim'] },
     };
     required = ['prompt'];
   } else {
