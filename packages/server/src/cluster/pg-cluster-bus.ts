@@ -5,6 +5,8 @@ import type { ClusterBus, ClusterMessage } from './types.js';
 
 /** NOTIFY payloads must stay under 8000 bytes. */
 const MAX_PAYLOAD = 7_500;
+/** How long a message from another replica counts as proof that others listen (the heartbeat is every 2 s). */
+const OTHERS_FRESH_MS = 15_000;
 const KIND = { change: 'c', chunk: 's', deleted: 'd' } as const;
 const KIND_OF = { c: 'change', s: 'chunk', d: 'deleted' } as const;
 
@@ -38,6 +40,7 @@ export class PgClusterBus implements ClusterBus {
   private flushing = false;
   private closed = false;
   private connectedOnce = false;
+  private othersSeenAt = 0;
   private retryMs = 100;
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly handlers: ((m: ClusterMessage) => void)[] = [];
@@ -55,8 +58,20 @@ export class PgClusterBus implements ClusterBus {
   }
 
   publish(msg: ClusterMessage): void {
-    if (this.closed) return;
-    this.outbox.push(encode(msg));
+    if (this.closed || !this.othersMayListen()) return;
+    this.push(encode(msg));
+  }
+
+  /**
+   * A lone replica (one replica, or the only one alive) sends nothing: notifications cost a statement each. Others
+   * are known from the heartbeat, and at once from any message they send (a starting replica says hello).
+   */
+  private othersMayListen(): boolean {
+    return this.store.otherReplicas > 0 || Date.now() - this.othersSeenAt < OTHERS_FRESH_MS;
+  }
+
+  private push(encoded: unknown[]): void {
+    this.outbox.push(encoded);
     if (!this.flushing) {
       this.flushing = true;
       setImmediate(() => void this.flush());
@@ -113,6 +128,7 @@ export class PgClusterBus implements ClusterBus {
     }
     if (parsed.r === this.replicaId || !Array.isArray(parsed.m)) return;
     this.stats.received++;
+    this.othersSeenAt = Date.now();
     for (const a of parsed.m) {
       const msg = Array.isArray(a) ? decode(a) : undefined;
       if (!msg) continue;
@@ -144,6 +160,7 @@ export class PgClusterBus implements ClusterBus {
     }
     this.client = client;
     this.retryMs = 100;
+    this.push(['h']); // hello: replicas that thought they were alone start sending at once
     if (this.connectedOnce) {
       this.stats.reconnects++;
       this.store.queuedElsewhere(); // notifications may have been missed: every queue may hold jobs

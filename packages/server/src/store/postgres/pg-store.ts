@@ -59,6 +59,11 @@ export class PgStore implements Store {
     this.watch = new ReplicaWatch(pool, this.replicaId, options.replicaTimes ?? DEFAULT_REPLICA_TIMES, onError);
   }
 
+  /** Other replicas alive at the last heartbeat (0 before `recover`): a lone replica sends no notifications. */
+  get otherReplicas(): number {
+    return this.watch.liveOthers;
+  }
+
   /** Connects, creates the schema if needed and applies pending migrations (under an advisory lock). */
   static async open(options: PgStoreOptions): Promise<PgStore> {
     const pool = createPool(options, (err) => options.onError?.(err));

@@ -20,6 +20,8 @@ export const DEFAULT_REPLICA_TIMES: ReplicaTimes = { heartbeatMs: 2_000, deadAft
 export class ReplicaWatch {
   private timer: NodeJS.Timeout | undefined;
   private graceMs = 10_000;
+  /** Other replicas alive at the last heartbeat. */
+  liveOthers = 0;
 
   constructor(
     private readonly pool: Pool,
@@ -46,6 +48,8 @@ export class ReplicaWatch {
       [now + this.graceMs, this.replicaId, now - this.times.deadAfterMs],
     );
     await this.pool.query(`DELETE FROM replicas WHERE seen_at < $1`, [now - 10 * this.times.deadAfterMs]);
+    const n = await this.pool.query<{ n: number }>(`SELECT count(*) AS n FROM replicas WHERE seen_at >= $1 AND id <> $2`, [now - this.times.deadAfterMs, this.replicaId]);
+    this.liveOthers = n.rows[0]?.n ?? 0;
     return r.rowCount ?? 0;
   }
 
