@@ -111,3 +111,35 @@ export async function classify(bases: () => string[], acked: string[], execLog: 
     neverRan: acked.filter((id) => !execs.has(id)).length,
   };
 }
+
+/** A TCP proxy in front of PostgreSQL that can go down (every connection reset, new ones refused) and come back. */
+export async function downableProxy(targetPort: number): Promise<{ port: number; down(): void; up(): void; close(): Promise<void> }> {
+  let isDown = false;
+  const pairs = new Set<Socket>();
+  const server = createServer((client) => {
+    client.on('error', () => {});
+    if (isDown) return void client.destroy();
+    const upstream = connect(targetPort, '127.0.0.1');
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    pairs.add(client);
+    client.on('close', () => pairs.delete(client));
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as AddressInfo).port,
+    down() {
+      isDown = true;
+      for (const c of pairs) c.destroy();
+    },
+    up() {
+      isDown = false;
+    },
+    close: async () => {
+      for (const c of pairs) c.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}

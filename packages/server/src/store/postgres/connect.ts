@@ -48,6 +48,10 @@ export function createPool(o: PgConnectionOptions, onError: (err: Error) => void
     max: o.poolSize ?? 10,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
+    // A path that silently drops packets (no reset) must not hang requests: give up on a statement after 20 s
+    // (the connection is then dropped) and probe idle connections with TCP keepalive.
+    query_timeout: 20_000,
+    keepAlive: true,
     options: `-c search_path=${schema}`,
     // Named, so an operator (or a test) can tell Berth's connections apart in pg_stat_activity.
     application_name: `berth:${schema}`,
@@ -65,7 +69,7 @@ export function isConnectionError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: string }).code;
   if (code !== undefined && (CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable|Connection refused/i.test(err.message);
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable|Connection refused|Query read timeout/i.test(err.message);
 }
 
 /** A connection error becomes 503 `unavailable` (clients retry); anything else is rethrown unchanged. */
