@@ -4,10 +4,10 @@ import { api, getKey, route, setKey, takeKeyFromFragment } from './api.js';
 import { $, errorText, show } from './dom.js';
 import { createInputForm } from './form.js';
 import { loadHealth, loadJobs, showJob } from './jobs.js';
-import { mountRunner } from './run.js';
+import { mountRunner, openJob } from './run.js';
 import { copyText, LANGUAGES, snippets } from './snippets.js';
 
-const state = { targets: new Map(), target: undefined, form: undefined, lang: sessionStorage.getItem('berth.lang') ?? 'curl' };
+const state = { targets: new Map(), streams: new Map(), target: undefined, form: undefined, lang: sessionStorage.getItem('berth.lang') ?? 'curl' };
 
 // --- API key ---------------------------------------------------------------------------------------------------
 takeKeyFromFragment();
@@ -37,6 +37,7 @@ async function loadCatalog() {
   select.replaceChildren();
   state.targets.clear();
   const streams = new Map(catalog.endpoints.map((e) => [e.id, e.stream]));
+  state.streams = streams;
   const group = (label, items) => {
     if (!items.length) return;
     const g = document.createElement('optgroup');
@@ -141,7 +142,8 @@ async function refreshJobs() {
     await Promise.all([
       loadHealth(t.endpoint, $('health')),
       loadJobs(t.endpoint, $('jobs'), (job) => {
-        showJob(t.endpoint, job.id, $('job-detail')).catch((err) => show('jobs-error', errorText(err)));
+        const open = (j) => openJob({ id: t.endpoint, stream: state.streams.get(t.endpoint) === true }, j);
+        showJob(t.endpoint, job.id, $('job-detail'), open).catch((err) => show('jobs-error', errorText(err)));
       }),
     ]);
     show('jobs-error');

@@ -39,8 +39,8 @@ export async function loadJobs(endpoint, tbody, onPick, signal) {
   return jobs;
 }
 
-/** Shows one job's object and its logs in `box`. */
-export async function showJob(endpoint, id, box, signal) {
+/** Shows one job's object and its logs in `box`; its "Open in Result" button calls `onOpen(job)`. */
+export async function showJob(endpoint, id, box, onOpen, signal) {
   const [job, logs] = await Promise.all([
     api(route(endpoint, 'status', id), { signal }).catch((err) => ({ error: err.text ?? err.message })),
     api(route(endpoint, 'logs', id), { signal }).catch((err) => ({ failed: err.text ?? err.message })),
@@ -60,8 +60,11 @@ export async function showJob(endpoint, id, box, signal) {
         ]),
       );
     }
+  const open = el('button', { type: 'button', className: 'secondary', textContent: 'Open in Result' });
+  open.disabled = !job.id;
+  open.addEventListener('click', () => onOpen(job));
   box.replaceChildren(
-    el('h3', { textContent: `Job ${id}` }),
+    el('div', { className: 'jobs-head' }, [el('h3', { textContent: `Job ${id}` }), open]),
     el('pre', { className: 'json mono', textContent: JSON.stringify(withoutSecrets(job), null, 2) }),
     el('h3', { textContent: 'Logs' }),
     list,

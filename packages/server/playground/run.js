@@ -82,6 +82,15 @@ function resetResult() {
   $('media').replaceChildren();
 }
 
+/** Shows a job picked in the jobs view in the result panel (and follows it while it runs), for Cancel and Retry. */
+export function openJob(target, job) {
+  resetResult();
+  state.jobTarget = target;
+  $('result-target').textContent = `of ${target.id}`;
+  showJobState(job);
+  if (!TERMINAL.has(job.status)) void follow(target, job.id);
+}
+
 async function follow(target, id) {
   state.follow?.abort();
   const ctl = new AbortController();

@@ -261,6 +261,7 @@ describe.skipIf(!CHROMIUM)(`playground in Chromium${CHROMIUM ? '' : ' (skipped: 
     await pick('ep:fail', { message: 'bad input' });
     await page.getByRole('button', { name: 'Run (/run)' }).click();
     await waitForStatus('FAILED');
+    ids['fail'] = (await rawJob()).id;
     expect(await page.locator('#run-error').textContent()).toContain('bad input');
     await page.getByRole('button', { name: 'Retry' }).click();
     await page.waitForFunction(() => document.getElementById('raw-json')?.textContent?.includes('"retries": 1'), null, { timeout: 15_000 });
@@ -278,6 +279,15 @@ describe.skipIf(!CHROMIUM)(`playground in Chromium${CHROMIUM ? '' : ' (skipped: 
     expect(await page.locator('#health').textContent()).toMatch(/Workers:.*idle/);
     await page.locator('#job-detail').scrollIntoViewIfNeeded();
     await shot('jobs-logs');
+
+    // A job from the list opened in the result panel: the failed one can be retried from there.
+    await page.selectOption('#target', 'ep:fail');
+    await page.locator(`#jobs button[data-job-id="${ids['fail']}"]`).click();
+    await page.getByRole('button', { name: 'Open in Result' }).click();
+    expect(await page.locator('#job-id').textContent()).toBe(ids['fail']);
+    await page.getByRole('button', { name: 'Retry' }).click();
+    await page.waitForFunction(() => document.getElementById('raw-json')?.textContent?.includes('"retries": 2'), null, { timeout: 15_000 });
+    await waitForStatus('FAILED');
 
     await page.selectOption('#target', 'model:shapes-diffusion');
     for (const id of [ids['image'], ids['curl']]) await page.locator(`#jobs button[data-job-id="${id}"]`).waitFor();
