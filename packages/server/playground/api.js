@@ -18,11 +18,18 @@ export class ApiError extends Error {
 
 /** Reads `#key=...` once, stores it, and removes the fragment from the address bar. */
 export function takeKeyFromFragment() {
-  const params = new URLSearchParams(location.hash.slice(1));
-  const key = params.get('key');
-  if (key === null) return;
-  params.delete('key');
-  const rest = params.toString();
+  // Parsed by hand: URLSearchParams would turn a "+" in the key into a space.
+  const parts = location.hash.slice(1).split('&');
+  const at = parts.findIndex((p) => p.startsWith('key='));
+  if (at < 0) return;
+  let key = parts[at].slice(4);
+  try {
+    key = decodeURIComponent(key);
+  } catch {
+    // not percent-encoded: use it as it is
+  }
+  parts.splice(at, 1);
+  const rest = parts.filter(Boolean).join('&');
   history.replaceState(null, '', location.pathname + location.search + (rest ? `#${rest}` : ''));
   if (key) setKey(key);
 }

@@ -120,6 +120,7 @@ async function follow(target, id) {
       if (signal.aborted) return;
     }
   } catch (err) {
+    streamCtl.abort();
     if (err.name !== 'AbortError') show('run-error', errorText(err));
     return;
   }
