@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { isTerminal } from '@berth/protocol';
 import type { DeleteCondition, DueJobs, EndpointCounts, FinishPatch, JobLog, JobLogLine, JobRecord, RecoveryReport, RetentionPolicy, Store, WebhookAttempt, WebhookDelivery } from '../types.js';
@@ -23,6 +23,23 @@ type Q = Pick<PoolClient, 'query'>;
 type Stat = 'completed' | 'failed' | 'retried';
 const SHARDS = 16;
 const EMPTY_HINT_MS = 1_000;
+const insertSql = (seq: string) => `INSERT INTO jobs (${INSERT_COLUMNS}, queue_seq) VALUES (${Array.from({ length: 24 }, (_, i) => `$${i + 1}`).join(', ')}, ${seq})`;
+const INSERT_QUEUED = insertSql("nextval('queue_seq')");
+const INSERT_OTHER = insertSql('NULL');
+
+const names = new Map<string, string>();
+/**
+ * A named (prepared) statement: PostgreSQL parses and plans it once per connection instead of on every call. Every
+ * SQL text here is a fixed template, so the names (a hash of the text) are few.
+ */
+function named(text: string, values: unknown[]): { name: string; text: string; values: unknown[] } {
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `berth_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    names.set(text, name);
+  }
+  return { name, text, values };
+}
 const RETAIN = (now: string, sync: string, async: string) => `${now}::bigint + CASE WHEN sync THEN ${sync}::bigint ELSE ${async}::bigint END`;
 const TERMINAL = `('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT')`;
 
@@ -83,7 +100,7 @@ export class PgStore implements Store {
   private async q<R extends object = JobRow>(sql: string, params: unknown[] = []): Promise<R[]> {
     this.alive();
     try {
-      return (await this.pool.query<R>(sql, params)).rows;
+      return (await this.pool.query<R>(named(sql, params))).rows;
     } catch (err) {
       return toUnavailable(err);
     }
@@ -113,7 +130,7 @@ export class PgStore implements Store {
   }
 
   private async one(c: Q, sql: string, params: unknown[]): Promise<JobRecord | undefined> {
-    const r = await c.query<JobRow>(sql, params);
+    const r = await c.query<JobRow>(named(sql, params));
     return r.rows[0] ? toRecord(r.rows[0]) : undefined;
   }
 
@@ -138,8 +155,7 @@ export class PgStore implements Store {
   async insert(job: JobRecord): Promise<void> {
     const write = async (c: Q) => {
       try {
-        await c.query(`INSERT INTO jobs (${INSERT_COLUMNS}, queue_seq) VALUES (${insertValues(job).map((_, i) => `$${i + 1}`).join(', ')},
-          ${job.status === 'IN_QUEUE' ? "nextval('queue_seq')" : 'NULL'})`, insertValues(job));
+        await c.query(named(job.status === 'IN_QUEUE' ? INSERT_QUEUED : INSERT_OTHER, insertValues(job)));
       } catch (err) {
         if ((err as { code?: string }).code === '23505') throw new Error(`duplicate job id ${job.id}`);
         throw err;
@@ -270,7 +286,7 @@ export class PgStore implements Store {
 
   async setProgress(id: string, attempt: number, progress: unknown): Promise<boolean> {
     this.alive();
-    const r = await this.pool.query(`UPDATE jobs SET progress = $3 WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2`, [id, attempt, json(progress)]).catch(toUnavailable);
+    const r = await this.pool.query(named(`UPDATE jobs SET progress = $3 WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2`, [id, attempt, json(progress)])).catch(toUnavailable);
     return (r.rowCount ?? 0) > 0;
   }
 
