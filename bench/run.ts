@@ -16,6 +16,7 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     rounds: { type: 'string' },
     fill: { type: 'string' },
+    'fill-rounds': { type: 'string' },
     seconds: { type: 'string' },
     only: { type: 'string' },
     skip: { type: 'string' },
@@ -26,6 +27,7 @@ const { values } = parseArgs({
 const cfg = { ...(values.quick ? QUICK : FULL) };
 if (values.rounds) cfg.rounds = Number(values.rounds);
 if (values.fill) cfg.fillJobs = Number(values.fill);
+if (values['fill-rounds']) cfg.fillRounds = Number(values['fill-rounds']);
 if (values.seconds) cfg.c50Seconds = Number(values.seconds);
 if (values.skip) cfg.skip = values.skip.split(',');
 const only = values.only?.split(',');

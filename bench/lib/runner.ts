@@ -29,7 +29,7 @@ async function withTarget<T>(t: Target, fn: (run: Running) => Promise<T>): Promi
 }
 
 /** One target, one round: a fresh start for the worker-connected workloads, another for the fill. */
-async function measure(t: Target, cfg: BenchConfig, errors: string[]): Promise<Figures> {
+async function measure(t: Target, cfg: BenchConfig, round: number, errors: string[]): Promise<Figures> {
   const f: Figures = {};
   const has = (w: Workload) => t.workloads.includes(w) && !cfg.skip?.includes(w);
   const attempt = async (what: string, fn: () => Promise<void>) => {
@@ -50,7 +50,7 @@ async function measure(t: Target, cfg: BenchConfig, errors: string[]): Promise<F
     });
     f['startup_ms'] = readyMs;
   });
-  if (has('fill')) await attempt('fill', async () => void Object.assign(f, (await withTarget(t, (run) => fill(run, cfg))).value));
+  if (has('fill') && round < (cfg.fillRounds ?? cfg.rounds)) await attempt('fill', async () => void Object.assign(f, (await withTarget(t, (run) => fill(run, cfg))).value));
   return f;
 }
 
@@ -60,7 +60,7 @@ export async function runBench(targets: readonly Target[], cfg: BenchConfig, log
     for (const [i, t] of targets.entries()) {
       const r = results[i]!;
       const t0 = performance.now();
-      const f = await measure(t, cfg, r.errors);
+      const f = await measure(t, cfg, round, r.errors);
       for (const [k, v] of Object.entries(f)) (r.rounds[k] ??= Array<number>(cfg.rounds).fill(NaN))[round] = v;
       const brief = ['runsync_c50_rps', 'runsync_c1_p50_ms', 'fill_heap_b_per_job']
         .filter((k) => f[k] !== undefined)

@@ -13,6 +13,8 @@ export interface BenchConfig {
   statusSeconds: number;
   /** Jobs queued with no worker connected, then drained. */
   fillJobs: number;
+  /** The fill runs in the first this-many rounds only (it is the long one). Default: every round. */
+  fillRounds?: number;
   /** Chunks the streaming generator yields. */
   streamChunks: number;
   concurrency: number;
