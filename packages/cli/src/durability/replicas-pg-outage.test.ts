@@ -62,6 +62,7 @@ describe.skipIf(skip !== undefined)(`PostgreSQL connections terminated under loa
     const report = { submitted, terminatedConnections: terminated, answers: Object.fromEntries(answers), ...(await classify(() => bases, acked, execLog, 30_000)) };
     console.log(`pg outage checker: ${JSON.stringify(report)}`);
     expect(terminated).toBeGreaterThan(0);
+    for (const s of serves) if (s.child.exitCode !== null || s.child.signalCode !== null) console.log(`replica exited:\n${s.text.slice(-3000)}`);
     for (const s of serves) expect(s.child.exitCode).toBeNull(); // no crash
     for (const key of answers.keys()) expect(key).toMatch(/^(200|503 unavailable)$/); // nothing else, no cut connections
     expect(report.acknowledged).toBeGreaterThanOrEqual(JOBS);

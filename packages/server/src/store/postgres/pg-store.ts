@@ -6,6 +6,7 @@ import { createPool, isConnectionError, toUnavailable, type PgConnectionOptions 
 import { DEFAULT_REPLICA_TIMES, ReplicaWatch, type ReplicaTimes } from './replica-watch.js';
 import { INSERT_COLUMNS, insertValues, json, toRecord, type JobRow } from './rows.js';
 import { migrate } from './schema.js';
+import { ClaimBatcher, CLAIM_MANY_SQL } from './claim-batch.js';
 import { pgJobLogs } from './job-logs.js';
 import { pgOutbox } from './webhook-outbox.js';
 
@@ -65,6 +66,14 @@ export class PgStore implements Store {
    */
   private readonly emptyUntil = new Map<string, number>();
   private queueGen = 0;
+  private readonly claims = new ClaimBatcher(
+    (params) => this.q<JobRow & { rn: number }>(CLAIM_MANY_SQL, params),
+    () => this.replicaId,
+    (endpointId, gen) => {
+      if (gen === this.queueGen) this.emptyUntil.set(endpointId, Date.now() + EMPTY_HINT_MS);
+    },
+    () => this.queueGen,
+  );
 
   private constructor(
     readonly pool: Pool,
@@ -115,6 +124,10 @@ export class PgStore implements Store {
       return toUnavailable(err);
     }
     let broken: Error | undefined;
+    // A checked-out connection that dies between two statements emits 'error' on the client (no pool listener
+    // then): keep it from crashing the process; the next statement fails and the connection is dropped.
+    const onError = (err: Error) => (broken = err);
+    c.on('error', onError);
     try {
       await c.query('BEGIN');
       const out = await fn(c);
@@ -125,6 +138,7 @@ export class PgStore implements Store {
       else await c.query('ROLLBACK').catch((e: Error) => (broken = e));
       return toUnavailable(err);
     } finally {
+      c.off('error', onError);
       c.release(broken); // a broken connection is dropped, not returned to the pool
     }
   }
@@ -181,18 +195,10 @@ export class PgStore implements Store {
     return r && toRecord(r);
   }
 
-  async claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
-    if ((this.emptyUntil.get(endpointId) ?? 0) > Date.now()) return undefined;
-    const gen = this.queueGen;
-    const [r] = await this.q(
-      `UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, worker_id = $2, owner = $4, started_at = $3,
-         execution_deadline = $3 + execution_timeout, lease_until = NULL, progress = NULL, queue_seq = NULL, stream_len = 0, stream_taken = 0
-       WHERE id = (SELECT id FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' ORDER BY queue_seq LIMIT 1 FOR UPDATE SKIP LOCKED)
-       RETURNING *`,
-      [endpointId, workerId, now, this.replicaId],
-    );
-    if (!r && gen === this.queueGen) this.emptyUntil.set(endpointId, Date.now() + EMPTY_HINT_MS);
-    return r && toRecord(r);
+  claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
+    this.alive();
+    if ((this.emptyUntil.get(endpointId) ?? 0) > Date.now()) return Promise.resolve(undefined);
+    return this.claims.claim(endpointId, workerId, now);
   }
 
   private finishSql(extraWhere: string): string {

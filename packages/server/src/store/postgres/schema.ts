@@ -125,6 +125,8 @@ function lockKey(schema: string): number {
  */
 export async function migrate(pool: Pool, schema: string): Promise<number> {
   const c = await pool.connect();
+  const ignore = () => {}; // a connection lost mid-migration fails the next statement; no unhandled 'error' event
+  c.on('error', ignore);
   try {
     await c.query('SELECT pg_advisory_lock($1)', [lockKey(schema)]);
     try {
@@ -152,6 +154,7 @@ export async function migrate(pool: Pool, schema: string): Promise<number> {
       await c.query('SELECT pg_advisory_unlock($1)', [lockKey(schema)]);
     }
   } finally {
+    c.off('error', ignore);
     c.release();
   }
 }
