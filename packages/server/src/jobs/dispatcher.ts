@@ -35,14 +35,15 @@ export class Dispatcher {
   }
 
   /**
-   * Claims for every free credit at once (up to CLAIM_BATCH), so the claims of one pass share one store batch
-   * (one COMMIT for SQLite) instead of taking one commit, and one event-loop turn, each. Stops when a pass finds
-   * the queue empty or no free credit.
+   * Claims in passes whose claims share one store batch (one COMMIT for SQLite) instead of taking one commit,
+   * and one event-loop turn, each. A pass claims twice as many as the last one did (1, 2, 4 ... up to
+   * CLAIM_BATCH, never past the free credits) while every claim finds a job: a deep queue drains in large
+   * batches, a shallow one costs about one empty claim per pump. Stops when a claim finds the queue empty.
    */
   private async drainQueue(endpointId: string): Promise<void> {
-    for (;;) {
+    for (let batch = 1; ; batch = Math.min(batch * 2, CLAIM_BATCH)) {
       const claims: Promise<boolean>[] = [];
-      for (let session = this.ctx.registry.pick(endpointId); session && claims.length < CLAIM_BATCH; session = this.ctx.registry.pick(endpointId)) {
+      for (let session = this.ctx.registry.pick(endpointId); session && claims.length < batch; session = this.ctx.registry.pick(endpointId)) {
         claims.push(this.claimFor(endpointId, session));
       }
       if (claims.length === 0) return;
