@@ -7,6 +7,7 @@ import { DEFAULT_REPLICA_TIMES, ReplicaWatch, type ReplicaTimes } from './replic
 import { INSERT_COLUMNS, insertValues, json, toRecord, type JobRow } from './rows.js';
 import { migrate } from './schema.js';
 import { ClaimBatcher, CLAIM_MANY_SQL } from './claim-batch.js';
+import { FinishBatcher, FINISH_MANY_SQL } from './finish-batch.js';
 import { pgJobLogs } from './job-logs.js';
 import { pgOutbox } from './webhook-outbox.js';
 
@@ -66,6 +67,7 @@ export class PgStore implements Store {
    */
   private readonly emptyUntil = new Map<string, number>();
   private queueGen = 0;
+  private readonly finishes = new FinishBatcher((params) => this.q<JobRow & { idx: number }>(FINISH_MANY_SQL, params));
   private readonly claims = new ClaimBatcher(
     (params) => this.q<JobRow & { rn: number }>(CLAIM_MANY_SQL, params),
     () => this.replicaId,
@@ -222,18 +224,13 @@ export class PgStore implements Store {
   }
 
   /**
-   * The common case in one round trip: a job without a webhook ends with one statement (the transition and its
-   * counter, one implicit transaction). A job with a webhook is not matched and takes the transaction with the
-   * outbox row.
+   * The common case in one round trip: a job without a webhook ends in one statement shared with every other
+   * result of the same event-loop turn (`FinishBatcher`). A job with a webhook is not matched and takes the
+   * transaction with the outbox row.
    */
   private async finishFast(id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): Promise<JobRecord | undefined | 'webhook'> {
-    const params = [...this.finishParams(id, attempt, patch, now, retention), Math.floor(Math.random() * SHARDS)];
-    const [r] = await this.q<JobRow & { has_webhook?: boolean }>(
-      `WITH j AS (${this.finishSql(' AND webhook IS NULL')}),
-       s AS (INSERT INTO endpoint_stats (endpoint_id, shard, completed, failed)
-         SELECT endpoint_id, $9, (status = 'COMPLETED')::int, (status <> 'COMPLETED')::int FROM j
-         ON CONFLICT (endpoint_id, shard) DO UPDATE SET completed = endpoint_stats.completed + EXCLUDED.completed, failed = endpoint_stats.failed + EXCLUDED.failed)
-       SELECT * FROM j`, params);
+    this.alive();
+    const r = await this.finishes.add(this.finishParams(id, attempt, patch, now, retention));
     if (r) return toRecord(r);
     const [w] = await this.q<{ n: number }>(`SELECT 1 AS n FROM jobs WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 AND webhook IS NOT NULL`, [id, attempt]);
     return w ? 'webhook' : undefined;
