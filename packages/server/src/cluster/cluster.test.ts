@@ -33,6 +33,9 @@ describe.skipIf(skip !== undefined)(`replicas on one PostgreSQL schema${skip ? `
       cleanup.push(() => server.close({ drainMs: 0 }));
       out.push({ server, url, bus });
     }
+    // Each replica announces itself when it starts listening: wait until the earlier ones heard the later ones,
+    // so none of them still thinks it is alone (and skips notifications) when the test begins.
+    await until(() => out.slice(0, -1).every((r) => r.bus.stats.received > 0), 5_000, 'the replicas to hear each other');
     return out;
   }
 
