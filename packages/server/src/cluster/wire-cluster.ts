@@ -9,6 +9,11 @@ export interface WireClusterOptions {
    * job requeued by another replica's sweep). Default 1000 ms; 0 turns it off.
    */
   pumpIntervalMs?: number;
+  /**
+   * How often every local waiter (/runsync, /status-sync, /stream) re-reads the store without being woken: the
+   * bound on a wait that missed its notification (sent while the database was unreachable). Default 5000 ms.
+   */
+  wakeIntervalMs?: number;
 }
 
 /** A running cluster link; `close()` stops it. */
@@ -48,7 +53,9 @@ export function wireCluster(ctx: CoreContext, dispatcher: Dispatcher, bus: Clust
     pumpLocal();
   });
   const every = opts.pumpIntervalMs ?? 1_000;
+  const wakeEvery = opts.wakeIntervalMs ?? 5_000;
   let timer: NodeJS.Timeout | undefined;
+  let wakeTimer: NodeJS.Timeout | undefined;
   return {
     bus,
     async start() {
@@ -57,10 +64,15 @@ export function wireCluster(ctx: CoreContext, dispatcher: Dispatcher, bus: Clust
         timer = setInterval(pumpLocal, every);
         timer.unref();
       }
+      if (wakeEvery > 0 && !wakeTimer) {
+        wakeTimer = setInterval(() => events.wakeAll(), wakeEvery);
+        wakeTimer.unref();
+      }
     },
     async close() {
       if (timer) clearInterval(timer);
-      timer = undefined;
+      if (wakeTimer) clearInterval(wakeTimer);
+      timer = wakeTimer = undefined;
       events.forward = undefined;
       dispatcher.remoteStop = undefined;
       await bus.close();
