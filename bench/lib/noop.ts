@@ -1,14 +1,18 @@
 /**
  * The worker logic every target runs, so only the path a job takes differs: an echo of the input, and a
- * generator yielding `chunks` small chunks, each stamped with the wall clock (ms, sub-ms precision) at which it
+ * generator yielding `chunks` small chunks, each stamped with the monotonic clock (ms, sub-ms precision) at which it
  * was produced so the client can measure the added latency per chunk. `gapMs > 0` paces the chunks.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export const echo = (input: unknown): unknown => input;
 
-/** Wall-clock milliseconds with sub-millisecond precision, comparable across processes on one machine. */
-export const wallMs = (): number => performance.timeOrigin + performance.now();
+/**
+ * Milliseconds on CLOCK_MONOTONIC (`process.hrtime`), one clock for every process on the machine, so a stamp
+ * made in the worker compares with the client's. (`performance.timeOrigin + now()` differed between processes by
+ * up to half a millisecond: some chunks arrived "before" they were made.)
+ */
+export const wallMs = (): number => Number(process.hrtime.bigint()) / 1e6;
 
 export interface StreamInput {
   chunks?: number;
