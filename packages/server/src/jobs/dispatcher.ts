@@ -119,7 +119,9 @@ export class Dispatcher {
         if (s.inflight.get(msg.id) === msg.attempt) s.inflight.delete(msg.id);
         let after: JobRecord | undefined;
         if (msg.type === 'job.complete') {
-          after = await store.finish(msg.id, msg.attempt, { status: 'COMPLETED', output: msg.output }, clock.now(), options.retention);
+          const finishing = store.finish(msg.id, msg.attempt, { status: 'COMPLETED', output: msg.output }, clock.now(), options.retention);
+          this.pump(s.endpointId); // the freed credit's next claim joins the finish's store batch (one commit)
+          after = await finishing;
         } else if (msg.aborted) {
           // The worker gave the job up (its own shutdown) without being told to: hand it to another worker.
           const job = await store.get(msg.id);

@@ -18,7 +18,11 @@ export class JobService {
     const now = this.ctx.clock.now();
     const job = newJob(endpointId, req, sync, now);
     if (cost !== undefined) job.cost = cost;
-    await this.ctx.store.insert(job);
+    const inserted = this.ctx.store.insert(job);
+    // Dispatch at once: with a batching store (SQLite) the claim joins the insert's batch, one commit for both
+    // (the worker hears of the job only after it). The pump below covers stores that see the job only later.
+    this.dispatcher.pump(endpointId);
+    await inserted;
     this.ctx.wakeAt(job.expiresAt);
     this.ctx.logger.debug('job accepted', { jobId: job.id, endpointId, sync });
     this.dispatcher.pump(endpointId);
