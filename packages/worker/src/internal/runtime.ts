@@ -123,8 +123,7 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
     for (const other of entries.values()) {
       if (other.spec.id === msg.id && other.spec.attempt < msg.attempt) other.cancel(`superseded by attempt ${msg.attempt}`);
     }
-    const jobLog = log.child({ job: msg.id });
-    const entry = new JobEntry(msg, transport, forwardLogs ? shipper.wrap(jobLog, msg.id, msg.attempt) : jobLog, () => serverAcks);
+    const entry = new JobEntry(msg, transport, log.child({ job: msg.id }), () => serverAcks);
     entries.set(key, entry);
     entry.log.info('job received', { attempt: msg.attempt });
     queue.add(() => run(entry)).catch((err: unknown) => entry.log.error('runtime error', { error: errorMessage(err) }));
@@ -147,18 +146,21 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
     if (entry.state !== 'queued') return;
     entry.state = 'running';
     const started = Date.now();
+    const { id, attempt } = entry.spec;
+    // The handler's lines (and a failure's stack) are stored with the job; the runtime's own lifecycle lines
+    // (received, completed) stay local: the job object already has those times, and each would cost a write.
+    const handlerLog = forwardLogs ? shipper.wrap(entry.log, id, attempt) : entry.log;
     const execute = () =>
       executeJob({
         handler,
         job: { ...entry.spec, outputTarget },
         signal: entry.controller.signal,
-        log: entry.log,
+        log: handlerLog,
         returnAggregateStream,
         inputSchema: options.inputSchema,
         onChunk: (chunk, index) => entry.chunk(chunk, index),
         onProgress: (value) => entry.progress(value),
       });
-    const { id, attempt } = entry.spec;
     const result = await (forwardLogs ? withConsoleForwarding((level, message) => shipper.add(id, attempt, level, message), execute) : execute());
     shipper.flush(); // what the handler logged reaches the control plane before its result
     if (result.status === 'COMPLETED') entry.complete(result.output);
