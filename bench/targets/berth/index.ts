@@ -22,6 +22,8 @@ export interface BerthFlavour {
   env?: Record<string, string>;
   /** The `berth` binary (default: this checkout's packages/cli/dist/bin.js). */
   bin?: string;
+  /** The bench folder whose worker (and so whose `@berth/worker`) runs (default: this checkout's). */
+  benchDir?: string;
 }
 
 /** Starts `berth serve` with `flavour`'s store flags, rate limits off, and the heap probe preloaded. */
@@ -50,7 +52,7 @@ export async function startBerth(flavour: BerthFlavour, dir: string): Promise<Ru
     heapUsed: () => heapUsed(serve),
     storeBytes: async () => (flavour.dataDir ? dirBytes(flavour.dataDir(dir)) : NaN),
     startWorker: async (ep) => {
-      const proc = startTs(join(BENCH_DIR, 'targets/berth/worker.ts'), { BERTH_URL: url, BERTH_ENDPOINT_ID: ep, BERTH_WORKER_TOKEN: TOKEN, BERTH_LOG_LEVEL: 'error', BENCH_HOLD: '1' }, { ipc: true, nodeArgs: prof });
+      const proc = startTs(join(flavour.benchDir ?? BENCH_DIR, 'targets/berth/worker.ts'), { BERTH_URL: url, BERTH_ENDPOINT_ID: ep, BERTH_WORKER_TOKEN: TOKEN, BERTH_LOG_LEVEL: 'error', BENCH_HOLD: '1' }, { ipc: true, nodeArgs: prof });
       workers.add(proc);
       return healthWorker(proc, base(ep), headers);
     },
@@ -76,10 +78,11 @@ const FLAVOURS: BerthFlavour[] = [
 
 /**
  * BENCH_BERTH_BASELINE=<another checkout, built> adds a `<name>@base` row after each Berth row, running that
- * checkout's `berth serve`: before/after figures for a change, interleaved in the same run.
+ * checkout's `berth serve` and worker (its own `@berth/*` must resolve to its packages): before/after figures for a
+ * change, interleaved in the same run.
  */
 const baseline = process.env['BENCH_BERTH_BASELINE'];
 export const BERTH_TARGETS: Target[] = FLAVOURS.flatMap((f) => [
   berthTarget(f),
-  ...(baseline ? [berthTarget({ ...f, name: `${f.name}@base`, description: `${f.description}, built from ${baseline}`, bin: join(baseline, 'packages/cli/dist/bin.js') })] : []),
+  ...(baseline ? [berthTarget({ ...f, name: `${f.name}@base`, description: `${f.description}, built from ${baseline}`, bin: join(baseline, 'packages/cli/dist/bin.js'), benchDir: join(baseline, 'bench') })] : []),
 ]);
