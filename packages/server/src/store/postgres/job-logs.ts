@@ -1,17 +1,10 @@
 import type { PoolClient } from 'pg';
 import { JOB_LOG_MAX_LINES, type JobLog, type JobLogLine, type JobRecord } from '../types.js';
 import { toRecord, type JobRow } from './rows.js';
+import { toLogLine, type LogRow } from '../job-row.js';
 
 type Queryable = Pick<PoolClient, 'query'>;
 
-interface LogRow {
-  at: number;
-  level: JobLogLine['level'];
-  message: string;
-  worker_id: string;
-  attempt: number;
-  fields: string | null;
-}
 
 /**
  * Per-job logs (table `job_logs`, counters `jobs.log_len` / `jobs.log_dropped`) and the recent-jobs listing on
@@ -43,12 +36,7 @@ export const pgJobLogs = {
     const state = r.rows[0];
     if (!state) return undefined;
     const rows = await c.query<LogRow>(`SELECT at, level, message, worker_id, attempt, fields FROM job_logs WHERE job_id = $1 ORDER BY seq`, [id]);
-    const lines = rows.rows.map((x) => {
-      const line: JobLogLine = { at: x.at, level: x.level, message: x.message, workerId: x.worker_id, attempt: x.attempt };
-      if (x.fields !== null) line.fields = JSON.parse(x.fields) as Record<string, unknown>;
-      return line;
-    });
-    return { lines, dropped: state.log_dropped };
+    return { lines: rows.rows.map(toLogLine), dropped: state.log_dropped };
   },
 
   /** With the job's row (delete, purge). */

@@ -1,16 +1,9 @@
 import type { Database } from 'better-sqlite3';
 import { JOB_LOG_MAX_LINES, type JobLog, type JobLogLine } from '../types.js';
 import { toRecord, type JobRow } from './rows.js';
+import { toLogLine, type LogRow } from '../job-row.js';
 import type { JobRecord } from '../types.js';
 
-interface LogRow {
-  at: number;
-  level: JobLogLine['level'];
-  message: string;
-  worker_id: string;
-  attempt: number;
-  fields: string | null;
-}
 
 /**
  * Per-job logs (table `job_logs`, counters `jobs.log_len` / `jobs.log_dropped`) and the recent-jobs listing.
@@ -45,12 +38,7 @@ export class SqliteJobLogs {
   get(id: string): JobLog | undefined {
     const r = this.st.state.get(id) as { log_len: number; log_dropped: number } | undefined;
     if (!r) return undefined;
-    const lines = (this.st.lines.all(id) as LogRow[]).map((x) => {
-      const line: JobLogLine = { at: x.at, level: x.level, message: x.message, workerId: x.worker_id, attempt: x.attempt };
-      if (x.fields !== null) line.fields = JSON.parse(x.fields) as Record<string, unknown>;
-      return line;
-    });
-    return { lines, dropped: r.log_dropped };
+    return { lines: (this.st.lines.all(id) as LogRow[]).map(toLogLine), dropped: r.log_dropped };
   }
 
   /** With the job's row. */
