@@ -122,3 +122,49 @@ export async function api(base: string, method: string, path: string, body?: unk
 }
 
 export const dataFile = (dir: string) => join(dir, 'berth.sqlite');
+
+/**
+ * The checker's verdict: the final state of every acknowledged job, polled on any live control plane (replica)
+ * until none is queued or running (bounded), with executions counted from the workers' log. A 503 (replica going
+ * down, database unreachable) or a refused connection is asked again; any status but 200, 404 and 503 fails it.
+ */
+export async function classify(bases: () => string[], acked: string[], execLog: string, timeoutMs: number) {
+  const final = new Map<string, string>();
+  const deadline = Date.now() + timeoutMs;
+  let pending = [...acked];
+  let i = 0;
+  while (pending.length > 0 && Date.now() < deadline) {
+    const next: string[] = [];
+    for (const id of pending) {
+      const live = bases();
+      let r: { status: number; json: Record<string, unknown> };
+      try {
+        r = await api(live[i++ % live.length]!, 'GET', `/v2/rec/status/${id}`);
+      } catch {
+        next.push(id);
+        continue;
+      }
+      if (r.status === 503) {
+        next.push(id);
+        continue;
+      }
+      if (r.status !== 200 && r.status !== 404) throw new Error(`status answered ${r.status}: ${JSON.stringify(r.json)}`);
+      const status = r.status === 404 ? 'LOST' : String(r.json['status']);
+      final.set(id, status);
+      if (status === 'IN_QUEUE' || status === 'IN_PROGRESS') next.push(id);
+    }
+    pending = next;
+    if (pending.length) await new Promise((r) => setTimeout(r, 250));
+  }
+  const execs = executions(execLog);
+  const count = (s: string) => [...final.values()].filter((v) => v === s).length;
+  return {
+    acknowledged: acked.length,
+    completed: count('COMPLETED'),
+    lost: count('LOST'),
+    failed: count('FAILED'),
+    stillPending: pending.length,
+    duplicated: acked.filter((id) => (execs.get(id) ?? 0) > 1).length,
+    neverRan: acked.filter((id) => !execs.has(id)).length,
+  };
+}

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { random } from '../../../server/src/store/conformance/fixtures.test-helpers.js';
-import { api, executions, freePort, killAll, startRecordingWorker, startServe, type ServeProcess } from './cluster.test-helpers.js';
+import { api, classify, freePort, killAll, startRecordingWorker, startServe, type ServeProcess } from './cluster.test-helpers.js';
 
 // Jepsen-style checker: clients submit jobs while the control plane is killed with SIGKILL at random moments and
 // restarted on the same data dir. Every job whose /run answered 200 is then classified; none may be lost.
@@ -62,36 +62,7 @@ describe('kill -9 of the control plane', () => {
     const submitMs = Date.now() - started;
 
     // Every acknowledged job must reach COMPLETED (workers reconnect, in-flight jobs are re-adopted or requeued).
-    const final = new Map<string, string>();
-    const deadline = Date.now() + 90_000;
-    let pending = [...acked];
-    while (pending.length > 0 && Date.now() < deadline) {
-      const next: string[] = [];
-      for (const id of pending) {
-        const r = await api(base, 'GET', `/v2/rec/status/${id}`);
-        if (r.status !== 200 && r.status !== 404) throw new Error(`status answered ${r.status}: ${JSON.stringify(r.json)}`);
-        const status = r.status === 404 ? 'LOST' : String(r.json['status']);
-        final.set(id, status);
-        if (status === 'IN_QUEUE' || status === 'IN_PROGRESS') next.push(id);
-      }
-      pending = next;
-      if (pending.length) await new Promise((r) => setTimeout(r, 250));
-    }
-    const execs = executions(execLog);
-    const count = (s: string) => [...final.values()].filter((v) => v === s).length;
-    const duplicated = acked.filter((id) => (execs.get(id) ?? 0) > 1).length;
-    const report = {
-      submitted,
-      acknowledged: acked.length,
-      refusedOrCut: refused,
-      kills: recovered.length,
-      completed: count('COMPLETED'),
-      lost: count('LOST'),
-      stillPending: pending.length,
-      failed: count('FAILED'),
-      duplicated,
-      submitPhaseMs: submitMs,
-    };
+    const report = { submitted, refusedOrCut: refused, kills: recovered.length, submitPhaseMs: submitMs, ...(await classify(() => [base], acked, execLog, 90_000)) };
     console.log(`kill -9 checker: ${JSON.stringify(report)}\n  restarts: ${recovered.join(' | ')}`);
     expect(recovered.length).toBe(KILLS);
     expect(acked.length).toBeGreaterThanOrEqual(JOBS);

@@ -1,7 +1,9 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { loadPg } from '../../../server/src/store/postgres/connect.js';
-import { api, executions, freePort, startServe, type ServeProcess } from './cluster.test-helpers.js';
+import { freePort, startServe, type ServeProcess } from './cluster.test-helpers.js';
+
+export { classify } from './cluster.test-helpers.js';
 
 export { PG_TEST_URL, pgUnavailable, testSchema, dropSchema } from '../../../server/src/store/postgres/pg-test-db.test-helpers.js';
 
@@ -68,48 +70,6 @@ export async function terminateBerthConnections(url: string, schema: string): Pr
   } finally {
     await c.end();
   }
-}
-
-/** Final state of every acknowledged job, polled on any live replica until none is queued or running (bounded). */
-export async function classify(bases: () => string[], acked: string[], execLog: string, timeoutMs: number) {
-  const final = new Map<string, string>();
-  const deadline = Date.now() + timeoutMs;
-  let pending = [...acked];
-  let i = 0;
-  while (pending.length > 0 && Date.now() < deadline) {
-    const next: string[] = [];
-    for (const id of pending) {
-      const live = bases();
-      let r: { status: number; json: Record<string, unknown> };
-      try {
-        r = await api(live[i++ % live.length]!, 'GET', `/v2/rec/status/${id}`);
-      } catch {
-        next.push(id);
-        continue;
-      }
-      if (r.status === 503) {
-        next.push(id);
-        continue;
-      }
-      if (r.status !== 200 && r.status !== 404) throw new Error(`status answered ${r.status}: ${JSON.stringify(r.json)}`);
-      const status = r.status === 404 ? 'LOST' : String(r.json['status']);
-      final.set(id, status);
-      if (status === 'IN_QUEUE' || status === 'IN_PROGRESS') next.push(id);
-    }
-    pending = next;
-    if (pending.length) await new Promise((r) => setTimeout(r, 250));
-  }
-  const execs = executions(execLog);
-  const count = (s: string) => [...final.values()].filter((v) => v === s).length;
-  return {
-    acknowledged: acked.length,
-    completed: count('COMPLETED'),
-    lost: count('LOST'),
-    failed: count('FAILED'),
-    stillPending: pending.length,
-    duplicated: acked.filter((id) => (execs.get(id) ?? 0) > 1).length,
-    neverRan: acked.filter((id) => !execs.has(id)).length,
-  };
 }
 
 /** A TCP proxy in front of PostgreSQL that can go down (every connection reset, new ones refused) and come back. */
