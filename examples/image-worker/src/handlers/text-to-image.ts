@@ -7,6 +7,7 @@ import type { DiffusionModel } from '../pipeline/load.js';
 import { storeImage } from '../storage.js';
 import type { Upscaler } from '../upscale/upscaler.js';
 import { InputError, parseInput } from './input-error.js';
+import { lazyModel } from './lazy-model.js';
 import { TextToImageInput } from './schemas.js';
 
 /** Options of `createTextToImageHandler`. */
@@ -33,14 +34,7 @@ export function sizeLimits(model: Pick<DiffusionModel, 'vaeScaleFactor' | 'nativ
  * @example start({ handler: createTextToImageHandler({ loadModel: () => loadDiffusionModel(dir) }) });
  */
 export function createTextToImageHandler(options: TextToImageHandlerOptions): (job: Job<unknown>) => Promise<{ image_url: string }> {
-  let model: Promise<DiffusionModel> | undefined;
-  const getModel = (log: Job<unknown>['log']): Promise<DiffusionModel> => {
-    if (!model) {
-      model = options.loadModel(log);
-      model.catch(() => (model = undefined));
-    }
-    return model;
-  };
+  const getModel = lazyModel<DiffusionModel>(options.loadModel);
   const store = options.store ?? storeImage;
   return async (job) => {
     const input = parseInput(TextToImageInput, job.input);

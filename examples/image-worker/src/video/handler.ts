@@ -1,6 +1,7 @@
 import type { Job } from '@berth/worker';
 import { uploadOutput } from '@berth/worker/s3';
 import { InputError, parseInput } from '../handlers/input-error.js';
+import { lazyModel } from '../handlers/lazy-model.js';
 import { sizeLimits } from '../handlers/text-to-image.js';
 import { MAX_SEED, randomSeed } from '../noise/gaussian.js';
 import type { DiffusionModel } from '../pipeline/load.js';
@@ -37,14 +38,7 @@ export interface TextToVideoHandlerOptions {
  * @example start({ handler: createTextToVideoHandler({ loadModel: () => loadDiffusionModel(dir) }) });
  */
 export function createTextToVideoHandler(options: TextToVideoHandlerOptions): (job: Job<unknown>) => Promise<TextToVideoOutput> {
-  let model: Promise<DiffusionModel> | undefined;
-  const getModel = (log: Job<unknown>['log']): Promise<DiffusionModel> => {
-    if (!model) {
-      model = options.loadModel(log);
-      model.catch(() => (model = undefined));
-    }
-    return model;
-  };
+  const getModel = lazyModel<DiffusionModel>(options.loadModel);
   const store = options.store ?? ((job, bytes, format) => uploadOutput(job, bytes, { contentType: VIDEO_CONTENT_TYPES[format], extension: format }));
   return async (job) => {
     const input = parseInput(TextToVideoInput, job.input);

@@ -52,3 +52,25 @@ export class MemoryKeyStore implements KeyStore {
   }
   async close(): Promise<void> {}
 }
+
+/** An `api_keys` row as SQLite (read_only 0/1) and PostgreSQL (boolean) return it. */
+export interface KeyRow {
+  id: string;
+  name: string;
+  hash: string;
+  endpoints: string | null;
+  read_only: number | boolean;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+/** The stored key of a row. */
+export const keyFromRow = (r: KeyRow): StoredKey => ({
+  id: r.id,
+  name: r.name,
+  hash: r.hash,
+  endpoints: r.endpoints === null ? null : (JSON.parse(r.endpoints) as string[]),
+  readOnly: r.read_only === true || r.read_only === 1,
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+});

@@ -1,27 +1,7 @@
 import type { Pool } from 'pg';
 import { createPool, toUnavailable, type PgConnectionOptions } from '../store/postgres/connect.js';
 import { migrate } from '../store/postgres/schema.js';
-import type { KeyStore, StoredKey } from './key-store.js';
-
-interface KeyRow {
-  id: string;
-  name: string;
-  hash: string;
-  endpoints: string | null;
-  read_only: boolean;
-  created_at: number;
-  revoked_at: number | null;
-}
-
-const fromRow = (r: KeyRow): StoredKey => ({
-  id: r.id,
-  name: r.name,
-  hash: r.hash,
-  endpoints: r.endpoints === null ? null : (JSON.parse(r.endpoints) as string[]),
-  readOnly: r.read_only,
-  createdAt: r.created_at,
-  revokedAt: r.revoked_at,
-});
+import { keyFromRow as fromRow, type KeyRow, type KeyStore, type StoredKey } from './key-store.js';
 
 /**
  * API keys in PostgreSQL (table `api_keys` in Berth's schema, next to the jobs): every replica of a

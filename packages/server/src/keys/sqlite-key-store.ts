@@ -2,27 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../store/sqlite/open-database.js';
-import type { KeyStore, StoredKey } from './key-store.js';
-
-interface KeyRow {
-  id: string;
-  name: string;
-  hash: string;
-  endpoints: string | null;
-  read_only: number;
-  created_at: number;
-  revoked_at: number | null;
-}
-
-const fromRow = (r: KeyRow): StoredKey => ({
-  id: r.id,
-  name: r.name,
-  hash: r.hash,
-  endpoints: r.endpoints === null ? null : (JSON.parse(r.endpoints) as string[]),
-  readOnly: r.read_only === 1,
-  createdAt: r.created_at,
-  revokedAt: r.revoked_at,
-});
+import { keyFromRow as fromRow, type KeyRow, type KeyStore, type StoredKey } from './key-store.js';
 
 /**
  * API keys in SQLite, table `api_keys`, normally in the same file as the jobs (`<data-dir>/berth.sqlite`).
