@@ -1,5 +1,5 @@
 import type { JobStatus } from '@berth/protocol';
-import type { JobLogLine, JobRecord } from './types.js';
+import type { JobLogLine, JobRecord, WebhookAttempt, WebhookDelivery } from './types.js';
 
 /**
  * A `jobs` row as a SQL store reads it: the same columns in SQLite and PostgreSQL. Booleans come back as 0/1 from
@@ -82,3 +82,27 @@ export function toLogLine(x: LogRow): JobLogLine {
   if (x.fields !== null) line.fields = JSON.parse(x.fields) as Record<string, unknown>;
   return line;
 }
+
+/** A `webhook_deliveries` row: `attempts` is JSON text in SQLite and already parsed (jsonb) in PostgreSQL. */
+export interface DeliveryRow {
+  id: string;
+  job_id: string;
+  endpoint_id: string;
+  url: string;
+  body: string;
+  created_at: number;
+  next_attempt_at: number | null;
+  attempts: string | WebhookAttempt[];
+}
+
+/** The delivery of a row. */
+export const toDelivery = (r: DeliveryRow): WebhookDelivery => ({
+  id: r.id,
+  jobId: r.job_id,
+  endpointId: r.endpoint_id,
+  url: r.url,
+  body: r.body,
+  createdAt: r.created_at,
+  nextAttemptAt: r.next_attempt_at,
+  attempts: typeof r.attempts === 'string' ? (JSON.parse(r.attempts) as WebhookAttempt[]) : r.attempts,
+});

@@ -1,7 +1,7 @@
-import type { JobRecord, WebhookAttempt, WebhookDelivery } from '../types.js';
+import type { JobRecord } from '../types.js';
 import { json } from '../job-row.js';
 
-export { json, toRecord, type JobRow } from '../job-row.js';
+export { json, toDelivery, toRecord, type DeliveryRow, type JobRow } from '../job-row.js';
 
 /** Column list and values of an insert, in the same order. */
 export const INSERT_COLUMNS = `id, endpoint_id, status, input, webhook, s3_config, execution_timeout, low_priority, sync, attempt, retries,
@@ -16,26 +16,3 @@ export function insertValues(job: JobRecord): unknown[] {
     job.retainUntil ?? null, job.leaseUntil ?? null, job.cost ?? null,
   ];
 }
-
-/** A `webhook_deliveries` row. */
-export interface DeliveryRow {
-  id: string;
-  job_id: string;
-  endpoint_id: string;
-  url: string;
-  body: string;
-  created_at: number;
-  next_attempt_at: number | null;
-  attempts: WebhookAttempt[];
-}
-
-export const toDelivery = (r: DeliveryRow): WebhookDelivery => ({
-  id: r.id,
-  jobId: r.job_id,
-  endpointId: r.endpoint_id,
-  url: r.url,
-  body: r.body,
-  createdAt: r.created_at,
-  nextAttemptAt: r.next_attempt_at,
-  attempts: r.attempts,
-});

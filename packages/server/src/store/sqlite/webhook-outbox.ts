@@ -1,28 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { newWebhookDelivery } from '../../webhooks/delivery.js';
 import type { JobRecord, WebhookAttempt, WebhookDelivery } from '../types.js';
-
-interface DeliveryRow {
-  id: string;
-  job_id: string;
-  endpoint_id: string;
-  url: string;
-  body: string;
-  created_at: number;
-  next_attempt_at: number | null;
-  attempts: string;
-}
-
-const fromRow = (r: DeliveryRow): WebhookDelivery => ({
-  id: r.id,
-  jobId: r.job_id,
-  endpointId: r.endpoint_id,
-  url: r.url,
-  body: r.body,
-  createdAt: r.created_at,
-  nextAttemptAt: r.next_attempt_at,
-  attempts: JSON.parse(r.attempts) as WebhookAttempt[],
-});
+import { toDelivery as fromRow, type DeliveryRow } from '../job-row.js';
 
 /**
  * The SQLite webhook outbox (table `webhook_deliveries`). Every method runs inside the caller's transaction
@@ -79,7 +58,7 @@ export class SqliteWebhookOutbox {
   record(id: string, attempt: WebhookAttempt, nextAttemptAt: number | null): boolean {
     const r = this.st.get.get(id);
     if (!r) return false;
-    const attempts = [...(JSON.parse(r.attempts) as WebhookAttempt[]), attempt];
+    const attempts = [...fromRow(r).attempts, attempt];
     this.st.record.run(JSON.stringify(attempts), nextAttemptAt, id);
     if (nextAttemptAt === null) this.st.dropIfJobGone.run(id);
     return true;
