@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../clock.js';
 import { API_KEY, call, listening, ScriptedWorker, until, untilStatus } from '../testing.test-helpers.js';
 
 const SCHEMA = { type: 'object', properties: { prompt: { type: 'string' } }, required: ['prompt'] };
@@ -51,14 +52,15 @@ describe('per-job logs and the jobs listing (real socket, scripted worker)', () 
   });
 
   it('/jobs lists recent jobs newest first with times and workers; limit is checked', async () => {
-    await using s = await listening();
+    const clock = new ManualClock();
+    await using s = await listening({ clock });
     const w = await ScriptedWorker.connect(s.url, { workerId: 'gpu-2' });
     await w.next('welcome');
     const first = (await call(s.server, 'POST', '/v2/echo/run', { body: { input: { n: 1 } } })).body;
     const a = await w.next('job.assign');
     w.send({ type: 'job.complete', id: a.id, attempt: a.attempt, output: 1 });
     await untilStatus(s.server, 'echo', first['id'], 'COMPLETED');
-    await new Promise((r) => setTimeout(r, 3)); // distinct createdAt
+    clock.advance(1_000); // distinct createdAt
     const second = (await call(s.server, 'POST', '/v2/echo/run', { body: { input: { n: 2 } } })).body;
     const list = await call(s.server, 'GET', '/v2/echo/jobs?limit=10');
     expect(list.status).toBe(200);

@@ -1,5 +1,5 @@
 import { BerthError, JobRequest, LIMITS, decode } from '@berth/protocol';
-import { checkInput } from '../../models/input.js';
+import { checkInput, inputSchemaOf } from '../../models/input.js';
 import { costOf } from '../../models/pricing.js';
 import type { PublicModel } from '../../models/types.js';
 import type { JobService } from '../../jobs/job-service.js';
@@ -7,7 +7,6 @@ import type { WorkerRegistry } from '../../ws/worker-registry.js';
 import { parseJsonBody, readBody } from '../body.js';
 import type { Principal } from '../guard.js';
 import type { ApiRequest, ApiResponse } from '../types.js';
-import { modelInputSchema } from './model-schema.js';
 
 export interface CatalogDeps {
   endpoints(): string[];
@@ -39,7 +38,7 @@ export async function catalog(principal: Principal, deps: CatalogDeps): Promise<
       endpoint: m.endpoint,
       kind: m.kind,
       description: m.description,
-      inputSchema: modelInputSchema(m),
+      inputSchema: inputSchemaOf(m),
       price: m.price,
       priced: Object.values(m.price).some((v) => (typeof v === 'number' ? v > 0 : Object.values(v ?? {}).some((x) => (x ?? 0) > 0))),
     }));
