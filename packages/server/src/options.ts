@@ -42,6 +42,8 @@ export interface ServerOptions {
   maxAttempts?: number;
   /** Checks run before each operation after authentication (rate limits plug in here). Default: allow all. */
   guard?: Guard;
+  /** Called when a worker has connected and been welcomed (a supervisor learns its process reached the control plane). */
+  onWorkerConnected?: (workerId: string, endpointId: string) => void;
   /**
    * Public models served under `/v2/<model_slug>/...`: slug (lowercase words joined by hyphens) to its endpoint,
    * kind (`image`, `upscale`), description, price table and input limits (`docs/public-models.md`). CLI: the
@@ -94,6 +96,7 @@ export interface ResolvedServerOptions {
   workerGraceMs: number;
   maxAttempts: number;
   guard: Guard;
+  onWorkerConnected: (workerId: string, endpointId: string) => void;
   models: Map<string, PublicModel>;
   filesDir: string | undefined;
   filesSecret: string | undefined;
@@ -144,6 +147,7 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     workerGraceMs: nonNegative('workerGraceMs', o.workerGraceMs, 10_000),
     maxAttempts,
     guard: o.guard ?? allowAll,
+    onWorkerConnected: o.onWorkerConnected ?? (() => {}),
     models,
     filesDir: o.filesDir,
     filesSecret: o.filesSecret,

@@ -93,7 +93,9 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
   const started = await startServer(
-    { apiKeys: [apiKey.key], workerTokens: [workerToken.key], endpoints: ids, logger, store: opened.store, models: config.models, ...storeServerOptions(args.store), ...edgeServerOptions(io.env, 'dev'), ...(opened.keyStore ? { keyStore: opened.keyStore } : {}) },
+    { apiKeys: [apiKey.key], workerTokens: [workerToken.key], endpoints: ids, logger, store: opened.store, models: config.models,
+      // At once, not on the scaler's next tick: a worker killed right after connecting is not a handler that failed to load.
+      onWorkerConnected: (workerId) => supervisor.markConnected(workerId), ...storeServerOptions(args.store), ...edgeServerOptions(io.env, 'dev'), ...(opened.keyStore ? { keyStore: opened.keyStore } : {}) },
     args.port,
     args.host,
     io,

@@ -119,6 +119,7 @@ export class Gateway {
     ctx.registry.add(session);
     session.send({ type: 'welcome', protocol: PROTOCOL_VERSION, workerId: session.workerId, heartbeatMs: ctx.options.heartbeatMs, stale, acks: true });
     ctx.logger.info('worker connected', { workerId: session.workerId, endpointId: session.endpointId, concurrency: session.concurrency, adopted: session.inflight.size });
+    ctx.options.onWorkerConnected(session.workerId, session.endpointId);
     dispatcher.pump(session.endpointId);
     return session;
   }
