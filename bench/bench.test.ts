@@ -45,7 +45,14 @@ describe('bench harness', () => {
     }
     const md = markdown(results, { mode: 'smoke' });
     for (const [, label] of FIGURES.slice(0, 4)) expect(md).toContain(label);
-    expect(goals(results).every((g) => g.summary.n === 1)).toBe(true);
+    // Goals among targets that ran are measured once from this round (the BullMQ peer may be unavailable);
+    // the heap goal says it was not measured: a 100-job fill is too small to mean anything.
+    const ran = new Set(results.map((r) => r.name));
+    for (const g of goals(results)) {
+      const among = [...g.goal.matchAll(/\b(?:L1|berth-[\w-]+|bullmq-[\w-]+)/g)].map((m) => m[0]);
+      if (!g.goal.includes('heap') && among.every((n) => ran.has(n))) expect(g.summary.n, g.goal).toBe(1);
+    }
+    expect(goals(results).find((g) => g.goal.includes('heap'))?.note).toMatch(/not measured/);
   });
 
   it('reports a target whose no-op answer is wrong as an error, not as a figure', async () => {

@@ -25,6 +25,7 @@ export async function fill(run: Running, cfg: BenchConfig): Promise<Figures> {
   const sub = await closedLoop(cfg.concurrency, (n) => submit(warm + n), { count: cfg.fillJobs });
   if (sub.failed > 0) throw new Error(`fill: ${sub.failed} /run calls failed (${sub.firstError})`);
   const f: Figures = {
+    fill_jobs: cfg.fillJobs,
     fill_submit_rps: sub.perSecond,
     fill_heap_b_per_job: ((await run.heapUsed()) - heap0) / cfg.fillJobs,
     fill_rss_b_per_job: (rss() - rss0) / cfg.fillJobs,
