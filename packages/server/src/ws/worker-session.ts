@@ -1,4 +1,4 @@
-import type { HelloMessage, ServerMessage } from '@berth/protocol';
+import { sendCoalesced, type HelloMessage, type ServerMessage } from '@berth/protocol';
 import type { WebSocket } from 'ws';
 
 /** One connected worker: its announced capacity, the jobs it holds, and its socket. */
@@ -41,7 +41,7 @@ export class WorkerSession {
 
   send(msg: ServerMessage): boolean {
     if (this.closed || this.socket.readyState !== this.socket.OPEN) return false;
-    this.socket.send(JSON.stringify(msg));
+    sendCoalesced(this.socket, JSON.stringify(msg)); // the frames of one turn leave in one write
     return true;
   }
 

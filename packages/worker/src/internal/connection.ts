@@ -2,6 +2,7 @@ import WebSocket from 'ws';
 import {
   PROTOCOL_VERSION,
   decodeServerMessage,
+  sendCoalesced,
   type HelloMessage,
   type ServerMessage,
   type WelcomeMessage,
@@ -66,7 +67,7 @@ export class Connection {
   /** Sends a message if the connection is ready; returns false (and sends nothing) otherwise. */
   send(message: WorkerMessage): boolean {
     if (!this.ready || !this.ws) return false;
-    this.ws.send(JSON.stringify(message));
+    sendCoalesced(this.ws, JSON.stringify(message)); // the messages of one turn leave in one write
     return true;
   }
 
