@@ -123,13 +123,22 @@ try {
   console.log(`  through Berth (openai client)   ${f(bs.ttft, 2).padStart(8)} ms         ${f(bs.tps).padStart(8)}   (${f(bs.tps / ip.tps, 2)}x of in-process)`);
 
   console.log('\nAggregate tokens/s     in-process, one at a time   in-process, batched   Berth non-streaming   Berth streaming');
+  let at16 = { batched: NaN, viaBerthSse: NaN };
   for (const c of [1, 4, 16]) {
     const serial = await inProcessAggregate(c, 1);
     const batched = await inProcessAggregate(c, 16);
     const viaBerth = await berthAggregate(c, false);
     const viaBerthSse = await berthAggregate(c, true);
+    if (c === 16) at16 = { batched, viaBerthSse };
     console.log(`  concurrency ${String(c).padEnd(3)}        ${f(serial).padStart(8)}                  ${f(batched).padStart(8)} (${f(batched / serial, 2)}x)   ${f(viaBerth).padStart(8)}            ${f(viaBerthSse).padStart(8)}`);
   }
+
+  // The streaming goals of issue #18, as ratios measured in this run.
+  const verdict = (x: number, min: number) => `${f(x, 2)}x (goal >= ${min}x: ${x >= min ? 'PASS' : 'MISS'})`;
+  console.log('\nStreaming ratios (same run)');
+  console.log(`  one streamed request through Berth / in-process tokens/s      ${verdict(bs.tps / ip.tps, 0.9)}`);
+  console.log(`  c=16 streaming through Berth / in-process batched tokens/s    ${verdict(at16.viaBerthSse / at16.batched, 0.8)}`);
+  console.log(`  load average after: ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
 } finally {
   await berth[Symbol.asyncDispose]();
   await loaded.model.dispose();

@@ -111,9 +111,14 @@ export class Dispatcher {
       case 'job.progress':
         if (await store.setProgress(msg.id, msg.attempt, msg.progress)) events.emit(msg.id, 'change');
         return;
-      case 'job.stream':
-        if ((await store.appendStream(msg.id, msg.attempt, msg.seq, msg.chunks)) > 0) events.emit(msg.id, 'chunk');
+      case 'job.stream': {
+        const appending = store.appendStream(msg.id, msg.attempt, msg.seq, msg.chunks);
+        // Readers here are woken at once: their take joins the append's store batch (SQLite: one commit for both,
+        // and they still send nothing before it). The wake after the write serves stores that show it only then.
+        events.emitLocal(msg.id, 'chunk');
+        if ((await appending) > 0) events.emit(msg.id, 'chunk');
         return;
+      }
       case 'job.complete':
       case 'job.fail': {
         if (s.inflight.get(msg.id) === msg.attempt) s.inflight.delete(msg.id);

@@ -55,7 +55,9 @@ export function armWaiter(events: JobEvents, id: string): { wait(timeoutMs: numb
   let wake: ((k: JobEventKind) => void) | undefined;
   const unsubscribe = events.subscribe(id, (kind) => {
     if (wake) wake(kind);
-    else fired ??= kind;
+    // Coalesced while nobody waits: a 'change' or 'deleted' outranks 'chunk' (a reader woken by 'chunk' may
+    // skip re-reading the job's status, so a status change must not hide behind a chunk).
+    else if (fired === undefined || fired === 'chunk') fired = kind;
   });
   return {
     wait(timeoutMs, signal) {

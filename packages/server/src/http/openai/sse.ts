@@ -1,5 +1,6 @@
 import { isTerminal } from '@berth/protocol';
 import { armWaiter } from '../../jobs/job-events.js';
+import type { JobRecord } from '../../store/types.js';
 import { openAiErrorBody } from './errors.js';
 import { chunksOf, failure, terminalAnswer, workerError } from './job-output.js';
 import type { OpenAiContext } from './index.js';
@@ -37,8 +38,11 @@ export async function* openAiEvents(rc: OpenAiContext, jobId: string, first: unk
       if (text.includes('data: [DONE]')) doneSent = true;
       yield text;
     }
+    let job: JobRecord | undefined;
+    let ev: Awaited<ReturnType<typeof waiter.wait>> | undefined;
     for (;;) {
-      const job = await rc.service.get(rc.endpointId, jobId).catch(() => undefined);
+      // Woken by 'chunk' only: the status is unchanged (every status change emits 'change'), take the chunks.
+      if (ev !== 'chunk' || !job) job = await rc.service.get(rc.endpointId, jobId).catch(() => undefined);
       if (!job) {
         finished = true;
         yield `data: ${JSON.stringify(openAiErrorBody(500, `job ${jobId} was deleted before it finished`, 'job_not_found'))}\n\n`;
@@ -63,7 +67,7 @@ export async function* openAiEvents(rc: OpenAiContext, jobId: string, first: unk
         }
         return;
       }
-      const ev = await waiter.wait(KEEPALIVE_MS, rc.req.signal);
+      ev = await waiter.wait(KEEPALIVE_MS, rc.req.signal);
       if (ev === 'aborted') return;
       if (ev === 'timeout') yield ': keep-alive\n\n';
     }

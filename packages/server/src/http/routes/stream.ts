@@ -1,6 +1,7 @@
 import { BerthError, LIMITS, isTerminal, type StreamReply } from '@berth/protocol';
 import { armWaiter } from '../../jobs/job-events.js';
 import { toJobObject } from '../../jobs/job-view.js';
+import type { JobRecord } from '../../store/types.js';
 import { intParam } from '../query.js';
 import type { RouteContext } from './route-context.js';
 
@@ -44,9 +45,12 @@ const sseHeaders = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-
 
 async function* sse(rc: RouteContext): AsyncGenerator<string> {
   const waiter = armWaiter(rc.service.events, rc.jobId);
+  let job: JobRecord | undefined;
+  let ev: Awaited<ReturnType<typeof waiter.wait>> | undefined;
   try {
     for (;;) {
-      const job = await rc.service.get(rc.endpointId, rc.jobId).catch(() => undefined);
+      // Woken by 'chunk' only: the status is unchanged (every status change emits 'change'), take the chunks.
+      if (ev !== 'chunk' || !job) job = await rc.service.get(rc.endpointId, rc.jobId).catch(() => undefined);
       if (!job) {
         yield `event: error\ndata: ${JSON.stringify({ error: `job ${rc.jobId} was deleted`, code: 'job_not_found' })}\n\n`;
         return;
@@ -57,7 +61,7 @@ async function* sse(rc: RouteContext): AsyncGenerator<string> {
         yield `event: done\ndata: ${JSON.stringify(toJobObject(job))}\n\n`;
         return;
       }
-      const ev = await waiter.wait(SSE_KEEPALIVE_MS, rc.req.signal);
+      ev = await waiter.wait(SSE_KEEPALIVE_MS, rc.req.signal);
       if (ev === 'aborted') return;
       if (ev === 'timeout') yield ': keep-alive\n\n';
     }
