@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { WalSync } from './wal-sync.js';
 
 interface Waiter {
   resolve: () => void;
@@ -7,9 +8,14 @@ interface Waiter {
 
 /**
  * Group commit: the first write of an event-loop turn opens a transaction, every write of that turn joins it, and
- * one COMMIT (one fsync under `synchronous=FULL`, one WAL append under NORMAL) ends it on `setImmediate`. Each
- * write's promise settles only after that COMMIT, so nobody is told "accepted" before the data is durable. A write
- * that throws is rolled back alone (savepoint); a failed COMMIT rolls the whole batch back and rejects all of it.
+ * one COMMIT (a WAL append) ends it on `setImmediate`. Each write's promise settles only after that COMMIT, so
+ * nobody is told "accepted" before the data is durable. A write that throws is rolled back alone (savepoint); a
+ * failed COMMIT rolls the whole batch back and rejects all of it.
+ *
+ * With `walSync` (durability `full`), a committed batch is durable only once the WAL is fsynced, and that fsync
+ * runs off the event loop (`WalSync`): while batch k syncs, batch k+1 fills and commits, and the next fsync
+ * covers every batch committed meanwhile, so batches grow with load by themselves. Waiters (and reads that may
+ * have seen those batches) settle after the fsync that covers them, in commit order.
  */
 export class GroupCommit {
   private waiters: Waiter[] = [];
@@ -23,6 +29,8 @@ export class GroupCommit {
     private readonly db: Database,
     /** Called after a batch was rolled back, so derived in-memory state can be rebuilt. */
     private readonly onRollback: () => void,
+    /** Durability `full`: fsyncs the WAL after commits, off the event loop. */
+    private readonly walSync?: WalSync,
   ) {
     this.sql = {
       begin: db.prepare('BEGIN IMMEDIATE'),
@@ -53,7 +61,10 @@ export class GroupCommit {
     return new Promise<T>((resolve, reject) => this.waiters.push({ resolve: () => resolve(result), reject }));
   }
 
-  /** Runs a read; when a batch is open the answer waits for its COMMIT (nothing uncommitted is shown early). */
+  /**
+   * Runs a read; when a batch is open (or committed but not yet synced) the answer waits until it is durable:
+   * nothing uncommitted is shown early.
+   */
   read<T>(fn: () => T): Promise<T> {
     let result: T;
     try {
@@ -61,8 +72,9 @@ export class GroupCommit {
     } catch (err) {
       return Promise.reject(err);
     }
-    if (!this.open) return Promise.resolve(result);
-    return new Promise<T>((resolve, reject) => this.waiters.push({ resolve: () => resolve(result), reject }));
+    if (this.open) return new Promise<T>((resolve, reject) => this.waiters.push({ resolve: () => resolve(result), reject }));
+    if (this.walSync?.pending) return new Promise<T>((resolve, reject) => this.walSync!.after({ resolve: () => resolve(result), reject }));
+    return Promise.resolve(result);
   }
 
   private begin(): void {
@@ -91,6 +103,13 @@ export class GroupCommit {
       for (const w of waiters) w.reject(err);
       return;
     }
-    for (const w of waiters) w.resolve();
+    if (this.walSync) this.walSync.after(...waiters);
+    else for (const w of waiters) w.resolve();
+  }
+
+  /** Commits the open batch and waits for the WAL syncs in flight (before closing). */
+  async settle(): Promise<void> {
+    this.flush();
+    await this.walSync?.idle();
   }
 }

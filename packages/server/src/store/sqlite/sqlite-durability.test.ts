@@ -156,10 +156,43 @@ describe('SqliteStore durability', () => {
     try {
       expect(normal.db.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(normal.db.pragma('synchronous', { simple: true })).toBe(1);
-      expect(full.db.pragma('synchronous', { simple: true })).toBe(2);
+      // full: SQLite writes the WAL (NORMAL) and the store fsyncs it off the event loop before answering.
+      expect(full.db.pragma('synchronous', { simple: true })).toBe(1);
+      await normal.insert(makeJob());
+      expect(normal.walSyncs).toBe(0);
+      const syncsBefore = full.walSyncs;
+      await full.insert(makeJob());
+      expect(full.walSyncs).toBeGreaterThan(syncsBefore);
+      const mem = new SqliteStore({ file: ':memory:', durability: 'full' }); // no WAL file: SQLite's own FULL
+      expect(mem.db.pragma('synchronous', { simple: true })).toBe(2);
+      await mem.close();
     } finally {
       await normal.close();
       await full.close();
+    }
+  });
+
+  it('durability full: every write and read settles only after an fsync of the WAL that began after its commit', async () => {
+    const store = new SqliteStore({ file: file(), durability: 'full' });
+    try {
+      const settledAfter: boolean[] = [];
+      const pending: Promise<void>[] = [];
+      // Writes over several event-loop turns, so later batches commit while earlier ones are being synced.
+      for (let turn = 0; turn < 6; turn++) {
+        for (let i = 0; i < 10; i++) {
+          const syncsAtCommit = store.walSyncs; // this batch commits later, so its fsync completes later still
+          pending.push(store.insert(makeJob()).then(() => void settledAfter.push(store.walSyncs > syncsAtCommit)));
+        }
+        const syncsAtRead = store.walSyncs;
+        pending.push(store.counts('ep').then(() => void settledAfter.push(store.walSyncs > syncsAtRead)));
+        await new Promise((r) => setImmediate(r));
+      }
+      await Promise.all(pending);
+      expect(settledAfter).toHaveLength(66);
+      expect(settledAfter.every(Boolean)).toBe(true);
+      expect(store.walSyncs).toBeLessThanOrEqual(store.commits);
+    } finally {
+      await store.close();
     }
   });
 });

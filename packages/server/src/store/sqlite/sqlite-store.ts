@@ -5,6 +5,7 @@ import { isTerminal, type JobStatus } from '@berth/protocol';
 import type { DeleteCondition, DueJobs, EndpointCounts, FinishPatch, JobLog, JobLogLine, JobRecord, RecoveryReport, RetentionPolicy, Store, WebhookAttempt, WebhookDelivery } from '../types.js';
 import { DataLock } from './data-lock.js';
 import { GroupCommit } from './group-commit.js';
+import { WalSync } from './wal-sync.js';
 import { LiveCounts } from './live-counts.js';
 import { insertParams, json, toRecord, type JobRow } from './rows.js';
 import { openStoreDatabase } from './open-database.js';
@@ -38,28 +39,40 @@ export class SqliteStore implements Store {
   private readonly live: LiveCounts;
   private closed = false;
   private readonly lock: DataLock | undefined;
+  private readonly walSync: WalSync | undefined;
 
   constructor(opts: SqliteStoreOptions) {
     if (opts.file !== ':memory:') {
       mkdirSync(dirname(opts.file), { recursive: true });
       this.lock = DataLock.acquire(opts.file);
     }
+    // Durability full on a file: SQLite writes the WAL, `WalSync` fsyncs it off the event loop (group-commit.ts).
+    const ownSync = opts.durability === 'full' && opts.file !== ':memory:';
+    let db: Database | undefined;
     try {
-      this.db = openStoreDatabase(opts.file, opts.durability ?? 'normal');
+      db = openStoreDatabase(opts.file, opts.durability ?? 'normal', ownSync);
+      if (ownSync) this.walSync = new WalSync(`${opts.file}-wal`);
     } catch (err) {
+      db?.close();
       this.lock?.release();
       throw err;
     }
+    this.db = db;
     this.st = prepareStatements(this.db);
     this.outbox = new SqliteWebhookOutbox(this.db);
     this.jobLogs = new SqliteJobLogs(this.db);
     this.live = new LiveCounts(this.st);
-    this.tx = new GroupCommit(this.db, () => this.live.rebuild());
+    this.tx = new GroupCommit(this.db, () => this.live.rebuild(), this.walSync);
   }
 
   /** Batches committed so far (each is one transaction holding every write of an event-loop turn). */
   get commits(): number {
     return this.tx.commits;
+  }
+
+  /** WAL fsyncs done off the event loop so far (durability `full` on a file; 0 otherwise). */
+  get walSyncs(): number {
+    return this.walSync?.syncs ?? 0;
   }
 
   private stat(endpointId: string, column: 'completed' | 'failed' | 'retried'): void {
@@ -316,8 +329,9 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    this.tx.flush();
     this.closed = true;
+    await this.tx.settle();
+    this.walSync?.close();
     this.db.close();
     this.lock?.release();
   }
