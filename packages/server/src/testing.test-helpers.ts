@@ -120,3 +120,22 @@ export async function until<T>(fn: () => Promise<T> | T, timeoutMs = 5000, what 
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+/** Reads an SSE (or any streamed) response body: `until(needle)` reads on until the text so far contains it. */
+export function bodyReader(res: Response): { until(needle: string): Promise<void>; readonly text: string } {
+  const reader = res.body!.getReader();
+  const dec = new TextDecoder();
+  let text = '';
+  return {
+    async until(needle) {
+      while (!text.includes(needle)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`stream ended early: ${text}`);
+        text += dec.decode(value);
+      }
+    },
+    get text() {
+      return text;
+    },
+  };
+}

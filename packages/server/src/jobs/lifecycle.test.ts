@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.js';
-import { API_KEY, ScriptedWorker, call, listening, until, untilStatus } from '../testing.test-helpers.js';
+import { API_KEY, ScriptedWorker, bodyReader, call, listening, until, untilStatus } from '../testing.test-helpers.js';
 import type { BerthServer } from '../server.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
@@ -168,25 +168,17 @@ describe.each(STORES)('job lifecycle with a worker on a real socket (%s)', (_nam
     await w.next('job.assign');
     const res = await fetch(`${t.url}/v2/echo/stream/${id}`, { headers: { authorization: `Bearer ${API_KEY}`, accept: 'text/event-stream' } });
     expect(res.headers.get('content-type')).toContain('text/event-stream');
-    const reader = res.body!.getReader();
-    const dec = new TextDecoder();
-    let text = '';
-    const readUntil = async (needle: string) => {
-      while (!text.includes(needle)) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error('stream ended early: ' + text);
-        text += dec.decode(value);
-      }
-    };
+    const body = bodyReader(res);
+    const readUntil = body.until;
     w.send({ type: 'job.stream', id, attempt: 1, seq: 0, chunks: [{ i: 0 }] });
     await readUntil('{"output":{"i":0}}');
-    expect(text).not.toContain('event: done'); // the first chunk arrived while the job still runs
+    expect(body.text).not.toContain('event: done'); // the first chunk arrived while the job still runs
     w.send({ type: 'job.stream', id, attempt: 1, seq: 1, chunks: [{ i: 1 }] });
     await readUntil('{"output":{"i":1}}');
     w.send({ type: 'job.complete', id, attempt: 1, output: [{ i: 0 }, { i: 1 }] });
     await readUntil('event: done');
     await readUntil('\n\n');
-    expect(text).toContain('"status":"COMPLETED"');
+    expect(body.text).toContain('"status":"COMPLETED"');
     await w.close();
   });
 

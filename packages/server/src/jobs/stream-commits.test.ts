@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { API_KEY, ScriptedWorker, call, listening } from '../testing.test-helpers.js';
+import { API_KEY, ScriptedWorker, bodyReader, call, listening } from '../testing.test-helpers.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 
 // A streamed chunk costs one SQLite commit: the SSE reader is woken as the chunk is written, so its take joins
@@ -12,16 +12,8 @@ it('an SSE reader takes each chunk in the commit that stored it (SQLite)', async
   const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id as string;
   await w.next('job.assign');
   const res = await fetch(`${t.url}/v2/echo/stream/${id}`, { headers: { authorization: `Bearer ${API_KEY}`, accept: 'text/event-stream' } });
-  const reader = res.body!.getReader();
-  const dec = new TextDecoder();
-  let text = '';
-  const readUntil = async (needle: string) => {
-    while (!text.includes(needle)) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`stream ended early: ${text}`);
-      text += dec.decode(value);
-    }
-  };
+  const body = bodyReader(res);
+  const readUntil = body.until;
   w.send({ type: 'job.stream', id, attempt: 1, seq: 0, chunks: ['warm'] });
   await readUntil('"warm"');
   const n = 20;
@@ -33,7 +25,7 @@ it('an SSE reader takes each chunk in the commit that stored it (SQLite)', async
   const perChunk = (store.commits - before) / n;
   expect(perChunk).toBeGreaterThanOrEqual(1);
   expect(perChunk).toBeLessThan(1.5);
-  expect([...text.matchAll(/"output":"(c\d+)"/g)].map((m) => m[1])).toEqual(Array.from({ length: n }, (_, i) => `c${i}`));
+  expect([...body.text.matchAll(/"output":"(c\d+)"/g)].map((m) => m[1])).toEqual(Array.from({ length: n }, (_, i) => `c${i}`));
   w.send({ type: 'job.complete', id, attempt: 1, output: null });
   await readUntil('event: done');
   await w.close();

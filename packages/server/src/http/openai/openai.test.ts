@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { API_KEY, ScriptedWorker, call, listening, testServer, until } from '../../testing.test-helpers.js';
+import { API_KEY, ScriptedWorker, bodyReader, call, listening, testServer, until } from '../../testing.test-helpers.js';
 
 const CHAT = '/v2/echo/openai/v1/chat/completions';
 const chat = (extra: Record<string, unknown> = {}) => ({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...extra });
@@ -101,23 +101,15 @@ describe('OpenAI route over a real socket with a scripted worker', () => {
     w.send({ type: 'job.stream', id: a.id, attempt: a.attempt, seq: 0, chunks: [{ object: 'chat.completion.chunk', n: 0 }] });
     const res = await pending;
     expect(res.headers.get('content-type')).toContain('text/event-stream');
-    const reader = res.body!.getReader();
-    const dec = new TextDecoder();
-    let text = '';
-    const readUntil = async (needle: string) => {
-      while (!text.includes(needle)) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`stream ended early: ${text}`);
-        text += dec.decode(value);
-      }
-    };
+    const body = bodyReader(res);
+    const readUntil = body.until;
     await readUntil('"n":0}\n\n');
-    expect(text).not.toContain('[DONE]');
+    expect(body.text).not.toContain('[DONE]');
     w.send({ type: 'job.stream', id: a.id, attempt: a.attempt, seq: 1, chunks: ['data: {"n":1}\n\n'] });
     await readUntil('"n":1}\n\n');
     w.send({ type: 'job.complete', id: a.id, attempt: a.attempt, output: null });
     await readUntil('data: [DONE]\n\n');
-    expect(text).toBe('data: {"object":"chat.completion.chunk","n":0}\n\ndata: {"n":1}\n\ndata: [DONE]\n\n');
+    expect(body.text).toBe('data: {"object":"chat.completion.chunk","n":0}\n\ndata: {"n":1}\n\ndata: [DONE]\n\n');
     await w.close();
   });
 
