@@ -113,10 +113,10 @@ export class Dispatcher {
         return;
       case 'job.stream': {
         const appending = store.appendStream(msg.id, msg.attempt, msg.seq, msg.chunks);
-        // Readers here are woken at once: their take joins the append's store batch (SQLite: one commit for both,
-        // and they still send nothing before it). The wake after the write serves stores that show it only then.
-        events.emitLocal(msg.id, 'chunk');
-        if ((await appending) > 0) events.emit(msg.id, 'chunk');
+        // SQLite: readers are woken as the chunk is written, so their take joins the append's commit (one commit
+        // for both; they still send nothing before it). Other stores: woken once the append is stored.
+        if (store.sharesTurnCommit) events.emit(msg.id, 'chunk');
+        if ((await appending) > 0 && !store.sharesTurnCommit) events.emit(msg.id, 'chunk');
         return;
       }
       case 'job.complete':

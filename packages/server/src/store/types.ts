@@ -130,6 +130,12 @@ export interface RetentionPolicy {
  * when the condition did not hold. Implementations: memory (now), SQLite and PostgreSQL (durable).
  */
 export interface Store {
+  /**
+   * True when a write is visible to this process's next operations as soon as it is issued, and operations of
+   * one event-loop turn share one commit (SQLite's group commit): a reader woken while the write is issued
+   * joins its commit. Otherwise (undefined) readers are woken after the write resolves.
+   */
+  readonly sharesTurnCommit?: boolean;
   /** Stores a new IN_QUEUE job. Resolves only once the job is durable. */
   insert(job: JobRecord): Promise<void>;
   get(id: string): Promise<JobRecord | undefined>;

@@ -31,6 +31,8 @@ export interface SqliteStoreOptions {
  * database on open and after a rolled-back batch.
  */
 export class SqliteStore implements Store {
+  /** One connection, one batch per turn: a stream reader woken as a chunk is written takes it in that commit. */
+  readonly sharesTurnCommit = true;
   readonly db: Database;
   private readonly st: Statements;
   private readonly tx: GroupCommit;
