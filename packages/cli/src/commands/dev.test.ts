@@ -7,9 +7,9 @@ describe('workerSpecs', () => {
     file: '/app/berth.config.json',
     dir: '/app',
     endpoints: [
-      { id: 'echo', worker: '/app/echo.ts', workers: 2, minWorkers: 2, maxWorkers: 2, idleTimeoutMs: 5000, concurrency: 4 },
-      { id: 'gpu', worker: '/app/gpu.ts', workers: 1, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5000, concurrency: undefined },
-      { id: 'ext', worker: '/app/ext.ts', workers: 0, minWorkers: 0, maxWorkers: 0, idleTimeoutMs: 5000, concurrency: undefined },
+      { id: 'echo', worker: '/app/echo.ts', workers: 2, minWorkers: 2, maxWorkers: 2, idleTimeoutMs: 5000, concurrency: 4, drainTimeoutMs: undefined, apt: [] },
+      { id: 'gpu', worker: '/app/gpu.ts', workers: 1, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5000, concurrency: undefined, drainTimeoutMs: undefined, apt: [] },
+      { id: 'ext', worker: '/app/ext.ts', workers: 0, minWorkers: 0, maxWorkers: 0, idleTimeoutMs: 5000, concurrency: undefined, drainTimeoutMs: undefined, apt: [] },
     ],
     models: {},
   };
