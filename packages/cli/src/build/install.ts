@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findProjectLock, lockPath, lockSubset, LockSubsetError } from './lockfile.js';
 
@@ -17,6 +17,8 @@ export interface InstallResult {
   lock: 'project' | 'resolved';
   /** Why the project's lock could not be used, when it could not. */
   lockNote?: string;
+  /** The folder whose identical node_modules was copied instead of running npm ci. */
+  reused?: string;
   /** Bytes of node_modules before and after pruning. */
   bytesInstalled: number;
   bytesPruned: number;
@@ -30,7 +32,15 @@ export interface InstallResult {
  *
  * @throws Error with npm's output when npm fails.
  */
-export function installDependencies(o: { dir: string; projectDir: string; name: string; dependencies: Record<string, string>; arch: TargetArch }): InstallResult {
+export function installDependencies(o: {
+  dir: string;
+  projectDir: string;
+  name: string;
+  dependencies: Record<string, string>;
+  arch: TargetArch;
+  /** Folders installed earlier in this run: one with the same lock is copied instead of installed again. */
+  installed?: string[];
+}): InstallResult {
   const t0 = performance.now();
   let lock: InstallResult['lock'] = 'resolved';
   let lockNote: string | undefined;
@@ -47,10 +57,17 @@ export function installDependencies(o: { dir: string; projectDir: string; name: 
   } else lockNote = 'no package-lock.json found in the project';
   const target = ['--os=linux', `--cpu=${o.arch}`, '--libc=glibc'];
   if (lock === 'resolved') npm(o.dir, ['install', '--package-lock-only', '--omit=dev', '--ignore-scripts', ...target]);
+  const lockText = readFileSync(join(o.dir, 'package-lock.json'), 'utf8').replace(/"name": "[^"]*"/g, '');
+  const same = o.installed?.find((d) => existsSync(join(d, 'node_modules')) && readFileSync(join(d, 'package-lock.json'), 'utf8').replace(/"name": "[^"]*"/g, '') === lockText);
+  if (same) {
+    cpSync(join(same, 'node_modules'), join(o.dir, 'node_modules'), { recursive: true, verbatimSymlinks: true });
+    return { lock, ...(lockNote ? { lockNote } : {}), reused: same, bytesInstalled: du(join(o.dir, 'node_modules')), bytesPruned: 0, ms: Math.round(performance.now() - t0) };
+  }
   npm(o.dir, ['ci', '--omit=dev', ...target]);
   const bytesInstalled = du(join(o.dir, 'node_modules'));
   pruneForeignBinaries(join(o.dir, 'node_modules'), o.arch);
   const bytesPruned = bytesInstalled - du(join(o.dir, 'node_modules'));
+  o.installed?.push(o.dir);
   return { lock, ...(lockNote ? { lockNote } : {}), bytesInstalled, bytesPruned, ms: Math.round(performance.now() - t0) };
 }
 

@@ -92,6 +92,7 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
   // 2. One folder per endpoint, with progress: bundling is the slow step.
   const total = endpoints.length;
   let failed = 0;
+  const installed: string[] = [];
   for (const [i, ep] of endpoints.entries()) {
     const step = `[${i + 1}/${total}] ${ep.id}`;
     const dir = join(outRoot, ep.id);
@@ -126,9 +127,9 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
     // Dependencies go into the folder now, on this machine: the image build only copies them.
     if (deps.length) {
       try {
-        const r = installDependencies({ dir, projectDir: config.dir, name: pkg.name, dependencies: bundle.dependencies, arch: args.arch });
+        const r = installDependencies({ dir, projectDir: config.dir, name: pkg.name, dependencies: bundle.dependencies, arch: args.arch, installed });
         io.stdout.write(
-          `${step}: npm ci (${r.lock === 'project' ? "lock cut from the project's package-lock.json" : `lock resolved by npm: ${r.lockNote}`}) ` +
+          r.reused ? `${step}: node_modules copied from ${show(io.cwd, r.reused)} (same lock) in ${r.ms} ms: ${mib(r.bytesInstalled)}\n` : `${step}: npm ci (${r.lock === 'project' ? "lock cut from the project's package-lock.json" : `lock resolved by npm: ${r.lockNote}`}) ` +
             `for linux/${args.arch} in ${r.ms} ms: node_modules ${mib(r.bytesInstalled - r.bytesPruned)} (${mib(r.bytesPruned)} of other platforms' binaries pruned)\n`,
         );
       } catch (err) {
@@ -144,7 +145,8 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
       const text = dockerfile({
         endpointId: ep.id,
         hasDependencies: deps.length > 0,
-        hasOnnxruntime: existsSync(join(dir, 'node_modules/onnxruntime-node')),
+        // onnxruntime-node ships its CUDA provider for linux/x64 only.
+        hasOnnxruntime: args.arch === 'x64' && existsSync(join(dir, 'node_modules/onnxruntime-node')),
         variant,
         apt: ep.apt,
         env: deploy.env,
