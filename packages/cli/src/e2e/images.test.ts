@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -135,6 +135,20 @@ describe.skipIf(skip !== undefined)('worker images (docker build + docker run ag
     const job = await runJob('image', 'img-image', { prompt: 'a big red circle on a blue background', num_inference_steps: 4 });
     expect((job['output'] as { image_url?: string }).image_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/files\//);
   }, 600_000);
+
+  it('the image worker without its models, or with a mount uid 1000 cannot read, exits 1 naming the path and the mount', async () => {
+    const bare = spawnSync('docker', ['run', '--rm', '--network=host', '-e', `BERTH_URL=${url}`, '-e', `BERTH_WORKER_TOKEN=${TOKEN}`, 'berth-test/image'], { env: docker.env, encoding: 'utf8', timeout: 120_000 });
+    expect(bare.status).toBe(1);
+    expect(bare.stderr).toContain('image worker cannot start:\n  - model folder not found: /models/tiny-sd');
+    expect(bare.stderr).toContain('docker run -v /srv/models:/models:ro');
+    if (process.getuid?.() === 1000) return; // the folder below would belong to uid 1000 itself
+    const locked = join(work, 'locked-models');
+    mkdirSync(join(locked, 'tiny-sd'), { recursive: true, mode: 0o700 });
+    chmodSync(locked, 0o700); // owned by root: uid 1000 cannot enter it
+    const r = spawnSync('docker', ['run', '--rm', '--network=host', '-e', `BERTH_URL=${url}`, '-e', `BERTH_WORKER_TOKEN=${TOKEN}`, '-v', `${locked}:/models:ro`, 'berth-test/image'], { env: docker.env, encoding: 'utf8', timeout: 120_000 });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('model folder /models/tiny-sd is not readable by uid 1000 (EACCES)');
+  }, 300_000);
 
   it('examples/audio-worker: espeak-ng and ffmpeg come from the config\'s apt; an MP3 job completes', async () => {
     berthBuild(join(REPO_ROOT, 'examples/audio-worker/berth.config.json'), join(work, 'audio'), ['tts']);
