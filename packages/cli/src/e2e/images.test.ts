@@ -65,10 +65,17 @@ const logsOf = (name: string): string => {
 };
 
 async function api(path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(`${url}${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  const send = () =>
+    fetch(`${url}${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  // A pooled keep-alive socket the server closed while idle (minutes of docker build between requests) fails
+  // before the request is sent: try once more on a new socket.
+  const res = await send().catch((err: unknown) => {
+    if ((err as { cause?: { code?: string } }).cause?.code !== 'UND_ERR_SOCKET') throw err;
+    return send();
   });
   return (await res.json()) as Record<string, unknown>;
 }
