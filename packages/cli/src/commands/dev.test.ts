@@ -42,6 +42,12 @@ describe('workerSpecs', () => {
   it('defaults BERTH_DRAIN_TIMEOUT_MS below the SIGKILL deadline', () => {
     expect(workerSpecs(config, 'http://x:1', 't', {})[0]?.env['BERTH_DRAIN_TIMEOUT_MS']).toBe('4000');
   });
+
+  it("the config's drainTimeoutMs, capped below the SIGKILL deadline", () => {
+    const ep = { ...config.endpoints[0]!, drainTimeoutMs: 1500 };
+    expect(workerSpecs({ ...config, endpoints: [ep] }, 'http://x:1', 't', {})[0]?.env['BERTH_DRAIN_TIMEOUT_MS']).toBe('1500');
+    expect(workerSpecs({ ...config, endpoints: [{ ...ep, drainTimeoutMs: 60_000 }] }, 'http://x:1', 't', {})[0]?.env['BERTH_DRAIN_TIMEOUT_MS']).toBe('4000');
+  });
 });
 
 describe('banner', () => {
