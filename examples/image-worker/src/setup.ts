@@ -1,3 +1,4 @@
+import { loadOnDevice } from '@berth/worker';
 import { env } from '@huggingface/transformers';
 import { DIFFUSION_FILES, ensureModelFolder } from './models/hub.js';
 import { resolveModelLocations, type ModelLocations } from './models/locations.js';
@@ -21,11 +22,16 @@ export async function loadImageModel(where: ModelLocations, log?: (msg: string, 
     allowRemote: where.allowRemote,
     onFile: (file, bytes) => log?.('downloaded', { model: where.image, file, bytes }),
   });
-  const model = await loadDiffusionModel(dir, {
-    ...(where.tokenizer ? { tokenizer: where.tokenizer } : {}),
-    ...(where.threads ? { sessionOptions: { executionProviders: ['cpu'], graphOptimizationLevel: 'all', intraOpNumThreads: where.threads } } : {}),
-  });
-  log?.('model loaded', { model: where.image, seconds: Number(model.loadSeconds.toFixed(3)), nativeSize: model.nativeSize });
+  // BERTH_DEVICE (default auto): the CUDA execution provider when it loads, else the CPU (one log line says which).
+  const { device, value: model } = await loadOnDevice(
+    (d) =>
+      loadDiffusionModel(dir, {
+        ...(where.tokenizer ? { tokenizer: where.tokenizer } : {}),
+        sessionOptions: { executionProviders: d === 'cuda' ? ['cuda', 'cpu'] : ['cpu'], graphOptimizationLevel: 'all', ...(where.threads ? { intraOpNumThreads: where.threads } : {}) },
+      }),
+    log ? { log: (line) => log(line, { model: where.image }) } : {},
+  );
+  log?.('model loaded', { model: where.image, device, seconds: Number(model.loadSeconds.toFixed(3)), nativeSize: model.nativeSize });
   return model;
 }
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { AutoModelForCausalLM, AutoTokenizer, env } from '@huggingface/transformers';
-import type { Logger } from '@berth/worker';
+import { loadOnDevice, type Logger } from '@berth/worker';
 import type { CausalLM } from './engine/batch-engine.js';
 import type { ResolvedTextWorkerOptions } from './options.js';
 
@@ -58,12 +58,18 @@ export async function loadModel(o: ResolvedTextWorkerOptions, log: Logger): Prom
   const id = o.local && !isAbsolute(o.model) ? join(process.cwd(), o.model) : o.model;
   try {
     const tokenizer = (await AutoTokenizer.from_pretrained(id, { progress_callback: progress })) as unknown as TextTokenizer & { model_max_length?: number };
-    const model = (await AutoModelForCausalLM.from_pretrained(id, {
-      ...(o.dtype ? { dtype: o.dtype as 'fp32' } : {}),
-      device: o.device as 'cpu',
-      ...(o.threads ? { session_options: { intraOpNumThreads: o.threads, interOpNumThreads: 1 } } : {}),
-      progress_callback: progress,
-    })) as unknown as LoadedModel['model'] & { config: Record<string, unknown>; generation_config?: Record<string, unknown> | null };
+    type Model = LoadedModel['model'] & { config: Record<string, unknown>; generation_config?: Record<string, unknown> | null };
+    const load = async (device: string): Promise<Model> =>
+      (await AutoModelForCausalLM.from_pretrained(id, {
+        ...(o.dtype ? { dtype: o.dtype as 'fp32' } : {}),
+        device: device as 'cpu',
+        ...(o.threads ? { session_options: { intraOpNumThreads: o.threads, interOpNumThreads: 1 } } : {}),
+        progress_callback: progress,
+      })) as unknown as Model;
+    // auto (the default, from BERTH_DEVICE): CUDA when it loads, else the CPU with one log line; other devices as given.
+    const model = ['auto', 'cpu', 'cuda'].includes(o.device)
+      ? (await loadOnDevice(load, { env: { BERTH_DEVICE: o.device }, log: (line) => log.info(line, { model: o.model }) })).value
+      : await load(o.device);
     const eos = model.generation_config?.['eos_token_id'] ?? model.config['eos_token_id'];
     const eosTokenIds = (Array.isArray(eos) ? eos : [eos]).filter((x): x is number => typeof x === 'number');
     const ctx = model.config['max_position_embeddings'];

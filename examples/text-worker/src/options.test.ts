@@ -4,7 +4,7 @@ import { InputError, readMessages, readSettings } from './params.js';
 
 describe('resolveTextWorkerOptions', () => {
   it('defaults to the hub model, remote on, q4', () => {
-    expect(resolveTextWorkerOptions({}, {})).toMatchObject({ model: HUB_DEFAULT_MODEL, local: false, allowRemote: true, dtype: HUB_DEFAULT_DTYPE, device: 'cpu', modelName: HUB_DEFAULT_MODEL, maxBatch: 16 });
+    expect(resolveTextWorkerOptions({}, {})).toMatchObject({ model: HUB_DEFAULT_MODEL, local: false, allowRemote: true, dtype: HUB_DEFAULT_DTYPE, device: 'auto', modelName: HUB_DEFAULT_MODEL, maxBatch: 16 });
   });
   it('BERTH_MODELS_DIR selects stories260K from it with remote loading off', () => {
     expect(resolveTextWorkerOptions({}, { BERTH_MODELS_DIR: '/m' })).toMatchObject({ model: '/m/stories260K', local: true, allowRemote: false, dtype: undefined, modelName: 'stories260K' });

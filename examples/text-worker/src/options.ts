@@ -13,7 +13,7 @@ export interface TextWorkerOptions {
   model?: string;
   /** Weights variant: `fp32`, `fp16`, `q8`, `q4`, ... Env `BERTH_TEXT_DTYPE`. Default: `q4` for the hub default, else the model's own choice. */
   dtype?: string;
-  /** `cpu`, `cuda`, `webgpu`, ... Env `BERTH_TEXT_DEVICE`. Default `cpu`. */
+  /** `auto` (CUDA when it loads, else the CPU), `cpu`, `cuda`, `webgpu`, ... Env `BERTH_TEXT_DEVICE`, else `BERTH_DEVICE`. Default `auto`. */
   device?: string;
   /** Allow downloads from the hub. Env `BERTH_TEXT_ALLOW_REMOTE` (`1`/`0`). Default: off for local folders, on for hub ids. */
   allowRemote?: boolean;
@@ -83,7 +83,7 @@ export function resolveTextWorkerOptions(o: TextWorkerOptions, env: NodeJS.Proce
     model,
     local,
     dtype,
-    device: envStr(env, 'BERTH_TEXT_DEVICE') ?? o.device ?? 'cpu',
+    device: envStr(env, 'BERTH_TEXT_DEVICE') ?? o.device ?? envStr(env, 'BERTH_DEVICE') ?? 'auto',
     allowRemote,
     modelName: envStr(env, 'BERTH_TEXT_MODEL_NAME') ?? o.modelName ?? (local ? model.replace(/\/+$/, '').split('/').pop()! : model),
     maxBatch: envInt(env, 'BERTH_TEXT_MAX_BATCH', 1, 256) ?? o.maxBatch ?? concurrency ?? 16,

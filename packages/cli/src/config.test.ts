@@ -26,8 +26,8 @@ describe('resolveConfig', () => {
       file,
       dir: tmp,
       endpoints: [
-        { id: 'echo', worker: join(tmp, 'echo.ts'), workers: 1, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5000, concurrency: 4 },
-        { id: 'gpu-2', worker: join(tmp, 'w/x.ts'), workers: 3, minWorkers: 3, maxWorkers: 3, idleTimeoutMs: 5000, concurrency: undefined },
+        { id: 'echo', worker: join(tmp, 'echo.ts'), workers: 1, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5000, concurrency: 4, drainTimeoutMs: undefined, apt: [] },
+        { id: 'gpu-2', worker: join(tmp, 'w/x.ts'), workers: 3, minWorkers: 3, maxWorkers: 3, idleTimeoutMs: 5000, concurrency: undefined, drainTimeoutMs: undefined, apt: [] },
       ],
       models: {},
     });
@@ -52,6 +52,13 @@ describe('resolveConfig', () => {
     expect(problems({ endpoints: { echo: ep } })).toEqual([problem]);
   });
 
+  it('accepts apt packages (pinned too) and a drain deadline', () => {
+    expect(resolveConfig({ endpoints: { a: { worker: 'a.ts', apt: ['espeak-ng', 'ffmpeg=7:5.1.6-0+deb12u1'], drainTimeoutMs: 60000 } } }, file).endpoints[0]).toMatchObject({
+      apt: ['espeak-ng', 'ffmpeg=7:5.1.6-0+deb12u1'],
+      drainTimeoutMs: 60000,
+    });
+  });
+
   it('accepts $schema and workers: 0', () => {
     expect(resolveConfig({ $schema: 'x', endpoints: { a: { worker: 'a.ts', workers: 0 } } }, file).endpoints[0]?.workers).toBe(0);
   });
@@ -67,7 +74,10 @@ describe('resolveConfig', () => {
     [{ endpoints: { echo: {} } }, 'endpoints.echo.worker: must be the path of a handler file, like "./handler.ts" (got nothing)'],
     [{ endpoints: { echo: { worker: '' } } }, 'endpoints.echo.worker: must not be empty'],
     [{ endpoints: { echo: './echo.ts' } }, 'endpoints.echo: must be an object like {"worker": "./handler.ts"} (got "./echo.ts")'],
-    [{ endpoints: { echo: { worker: 'a.ts', concurency: 2 } } }, 'endpoints.echo: unknown field "concurency" (known: worker, workers, minWorkers, maxWorkers, idleTimeoutMs, concurrency)'],
+    [{ endpoints: { echo: { worker: 'a.ts', concurency: 2 } } }, 'endpoints.echo: unknown field "concurency" (known: worker, workers, minWorkers, maxWorkers, idleTimeoutMs, concurrency, drainTimeoutMs, apt)'],
+    [{ endpoints: { echo: { worker: 'a.ts', apt: 'ffmpeg' } } }, 'endpoints.echo.apt: must be a list of Debian package names like ["espeak-ng", "ffmpeg"] (got "ffmpeg")'],
+    [{ endpoints: { echo: { worker: 'a.ts', apt: ['ffmpeg; rm -rf /'] } } }, 'endpoints.echo.apt.0: must be a Debian package name like "ffmpeg" (got "ffmpeg; rm -rf /")'],
+    [{ endpoints: { echo: { worker: 'a.ts', drainTimeoutMs: -1 } } }, 'endpoints.echo.drainTimeoutMs: must be at least 0 (got -1)'],
     [{ endpoint: {} }, '(top level): unknown field "endpoint" (known: endpoints, models)'],
     [{ endpoints: {} }, 'endpoints: must name at least one endpoint'],
     [{ endpoints: [] }, 'endpoints: must be an object mapping endpoint ids to {"worker": ...} (got an array)'],
@@ -102,7 +112,7 @@ describe('loadConfig', () => {
   it('loads JSON', async () => {
     const f = join(tmp, 'a.json');
     writeFileSync(f, JSON.stringify({ endpoints: { echo: { worker: './echo.ts' } } }));
-    expect((await loadConfig(f)).endpoints).toEqual([{ id: 'echo', worker: join(tmp, 'echo.ts'), workers: 1, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5000, concurrency: undefined }]);
+    expect((await loadConfig(f)).endpoints).toEqual([{ id: 'echo', worker: join(tmp, 'echo.ts'), workers: 1, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5000, concurrency: undefined, drainTimeoutMs: undefined, apt: [] }]);
   });
 
   it('names the file when the JSON is broken', async () => {
@@ -117,7 +127,7 @@ describe('loadConfig', () => {
       f,
       `const defineConfig = <T,>(c: T): T => c;\nconst workers: number = 2;\nexport default defineConfig({ endpoints: { ts: { worker: './ts.ts', workers } } });\n`,
     );
-    expect((await loadConfig(f)).endpoints).toEqual([{ id: 'ts', worker: join(tmp, 'ts.ts'), workers: 2, minWorkers: 2, maxWorkers: 2, idleTimeoutMs: 5000, concurrency: undefined }]);
+    expect((await loadConfig(f)).endpoints).toEqual([{ id: 'ts', worker: join(tmp, 'ts.ts'), workers: 2, minWorkers: 2, maxWorkers: 2, idleTimeoutMs: 5000, concurrency: undefined, drainTimeoutMs: undefined, apt: [] }]);
   });
 
   it('loads TypeScript in an ESM package ("type": "module")', async () => {
@@ -126,7 +136,7 @@ describe('loadConfig', () => {
     writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
     const f = join(dir, 'berth.config.ts');
     writeFileSync(f, `export default { endpoints: { esm: { worker: './w.ts', concurrency: 2 as number } } };\n`);
-    expect((await loadConfig(f)).endpoints).toEqual([{ id: 'esm', worker: join(dir, 'w.ts'), workers: 1, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5000, concurrency: 2 }]);
+    expect((await loadConfig(f)).endpoints).toEqual([{ id: 'esm', worker: join(dir, 'w.ts'), workers: 1, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5000, concurrency: 2, drainTimeoutMs: undefined, apt: [] }]);
   });
 
   it('a module without a default export', async () => {

@@ -31,6 +31,17 @@ export interface EndpointConfig {
    * Default: what the handler passes to `start()`, which itself defaults to 1.
    */
   concurrency?: number;
+  /**
+   * Drain deadline of a stopping worker (sets `BERTH_DRAIN_TIMEOUT_MS`): running jobs get this long to finish,
+   * then are handed back to the queue at once. Default in `berth build` images: 7000, below Docker's 10 s
+   * `docker stop` grace; the image's stop timeout (`deploy.json`) is derived from it.
+   */
+  drainTimeoutMs?: number;
+  /**
+   * Debian packages `berth build` installs in the endpoint's images (`apt-get install`), e.g. `["espeak-ng", "ffmpeg"]`
+   * for a handler that spawns them. Default: none.
+   */
+  apt?: string[];
 }
 
 /** The `berth.config.json` / `berth.config.ts` file. */
@@ -70,6 +81,10 @@ export interface ResolvedEndpoint {
   idleTimeoutMs: number;
   /** `undefined`: leave it to the handler's `start({ concurrency })`. */
   concurrency: number | undefined;
+  /** `undefined`: the worker's default (30 s; 7 s in `berth build` images). */
+  drainTimeoutMs: number | undefined;
+  /** Debian packages for the image. */
+  apt: string[];
 }
 
 export interface ResolvedConfig {
@@ -111,7 +126,10 @@ const int = (min: number, max: number) =>
     .min(min, { error: (i) => `must be at least ${min} (got ${describe(i.input)})` })
     .max(max, { error: (i) => `must be at most ${max} (got ${describe(i.input)})` });
 
-const ENDPOINT_FIELDS = ['worker', 'workers', 'minWorkers', 'maxWorkers', 'idleTimeoutMs', 'concurrency'];
+const ENDPOINT_FIELDS = ['worker', 'workers', 'minWorkers', 'maxWorkers', 'idleTimeoutMs', 'concurrency', 'drainTimeoutMs', 'apt'];
+
+/** A Debian package name, optionally pinned (`ffmpeg`, `espeak-ng=1.51+dfsg-10`). */
+const APT_PACKAGE_RE = /^[a-z0-9][a-z0-9+.-]*(=[A-Za-z0-9.+~:-]+)?$/;
 
 const EndpointSchema = z.strictObject(
   {
@@ -123,6 +141,12 @@ const EndpointSchema = z.strictObject(
     maxWorkers: int(0, 64).optional(),
     idleTimeoutMs: int(0, 86_400_000).default(5_000),
     concurrency: int(1, 1024).optional(),
+    drainTimeoutMs: int(0, 86_400_000).optional(),
+    apt: z
+      .array(z.string().regex(APT_PACKAGE_RE, { error: (i) => `must be a Debian package name like "ffmpeg" (got ${describe(i.input)})` }), {
+        error: (i) => `must be a list of Debian package names like ["espeak-ng", "ffmpeg"] (got ${describe(i.input)})`,
+      })
+      .optional(),
   },
   { error: (i) => `must be an object like {"worker": "./handler.ts"} (got ${describe(i.input)})` },
 )
@@ -202,6 +226,8 @@ export function resolveConfig(value: unknown, file: string): ResolvedConfig {
         maxWorkers,
         idleTimeoutMs: ep.idleTimeoutMs,
         concurrency: ep.concurrency,
+        drainTimeoutMs: ep.drainTimeoutMs,
+        apt: ep.apt ?? [],
       };
     }),
   };

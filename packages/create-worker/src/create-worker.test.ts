@@ -90,11 +90,12 @@ for (const template of TEMPLATES) {
 
     it('npm run build writes the deployable folder with both Dockerfiles', () => {
       expect(installed).toBe(true);
-      const r = run('npm', ['run', 'build'], dir, 120_000);
+      // berth build also installs the native dependencies into the folder (npm ci from the project's lock).
+      const r = run('npm', ['run', 'build'], dir, 300_000);
       expect(r.code, r.out.slice(-3000)).toBe(0);
       const endpoint = Object.keys(JSON.parse(readFileSync(join(dir, 'berth.config.json'), 'utf8')).endpoints)[0]!;
-      for (const f of ['worker.mjs', 'package.json', 'Dockerfile', 'Dockerfile.cuda', '.dockerignore']) expect(existsSync(join(dir, 'build', endpoint, f))).toBe(true);
-    }, 150_000);
+      for (const f of ['worker.mjs', 'package.json', 'Dockerfile', 'Dockerfile.cuda', 'deploy.json', '.dockerignore']) expect(existsSync(join(dir, 'build', endpoint, f))).toBe(true);
+    }, 330_000);
 
     it('berth dev serves it: a job from test_input.json completes (cold start from zero workers)', async () => {
       expect(installed).toBe(true);

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { loadOnDevice } from '@berth/worker';
 import { AutoTokenizer, env } from '@huggingface/transformers';
 import * as ort from 'onnxruntime-node';
 
@@ -34,8 +35,12 @@ export function loadDiffusion(): Promise<Diffusion> {
     env.allowRemoteModels = false;
     const json = (f: string) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as Record<string, unknown>;
     const tokenizer = await AutoTokenizer.from_pretrained(join(dir, 'tokenizer'));
-    const session = (name: string) => ort.InferenceSession.create(join(dir, name, 'model.onnx'));
-    const [textEncoder, unet, vaeDecoder] = await Promise.all([session('text_encoder'), session('unet'), session('vae_decoder')]);
+    // BERTH_DEVICE (default auto): the CUDA execution provider when it loads, else the CPU (one log line says which).
+    const { value: sessions } = await loadOnDevice((device) => {
+      const session = (name: string) => ort.InferenceSession.create(join(dir, name, 'model.onnx'), { executionProviders: device === 'cuda' ? ['cuda', 'cpu'] : ['cpu'] });
+      return Promise.all([session('text_encoder'), session('unet'), session('vae_decoder')]);
+    });
+    const [textEncoder, unet, vaeDecoder] = sessions;
     const vae = json('vae_decoder/config.json');
     return {
       // The encoder attends to pad tokens: always pad to the length it was trained with.

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { loadOnDevice } from '@berth/worker';
 import { env, pipeline, type TextGenerationPipeline } from '@huggingface/transformers';
 
 /**
@@ -22,7 +23,9 @@ export function loadGenerator(): Promise<TextGenerationPipeline> {
     const dir = modelDir();
     if (!existsSync(join(dir, 'config.json'))) throw new Error(`no model in ${dir} (config.json missing)`);
     env.allowRemoteModels = false;
-    return (await pipeline('text-generation', dir, { dtype: 'fp32' })) as TextGenerationPipeline;
+    // BERTH_DEVICE (default auto): CUDA when it loads, else the CPU (one log line says which).
+    const { value } = await loadOnDevice(async (device) => (await pipeline('text-generation', dir, { dtype: 'fp32', device })) as TextGenerationPipeline);
+    return value;
   })();
   return loading;
 }

@@ -1,3 +1,4 @@
+import { loadOnDevice } from '@berth/worker';
 import { pipeline, type ImageToImagePipeline, type RawImage } from '@huggingface/transformers';
 import type { InferenceSession } from 'onnxruntime-node';
 
@@ -30,7 +31,8 @@ export function createUpscaler(models: UpscalerModels, sessionOptions: Inference
     let p = loaded.get(scale);
     if (!p) {
       const options = Object.keys(sessionOptions).length ? { session_options: sessionOptions } : {};
-      p = pipeline('image-to-image', models[scale], options) as Promise<ImageToImagePipeline>;
+      // BERTH_DEVICE (default auto): CUDA when it loads, else the CPU.
+      p = loadOnDevice((device) => pipeline('image-to-image', models[scale], { ...options, device }) as Promise<ImageToImagePipeline>).then((r) => r.value);
       p.catch(() => loaded.delete(scale));
       loaded.set(scale, p);
     }

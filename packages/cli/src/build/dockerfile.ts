@@ -2,58 +2,102 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DockerfileParser } from 'dockerfile-ast';
 
-/** Base images of the two Dockerfiles `berth build` writes. */
+/**
+ * Default base images of the two Dockerfiles (`ARG BASE_IMAGE` / `ARG CUDA_IMAGE`, override with
+ * `docker build --build-arg` or `berth build --base-image`). Node 22 is an LTS line; the CUDA image copies the
+ * `node` binary from a pinned Node image (`NODE_IMAGE`) instead of running an unpinned setup script.
+ */
 export const BASE_IMAGES = {
-  cpu: 'node:20-bookworm-slim',
+  cpu: 'node:22-bookworm-slim',
+  node: 'node:22.12.0-bookworm-slim',
   cuda: 'nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04',
 } as const;
 
+/** Docker's default `docker stop` grace, in seconds. */
+export const DOCKER_STOP_GRACE_S = 10;
+/** Drain deadline baked into images when the config sets none: finishes with Docker's 10 s grace to spare. */
+export const IMAGE_DRAIN_TIMEOUT_MS = 7_000;
+
 export interface DockerfileInput {
   endpointId: string;
-  /** Whether package.json declares dependencies to install (native packages). */
+  /** Whether `node_modules` (installed by `berth build`) is to be copied. */
   hasDependencies: boolean;
+  /** Whether onnxruntime-node is among them (the CUDA image then installs its CUDA execution provider). */
+  hasOnnxruntime?: boolean;
   variant: 'cpu' | 'cuda';
+  /** Debian packages to install (the config's `apt`); tini is added when there are any. */
+  apt?: readonly string[];
+  /** Worker environment baked into the image (`BERTH_CONCURRENCY`, `BERTH_DRAIN_TIMEOUT_MS`, ...). */
+  env?: Readonly<Record<string, string>>;
+  /** Default of `ARG BASE_IMAGE` (CPU) or `ARG NODE_IMAGE` (CUDA). */
+  baseImage?: string;
+  /** Seconds `docker stop` should wait (`--stop-timeout`), written as a label and in the Run line. */
+  stopTimeoutS?: number;
 }
 
 /**
- * The Dockerfile of a deployable worker folder. The container runs `node worker.mjs`, which connects to the
- * control plane named by `BERTH_URL` with `BERTH_WORKER_TOKEN` (both given at `docker run`).
+ * The Dockerfile of a deployable worker folder. Dependencies were installed into the folder by `berth build`
+ * (`npm ci` from its package-lock.json) and are only copied: the build never needs the npm registry. The
+ * container runs `node worker.mjs`, which connects to the control plane named by `BERTH_URL` with
+ * `BERTH_WORKER_TOKEN` (both given at `docker run`).
  */
-export function dockerfile({ endpointId, hasDependencies, variant }: DockerfileInput): string {
+export function dockerfile(o: DockerfileInput): string {
+  const { endpointId, variant } = o;
+  const cuda = variant === 'cuda';
+  const apt = o.apt ?? [];
+  const stop = o.stopTimeoutS ?? DOCKER_STOP_GRACE_S;
+  const tag = `${endpointId}-worker${cuda ? ':cuda' : ''}`;
+  const init = cuda || apt.length > 0;
   const lines = [
-    `# Berth worker for endpoint "${endpointId}" (${variant === 'cpu' ? 'CPU' : 'NVIDIA GPU, CUDA 12'}), written by \`berth build\`.`,
-    `# Build:  docker build -t ${endpointId}-worker${variant === 'cuda' ? ':cuda -f Dockerfile.cuda' : ''} .`,
-    `# Run:    docker run ${variant === 'cuda' ? '--gpus all ' : ''}-e BERTH_URL=https://berth.example.com -e BERTH_WORKER_TOKEN=<worker token> ${endpointId}-worker${variant === 'cuda' ? ':cuda' : ''}`,
-    `# Models: mount them and point BERTH_MODELS_DIR at them, e.g. -v /srv/models:/models`,
-    `FROM ${BASE_IMAGES[variant]}`,
+    `# Berth worker for endpoint "${endpointId}" (${cuda ? 'NVIDIA GPU, CUDA 12' : 'CPU'}), written by \`berth build\`.`,
+    ...(o.hasDependencies ? ['# Dependencies are already installed in node_modules (npm ci from package-lock.json): nothing is fetched from npm here.'] : []),
+    `# Build:  docker build -t ${tag}${cuda ? ' -f Dockerfile.cuda' : ''} .`,
+    `# Run:    docker run ${cuda ? '--gpus all ' : ''}${init ? '' : '--init '}--stop-timeout ${stop} -e BERTH_URL=https://berth.example.com -e BERTH_WORKER_TOKEN=<worker token> ${tag}`,
+    '# Models: mount them read-only where BERTH_MODELS_DIR points, e.g. -v /srv/models:/models:ro (readable by uid 1000)',
   ];
-  if (variant === 'cuda') {
+  if (cuda) {
+    lines.push(`ARG NODE_IMAGE=${o.baseImage ?? BASE_IMAGES.node}`, `ARG CUDA_IMAGE=${BASE_IMAGES.cuda}`, 'FROM ${NODE_IMAGE} AS node', 'FROM ${CUDA_IMAGE}');
+    lines.push('# Node: the binary of the pinned official Node image (an LTS line).', 'COPY --from=node /usr/local/bin/node /usr/local/bin/node');
     lines.push(
       'RUN apt-get update \\',
-      ' && apt-get install -y --no-install-recommends ca-certificates curl gnupg \\',
-      ' && curl -fsSL https://deb.nodesource.com/setup_20.x | bash - \\',
-      ' && apt-get install -y --no-install-recommends nodejs \\',
+      ` && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${['ca-certificates', 'tini', ...apt].join(' ')} \\`,
       ' && rm -rf /var/lib/apt/lists/* \\',
       ' && useradd --create-home --uid 1000 node',
     );
+  } else {
+    lines.push(`ARG BASE_IMAGE=${o.baseImage ?? BASE_IMAGES.cpu}`, 'FROM ${BASE_IMAGE}');
+    if (apt.length) {
+      lines.push(
+        '# System packages (the config\'s "apt"), and tini to forward signals and reap the processes the handler spawns.',
+        'RUN apt-get update \\',
+        ` && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${['tini', ...apt].join(' ')} \\`,
+        ' && rm -rf /var/lib/apt/lists/*',
+      );
+    }
   }
-  // The worker runs as the unprivileged `node` user, owner of /app (model caches may be written there).
-  lines.push('WORKDIR /app', 'RUN chown node:node /app', 'USER node', 'ENV NODE_ENV=production');
-  if (variant === 'cpu') lines.push('# CPU image: onnxruntime-node must not fetch its CUDA libraries.', 'ENV ONNXRUNTIME_NODE_INSTALL_CUDA=skip');
-  lines.push('COPY --chown=node:node package.json ./');
-  if (hasDependencies) lines.push('RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force');
-  lines.push(
-    'COPY --chown=node:node worker.mjs worker.mjs.map ./',
-    `ENV BERTH_ENDPOINT_ID=${endpointId} BERTH_MODELS_DIR=/models NODE_OPTIONS=--enable-source-maps`,
-    '# BERTH_URL and BERTH_WORKER_TOKEN come from `docker run -e`; SIGTERM drains running jobs before exit.',
-    'CMD ["node", "worker.mjs"]',
-    '',
-  );
+  // The worker runs as the unprivileged `node` user (uid 1000), owner of /app (model caches may be written there).
+  lines.push('WORKDIR /app', 'RUN chown node:node /app', 'USER node', 'ENV NODE_ENV=production NODE_OPTIONS=--enable-source-maps');
+  lines.push(`COPY --chown=node:node package.json${o.hasDependencies ? ' package-lock.json' : ''} ./`);
+  if (o.hasDependencies) lines.push('COPY --chown=node:node node_modules ./node_modules');
+  if (cuda && o.hasOnnxruntime) {
+    lines.push(
+      "# onnxruntime-node's CUDA 12 execution provider: its own install script, run explicitly at the locked version.",
+      'RUN cd node_modules/onnxruntime-node && ONNXRUNTIME_NODE_INSTALL=cuda12 node script/install.js',
+    );
+  }
+  lines.push('COPY --chown=node:node worker.mjs worker.mjs.map ./');
+  const env: Record<string, string> = { BERTH_ENDPOINT_ID: endpointId, BERTH_MODELS_DIR: '/models', BERTH_DEVICE: cuda ? 'auto' : 'cpu', ...o.env };
+  lines.push(`ENV ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  lines.push(`LABEL io.berth.endpoint="${endpointId}" io.berth.stop-timeout="${stop}"`);
+  lines.push('# BERTH_URL and BERTH_WORKER_TOKEN come from `docker run -e`; SIGTERM drains running jobs (BERTH_DRAIN_TIMEOUT_MS), then hands the rest back.');
+  lines.push('STOPSIGNAL SIGTERM');
+  if (init) lines.push('ENTRYPOINT ["/usr/bin/tini", "--"]');
+  lines.push('CMD ["node", "worker.mjs"]', '');
   return lines.join('\n');
 }
 
 /** `.dockerignore`: only what the image needs goes into the build context. */
-export const DOCKERIGNORE = ['*', '!package.json', '!worker.mjs', '!worker.mjs.map', ''].join('\n');
+export const DOCKERIGNORE = ['*', '!package.json', '!package-lock.json', '!node_modules', '!worker.mjs', '!worker.mjs.map', ''].join('\n');
 
 export interface DockerfileCheck {
   /** Instruction keywords in order (`FROM`, `WORKDIR`, ...). */
@@ -72,10 +116,12 @@ export function checkDockerfile(text: string, contextDir: string): DockerfileChe
   const parsed = DockerfileParser.parse(text);
   const instructions = parsed.getInstructions().map((i) => i.getKeyword());
   const problems: string[] = [];
-  if (instructions[0] !== 'FROM') problems.push('the first instruction is not FROM');
+  // Only ARGs (the base image's name) may come before the first FROM.
+  if (instructions.find((i) => i !== 'ARG') !== 'FROM') problems.push('the first instruction is not FROM');
   if (!instructions.includes('CMD')) problems.push('no CMD');
   for (const copy of parsed.getCOPYs()) {
     const args = copy.getArguments().map((a) => a.getValue());
+    if (copy.getFlags().some((f) => f.getName() === 'from')) continue; // from another stage or image, not the context
     for (const src of args.slice(0, -1)) {
       if (src.startsWith('--')) continue;
       if (!existsSync(join(contextDir, src))) problems.push(`COPY ${src}: not found in ${contextDir}`);

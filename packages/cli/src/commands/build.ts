@@ -1,21 +1,26 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseFlags } from '../args.js';
 import { bundleWorker } from '../build/bundle.js';
 import { checkDockerfile, DOCKERIGNORE, dockerfile } from '../build/dockerfile.js';
+import { deploySettings } from '../build/deploy.js';
+import { installDependencies, type TargetArch } from '../build/install.js';
 import { checkWorkerFiles, findConfigFile, loadConfig } from '../config.js';
 import type { Io } from '../internal/io.js';
 import { EXIT, UsageError } from '../internal/usage-error.js';
 import { cliVersion } from '../internal/version.js';
 
-export const BUILD_HELP = `Usage: berth build [--config <file>] [--endpoint <id>] [--out <dir>] [--external <pkg>]
+export const BUILD_HELP = `Usage: berth build [--config <file>] [--endpoint <id>] [--out <dir>] [--external <pkg>] [--base-image <image>] [--arch x64|arm64]
 
 Bundles each endpoint's handler (esbuild, @berth/worker included) into a deployable folder
 <out>/<endpoint>/ holding:
   worker.mjs (+ .map)   the whole worker in one file; native packages stay external
   package.json          declares only those native packages, at the versions installed here
-  Dockerfile            CPU image (node:20-bookworm-slim)
-  Dockerfile.cuda       NVIDIA GPU image (CUDA 12 + cuDNN runtime)
+  package-lock.json     their exact tree, cut from the project's lock
+  node_modules/         installed here with npm ci (linux/<arch>, other platforms' binaries pruned)
+  Dockerfile            CPU image (node:22-bookworm-slim); only copies files, no registry needed
+  Dockerfile.cuda       NVIDIA GPU image (CUDA 12 + cuDNN runtime, Node from a pinned image)
+  deploy.json           stop timeout / grace period, drain deadline, environment, scaling
   .dockerignore
 The container runs \`node worker.mjs\`, which connects to BERTH_URL with BERTH_WORKER_TOKEN (docker run -e).
 
@@ -24,6 +29,9 @@ Options:
   -e, --endpoint <id>     build only this endpoint (repeatable; default: all)
   -o, --out <dir>         output folder, relative to the config file (default: build); emptied first
       --external <pkg>    another package to keep out of the bundle and install in the image (repeatable)
+      --base-image <img>  the CPU Dockerfile's default BASE_IMAGE and the CUDA one's NODE_IMAGE
+                          (default node:22-bookworm-slim / node:22.12.0-bookworm-slim)
+      --arch <arch>       x64 or arm64: the image's CPU, whose binaries are kept (default: this machine's)
   -h, --help              show this help
 `;
 
@@ -33,6 +41,8 @@ export interface BuildArgs {
   endpoints: string[];
   out: string;
   external: string[];
+  baseImage: string | undefined;
+  arch: TargetArch;
 }
 
 export function parseBuildArgs(argv: readonly string[]): BuildArgs {
@@ -41,16 +51,24 @@ export function parseBuildArgs(argv: readonly string[]): BuildArgs {
     endpoint: { type: 'string', short: 'e', multiple: true },
     out: { type: 'string', short: 'o' },
     external: { type: 'string', multiple: true },
+    'base-image': { type: 'string' },
+    arch: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   const out = (v.out as string | undefined) ?? 'build';
   if (out.trim() === '') throw new UsageError('--out must not be empty', 'build');
+  const arch = (v.arch as string | undefined) ?? (process.arch === 'arm64' ? 'arm64' : 'x64');
+  if (arch !== 'x64' && arch !== 'arm64') throw new UsageError(`--arch must be x64 or arm64 (got ${JSON.stringify(arch)})`, 'build');
+  const baseImage = v['base-image'] as string | undefined;
+  if (baseImage !== undefined && !/^[a-z0-9][\w./:@-]*$/i.test(baseImage)) throw new UsageError(`--base-image must be an image reference like node:22-bookworm-slim (got ${JSON.stringify(baseImage)})`, 'build');
   return {
     help: v.help === true,
     config: v.config as string | undefined,
     endpoints: (v.endpoint as string[] | undefined) ?? [],
     out,
     external: (v.external as string[] | undefined) ?? [],
+    baseImage,
+    arch,
   };
 }
 
@@ -74,6 +92,7 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
   // 2. One folder per endpoint, with progress: bundling is the slow step.
   const total = endpoints.length;
   let failed = 0;
+  const installed: string[] = [];
   for (const [i, ep] of endpoints.entries()) {
     const step = `[${i + 1}/${total}] ${ep.id}`;
     const dir = join(outRoot, ep.id);
@@ -105,9 +124,35 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
     };
     writeFileSync(join(dir, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
     writeFileSync(join(dir, '.dockerignore'), DOCKERIGNORE);
+    // Dependencies go into the folder now, on this machine: the image build only copies them.
+    if (deps.length) {
+      try {
+        const r = installDependencies({ dir, projectDir: config.dir, name: pkg.name, dependencies: bundle.dependencies, arch: args.arch, installed });
+        io.stdout.write(
+          r.reused ? `${step}: node_modules copied from ${show(io.cwd, r.reused)} (same lock) in ${r.ms} ms: ${mib(r.bytesInstalled)}\n` : `${step}: npm ci (${r.lock === 'project' ? "lock cut from the project's package-lock.json" : `lock resolved by npm: ${r.lockNote}`}) ` +
+            `for linux/${args.arch} in ${r.ms} ms: node_modules ${mib(r.bytesInstalled - r.bytesPruned)} (${mib(r.bytesPruned)} of other platforms' binaries pruned)\n`,
+        );
+      } catch (err) {
+        io.stderr.write(`${step}: installing dependencies failed: ${err instanceof Error ? err.message : String(err)}\n`);
+        failed++;
+        continue;
+      }
+    }
+    const deploy = deploySettings(ep);
+    writeFileSync(join(dir, 'deploy.json'), `${JSON.stringify(deploy, null, 2)}\n`);
     for (const variant of ['cpu', 'cuda'] as const) {
       const name = variant === 'cpu' ? 'Dockerfile' : 'Dockerfile.cuda';
-      const text = dockerfile({ endpointId: ep.id, hasDependencies: deps.length > 0, variant });
+      const text = dockerfile({
+        endpointId: ep.id,
+        hasDependencies: deps.length > 0,
+        // onnxruntime-node ships its CUDA provider for linux/x64 only.
+        hasOnnxruntime: args.arch === 'x64' && existsSync(join(dir, 'node_modules/onnxruntime-node')),
+        variant,
+        apt: ep.apt,
+        env: deploy.env,
+        stopTimeoutS: deploy.stopTimeoutSeconds,
+        ...(args.baseImage ? { baseImage: args.baseImage } : {}),
+      });
       writeFileSync(join(dir, name), text);
       const check = checkDockerfile(text, dir);
       if (check.problems.length) {
@@ -115,7 +160,7 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
         failed++;
       }
     }
-    io.stdout.write(`${step}: wrote ${show(io.cwd, dir)}/ (worker.mjs, package.json, Dockerfile, Dockerfile.cuda, .dockerignore)\n`);
+    io.stdout.write(`${step}: wrote ${show(io.cwd, dir)}/ (worker.mjs, package.json, ${deps.length ? 'package-lock.json, node_modules, ' : ''}Dockerfile, Dockerfile.cuda, deploy.json, .dockerignore)\n`);
   }
 
   // 3. What next.
@@ -125,11 +170,15 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
     const dir = show(io.cwd, join(outRoot, first.id));
     io.stdout.write(
       `\nNext:\n  docker build -t ${first.id}-worker ${dir}\n` +
-        `  docker run -e BERTH_URL=<control plane url> -e BERTH_WORKER_TOKEN=<worker token> ${first.id}-worker\n` +
-        `Without Docker: cd ${dir} && npm install && BERTH_URL=... BERTH_WORKER_TOKEN=... BERTH_ENDPOINT_ID=${first.id} node worker.mjs\n`,
+        `  docker run --init --stop-timeout ${deploySettings(first).stopTimeoutSeconds} -e BERTH_URL=<control plane url> -e BERTH_WORKER_TOKEN=<worker token> ${first.id}-worker\n` +
+        `Without Docker (dependencies are installed): cd ${dir} && BERTH_URL=... BERTH_WORKER_TOKEN=... BERTH_ENDPOINT_ID=${first.id} node worker.mjs\n`,
     );
   }
   return EXIT.ok;
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 1048576).toFixed(1)} MiB`;
 }
 
 /** A path relative to `cwd` when it is inside it, else absolute. */

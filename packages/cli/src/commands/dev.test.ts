@@ -7,9 +7,9 @@ describe('workerSpecs', () => {
     file: '/app/berth.config.json',
     dir: '/app',
     endpoints: [
-      { id: 'echo', worker: '/app/echo.ts', workers: 2, minWorkers: 2, maxWorkers: 2, idleTimeoutMs: 5000, concurrency: 4 },
-      { id: 'gpu', worker: '/app/gpu.ts', workers: 1, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5000, concurrency: undefined },
-      { id: 'ext', worker: '/app/ext.ts', workers: 0, minWorkers: 0, maxWorkers: 0, idleTimeoutMs: 5000, concurrency: undefined },
+      { id: 'echo', worker: '/app/echo.ts', workers: 2, minWorkers: 2, maxWorkers: 2, idleTimeoutMs: 5000, concurrency: 4, drainTimeoutMs: undefined, apt: [] },
+      { id: 'gpu', worker: '/app/gpu.ts', workers: 1, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5000, concurrency: undefined, drainTimeoutMs: undefined, apt: [] },
+      { id: 'ext', worker: '/app/ext.ts', workers: 0, minWorkers: 0, maxWorkers: 0, idleTimeoutMs: 5000, concurrency: undefined, drainTimeoutMs: undefined, apt: [] },
     ],
     models: {},
   };
@@ -41,6 +41,12 @@ describe('workerSpecs', () => {
 
   it('defaults BERTH_DRAIN_TIMEOUT_MS below the SIGKILL deadline', () => {
     expect(workerSpecs(config, 'http://x:1', 't', {})[0]?.env['BERTH_DRAIN_TIMEOUT_MS']).toBe('4000');
+  });
+
+  it("the config's drainTimeoutMs, capped below the SIGKILL deadline", () => {
+    const ep = { ...config.endpoints[0]!, drainTimeoutMs: 1500 };
+    expect(workerSpecs({ ...config, endpoints: [ep] }, 'http://x:1', 't', {})[0]?.env['BERTH_DRAIN_TIMEOUT_MS']).toBe('1500');
+    expect(workerSpecs({ ...config, endpoints: [{ ...ep, drainTimeoutMs: 60_000 }] }, 'http://x:1', 't', {})[0]?.env['BERTH_DRAIN_TIMEOUT_MS']).toBe('4000');
   });
 });
 

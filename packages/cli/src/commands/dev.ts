@@ -201,6 +201,7 @@ export function workerSpec(config: ResolvedConfig, ep: ResolvedEndpoint, workerI
   const out: NodeJS.ProcessEnv = { ...base, BERTH_URL: url, BERTH_ENDPOINT_ID: ep.id, BERTH_WORKER_TOKEN: workerToken, BERTH_WORKER_ID: workerId };
   if (ep.concurrency !== undefined) out['BERTH_CONCURRENCY'] = String(ep.concurrency);
   // Running jobs get aborted (cleanly) before the supervisor's SIGKILL deadline.
+  if (ep.drainTimeoutMs !== undefined) out['BERTH_DRAIN_TIMEOUT_MS'] = String(Math.min(ep.drainTimeoutMs, WORKER_STOP_MS - 1_000));
   out['BERTH_DRAIN_TIMEOUT_MS'] ??= String(WORKER_STOP_MS - 1_000);
   return { endpointId: ep.id, workerId, file: ep.worker, cwd: config.dir, env: out };
 }

@@ -115,6 +115,15 @@ export class JobEntry {
     this.emit({ type: 'job.fail', ...this.ref, error: reason, aborted: true });
   }
 
+  /**
+   * Shutdown past the drain deadline: aborts the handler and hands the job back at once (`job.fail` with
+   * `aborted`, which the control plane requeues), without waiting for the handler to return.
+   */
+  abandon(reason: string): void {
+    this.cancel(reason);
+    this.fail(reason, true);
+  }
+
   /** Sends buffered messages in order while the connection takes them. */
   flush(): void {
     while (this.pending.length > 0) {

@@ -213,4 +213,25 @@ describe('worker runtime: drain', () => {
     expect(socket.all('job.fail')).toEqual([{ type: 'job.fail', id: 's2', attempt: 1, error: 'the worker is shutting down', aborted: true }]);
     release.resolve();
   });
+
+  it('shutdown deadline: hands running jobs back at once, not after the handler returns', async () => {
+    await using cp = await startFakeControlPlane();
+    const release = deferred();
+    await using worker = startTestWorker(cp, {
+      abortGraceMs: 5_000,
+      handler: async () => {
+        await release.promise; // ignores the signal for longer than the grace
+        return 'never';
+      },
+    });
+    const socket = await cp.connection(0);
+    socket.send(assign('s3'));
+    await until(() => worker.activeJobs === 1);
+    const started = Date.now();
+    void worker.shutdown({ timeoutMs: 100 });
+    expect(await socket.next('job.fail')).toEqual({ type: 'job.fail', id: 's3', attempt: 1, error: 'the worker is shutting down', aborted: true });
+    const handedBackMs = Date.now() - started;
+    expect(handedBackMs).toBeLessThan(1_500); // was deadline + abortGraceMs (5.1 s)
+    release.resolve();
+  });
 });

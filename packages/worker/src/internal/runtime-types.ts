@@ -21,7 +21,7 @@ export interface WorkerRuntimeOptions {
   stream?: boolean;
   /** Local drain (shutdown) timeout in ms. Default 30000. */
   drainTimeoutMs?: number;
-  /** After the drain deadline aborts jobs, how long to wait for handlers to return. Default 2000. */
+  /** After the drain deadline hands running jobs back, how long to wait for the control plane to acknowledge them. Default 2000. */
   abortGraceMs?: number;
   /** Reconnect backoff. Default 250 ms doubling to 10 s. */
   reconnect?: BackoffOptions;

@@ -225,11 +225,10 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
     log.info('draining: finishing running jobs before exit', { active: activeCount(), timeoutMs });
     await raceTimeout(Promise.race([waiters.until(() => activeCount() === 0), forced]), timeoutMs);
     if (activeCount() > 0) {
-      log.warn('drain deadline reached; aborting running jobs', { active: activeCount() });
-      for (const entry of entries.values()) if (entry.state !== 'finished') entry.cancel('the worker is shutting down');
-      await raceTimeout(waiters.until(() => activeCount() === 0), abortGraceMs);
-      // Handlers that ignore their AbortSignal are reported as aborted anyway: we are leaving.
-      for (const entry of entries.values()) entry.fail('the worker is shutting down', true);
+      // Handed back at once (requeued by the control plane), not after the handlers return: the platform's
+      // SIGKILL may be close. Handlers see their AbortSignal; the process exits once the results are acked.
+      log.warn('drain deadline reached; handing running jobs back to the queue', { active: activeCount() });
+      for (const entry of entries.values()) if (entry.state !== 'finished') entry.abandon('the worker is shutting down');
       sweep();
     }
     await raceTimeout(waiters.until(() => entries.size === 0), abortGraceMs);
