@@ -97,7 +97,8 @@ describe('berth build', () => {
 
   it('a model worker (templates/text) runs from an empty folder with only its declared native dependency installed', async () => {
     const out = join(project, 'text-build');
-    const r = spawnSync(process.execPath, [BIN, 'build', '--out', out], { cwd: join(REPO_ROOT, 'templates/text'), encoding: 'utf8', timeout: 60_000 });
+    // berth build installs the dependencies too (npm ci): minutes on a busy machine.
+    const r = spawnSync(process.execPath, [BIN, 'build', '--out', out], { cwd: join(REPO_ROOT, 'templates/text'), encoding: 'utf8', timeout: 240_000 });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/native dependencies: @huggingface\/transformers@\d/);
     const deploy = mkdtempSync(join(tmpdir(), 'berth-deploy-text-'));
