@@ -23,6 +23,7 @@ import { createModelRoutes } from './models/model-routes.js';
 import { notifyTerminal } from './jobs/context.js';
 import type { RecoveryReport } from './store/types.js';
 import { Gateway } from './ws/gateway.js';
+import { createPullProtocol } from './pull/index.js';
 import { Metrics } from './metrics/metrics.js';
 import { servePlayground } from './playground/static.js';
 import { WorkerRegistry } from './ws/worker-registry.js';
@@ -100,10 +101,30 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const models = createModelRoutes({ models: opts.models, store: opts.store, clock: opts.clock, retention: opts.retention, logger: opts.logger, wakeAt: (t) => ctx.wakeAt(t), onTerminal: (job) => notifyTerminal(ctx, job) });
   let draining = false;
   const hasEndpoint = (id: string) => endpoints.has(id);
+  const registerEndpoint = (id: string) => {
+    if (!opts.acceptWorkerEndpoints || !ENDPOINT_ID_RE.test(id)) return false;
+    endpoints.add(id);
+    return true;
+  };
+  const workerTokens = new KeyChecker(opts.workerTokens, 'worker-token');
+  // RunPod's worker protocol (pull/): its workers join the same registry and dispatcher as WebSocket ones.
+  const pull = createPullProtocol({
+    ctx,
+    dispatcher,
+    authenticate: (header) => {
+      const secret = KeyChecker.secretOf(header);
+      return secret !== undefined && workerTokens.match(secret) !== undefined;
+    },
+    hasEndpoint,
+    register: registerEndpoint,
+    draining: () => draining,
+    holdMs: opts.pullHoldMs,
+  });
   const handle = createApi({
     service,
     registry: ctx.registry,
     files: files.handle,
+    pull: pull.handle,
     models,
     keys: new ApiKeyAuth(new KeyChecker(opts.apiKeys, 'key'), opts.keyStore),
     // Scopes (403) first, then rate limits (429, counted only for allowed requests), then the caller's guard.
@@ -130,13 +151,9 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const gateway = new Gateway({
     ctx,
     dispatcher,
-    tokens: new KeyChecker(opts.workerTokens, 'worker-token'),
+    tokens: workerTokens,
     hasEndpoint,
-    register: (id) => {
-      if (!opts.acceptWorkerEndpoints || !ENDPOINT_ID_RE.test(id)) return false;
-      endpoints.add(id);
-      return true;
-    },
+    register: registerEndpoint,
   });
 
   let sweeping = false;
@@ -197,6 +214,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       while (busy() && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
       if (sweepTimer) clearInterval(sweepTimer);
       alarm.stop();
+      pull.close();
       await gateway.close();
       if (http) {
         const server = http;

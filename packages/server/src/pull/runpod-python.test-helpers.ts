@@ -1,0 +1,78 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Debian's interpreter: apt installs runpod-python's python3-* dependencies for it. */
+export const PYTHON = '/usr/bin/python3';
+/** The unmodified runpod-python 1.12.0 (../shared/vendor/runpod-python); BERTH_RUNPOD_PYTHONPATH overrides it. */
+export const RUNPOD_SITE = process.env['BERTH_RUNPOD_PYTHONPATH'] ?? fileURLToPath(new URL('../../../../../shared/vendor/runpod-python/site-packages', import.meta.url));
+export const HANDLERS_PY = fileURLToPath(new URL('./fixtures/handlers.py', import.meta.url));
+
+/** Why the runpod-python tests cannot run here, or undefined when they can. */
+export function runpodSkipReason(): string | undefined {
+  if (!existsSync(PYTHON)) return `${PYTHON} is missing (install Debian's python3 and runpod-python's python3-* packages)`;
+  if (!existsSync(join(RUNPOD_SITE, 'runpod'))) return `runpod-python is missing: no ${RUNPOD_SITE}/runpod (set BERTH_RUNPOD_PYTHONPATH)`;
+  return undefined;
+}
+
+/** The environment RunPod gives a worker, pointed at a Berth control plane (`base` = http://127.0.0.1:port). */
+export function runpodEnv(base: string, endpoint: string, workerId: string, token: string, pingMs = 1000): Record<string, string> {
+  const v2 = `${base}/v2/${endpoint}`;
+  return {
+    RUNPOD_POD_ID: workerId,
+    RUNPOD_AI_API_KEY: token,
+    RUNPOD_WEBHOOK_GET_JOB: `${v2}/job-take/$ID?gpu=local`,
+    RUNPOD_WEBHOOK_POST_OUTPUT: `${v2}/job-done/$RUNPOD_POD_ID/$ID?gpu=local`,
+    RUNPOD_WEBHOOK_POST_STREAM: `${v2}/job-stream/$RUNPOD_POD_ID/$ID?gpu=local`,
+    RUNPOD_WEBHOOK_PING: `${v2}/ping/$RUNPOD_POD_ID?gpu=local`,
+    RUNPOD_PING_INTERVAL: String(pingMs),
+    RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: 'true',
+    RUNPOD_SKIP_GPU_CHECK: 'true',
+  };
+}
+
+/** An unmodified runpod-python worker in its own process group, with a clean HOME. */
+export class PyWorker {
+  readonly child: ChildProcess;
+  output = '';
+  private readonly home: string;
+  readonly exited: Promise<void>;
+
+  constructor(env: Record<string, string>, script = HANDLERS_PY) {
+    this.home = mkdtempSync(join(tmpdir(), 'berth-py-'));
+    this.child = spawn(PYTHON, [script], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+        HOME: this.home,
+        PYTHONPATH: RUNPOD_SITE,
+        PYTHONDONTWRITEBYTECODE: '1',
+        AIOHTTP_NO_EXTENSIONS: '1',
+        YARL_NO_EXTENSIONS: '1',
+        PROPCACHE_NO_EXTENSIONS: '1',
+        ...env,
+      },
+    });
+    for (const s of [this.child.stdout, this.child.stderr]) s?.setEncoding('utf8').on('data', (d: string) => (this.output += d));
+    this.exited = new Promise((r) => this.child.once('close', () => r()));
+  }
+
+  /** Kills the main process only (its heartbeat child keeps pinging, as after an OOM kill). */
+  killMain(): void {
+    this.child.kill('SIGKILL');
+  }
+
+  /** Kills the whole process group and removes the temporary HOME. */
+  async stop(): Promise<void> {
+    try {
+      process.kill(-this.child.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 2000))]);
+    rmSync(this.home, { recursive: true, force: true });
+  }
+}
