@@ -57,7 +57,8 @@ export class PyWorker {
       },
     });
     for (const s of [this.child.stdout, this.child.stderr]) s?.setEncoding('utf8').on('data', (d: string) => (this.output += d));
-    this.exited = new Promise((r) => this.child.once('close', () => r()));
+    // 'exit', not 'close': an orphaned heartbeat child keeps the output pipes open.
+    this.exited = new Promise((r) => this.child.once('exit', () => r()));
   }
 
   /** Kills the main process only (its heartbeat child keeps pinging, as after an OOM kill). */
