@@ -64,10 +64,13 @@ describe('resolveConfig', () => {
     [{ endpoints: { echo: { worker: 'a.ts', workers: '2' } } }, 'endpoints.echo.workers: must be a number (got "2")'],
     [{ endpoints: { echo: { worker: 'a.ts', concurrency: 0 } } }, 'endpoints.echo.concurrency: must be at least 1 (got 0)'],
     [{ endpoints: { echo: { worker: 'a.ts', concurrency: 5000 } } }, 'endpoints.echo.concurrency: must be at most 1024 (got 5000)'],
-    [{ endpoints: { echo: {} } }, 'endpoints.echo.worker: must be the path of a handler file, like "./handler.ts" (got nothing)'],
+    [{ endpoints: { echo: {} } }, 'endpoints.echo.worker: give either "worker" (a handler file, like "./handler.ts") or "command" (like "python3 handler.py"), exactly one'],
+    [{ endpoints: { echo: { worker: 'a.ts', command: 'python3 h.py' } } }, 'endpoints.echo.worker: give either "worker"'],
+    [{ endpoints: { echo: { command: '   ' } } }, 'endpoints.echo.command: must not be empty'],
+    [{ endpoints: { echo: { command: 3 } } }, 'endpoints.echo.command: must be a command line, like "python3 handler.py" (got 3)'],
     [{ endpoints: { echo: { worker: '' } } }, 'endpoints.echo.worker: must not be empty'],
     [{ endpoints: { echo: './echo.ts' } }, 'endpoints.echo: must be an object like {"worker": "./handler.ts"} (got "./echo.ts")'],
-    [{ endpoints: { echo: { worker: 'a.ts', concurency: 2 } } }, 'endpoints.echo: unknown field "concurency" (known: worker, workers, minWorkers, maxWorkers, idleTimeoutMs, concurrency)'],
+    [{ endpoints: { echo: { worker: 'a.ts', concurency: 2 } } }, 'endpoints.echo: unknown field "concurency" (known: worker, command, workers, minWorkers, maxWorkers, idleTimeoutMs, concurrency)'],
     [{ endpoint: {} }, '(top level): unknown field "endpoint" (known: endpoints, models)'],
     [{ endpoints: {} }, 'endpoints: must name at least one endpoint'],
     [{ endpoints: [] }, 'endpoints: must be an object mapping endpoint ids to {"worker": ...} (got an array)'],
@@ -75,6 +78,12 @@ describe('resolveConfig', () => {
     [null, '(top level): must be an object like {"endpoints": {...}} (got null)'],
   ])('%j -> %s', (value, problem) => {
     expect(problems(value).some((p) => p.startsWith(problem))).toBe(true);
+  });
+
+  it('a command endpoint: words split on spaces (quotes group them), files it names are watched', () => {
+    writeFileSync(join(tmp, 'h.py'), 'pass\n');
+    const c = resolveConfig({ endpoints: { py: { command: `python3 -u h.py --name "two words"` } } }, join(tmp, 'berth.config.json'));
+    expect(c.endpoints[0]).toMatchObject({ command: ['python3', '-u', 'h.py', '--name', 'two words'], commandFiles: [join(tmp, 'h.py')], worker: join(tmp, 'h.py'), workers: 1 });
   });
 
   it('reports every problem at once', () => {

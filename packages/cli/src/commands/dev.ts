@@ -7,6 +7,7 @@ import { keyFromEnv } from '../internal/keys.js';
 import { startServer } from '../internal/listen.js';
 import { shutdownSignal } from '../internal/signals.js';
 import { WorkerSupervisor, type WorkerSpec } from '../internal/supervisor.js';
+import { runpodWorkerEnv } from '../dev/runpod-env.js';
 import { Fleet } from '../dev/fleet.js';
 import { EXIT } from '../internal/usage-error.js';
 import { dataLine, openStoreOrExit, parseStoreArgs, STORE_ENV_HELP, STORE_FLAGS, STORE_HELP, storeServerOptions, type StoreArgs } from '../store-options.js';
@@ -152,7 +153,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
     );
     io.stdout.write(`Playground: ${dialableUrl(url)}/#key=${apiKey.key}\n`);
     io.stdout.write(`Workers: ${config.endpoints.map(describeEndpoint).join(', ')}\n`);
-    for (const ep of config.endpoints.filter((e) => e.maxWorkers === 0)) {
+    for (const ep of config.endpoints.filter((e) => e.maxWorkers === 0 && !e.command)) {
       io.stdout.write(
         `Endpoint ${ep.id} has "workers": 0; start its workers yourself:\n` +
           `  BERTH_URL=${dialableUrl(url)} BERTH_ENDPOINT_ID=${ep.id} BERTH_WORKER_TOKEN=${workerToken.key} node --import tsx ${ep.worker}\n`,
@@ -202,5 +203,6 @@ export function workerSpec(config: ResolvedConfig, ep: ResolvedEndpoint, workerI
   if (ep.concurrency !== undefined) out['BERTH_CONCURRENCY'] = String(ep.concurrency);
   // Running jobs get aborted (cleanly) before the supervisor's SIGKILL deadline.
   out['BERTH_DRAIN_TIMEOUT_MS'] ??= String(WORKER_STOP_MS - 1_000);
+  if (ep.command) return { endpointId: ep.id, workerId, file: ep.worker, cwd: config.dir, env: { ...out, ...runpodWorkerEnv(url, ep.id, workerId, workerToken) }, command: ep.command };
   return { endpointId: ep.id, workerId, file: ep.worker, cwd: config.dir, env: out };
 }

@@ -10,6 +10,12 @@ export interface WorkerSpec {
   workerId: string;
   /** Absolute path of the handler file. */
   file: string;
+  /**
+   * Run this program and arguments instead of `node --import tsx <file>` (a RunPod-protocol worker, such as
+   * runpod-python). It gets its own process group, and every signal goes to the whole group: runpod-python's
+   * heartbeat child would otherwise outlive a killed worker and ping on.
+   */
+  command?: string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
 }
@@ -65,6 +71,31 @@ interface Slot {
   connected: boolean;
   /** What to do when the process exits: restart on crash (default), respawn now, or drop the slot. */
   then: 'restart' | 'respawn' | 'drop';
+}
+
+/** Signals a worker: a command worker's whole process group, a Node worker's process. */
+function signal(slot: Slot, sig: NodeJS.Signals): void {
+  if (slot.spec.command && killGroup(slot.child?.pid, sig)) return;
+  slot.child?.kill(sig);
+}
+
+const groups = new Set<number>();
+/** Process groups of command workers still to end if berth exits first (they do not get its group's signals). */
+function trackGroup(pid: number): void {
+  if (groups.size === 0) process.once('exit', () => groups.forEach((g) => killGroup(g, 'SIGKILL')));
+  groups.add(pid);
+}
+
+function killGroup(pid: number | undefined, sig: NodeJS.Signals): boolean {
+  if (pid === undefined) return false;
+  try {
+    process.kill(-pid, sig);
+    if (sig === 'SIGKILL') groups.delete(pid);
+    return true;
+  } catch {
+    groups.delete(pid);
+    return false;
+  }
 }
 
 const PREFIX_COLORS: Style[] = ['cyan', 'magenta', 'green', 'yellow', 'blue'];
@@ -129,7 +160,7 @@ export class WorkerSupervisor {
       this.#drop(slot);
       return Promise.resolve();
     }
-    slot.child?.kill('SIGTERM');
+    signal(slot, 'SIGTERM');
     return slot.exited;
   }
 
@@ -146,7 +177,7 @@ export class WorkerSupervisor {
     slot.timer = undefined;
     if (this.#alive(slot)) {
       slot.then = 'respawn';
-      slot.child?.kill('SIGKILL');
+      signal(slot, 'SIGKILL');
     } else this.#spawn(slot);
   }
 
@@ -194,13 +225,13 @@ export class WorkerSupervisor {
   async stop(timeoutMs: number): Promise<void> {
     this.beginShutdown();
     const live = this.#slots.filter((s) => s.child && s.child.exitCode === null && s.child.signalCode === null);
-    for (const s of live) s.child?.kill('SIGTERM');
+    for (const s of live) signal(s, 'SIGTERM');
     const all = Promise.all(live.map((s) => s.exited));
     if (await settlesWithin(all, timeoutMs)) return;
     for (const s of live) {
       if (s.child && s.child.exitCode === null && s.child.signalCode === null) {
         this.#opts.logger.warn(`${s.spec.endpointId}/${s.spec.workerId} did not exit within ${timeoutMs} ms of SIGTERM; killing it`);
-        s.child.kill('SIGKILL');
+        signal(s, 'SIGKILL');
       }
     }
     await settlesWithin(all, 2_000);
@@ -209,16 +240,19 @@ export class WorkerSupervisor {
   /** SIGKILL every worker now (second Ctrl-C). */
   killAll(): void {
     this.beginShutdown();
-    for (const s of this.#slots) if (s.child && s.child.exitCode === null) s.child.kill('SIGKILL');
+    for (const s of this.#slots) if (s.child && s.child.exitCode === null) signal(s, 'SIGKILL');
   }
 
   #spawn(slot: Slot): void {
     const { spec } = slot;
-    const child = spawn(process.execPath, ['--import', this.#opts.loaderUrl, spec.file], {
+    const [program, args] = spec.command ? [spec.command[0]!, spec.command.slice(1)] : [process.execPath, ['--import', this.#opts.loaderUrl, spec.file]];
+    const child = spawn(program, args, {
       cwd: spec.cwd,
       env: spec.env,
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: spec.command !== undefined,
     });
+    if (spec.command && child.pid !== undefined) trackGroup(child.pid);
     slot.child = child;
     slot.startedAt = Date.now();
     slot.connected = false;
@@ -244,6 +278,8 @@ export class WorkerSupervisor {
     };
     child.once('error', (err) => onEnd(null, null, err));
     child.once('close', (code, signal) => onEnd(code, signal));
+    // The rest of a command worker's group (runpod-python's heartbeat) goes with it; its pipes close then.
+    if (spec.command) child.once('exit', () => killGroup(child.pid, 'SIGKILL'));
   }
 
   #onExit(slot: Slot, code: number | null, signal: NodeJS.Signals | null, spawnError?: Error): void {
