@@ -33,16 +33,19 @@ export function runpodEnv(base: string, endpoint: string, workerId: string, toke
   };
 }
 
-/** An unmodified runpod-python worker in its own process group, with a clean HOME. */
+/**
+ * A worker process in its own process group, with a clean HOME: by default the unmodified runpod-python worker
+ * running `script`; `argv` runs another program instead (a Berth worker in RunPod mode).
+ */
 export class PyWorker {
   readonly child: ChildProcess;
   output = '';
   private readonly home: string;
   readonly exited: Promise<void>;
 
-  constructor(env: Record<string, string>, script = HANDLERS_PY) {
+  constructor(env: Record<string, string>, script = HANDLERS_PY, argv: string[] = [PYTHON, script]) {
     this.home = mkdtempSync(join(tmpdir(), 'berth-py-'));
-    this.child = spawn(PYTHON, [script], {
+    this.child = spawn(argv[0]!, argv.slice(1), {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
