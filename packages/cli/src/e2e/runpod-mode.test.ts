@@ -23,7 +23,7 @@ describe.skipIf(skip !== undefined)('@berth/worker in RunPod mode', () => {
   let server: BerthServer;
   let proxy: RecordingProxy;
   const workers: PyWorker[] = [];
-  const endpoints = [...MODES.flatMap((m) => [`py-${m}`, `ts-${m}`]), 'ts-cancel'];
+  const endpoints = [...MODES.flatMap((m) => [`py-${m}`, `ts-${m}`]), 'ts-cancel', 'ts-drain'];
 
   beforeAll(async () => {
     server = createServer({ apiKeys: [KEY], workerTokens: [TOKEN], endpoints, pullHoldMs: 2000, heartbeatMs: 1000, workerGraceMs: 500, sweepIntervalMs: 100, logger: quiet });
@@ -107,5 +107,20 @@ describe.skipIf(skip !== undefined)('@berth/worker in RunPod mode', () => {
     const next = await api('ts-cancel/run', { input: { seconds: 0.1 } });
     expect(await finished('ts-cancel', next.id!)).toMatchObject({ status: 'COMPLETED', workerId: 'ts-cancel-1' });
     expect(proxy.shapes.filter((s) => s.endpoint === 'ts-cancel' && s.op === 'job-done/<job>').length).toBe(1);
+  }, 60_000);
+
+  it('SIGTERM: stops taking jobs at once, finishes the running one, reports it and exits 0', async () => {
+    const w = start('ts', 'ts-drain', 'sleep');
+    const { id } = await api('ts-drain/run', { input: { seconds: 1.5 } });
+    const end = performance.now() + 20_000;
+    while ((await api(`ts-drain/status/${id}`)).status !== 'IN_PROGRESS' && performance.now() < end) await new Promise((r) => setTimeout(r, 50));
+    const takes = () => proxy.shapes.filter((s) => s.endpoint === 'ts-drain' && s.op === 'job-take').length;
+    const takesBefore = takes();
+    const code = new Promise<number | null>((r) => w.child.once('exit', (c) => r(c)));
+    w.child.kill('SIGTERM');
+    expect(await code).toBe(0);
+    expect(await api(`ts-drain/status/${id}`)).toMatchObject({ status: 'COMPLETED', output: { slept: 1.5 } });
+    // A worker that was not draining would have asked for the next job once this one finished.
+    expect(takes()).toBe(takesBefore);
   }, 60_000);
 });

@@ -45,6 +45,8 @@ export function createPullRuntime(o: PullRuntimeOptions): WorkerRuntime {
   const { log, env } = o;
   const client = new PullClient(env, o.sdkVersion);
   const running = new Map<string, Running>();
+  /** Jobs whose result is still on its way: pings keep listing them (the control plane's lease). */
+  const reporting = new Set<string>();
   const waiters = createWaiters();
   const takeAbort = new AbortController();
   const stopAbort = new AbortController();
@@ -123,12 +125,17 @@ export function createPullRuntime(o: PullRuntimeOptions): WorkerRuntime {
         // A stopped job reports nothing: the control plane already decided its fate (as runpod-python does).
         if (result.status === 'COMPLETED') send('result', () => client.done(id, { output: result.output }, o.stream));
         else if (result.status === 'FAILED') send('result', () => client.done(id, { error: result.error }, o.stream));
+        // The slot is free now: the next job-take goes out while the result is on its way.
+        reporting.add(id);
+        running.delete(id);
+        modifyConcurrency();
+        waiters.notify();
         await job.chain;
         jobLog.info(result.status === 'COMPLETED' ? 'job completed' : result.status === 'FAILED' ? 'job failed' : 'job aborted', { ms: Date.now() - started });
       })
       .finally(() => {
         running.delete(id);
-        modifyConcurrency();
+        reporting.delete(id);
         waiters.notify();
       });
   }
@@ -143,7 +150,7 @@ export function createPullRuntime(o: PullRuntimeOptions): WorkerRuntime {
     }
   }
 
-  const ping = () => void client.ping([...running.keys()]).catch((err: unknown) => log.debug('ping failed', { error: errorMessage(err) }));
+  const ping = () => void client.ping([...new Set([...running.keys(), ...reporting])]).catch((err: unknown) => log.debug('ping failed', { error: errorMessage(err) }));
   const pingTimer = setInterval(ping, env.pingIntervalMs);
 
   async function stop(exit: RuntimeExit): Promise<RuntimeExit> {
@@ -164,11 +171,11 @@ export function createPullRuntime(o: PullRuntimeOptions): WorkerRuntime {
     takeAbort.abort();
     waiters.notify();
     log.info('draining: finishing running jobs before exit', { active: running.size, timeoutMs });
-    await raceTimeout(waiters.until(() => running.size === 0), timeoutMs);
+    await raceTimeout(waiters.until(() => running.size === 0 && reporting.size === 0), timeoutMs);
     if (running.size > 0) {
       log.warn('drain deadline reached; aborting running jobs (the control plane requeues them)', { active: running.size });
       for (const job of running.values()) job.controller.abort(new Error('the worker is shutting down'));
-      await raceTimeout(waiters.until(() => running.size === 0), 2000);
+      await raceTimeout(waiters.until(() => running.size === 0 && reporting.size === 0), 2000);
     }
     return stop({ code: 0, reason: 'drained' });
   }
