@@ -1,3 +1,4 @@
+import { runpodWorkerEnv } from '@berth/protocol';
 import { parseFlags, parseHost, parseLogLevel, parsePort, type LogLevel } from '../args.js';
 import { checkWorkerFiles, findConfigFile, loadConfig, type ResolvedConfig, type ResolvedEndpoint } from '../config.js';
 import { curlExamples, dialableUrl, readyLine } from '../internal/banner.js';
@@ -7,7 +8,6 @@ import { keyFromEnv } from '../internal/keys.js';
 import { startServer } from '../internal/listen.js';
 import { shutdownSignal } from '../internal/signals.js';
 import { WorkerSupervisor, type WorkerSpec } from '../internal/supervisor.js';
-import { runpodWorkerEnv } from '../dev/runpod-env.js';
 import { Fleet } from '../dev/fleet.js';
 import { EXIT } from '../internal/usage-error.js';
 import { dataLine, openStoreOrExit, parseStoreArgs, STORE_ENV_HELP, STORE_FLAGS, STORE_HELP, storeServerOptions, type StoreArgs } from '../store-options.js';

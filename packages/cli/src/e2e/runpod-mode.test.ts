@@ -59,6 +59,14 @@ describe.skipIf(skip !== undefined)('@berth/worker in RunPod mode', () => {
     }
   };
 
+  /** Submits a sleep job and waits until a worker runs it. */
+  const startedJob = async (ep: string, seconds: number): Promise<string> => {
+    const { id } = await api(`${ep}/run`, { input: { seconds } });
+    const end = performance.now() + 20_000;
+    while ((await api(`${ep}/status/${id}`)).status !== 'IN_PROGRESS' && performance.now() < end) await new Promise((r) => setTimeout(r, 50));
+    return id;
+  };
+
   it('runs the same handlers as runpod-python with the same results and requests of the same shapes', async () => {
     for (const kind of ['py', 'ts'] as const) {
       for (const m of MODES) start(kind, `${kind}-${m}`, m === 'conc' ? 'sleep' : m, m === 'conc' ? { BERTH_TEST_CONCURRENCY: '2' } : {});
@@ -97,9 +105,7 @@ describe.skipIf(skip !== undefined)('@berth/worker in RunPod mode', () => {
 
   it('cancel aborts the handler through the stop channel; the worker reports nothing for it and takes the next job', async () => {
     const w = start('ts', 'ts-cancel', 'sleep');
-    const { id } = await api('ts-cancel/run', { input: { seconds: 30 } });
-    const end = performance.now() + 20_000;
-    while ((await api(`ts-cancel/status/${id}`)).status !== 'IN_PROGRESS' && performance.now() < end) await new Promise((r) => setTimeout(r, 50));
+    const id = await startedJob('ts-cancel', 30);
     expect((await api(`ts-cancel/cancel/${id}`, {})).status).toBe('CANCELLED');
     const stopEnd = performance.now() + 10_000;
     while (!w.output.includes('job stopped by the control plane') && performance.now() < stopEnd) await new Promise((r) => setTimeout(r, 50));
@@ -111,9 +117,7 @@ describe.skipIf(skip !== undefined)('@berth/worker in RunPod mode', () => {
 
   it('SIGTERM: stops taking jobs at once, finishes the running one, reports it and exits 0', async () => {
     const w = start('ts', 'ts-drain', 'sleep');
-    const { id } = await api('ts-drain/run', { input: { seconds: 1.5 } });
-    const end = performance.now() + 20_000;
-    while ((await api(`ts-drain/status/${id}`)).status !== 'IN_PROGRESS' && performance.now() < end) await new Promise((r) => setTimeout(r, 50));
+    const id = await startedJob('ts-drain', 1.5);
     const takes = () => proxy.shapes.filter((s) => s.endpoint === 'ts-drain' && s.op === 'job-take').length;
     const takesBefore = takes();
     const code = new Promise<number | null>((r) => w.child.once('exit', (c) => r(c)));

@@ -12,8 +12,9 @@ export interface PulledJob {
 /** A pull session has no socket: the methods of `WorkerSession` that use one are overridden. */
 const NO_SOCKET: SessionSocket = { readyState: 3, OPEN: 1, send() {}, terminate() {}, close() {} };
 
-/** Seconds between two offers of the same stop (a stop that reaches the worker too early is dropped by it). */
+/** Milliseconds between two offers of the same stop (a stop that reaches the worker too early is dropped by it). */
 export const STOP_REOFFER_MS = 1000;
+const MAX_OFFERS_WITHOUT_PINGS = 60;
 
 /**
  * A worker speaking RunPod's HTTP pull protocol (`job-take`, `job-done`, `job-stop`, `ping`), seen by the
@@ -30,8 +31,8 @@ export class PullSession extends WorkerSession {
   private flushing = false;
   /** The held job-stop poll. */
   stopPoll: HeldPoll<string[]> | undefined;
-  /** Stops to offer: job id -> attempt and when last offered (performance.now()). */
-  readonly stops = new Map<string, { attempt: number; offeredAt: number }>();
+  /** Stops to offer: job id -> attempt, when last offered (performance.now()) and how often. */
+  readonly stops = new Map<string, { attempt: number; offeredAt: number; offers: number }>();
   /** Per running job: when it reached the worker, pings in a row that did not list it, stream chunks received. */
   readonly delivered = new Map<string, { at: number; misses: number; seq: number }>();
   /** performance.now() of the last request other than a ping (start or end). */
@@ -59,7 +60,7 @@ export class PullSession extends WorkerSession {
         this.assign(msg);
         return true;
       case 'job.cancel':
-        if (!this.stops.has(msg.id)) this.stops.set(msg.id, { attempt: msg.attempt, offeredAt: -Infinity });
+        if (!this.stops.has(msg.id)) this.stops.set(msg.id, { attempt: msg.attempt, offeredAt: -Infinity, offers: 0 });
         this.stopPoll?.wake();
         return true;
       case 'drain':
@@ -109,10 +110,16 @@ export class PullSession extends WorkerSession {
         this.stops.delete(id);
         continue;
       }
+      // A worker that sends no pings never says it dropped the job: give up on it after a minute of offers.
+      if (!this.lastPing && s.offers >= MAX_OFFERS_WITHOUT_PINGS) {
+        this.forget(id);
+        continue;
+      }
       const at = s.offeredAt + STOP_REOFFER_MS;
       if (at <= now) {
         due.push(id);
         s.offeredAt = now;
+        s.offers++;
       } else nextAt = Math.min(nextAt ?? at, at);
     }
     return { due, nextAt };

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runpodWorkerEnv } from '@berth/protocol';
 
 /** Debian's interpreter: apt installs runpod-python's python3-* dependencies for it. */
 export const PYTHON = '/usr/bin/python3';
@@ -18,20 +19,7 @@ export function runpodSkipReason(): string | undefined {
 }
 
 /** The environment RunPod gives a worker, pointed at a Berth control plane (`base` = http://127.0.0.1:port). */
-export function runpodEnv(base: string, endpoint: string, workerId: string, token: string, pingMs = 1000): Record<string, string> {
-  const v2 = `${base}/v2/${endpoint}`;
-  return {
-    RUNPOD_POD_ID: workerId,
-    RUNPOD_AI_API_KEY: token,
-    RUNPOD_WEBHOOK_GET_JOB: `${v2}/job-take/$ID?gpu=local`,
-    RUNPOD_WEBHOOK_POST_OUTPUT: `${v2}/job-done/$RUNPOD_POD_ID/$ID?gpu=local`,
-    RUNPOD_WEBHOOK_POST_STREAM: `${v2}/job-stream/$RUNPOD_POD_ID/$ID?gpu=local`,
-    RUNPOD_WEBHOOK_PING: `${v2}/ping/$RUNPOD_POD_ID?gpu=local`,
-    RUNPOD_PING_INTERVAL: String(pingMs),
-    RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: 'true',
-    RUNPOD_SKIP_GPU_CHECK: 'true',
-  };
-}
+export const runpodEnv = runpodWorkerEnv;
 
 /**
  * A worker process in its own process group, with a clean HOME: by default the unmodified runpod-python worker

@@ -127,7 +127,7 @@ describe.skipIf(skip !== undefined)('runpod-python workers on the pull protocol'
     // One at a time this would take 8 x 1.5 s plus a 1 s pause after each.
     expect(performance.now() - t0).toBeLessThan(9000);
     expect(maxRunning).toBe(4);
-    expect(w.output).toContain('/job-take-batch/py-conc?gpu=local&batch_size=4');
+    expect(w.output).toContain('/job-take-batch/py-conc?gpu=berth&batch_size=4');
     for (const { id } of ids) expect((await api(`conc/status/${id}`)).workerId).toBe('py-conc');
   });
 
