@@ -28,6 +28,14 @@ afterAll(() => {
 });
 
 const ms = (t0: number) => Math.round(performance.now() - t0);
+const groupAlive = (pgid: number): boolean => {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 describe.skipIf(skip !== undefined)('berth dev runs unmodified runpod-python workers ("command" endpoints)', () => {
   it('echo, stream, progress, cancel and hot reload through berth dev', async () => {
@@ -72,11 +80,15 @@ describe.skipIf(skip !== undefined)('berth dev runs unmodified runpod-python wor
     figures['next job after cancel ms'] = ms(t0);
 
     // Hot reload: saving handler.py restarts its worker (a new process) and jobs run on the new code.
+    const oldPid = Number([...berth.output.matchAll(/\[py-echo\/py-echo-1\] worker started \(pid (\d+)\)/g)].at(-1)?.[1]);
+    expect(groupAlive(oldPid)).toBe(true); // the worker and its heartbeat child
     const from = berth.lines.length;
     appendFileSync(join(tmp, 'handler.py'), '\n# edited\n');
     await berth.waitForLine(/handler\.py changed: reloading py-echo/, 10_000, from);
     await berth.waitForLine(/\[py-echo\/py-echo-1\] worker started \(pid \d+\)/, 10_000, from);
     trackPids();
+    // The whole process group went: runpod-python's heartbeat child did not outlive its worker.
+    await pollUntil(async () => groupAlive(oldPid), (alive) => !alive, 5_000);
     t0 = performance.now();
     expect((await berth.post('/v2/py-echo/runsync', { input: { reloaded: true } })).body).toMatchObject({ status: 'COMPLETED', output: { echo: { reloaded: true } } });
     figures['first job after reload ms'] = ms(t0);
