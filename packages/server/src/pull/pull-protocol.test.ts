@@ -1,5 +1,6 @@
 import type { JobObject } from '@berth/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../clock.js';
 import { createServer, type BerthServer } from '../server.js';
 
 const KEY = 'k';
@@ -87,5 +88,30 @@ describe('RunPod pull protocol, request by request', () => {
     await worker('ping/w4?gpu=local&runpod_version=1.12.0');
     expect(await status(other.id)).toMatchObject({ status: 'IN_QUEUE', retries: 1 });
     expect((await worker('job-stop/w4?gpu=local')).status).toBe(204); // the cancelled job left the worker too
+  });
+
+  it('executionTimeout and ttl reach the worker as stops (manual clock)', async () => {
+    const clock = new ManualClock();
+    const s2 = createServer({ apiKeys: [KEY], workerTokens: [TOKEN], endpoints: ['echo'], pullHoldMs: 300, logger: quiet, clock, sweepIntervalMs: 0 });
+    const base = (await s2.listen({ port: 0 })).url;
+    try {
+      const w = (path: string) => fetch(`${base}/v2/echo/${path}`, { headers: { authorization: TOKEN } });
+      const submit = async (policy: object) => ((await (await fetch(`${base}/v2/echo/run`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` }, body: JSON.stringify({ input: {}, policy }) })).json()) as JobObject).id;
+      const slow = await submit({ executionTimeout: 5000 });
+      const old = await submit({ ttl: 60_000 });
+      const jobs = (await (await w('job-take-batch/w5?gpu=x&batch_size=2&job_in_progress=0')).json()) as { id: string }[];
+      expect(jobs.map((j) => j.id).sort()).toEqual([slow, old].sort());
+      expect((await w('job-stop/w5?gpu=x')).status).toBe(204);
+      clock.advance(5001);
+      await s2.sweep();
+      expect(await (await w('job-stop/w5?gpu=x')).json()).toEqual({ jobsToStop: [slow] });
+      clock.advance(60_000);
+      await s2.sweep();
+      let res = await w('job-stop/w5?gpu=x');
+      while (res.status === 204) res = await w('job-stop/w5?gpu=x'); // the first stop is offered again a second later too
+      expect(((await res.json()) as { jobsToStop: string[] }).jobsToStop).toContain(old);
+    } finally {
+      await s2.close({ drainMs: 50 });
+    }
   });
 });
