@@ -98,6 +98,9 @@ function killGroup(pid: number | undefined, sig: NodeJS.Signals): boolean {
   }
 }
 
+/** How long a retired command worker may take to exit after SIGTERM before its group is killed. */
+const COMMAND_STOP_MS = 25_000;
+
 const PREFIX_COLORS: Style[] = ['cyan', 'magenta', 'green', 'yellow', 'blue'];
 
 /**
@@ -161,6 +164,11 @@ export class WorkerSupervisor {
       return Promise.resolve();
     }
     signal(slot, 'SIGTERM');
+    // runpod-python exits on SIGTERM only once its held polls return (up to 20 s): do not wait past that.
+    if (slot.spec.command) {
+      const timer = setTimeout(() => signal(slot, 'SIGKILL'), COMMAND_STOP_MS);
+      void slot.exited.then(() => clearTimeout(timer));
+    }
     return slot.exited;
   }
 

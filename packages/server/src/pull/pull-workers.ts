@@ -6,6 +6,8 @@ import { PullSession } from './pull-session.js';
 /** A job the worker got must show up in its pings after this long; two pings in a row without it and it is gone. */
 const PING_GRACE_MS = 1000;
 const MISSES_TO_DROP = 2;
+/** runpod-python polls again within about 1 s of a failed poll; a worker silent this long after dropping one is gone. */
+const ABANDONED_MS = 3000;
 
 export interface PullWorkersDeps {
   ctx: CoreContext;
@@ -19,7 +21,7 @@ export interface PullWorkersDeps {
  * The pull workers: one `PullSession` per worker id, created by its first poll or report (never by a ping alone),
  * in the shared registry. Liveness: a worker is seen while it holds a poll or sends requests; its pings count
  * too, unless a held poll of it was dropped (its main process died while its heartbeat child pings on). Silent
- * for 3 heartbeat intervals, it is retired like a closed WebSocket: its jobs get the `workerGraceMs` lease. A
+ * for 3 heartbeat intervals (or 3 s after dropping a held poll), it is retired like a closed WebSocket: its jobs get the `workerGraceMs` lease. A
  * job its pings stop listing (a result lost on the way, a job it stopped) leaves it and is requeued if running.
  */
 export class PullWorkers {
@@ -124,7 +126,9 @@ export class PullWorkers {
         const p = s.lastPing;
         if (!s.abandoned && p && [...s.inflight.keys()].some((id) => p.ids.has(id))) s.lastSeen = Math.max(s.lastSeen, p.at);
       }
-      if (now - s.lastSeen > 3 * hb) void this.retire(s, 'its polls stopped').catch((err) => this.deps.ctx.logger.error('pull worker retire failed', { workerId: s.workerId, err: String(err) }));
+      // A dropped poll not followed by another within ABANDONED_MS: the worker's process is gone.
+      const gone = s.abandoned && !s.take?.open && !s.stopPoll?.open && now - s.lastActive > ABANDONED_MS;
+      if (gone || now - s.lastSeen > 3 * hb) void this.retire(s, gone ? 'it dropped its polls' : 'its polls stopped').catch((err) => this.deps.ctx.logger.error('pull worker retire failed', { workerId: s.workerId, err: String(err) }));
     }
   }
 
