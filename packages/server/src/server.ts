@@ -48,6 +48,11 @@ export interface BerthServer {
   close(opts?: { drainMs?: number }): Promise<void>;
   /** Workers a supervisor started for an endpoint (those not yet connected count as initializing). */
   setExpectedWorkers(endpointId: string, n: number): void;
+  /**
+   * A supervisor is stopping this worker (scale-down): no new job goes to it, and a pull worker's held polls are
+   * answered (runpod-python exits on SIGTERM only once they return).
+   */
+  workerStopping(workerId: string): void;
   /** Connected workers of an endpoint, with the jobs each runs now (what a scaling supervisor needs). */
   connectedWorkers(endpointId: string): { workerId: string; running: number; draining: boolean }[];
   /** Runs one deadline sweep now (tests with a manual clock). */
@@ -175,6 +180,12 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     options: opts,
     endpoints: () => [...endpoints],
     setExpectedWorkers: (id, n) => ctx.registry.setExpected(id, n),
+    workerStopping: (id) => {
+      const s = ctx.registry.get(id);
+      if (!s) return;
+      s.draining = true;
+      pull.release(id);
+    },
     connectedWorkers: (id) => ctx.registry.sessions(id).map((s) => ({ workerId: s.workerId, running: s.inflight.size, draining: s.draining })),
     sweep: async () => {
       await files.sweep();

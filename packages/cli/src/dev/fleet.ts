@@ -8,7 +8,7 @@ import { decide, nextWorkerId } from './scaling.js';
 import { FileWatcher } from './watcher.js';
 
 export interface FleetOptions {
-  server: Pick<BerthServer, 'connectedWorkers' | 'setExpectedWorkers' | 'service'>;
+  server: Pick<BerthServer, 'connectedWorkers' | 'setExpectedWorkers' | 'service'> & Partial<Pick<BerthServer, 'workerStopping'>>;
   supervisor: WorkerSupervisor;
   endpoints: readonly ResolvedEndpoint[];
   /** The folder paths are shown relative to. */
@@ -136,6 +136,8 @@ export class Fleet {
         this.#o.logger.info(`scaling ${st.ep.id} down: worker idle`, { endpointId: st.ep.id, workerId: id, idleMs: now - (st.idleSince.get(id) ?? now) });
         st.idleSince.delete(id);
         void supervisor.retire(id).then(() => this.#syncExpected(st));
+        // After the SIGTERM: no new job for it, and a pull worker's held polls answered so that it exits now.
+        setTimeout(() => server.workerStopping?.(id), 200).unref();
       }
     }
     this.#syncExpected(st);

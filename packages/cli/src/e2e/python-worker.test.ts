@@ -1,4 +1,4 @@
-import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -37,12 +37,14 @@ const groupAlive = (pgid: number): boolean => {
   }
 };
 
+const PY_ENV = { PATH: `/usr/bin:${process.env['PATH'] ?? '/bin'}`, PYTHONPATH: RUNPOD_SITE, HOME: home, PYTHONDONTWRITEBYTECODE: '1', AIOHTTP_NO_EXTENSIONS: '1', YARL_NO_EXTENSIONS: '1', PROPCACHE_NO_EXTENSIONS: '1' };
+
 describe.skipIf(skip !== undefined)('berth dev runs unmodified runpod-python workers ("command" endpoints)', () => {
   it('echo, stream, progress, cancel and hot reload through berth dev', async () => {
     await using berth = await startBerthDev({
       config: join(tmp, 'berth.config.json'),
       waitForWorkers: ['py-echo', 'py-stream'],
-      env: { PATH: `/usr/bin:${process.env['PATH'] ?? '/bin'}`, PYTHONPATH: RUNPOD_SITE, HOME: home, PYTHONDONTWRITEBYTECODE: '1', AIOHTTP_NO_EXTENSIONS: '1', YARL_NO_EXTENSIONS: '1', PROPCACHE_NO_EXTENSIONS: '1' },
+      env: PY_ENV,
     });
     const trackPids = () => {
       for (const m of berth.output.matchAll(/worker started \(pid (\d+)\)/g)) pids.push(Number(m[1]));
@@ -93,5 +95,22 @@ describe.skipIf(skip !== undefined)('berth dev runs unmodified runpod-python wor
     expect((await berth.post('/v2/py-echo/runsync', { input: { reloaded: true } })).body).toMatchObject({ status: 'COMPLETED', output: { echo: { reloaded: true } } });
     figures['first job after reload ms'] = ms(t0);
     console.log(`berth dev + runpod-python: ${JSON.stringify(figures)} (load average ${loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+  }, 120_000);
+
+  it('scales a command endpoint from zero to two workers on queued jobs, and back to zero when idle', async () => {
+    const config = join(tmp, 'scale.config.json');
+    writeFileSync(config, JSON.stringify({ endpoints: { py: { command: 'python3 handler.py', minWorkers: 0, maxWorkers: 2, idleTimeoutMs: 1000 } } }));
+    await using berth = await startBerthDev({ config, env: PY_ENV });
+    const t0 = performance.now();
+    const ids = await Promise.all([1, 2, 3, 4].map(async () => (await berth.post('/v2/py/run', { input: { seconds: 2 } })).body.id as string));
+    const jobs = await Promise.all(ids.map((id) => pollUntil(() => berth.json(`/v2/py/status/${id}`), (r) => r.body.status === 'COMPLETED', 60_000)));
+    for (const m of berth.output.matchAll(/worker started \(pid (\d+)\)/g)) pids.push(Number(m[1]));
+    expect(new Set(jobs.map((j) => j.body.workerId))).toEqual(new Set(['py-1', 'py-2']));
+    const doneMs = ms(t0);
+    await berth.waitForLine(/\[py\/py-1\] worker stopped/, 30_000);
+    await berth.waitForLine(/\[py\/py-2\] worker stopped/, 30_000);
+    // Without berth dev answering their held polls (20 s) at once, they would linger up to that long.
+    expect(ms(t0) - doneMs).toBeLessThan(15_000);
+    console.log(`berth dev scaling runpod-python 0 -> 2 -> 0: 4 jobs of 2 s done in ${doneMs} ms, both workers exited ${ms(t0) - doneMs} ms later (idle timeout 1 s); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   }, 120_000);
 });

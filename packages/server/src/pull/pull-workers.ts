@@ -132,6 +132,11 @@ export class PullWorkers {
     }
   }
 
+  /** Answers the held polls of a worker being stopped (it is marked draining: later polls are not held). */
+  release(workerId: string): void {
+    this.byId.get(workerId)?.release();
+  }
+
   close(): void {
     clearInterval(this.timer);
     for (const s of this.byId.values()) s.release();
