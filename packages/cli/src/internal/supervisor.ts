@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline';
 import type { Logger } from './console-logger.js';
 import { paint, type Style } from './io.js';
 import { formatMs, settlesWithin } from './timing.js';
+import { killGroup, signalWorker, trackGroup } from './process-group.js';
 
 /** One worker process to keep running. */
 export interface WorkerSpec {
@@ -73,31 +74,6 @@ interface Slot {
   then: 'restart' | 'respawn' | 'drop';
 }
 
-/** Signals a worker: a command worker's whole process group, a Node worker's process. */
-function signal(slot: Slot, sig: NodeJS.Signals): void {
-  if (slot.spec.command && killGroup(slot.child?.pid, sig)) return;
-  slot.child?.kill(sig);
-}
-
-const groups = new Set<number>();
-/** Process groups of command workers still to end if berth exits first (they do not get its group's signals). */
-function trackGroup(pid: number): void {
-  if (groups.size === 0) process.once('exit', () => groups.forEach((g) => killGroup(g, 'SIGKILL')));
-  groups.add(pid);
-}
-
-function killGroup(pid: number | undefined, sig: NodeJS.Signals): boolean {
-  if (pid === undefined) return false;
-  try {
-    process.kill(-pid, sig);
-    if (sig === 'SIGKILL') groups.delete(pid);
-    return true;
-  } catch {
-    groups.delete(pid);
-    return false;
-  }
-}
-
 /** How long a retired command worker may take to exit after SIGTERM before its group is killed. */
 const COMMAND_STOP_MS = 25_000;
 
@@ -163,10 +139,10 @@ export class WorkerSupervisor {
       this.#drop(slot);
       return Promise.resolve();
     }
-    signal(slot, 'SIGTERM');
+    signalWorker(slot.child, slot.spec.command !== undefined, 'SIGTERM');
     // runpod-python exits on SIGTERM only once its held polls return (up to 20 s): do not wait past that.
     if (slot.spec.command) {
-      const timer = setTimeout(() => signal(slot, 'SIGKILL'), COMMAND_STOP_MS);
+      const timer = setTimeout(() => signalWorker(slot.child, slot.spec.command !== undefined, 'SIGKILL'), COMMAND_STOP_MS);
       void slot.exited.then(() => clearTimeout(timer));
     }
     return slot.exited;
@@ -185,7 +161,7 @@ export class WorkerSupervisor {
     slot.timer = undefined;
     if (this.#alive(slot)) {
       slot.then = 'respawn';
-      signal(slot, 'SIGKILL');
+      signalWorker(slot.child, slot.spec.command !== undefined, 'SIGKILL');
     } else this.#spawn(slot);
   }
 
@@ -233,13 +209,13 @@ export class WorkerSupervisor {
   async stop(timeoutMs: number): Promise<void> {
     this.beginShutdown();
     const live = this.#slots.filter((s) => s.child && s.child.exitCode === null && s.child.signalCode === null);
-    for (const s of live) signal(s, 'SIGTERM');
+    for (const s of live) signalWorker(s.child, s.spec.command !== undefined, 'SIGTERM');
     const all = Promise.all(live.map((s) => s.exited));
     if (await settlesWithin(all, timeoutMs)) return;
     for (const s of live) {
       if (s.child && s.child.exitCode === null && s.child.signalCode === null) {
         this.#opts.logger.warn(`${s.spec.endpointId}/${s.spec.workerId} did not exit within ${timeoutMs} ms of SIGTERM; killing it`);
-        signal(s, 'SIGKILL');
+        signalWorker(s.child, s.spec.command !== undefined, 'SIGKILL');
       }
     }
     await settlesWithin(all, 2_000);
@@ -248,7 +224,7 @@ export class WorkerSupervisor {
   /** SIGKILL every worker now (second Ctrl-C). */
   killAll(): void {
     this.beginShutdown();
-    for (const s of this.#slots) if (s.child && s.child.exitCode === null) signal(s, 'SIGKILL');
+    for (const s of this.#slots) if (s.child && s.child.exitCode === null) signalWorker(s.child, s.spec.command !== undefined, 'SIGKILL');
   }
 
   #spawn(slot: Slot): void {
