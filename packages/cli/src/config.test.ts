@@ -71,10 +71,13 @@ describe('resolveConfig', () => {
     [{ endpoints: { echo: { worker: 'a.ts', workers: '2' } } }, 'endpoints.echo.workers: must be a number (got "2")'],
     [{ endpoints: { echo: { worker: 'a.ts', concurrency: 0 } } }, 'endpoints.echo.concurrency: must be at least 1 (got 0)'],
     [{ endpoints: { echo: { worker: 'a.ts', concurrency: 5000 } } }, 'endpoints.echo.concurrency: must be at most 1024 (got 5000)'],
-    [{ endpoints: { echo: {} } }, 'endpoints.echo.worker: must be the path of a handler file, like "./handler.ts" (got nothing)'],
+    [{ endpoints: { echo: {} } }, 'endpoints.echo.worker: give either "worker" (a handler file, like "./handler.ts") or "command" (like "python3 handler.py"), exactly one'],
+    [{ endpoints: { echo: { worker: 'a.ts', command: 'python3 h.py' } } }, 'endpoints.echo.worker: give either "worker"'],
+    [{ endpoints: { echo: { command: '   ' } } }, 'endpoints.echo.command: must not be empty'],
+    [{ endpoints: { echo: { command: 3 } } }, 'endpoints.echo.command: must be a command line, like "python3 handler.py" (got 3)'],
     [{ endpoints: { echo: { worker: '' } } }, 'endpoints.echo.worker: must not be empty'],
     [{ endpoints: { echo: './echo.ts' } }, 'endpoints.echo: must be an object like {"worker": "./handler.ts"} (got "./echo.ts")'],
-    [{ endpoints: { echo: { worker: 'a.ts', concurency: 2 } } }, 'endpoints.echo: unknown field "concurency" (known: worker, workers, minWorkers, maxWorkers, idleTimeoutMs, concurrency, drainTimeoutMs, apt)'],
+    [{ endpoints: { echo: { worker: 'a.ts', concurency: 2 } } }, 'endpoints.echo: unknown field "concurency" (known: worker, command, workers, minWorkers, maxWorkers, idleTimeoutMs, concurrency, drainTimeoutMs, apt)'],
     [{ endpoints: { echo: { worker: 'a.ts', apt: 'ffmpeg' } } }, 'endpoints.echo.apt: must be a list of Debian package names like ["espeak-ng", "ffmpeg"] (got "ffmpeg")'],
     [{ endpoints: { echo: { worker: 'a.ts', apt: ['ffmpeg; rm -rf /'] } } }, 'endpoints.echo.apt.0: must be a Debian package name like "ffmpeg" (got "ffmpeg; rm -rf /")'],
     [{ endpoints: { echo: { worker: 'a.ts', drainTimeoutMs: -1 } } }, 'endpoints.echo.drainTimeoutMs: must be at least 0 (got -1)'],
@@ -85,6 +88,12 @@ describe('resolveConfig', () => {
     [null, '(top level): must be an object like {"endpoints": {...}} (got null)'],
   ])('%j -> %s', (value, problem) => {
     expect(problems(value).some((p) => p.startsWith(problem))).toBe(true);
+  });
+
+  it('a command endpoint: words split on spaces (quotes group them), files it names are watched', () => {
+    writeFileSync(join(tmp, 'h.py'), 'pass\n');
+    const c = resolveConfig({ endpoints: { py: { command: `python3 -u h.py --name "two words"` } } }, join(tmp, 'berth.config.json'));
+    expect(c.endpoints[0]).toMatchObject({ command: ['python3', '-u', 'h.py', '--name', 'two words'], commandFiles: [join(tmp, 'h.py')], worker: join(tmp, 'h.py'), workers: 1 });
   });
 
   it('reports every problem at once', () => {

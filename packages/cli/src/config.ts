@@ -10,8 +10,16 @@ export interface EndpointConfig {
   /**
    * The handler file (TypeScript or JavaScript) whose code calls `start()` from `@berth/worker`, relative to
    * the config file. Each worker process runs `node --import tsx <worker>` with the config file's folder as cwd.
+   * Give either `worker` or `command`.
    */
-  worker: string;
+  worker?: string;
+  /**
+   * Instead of `worker`: a command that starts a worker speaking RunPod's worker protocol, such as an unmodified
+   * runpod-python worker (`"python3 handler.py"`). Split on spaces (quotes group words); run in the config file's
+   * folder, in its own process group, with the `RUNPOD_*` variables pointing at this control plane. Files named
+   * in it are watched for hot reload. `concurrency` does not apply (the handler's `concurrency_modifier` does).
+   */
+  command?: string;
   /**
    * A fixed number of worker processes. Default 1. `0` runs none (for workers you start yourself). Shorthand for
    * `minWorkers` = `maxWorkers` = `workers`; not allowed together with them.
@@ -72,8 +80,12 @@ export function defineConfig(config: BerthConfig): BerthConfig {
 /** An endpoint after defaults are applied and paths resolved. */
 export interface ResolvedEndpoint {
   id: string;
-  /** Absolute path of the handler file. */
+  /** Absolute path of the handler file (for a `command`: the first file it names, else the config file). */
   worker: string;
+  /** A `command` endpoint: the program and its arguments. */
+  command?: string[];
+  /** A `command` endpoint: the files it names (watched for hot reload). */
+  commandFiles?: string[];
   /** Workers started at once: `minWorkers`. */
   workers: number;
   minWorkers: number;
@@ -126,7 +138,7 @@ const int = (min: number, max: number) =>
     .min(min, { error: (i) => `must be at least ${min} (got ${describe(i.input)})` })
     .max(max, { error: (i) => `must be at most ${max} (got ${describe(i.input)})` });
 
-const ENDPOINT_FIELDS = ['worker', 'workers', 'minWorkers', 'maxWorkers', 'idleTimeoutMs', 'concurrency', 'drainTimeoutMs', 'apt'];
+const ENDPOINT_FIELDS = ['worker', 'command', 'workers', 'minWorkers', 'maxWorkers', 'idleTimeoutMs', 'concurrency', 'drainTimeoutMs', 'apt'];
 
 /** A Debian package name, optionally pinned (`ffmpeg`, `espeak-ng=1.51+dfsg-10`). */
 const APT_PACKAGE_RE = /^[a-z0-9][a-z0-9+.-]*(=[A-Za-z0-9.+~:-]+)?$/;
@@ -135,7 +147,12 @@ const EndpointSchema = z.strictObject(
   {
     worker: z
       .string({ error: (i) => `must be the path of a handler file, like "./handler.ts" (got ${describe(i.input)})` })
-      .min(1, 'must not be empty'),
+      .min(1, 'must not be empty')
+      .optional(),
+    command: z
+      .string({ error: (i) => `must be a command line, like "python3 handler.py" (got ${describe(i.input)})` })
+      .refine((c) => splitCommand(c).length > 0, 'must not be empty')
+      .optional(),
     workers: int(0, 64).optional(),
     minWorkers: int(0, 64).optional(),
     maxWorkers: int(0, 64).optional(),
@@ -151,6 +168,9 @@ const EndpointSchema = z.strictObject(
   { error: (i) => `must be an object like {"worker": "./handler.ts"} (got ${describe(i.input)})` },
 )
   .superRefine((ep, ctx) => {
+    if ((ep.worker === undefined) === (ep.command === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['worker'], message: 'give either "worker" (a handler file, like "./handler.ts") or "command" (like "python3 handler.py"), exactly one' });
+    }
     if (ep.workers !== undefined && (ep.minWorkers !== undefined || ep.maxWorkers !== undefined)) {
       ctx.addIssue({ code: 'custom', path: ['workers'], message: 'give either "workers" (a fixed count) or "minWorkers"/"maxWorkers" (scaling), not both' });
     }
@@ -218,9 +238,12 @@ export function resolveConfig(value: unknown, file: string): ResolvedConfig {
       const scaling = ep.minWorkers !== undefined || ep.maxWorkers !== undefined;
       const minWorkers = scaling ? (ep.minWorkers ?? 0) : (ep.workers ?? 1);
       const maxWorkers = scaling ? (ep.maxWorkers ?? Math.max(1, minWorkers)) : minWorkers;
+      const command = ep.command === undefined ? undefined : splitCommand(ep.command);
+      const commandFiles = command?.slice(1).map((a) => resolve(dir, a)).filter((f) => existsSync(f) && statSync(f).isFile());
       return {
         id,
-        worker: resolve(dir, ep.worker),
+        worker: command ? (commandFiles?.[0] ?? file) : resolve(dir, ep.worker!),
+        ...(command ? { command, commandFiles: commandFiles ?? [] } : {}),
         workers: minWorkers,
         minWorkers,
         maxWorkers,
@@ -334,11 +357,18 @@ function unwrapDefault(mod: Record<string, unknown>): unknown {
 export function checkWorkerFiles(config: ResolvedConfig): void {
   const problems: string[] = [];
   for (const ep of config.endpoints) {
-    if (ep.maxWorkers === 0) continue;
+    if (ep.maxWorkers === 0 || ep.command) continue;
     if (!existsSync(ep.worker)) problems.push(`endpoints.${ep.id}.worker: file not found: ${ep.worker}`);
     else if (statSync(ep.worker).isDirectory()) problems.push(`endpoints.${ep.id}.worker: is a folder, not a file: ${ep.worker}`);
   }
   if (problems.length) throw new ConfigError(config.file, `worker file missing in ${config.file}`, problems);
+}
+
+/** A command line split into words on spaces; single or double quotes group words (no other shell syntax). */
+export function splitCommand(line: string): string[] {
+  const words: string[] = [];
+  for (const m of line.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) words.push(m[1] ?? m[2] ?? m[3]!);
+  return words;
 }
 
 function errorMessage(err: unknown): string {

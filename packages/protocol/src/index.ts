@@ -4,3 +4,4 @@ export * from './job.js';
 export * from './ws.js';
 export * from './decode.js';
 export * from './coalesce.js';
+export * from './runpod-env.js';

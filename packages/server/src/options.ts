@@ -40,6 +40,8 @@ export interface ServerOptions {
   workerGraceMs?: number;
   /** Attempts before a job whose workers keep getting lost is FAILED ("worker lost"). Default: 3. */
   maxAttempts?: number;
+  /** How long RunPod-protocol workers' job-take and job-stop polls are held before 204, ms (1000-80000). Default: 20000. */
+  pullHoldMs?: number;
   /** Checks run before each operation after authentication (rate limits plug in here). Default: allow all. */
   guard?: Guard;
   /** Called when a worker has connected and been welcomed (a supervisor learns its process reached the control plane). */
@@ -94,6 +96,7 @@ export interface ResolvedServerOptions {
   sweepIntervalMs: number;
   heartbeatMs: number;
   workerGraceMs: number;
+  pullHoldMs: number;
   maxAttempts: number;
   guard: Guard;
   onWorkerConnected: (workerId: string, endpointId: string) => void;
@@ -113,6 +116,13 @@ function nonNegative(name: string, v: number | undefined, def: number): number {
   if (v === undefined) return def;
   if (!Number.isFinite(v) || v < 0) throw new BerthError('invalid_request', `option ${name} must be a non-negative number, got ${String(v)}`);
   return v;
+}
+
+/** Below the worker's 90 s client timeout, and long enough not to be a busy loop. */
+function pullHold(v: number | undefined): number {
+  const ms = nonNegative('pullHoldMs', v, 20_000);
+  if (ms < 100 || ms > 80_000) throw new BerthError('invalid_request', `option pullHoldMs must be between 100 and 80000 ms, got ${ms}`);
+  return ms;
 }
 
 /** Applies defaults and checks every option; a bad option throws a message naming it and its value. */
@@ -145,6 +155,7 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     sweepIntervalMs: nonNegative('sweepIntervalMs', o.sweepIntervalMs, 1000),
     heartbeatMs,
     workerGraceMs: nonNegative('workerGraceMs', o.workerGraceMs, 10_000),
+    pullHoldMs: pullHold(o.pullHoldMs),
     maxAttempts,
     guard: o.guard ?? allowAll,
     onWorkerConnected: o.onWorkerConnected ?? (() => {}),

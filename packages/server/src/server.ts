@@ -23,6 +23,7 @@ import { createModelRoutes } from './models/model-routes.js';
 import { notifyTerminal } from './jobs/context.js';
 import type { RecoveryReport } from './store/types.js';
 import { Gateway } from './ws/gateway.js';
+import { createPullProtocol } from './pull/index.js';
 import { Metrics } from './metrics/metrics.js';
 import { servePlayground } from './playground/static.js';
 import { WorkerRegistry } from './ws/worker-registry.js';
@@ -47,6 +48,11 @@ export interface BerthServer {
   close(opts?: { drainMs?: number }): Promise<void>;
   /** Workers a supervisor started for an endpoint (those not yet connected count as initializing). */
   setExpectedWorkers(endpointId: string, n: number): void;
+  /**
+   * A supervisor is stopping this worker (scale-down): no new job goes to it, and a pull worker's held polls are
+   * answered (runpod-python exits on SIGTERM only once they return).
+   */
+  workerStopping(workerId: string): void;
   /** Connected workers of an endpoint, with the jobs each runs now (what a scaling supervisor needs). */
   connectedWorkers(endpointId: string): { workerId: string; running: number; draining: boolean }[];
   /** Runs one deadline sweep now (tests with a manual clock). */
@@ -100,10 +106,30 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const models = createModelRoutes({ models: opts.models, store: opts.store, clock: opts.clock, retention: opts.retention, logger: opts.logger, wakeAt: (t) => ctx.wakeAt(t), onTerminal: (job) => notifyTerminal(ctx, job) });
   let draining = false;
   const hasEndpoint = (id: string) => endpoints.has(id);
+  const registerEndpoint = (id: string) => {
+    if (!opts.acceptWorkerEndpoints || !ENDPOINT_ID_RE.test(id)) return false;
+    endpoints.add(id);
+    return true;
+  };
+  const workerTokens = new KeyChecker(opts.workerTokens, 'worker-token');
+  // RunPod's worker protocol (pull/): its workers join the same registry and dispatcher as WebSocket ones.
+  const pull = createPullProtocol({
+    ctx,
+    dispatcher,
+    authenticate: (header) => {
+      const secret = KeyChecker.secretOf(header);
+      return secret !== undefined && workerTokens.match(secret) !== undefined;
+    },
+    hasEndpoint,
+    register: registerEndpoint,
+    draining: () => draining,
+    holdMs: opts.pullHoldMs,
+  });
   const handle = createApi({
     service,
     registry: ctx.registry,
     files: files.handle,
+    pull: pull.handle,
     models,
     keys: new ApiKeyAuth(new KeyChecker(opts.apiKeys, 'key'), opts.keyStore),
     // Scopes (403) first, then rate limits (429, counted only for allowed requests), then the caller's guard.
@@ -130,13 +156,9 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const gateway = new Gateway({
     ctx,
     dispatcher,
-    tokens: new KeyChecker(opts.workerTokens, 'worker-token'),
+    tokens: workerTokens,
     hasEndpoint,
-    register: (id) => {
-      if (!opts.acceptWorkerEndpoints || !ENDPOINT_ID_RE.test(id)) return false;
-      endpoints.add(id);
-      return true;
-    },
+    register: registerEndpoint,
   });
 
   let sweeping = false;
@@ -158,6 +180,12 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     options: opts,
     endpoints: () => [...endpoints],
     setExpectedWorkers: (id, n) => ctx.registry.setExpected(id, n),
+    workerStopping: (id) => {
+      const s = ctx.registry.get(id);
+      if (!s) return;
+      s.draining = true;
+      pull.release(id);
+    },
     connectedWorkers: (id) => ctx.registry.sessions(id).map((s) => ({ workerId: s.workerId, running: s.inflight.size, draining: s.draining })),
     sweep: async () => {
       await files.sweep();
@@ -197,6 +225,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       while (busy() && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
       if (sweepTimer) clearInterval(sweepTimer);
       alarm.stop();
+      pull.close();
       await gateway.close();
       if (http) {
         const server = http;

@@ -2,6 +2,10 @@ import { createLogger, type Logger } from './logger.js';
 import { ConfigError, resolveStartOptions, type ResolvedConnection, type ResolvedStartOptions, type StartOptions } from './options.js';
 import { findTestInput, runLocalTest, testInputDirs } from './internal/local-test.js';
 import { createWorkerRuntime } from './internal/runtime.js';
+import type { WorkerRuntime } from './internal/runtime-types.js';
+import { createPullRuntime } from './internal/runpod/pull-runtime.js';
+import { runpodEnvOf, type RunpodEnv } from './internal/runpod/runpod-env.js';
+import { SDK_VERSION } from './internal/version.js';
 
 const NOTHING_TO_DO = `@berth/worker: nothing to do.
   To serve jobs from a control plane, set:
@@ -15,6 +19,8 @@ const NOTHING_TO_DO = `@berth/worker: nothing to do.
 /**
  * Starts the worker; the process then belongs to it.
  *
+ * - With `RUNPOD_WEBHOOK_GET_JOB` set (started by RunPod Serverless, or by `berth dev` for a `command` endpoint):
+ *   takes jobs over RunPod's HTTP worker protocol instead (docs/worker-protocol.md, "Pull protocol").
  * - With `BERTH_URL` set: connects to the control plane and serves jobs until SIGTERM/SIGINT (graceful drain,
  *   exit 0) or a fatal error (bad token, protocol mismatch: exit 1).
  * - Otherwise, with `--test-input '<json>'` or a `test_input.json`: runs one job, prints
@@ -29,11 +35,14 @@ const NOTHING_TO_DO = `@berth/worker: nothing to do.
  */
 export function start(options: StartOptions): void {
   let resolved: ResolvedStartOptions;
+  let runpod: RunpodEnv | undefined;
   try {
     resolved = resolveStartOptions(options, process.env);
+    runpod = runpodEnvOf(process.env, resolved.workerId);
   } catch (err) {
     exitWithConfigError(err);
   }
+  if (runpod) return serveRunpod(resolved, runpod);
   const log = createLogger({ level: resolved.logLevel, worker: resolved.connection ? resolved.workerId : 'local' });
   if (resolved.connection) return serve(resolved, resolved.connection, log);
   let test: ReturnType<typeof findTestInput>;
@@ -77,6 +86,28 @@ function serve(resolved: ResolvedStartOptions, connection: ResolvedConnection, l
     inputSchema: resolved.inputSchema,
     log: createLogger({ level: log.level }),
   });
+  runUntilSignal(runtime, log);
+}
+
+/** RunPod mode: the same handler over RunPod's pull protocol. */
+function serveRunpod(resolved: ResolvedStartOptions, env: RunpodEnv): void {
+  const log = createLogger({ level: resolved.logLevel, worker: env.workerId });
+  const runtime = createPullRuntime({
+    handler: resolved.handler,
+    env,
+    sdkVersion: `berth-${SDK_VERSION}`,
+    concurrency: resolved.concurrency,
+    concurrencyModifier: resolved.concurrencyModifier,
+    returnAggregateStream: resolved.returnAggregateStream,
+    stream: resolved.stream,
+    drainTimeoutMs: resolved.drainTimeoutMs,
+    inputSchema: resolved.inputSchema,
+    log: createLogger({ level: log.level }).child({ worker: env.workerId }),
+  });
+  runUntilSignal(runtime, log);
+}
+
+function runUntilSignal(runtime: WorkerRuntime, log: Logger): void {
   const onSignal = (signal: NodeJS.Signals): void => {
     log.info(`received ${signal}`, { active: runtime.activeJobs });
     void runtime.shutdown();

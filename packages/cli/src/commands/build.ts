@@ -95,6 +95,10 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
   const installed: string[] = [];
   for (const [i, ep] of endpoints.entries()) {
     const step = `[${i + 1}/${total}] ${ep.id}`;
+    if (ep.command) {
+      io.stdout.write(`${step}: skipped: a "command" endpoint (${ep.command.join(' ')}) brings its own image; berth build bundles TypeScript workers\n`);
+      continue;
+    }
     const dir = join(outRoot, ep.id);
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });

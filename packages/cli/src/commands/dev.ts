@@ -1,3 +1,4 @@
+import { runpodWorkerEnv } from '@berth/protocol';
 import { parseFlags, parseHost, parseLogLevel, parsePort, type LogLevel } from '../args.js';
 import { checkWorkerFiles, findConfigFile, loadConfig, type ResolvedConfig, type ResolvedEndpoint } from '../config.js';
 import { curlExamples, dialableUrl, readyLine } from '../internal/banner.js';
@@ -152,7 +153,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
     );
     io.stdout.write(`Playground: ${dialableUrl(url)}/#key=${apiKey.key}\n`);
     io.stdout.write(`Workers: ${config.endpoints.map(describeEndpoint).join(', ')}\n`);
-    for (const ep of config.endpoints.filter((e) => e.maxWorkers === 0)) {
+    for (const ep of config.endpoints.filter((e) => e.maxWorkers === 0 && !e.command)) {
       io.stdout.write(
         `Endpoint ${ep.id} has "workers": 0; start its workers yourself:\n` +
           `  BERTH_URL=${dialableUrl(url)} BERTH_ENDPOINT_ID=${ep.id} BERTH_WORKER_TOKEN=${workerToken.key} node --import tsx ${ep.worker}\n`,
@@ -203,5 +204,6 @@ export function workerSpec(config: ResolvedConfig, ep: ResolvedEndpoint, workerI
   // Running jobs get aborted (cleanly) before the supervisor's SIGKILL deadline.
   if (ep.drainTimeoutMs !== undefined) out['BERTH_DRAIN_TIMEOUT_MS'] = String(Math.min(ep.drainTimeoutMs, WORKER_STOP_MS - 1_000));
   out['BERTH_DRAIN_TIMEOUT_MS'] ??= String(WORKER_STOP_MS - 1_000);
+  if (ep.command) return { endpointId: ep.id, workerId, file: ep.worker, cwd: config.dir, env: { ...out, ...runpodWorkerEnv(url, ep.id, workerId, workerToken) }, command: ep.command };
   return { endpointId: ep.id, workerId, file: ep.worker, cwd: config.dir, env: out };
 }

@@ -8,7 +8,7 @@ import { decide, nextWorkerId } from './scaling.js';
 import { FileWatcher } from './watcher.js';
 
 export interface FleetOptions {
-  server: Pick<BerthServer, 'connectedWorkers' | 'setExpectedWorkers' | 'service'>;
+  server: Pick<BerthServer, 'connectedWorkers' | 'setExpectedWorkers' | 'service'> & Partial<Pick<BerthServer, 'workerStopping'>>;
   supervisor: WorkerSupervisor;
   endpoints: readonly ResolvedEndpoint[];
   /** The folder paths are shown relative to. */
@@ -66,7 +66,7 @@ export class Fleet {
     const problems: string[] = [];
     for (const st of this.#state.values()) {
       if (st.ep.maxWorkers === 0) continue;
-      const check = await checkHandler(st.ep.worker, this.#o.dir);
+      const check = await this.#check(st);
       if (!check.ok) problems.push(`endpoint ${st.ep.id}: handler ${this.#rel(st.ep.worker)} does not compile:\n${indent(check.message)}`);
       else st.inputs = check.inputs;
     }
@@ -136,6 +136,8 @@ export class Fleet {
         this.#o.logger.info(`scaling ${st.ep.id} down: worker idle`, { endpointId: st.ep.id, workerId: id, idleMs: now - (st.idleSince.get(id) ?? now) });
         st.idleSince.delete(id);
         void supervisor.retire(id).then(() => this.#syncExpected(st));
+        // After the SIGTERM: no new job for it, and a pull worker's held polls answered so that it exits now.
+        setTimeout(() => server.workerStopping?.(id), 200).unref();
       }
     }
     this.#syncExpected(st);
@@ -159,7 +161,7 @@ export class Fleet {
     for (const st of this.#state.values()) {
       const changed = files.filter((f) => st.inputs.includes(f));
       if (changed.length === 0) continue;
-      const check = await checkHandler(st.ep.worker, this.#o.dir);
+      const check = await this.#check(st);
       if (!check.ok) {
         st.broken = `endpoint ${st.ep.id}: handler does not compile`;
         this.#o.logger.error(`endpoint ${st.ep.id}: ${changed.map((f) => this.#rel(f)).join(', ')} changed but does not compile; its workers keep the previous code. Fix it and save:\n${indent(check.message)}`);
@@ -177,6 +179,12 @@ export class Fleet {
       for (let i = this.#o.supervisor.workerIds(st.ep.id).length; i < st.ep.minWorkers; i++) this.#add(st);
     }
     this.#watcher?.update(this.#allInputs());
+  }
+
+  /** A TypeScript handler is compiled (no code run); a command endpoint's files are watched as they are. */
+  #check(st: EndpointState): ReturnType<typeof checkHandler> {
+    if (st.ep.command) return Promise.resolve({ ok: true, inputs: st.ep.commandFiles ?? [] });
+    return checkHandler(st.ep.worker, this.#o.dir);
   }
 
   #allInputs(): string[] {

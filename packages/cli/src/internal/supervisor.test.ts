@@ -155,4 +155,31 @@ describe('WorkerSupervisor: scaling and reload', () => {
     expect(loadFailures).toHaveLength(1);
     await sup.stop(1_000);
   });
+
+  it('a command worker runs in its own process group: respawn and retire end the whole group (children included)', async () => {
+    const { sup, text } = setup({});
+    // Like runpod-python: the worker starts a child (its heartbeat) that would outlive a signal to the worker alone.
+    const script = `sleep 300 & echo "child $!"; exec sleep 300`;
+    sup.add({ endpointId: 'py', workerId: 'py-1', file: tmp, cwd: tmp, env: process.env, command: ['/bin/sh', '-c', script] });
+    await until(() => /child \d+/.test(text.out));
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const firstChild = Number(/child (\d+)/.exec(text.out)![1]);
+    const firstPid = sup.pids().get('py-1')!;
+    expect(alive(firstChild)).toBe(true);
+    sup.respawn('py-1');
+    await until(() => sup.pids().get('py-1') !== undefined && sup.pids().get('py-1') !== firstPid);
+    await until(() => !alive(firstChild));
+    await until(() => (text.out.match(/child \d+/g) ?? []).length === 2);
+    const secondChild = Number([...text.out.matchAll(/child (\d+)/g)].at(-1)![1]);
+    await sup.retire('py-1');
+    await until(() => !alive(secondChild));
+    expect(sup.pids().size).toBe(0);
+  });
 });

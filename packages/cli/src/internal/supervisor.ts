@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline';
 import type { Logger } from './console-logger.js';
 import { paint, type Style } from './io.js';
 import { formatMs, settlesWithin } from './timing.js';
+import { killGroup, signalWorker, trackGroup } from './process-group.js';
 
 /** One worker process to keep running. */
 export interface WorkerSpec {
@@ -10,6 +11,12 @@ export interface WorkerSpec {
   workerId: string;
   /** Absolute path of the handler file. */
   file: string;
+  /**
+   * Run this program and arguments instead of `node --import tsx <file>` (a RunPod-protocol worker, such as
+   * runpod-python). It gets its own process group, and every signal goes to the whole group: runpod-python's
+   * heartbeat child would otherwise outlive a killed worker and ping on.
+   */
+  command?: string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
 }
@@ -66,6 +73,9 @@ interface Slot {
   /** What to do when the process exits: restart on crash (default), respawn now, or drop the slot. */
   then: 'restart' | 'respawn' | 'drop';
 }
+
+/** How long a retired command worker may take to exit after SIGTERM before its group is killed. */
+const COMMAND_STOP_MS = 25_000;
 
 const PREFIX_COLORS: Style[] = ['cyan', 'magenta', 'green', 'yellow', 'blue'];
 
@@ -129,7 +139,12 @@ export class WorkerSupervisor {
       this.#drop(slot);
       return Promise.resolve();
     }
-    slot.child?.kill('SIGTERM');
+    signalWorker(slot.child, slot.spec.command !== undefined, 'SIGTERM');
+    // runpod-python exits on SIGTERM only once its held polls return (up to 20 s): do not wait past that.
+    if (slot.spec.command) {
+      const timer = setTimeout(() => signalWorker(slot.child, slot.spec.command !== undefined, 'SIGKILL'), COMMAND_STOP_MS);
+      void slot.exited.then(() => clearTimeout(timer));
+    }
     return slot.exited;
   }
 
@@ -146,7 +161,7 @@ export class WorkerSupervisor {
     slot.timer = undefined;
     if (this.#alive(slot)) {
       slot.then = 'respawn';
-      slot.child?.kill('SIGKILL');
+      signalWorker(slot.child, slot.spec.command !== undefined, 'SIGKILL');
     } else this.#spawn(slot);
   }
 
@@ -194,13 +209,13 @@ export class WorkerSupervisor {
   async stop(timeoutMs: number): Promise<void> {
     this.beginShutdown();
     const live = this.#slots.filter((s) => s.child && s.child.exitCode === null && s.child.signalCode === null);
-    for (const s of live) s.child?.kill('SIGTERM');
+    for (const s of live) signalWorker(s.child, s.spec.command !== undefined, 'SIGTERM');
     const all = Promise.all(live.map((s) => s.exited));
     if (await settlesWithin(all, timeoutMs)) return;
     for (const s of live) {
       if (s.child && s.child.exitCode === null && s.child.signalCode === null) {
         this.#opts.logger.warn(`${s.spec.endpointId}/${s.spec.workerId} did not exit within ${timeoutMs} ms of SIGTERM; killing it`);
-        s.child.kill('SIGKILL');
+        signalWorker(s.child, s.spec.command !== undefined, 'SIGKILL');
       }
     }
     await settlesWithin(all, 2_000);
@@ -209,16 +224,19 @@ export class WorkerSupervisor {
   /** SIGKILL every worker now (second Ctrl-C). */
   killAll(): void {
     this.beginShutdown();
-    for (const s of this.#slots) if (s.child && s.child.exitCode === null) s.child.kill('SIGKILL');
+    for (const s of this.#slots) if (s.child && s.child.exitCode === null) signalWorker(s.child, s.spec.command !== undefined, 'SIGKILL');
   }
 
   #spawn(slot: Slot): void {
     const { spec } = slot;
-    const child = spawn(process.execPath, ['--import', this.#opts.loaderUrl, spec.file], {
+    const [program, args] = spec.command ? [spec.command[0]!, spec.command.slice(1)] : [process.execPath, ['--import', this.#opts.loaderUrl, spec.file]];
+    const child = spawn(program, args, {
       cwd: spec.cwd,
       env: spec.env,
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: spec.command !== undefined,
     });
+    if (spec.command && child.pid !== undefined) trackGroup(child.pid);
     slot.child = child;
     slot.startedAt = Date.now();
     slot.connected = false;
@@ -244,6 +262,8 @@ export class WorkerSupervisor {
     };
     child.once('error', (err) => onEnd(null, null, err));
     child.once('close', (code, signal) => onEnd(code, signal));
+    // The rest of a command worker's group (runpod-python's heartbeat) goes with it; its pipes close then.
+    if (spec.command) child.once('exit', () => killGroup(child.pid, 'SIGKILL'));
   }
 
   #onExit(slot: Slot, code: number | null, signal: NodeJS.Signals | null, spawnError?: Error): void {

@@ -53,6 +53,8 @@ export interface ApiDeps {
   logger: Logger;
   /** Worker uploads and signed downloads of output files (`/v2/_worker/files/...`, `/files/...`). */
   files?: (req: ApiRequest) => Promise<ApiResponse | undefined>;
+  /** RunPod's worker protocol (`/v2/<ep>/job-take/<worker>`, ...: `../pull/`). */
+  pull?: (req: ApiRequest) => Promise<ApiResponse | undefined>;
   /** Public model slugs in place of endpoint ids. */
   models?: ModelRoutes;
   /** `GET /v2/_berth/catalog` (the playground's picker). */
@@ -93,6 +95,9 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
       // Before the drain check: jobs finishing during a graceful shutdown still upload their outputs.
       const file = await deps.files?.(req);
       if (file) return file;
+      // Also before the drain check: results of jobs finishing during a graceful shutdown are still taken.
+      const pulled = await deps.pull?.(req);
+      if (pulled) return pulled;
       if (deps.draining()) throw new BerthError('unavailable', 'the server is shutting down; retry against another replica or later');
       const page = req.method === 'GET' || req.method === 'HEAD' ? deps.playground?.(req) : undefined;
       if (page) return page;

@@ -1,5 +1,13 @@
 import { sendCoalesced, type HelloMessage, type ServerMessage } from '@berth/protocol';
-import type { WebSocket } from 'ws';
+
+/** What a session needs of its connection: a `ws` WebSocket (pull sessions, `../pull/`, override the methods that use it). */
+export interface SessionSocket {
+  readonly readyState: number;
+  readonly OPEN: number;
+  send(data: string): void;
+  terminate(): void;
+  close(code?: number, reason?: string): void;
+}
 
 /** One connected worker: its announced capacity, the jobs it holds, and its socket. */
 export class WorkerSession {
@@ -20,7 +28,7 @@ export class WorkerSession {
   readonly connectedAt: number;
 
   constructor(
-    private readonly socket: WebSocket,
+    private readonly socket: SessionSocket,
     hello: HelloMessage,
     now: number,
   ) {

@@ -1,0 +1,99 @@
+import { BerthError, ENDPOINT_ID_RE, toErrorBody } from '@berth/protocol';
+import type { CoreContext } from '../jobs/context.js';
+import type { Dispatcher } from '../jobs/dispatcher.js';
+import type { ApiRequest, ApiResponse } from '../http/types.js';
+import { pollStops, takeJobs } from './poll-handlers.js';
+import type { PullWorkers } from './pull-workers.js';
+import { RepollLimiter } from './repoll-limiter.js';
+import { jobDone, jobStream, pingIds } from './report-handlers.js';
+
+/** The operations of RunPod's worker protocol, each with its method and whether the path names a job. */
+const OPS: Record<string, { method: 'GET' | 'POST'; job: boolean }> = {
+  'job-take': { method: 'GET', job: false },
+  'job-take-batch': { method: 'GET', job: false },
+  'job-stop': { method: 'GET', job: false },
+  ping: { method: 'GET', job: false },
+  'job-done': { method: 'POST', job: true },
+  'job-stream': { method: 'POST', job: true },
+};
+const WORKER_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+const MAX_BATCH = 1024;
+
+export interface PullRoutesDeps {
+  ctx: CoreContext;
+  dispatcher: Dispatcher;
+  workers: PullWorkers;
+  /** THE worker credential check: the raw `Authorization` header (a bare token, or `Bearer <token>`) for an endpoint. */
+  authenticate(header: string | undefined, endpointId: string): boolean | Promise<boolean>;
+  /** How long job-take and job-stop polls are held before 204. */
+  holdMs: number;
+  draining(): boolean;
+}
+
+/**
+ * RunPod's worker protocol under `/v2/<endpoint>/` (see docs/worker-protocol.md, "Pull protocol"). Answers
+ * undefined for any other path. Checks: path shape (404), worker token (401), endpoint (404), method (405).
+ */
+export function createPullRoutes(deps: PullRoutesDeps): (req: ApiRequest) => Promise<ApiResponse | undefined> {
+  const limiter = new RepollLimiter();
+  return async (req) => {
+    const parts = req.path.split('/');
+    const op = parts[1] === 'v2' && parts[0] === '' ? parts[3] : undefined;
+    if (op === undefined || !Object.hasOwn(OPS, op)) return undefined;
+    const take = op === 'job-take' || op === 'job-take-batch';
+    const key = `${parts[2]}/${parts[4]}`;
+    if (take && limiter.tooSoon(key, performance.now())) {
+      throw new BerthError('rate_limited', 'job-take failed less than a second ago; poll again in a few seconds');
+    }
+    let status = 500;
+    try {
+      const res = await serve(deps, req, parts, op);
+      status = res.status;
+      return res;
+    } catch (err) {
+      status = toErrorBody(err).status;
+      throw err;
+    } finally {
+      if (take) limiter.record(key, status, performance.now());
+    }
+  };
+}
+
+async function serve(deps: PullRoutesDeps, req: ApiRequest, parts: string[], op: string): Promise<ApiResponse> {
+  const spec = OPS[op]!;
+  const [, , endpointId = '', , workerId = '', jobId] = parts;
+  if (parts.length !== (spec.job ? 6 : 5) || !WORKER_ID_RE.test(workerId) || jobId === '') throw new BerthError('route_not_found', `no route ${req.method} ${req.path}`);
+  if (!(await deps.authenticate(req.headers['authorization'], endpointId))) {
+    throw new BerthError('unauthorized', 'the worker protocol needs a worker token: Authorization: <BERTH_WORKER_TOKEN> (RUNPOD_AI_API_KEY)');
+  }
+  if (!ENDPOINT_ID_RE.test(endpointId)) throw new BerthError('endpoint_not_found', `endpoint ${endpointId.slice(0, 80)} not found`);
+  if (req.method !== spec.method) throw new BerthError('method_not_allowed', `${req.method} is not allowed on ${op}; use ${spec.method}`, [spec.method]);
+  const { ctx, dispatcher, workers } = deps;
+  if (op === 'ping') {
+    const status = req.query.get('status');
+    if (status === 'unhealthy') ctx.logger.warn('pull worker failed a machine check', { workerId, endpointId, check: req.query.get('check'), reason: req.query.get('reason') });
+    await workers.onPing(workerId, endpointId, pingIds(req));
+    return { status: 200, json: {} };
+  }
+  if (deps.draining() && (op === 'job-take' || op === 'job-take-batch')) throw new BerthError('rate_limited', 'the control plane is shutting down; poll again later');
+  const s = await workers.session(workerId, endpointId);
+  switch (op) {
+    case 'job-take':
+      return takeJobs(s, req, undefined, deps.holdMs, dispatcher);
+    case 'job-take-batch':
+      return takeJobs(s, req, batchSize(req), deps.holdMs, dispatcher);
+    case 'job-stop':
+      return pollStops(s, req, deps.holdMs);
+    case 'job-done':
+      return jobDone(ctx, dispatcher, s, req, jobId!);
+    default:
+      return jobStream(ctx, dispatcher, s, req, jobId!);
+  }
+}
+
+function batchSize(req: ApiRequest): number {
+  const raw = req.query.get('batch_size') ?? '1';
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new BerthError('invalid_request', `batch_size must be a positive integer (got ${JSON.stringify(raw.slice(0, 20))})`);
+  return Math.min(n, MAX_BATCH);
+}
