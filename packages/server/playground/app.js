@@ -17,8 +17,7 @@ $('key-form').addEventListener('submit', (e) => {
   setKey($('api-key').value.trim());
   $('api-key').value = '';
   keyStatus();
-  mountRunner({ target: () => state.target, input: () => state.form.read(), settled: () => void refreshJobs() });
-void loadCatalog();
+  void loadCatalog(); // the Run buttons are wired once, below: wiring them per key doubled every job
 });
 $('forget-key').addEventListener('click', () => (setKey(''), keyStatus()));
 keyStatus();

@@ -10,8 +10,11 @@ let getInput = () => ({});
 let onSettled = () => {};
 
 /** Wires the Run, Run sync, Cancel and Retry buttons. `settled()` runs when a job changed (to refresh the jobs view). */
+let mounted = false;
 export function mountRunner(options) {
   ({ target: getTarget, input: getInput, settled: onSettled } = options);
+  if (mounted) return; // listeners once: a second set would submit every job twice
+  mounted = true;
   $('input-form').addEventListener('submit', (e) => {
     e.preventDefault();
     void submit(false);

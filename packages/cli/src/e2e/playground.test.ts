@@ -1,30 +1,22 @@
 // The playground page end to end: Debian's Chromium driven by playwright-core against a real `berth dev` serving
 // the text worker (stories260K), the image worker (tiny-sd, public model shapes-diffusion) and examples/basic's
 // sleep and fail handlers. Screenshots go to test-artifacts/playground/.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, launchChromium, NO_CHROMIUM, which } from './browser.test-helpers.js';
 import { REPO_ROOT, startBerthDev, type BerthDev } from './harness.test-helpers.js';
 
 // Browser globals, for the callbacks of page.evaluate/waitForFunction (they run in Chromium). Declared here so the
 // test type-checks without the DOM lib, which the rest of the repository does not load.
 declare const document: any, window: any, sessionStorage: any, navigator: any, MutationObserver: any;
 
-const which = (name: string): string | undefined => {
-  try {
-    return execFileSync('which', [name], { encoding: 'utf8' }).trim() || undefined;
-  } catch {
-    return undefined;
-  }
-};
-const CHROMIUM = which('chromium');
 const CURL = which('curl');
 const MODELS_DIR = process.env['BERTH_MODELS_DIR'] ?? resolve(REPO_ROOT, '../shared/models');
 const SHOTS = join(REPO_ROOT, 'test-artifacts/playground');
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-quic', '--no-first-run', '--disable-sync'];
 
 /** One berth.config.json with the endpoints the page is tried on. */
 function writeConfig(dir: string): string {
@@ -69,14 +61,14 @@ async function pick(target: string, json?: unknown) {
 }
 const rawJob = async () => JSON.parse((await page.locator('#raw-json').textContent()) ?? '{}');
 
-describe.skipIf(!CHROMIUM)(`playground in Chromium${CHROMIUM ? '' : ' (skipped: no `chromium` on PATH; apt-get install chromium)'}`, () => {
+describe.skipIf(!CHROMIUM)(`playground in Chromium${NO_CHROMIUM}`, () => {
   beforeAll(async () => {
     if (!existsSync(join(MODELS_DIR, 'tiny-sd'))) throw new Error(`test models not found in ${MODELS_DIR}; set BERTH_MODELS_DIR`);
     mkdirSync(SHOTS, { recursive: true });
     dir = mkdtempSync(join(tmpdir(), 'berth-playground-'));
     [berth, browser] = await Promise.all([
       startBerthDev({ config: writeConfig(dir), env: { BERTH_MODELS_DIR: MODELS_DIR }, waitForWorkers: ['text', 'image', 'sleep', 'fail', 'greet', 'video', 'tts'], readyTimeoutMs: 60_000 }),
-      chromium.launch({ executablePath: CHROMIUM!, args: ARGS, timeout: 30_000 }),
+      launchChromium(),
     ]);
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: berth.url });
