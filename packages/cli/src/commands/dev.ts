@@ -1,6 +1,7 @@
 import { parseFlags, parseHost, parseLogLevel, parsePort, type LogLevel } from '../args.js';
 import { checkWorkerFiles, findConfigFile, loadConfig, type ResolvedConfig, type ResolvedEndpoint } from '../config.js';
 import { curlExamples, dialableUrl, readyLine } from '../internal/banner.js';
+import { sampleRequest } from '../internal/sample-input.js';
 import { createConsoleLogger } from '../internal/console-logger.js';
 import { paint, useColor, type Io } from '../internal/io.js';
 import { keyFromEnv } from '../internal/keys.js';
@@ -158,9 +159,10 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
           `  BERTH_URL=${dialableUrl(url)} BERTH_ENDPOINT_ID=${ep.id} BERTH_WORKER_TOKEN=${workerToken.key} node --import tsx ${ep.worker}\n`,
       );
     }
-    const first = ids[0];
+    const first = config.endpoints[0];
     if (first !== undefined) {
-      io.stdout.write(`\nTry the ${first} endpoint:\n${curlExamples(url, apiKey.key, first).map((l) => `  ${l.startsWith('#') ? c('dim', l) : l}`).join('\n')}\n\n`);
+      const sample = sampleRequest(first.worker, config.dir);
+      io.stdout.write(`\nTry the ${first.id} endpoint:\n${curlExamples(url, apiKey.key, first.id, sample).map((l) => `  ${l.startsWith('#') ? c('dim', l) : l}`).join('\n')}\n\n`);
     }
     io.stdout.write(c('dim', 'Press Ctrl-C to stop.\n'));
   }
