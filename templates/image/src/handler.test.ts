@@ -38,6 +38,15 @@ describe('image handler', () => {
     expect((a.output as { image_base64: string }).image_base64).toBe((b.output as { image_base64: string }).image_base64);
   }, 60_000);
 
+  it('takes num_inference_steps, like the public image models; steps is the same field', async () => {
+    const [a, b] = await Promise.all([
+      runJob(handler, { prompt: 'a red dot', num_inference_steps: 3, seed: 2 }),
+      runJob(handler, { prompt: 'a red dot', steps: 3, seed: 2 }),
+    ]);
+    expect([a.status, a.progress.length, b.progress.length]).toEqual(['COMPLETED', 3, 3]);
+    expect((a.output as { image_base64: string }).image_base64).toBe((b.output as { image_base64: string }).image_base64);
+  }, 60_000);
+
   it('rejects a size that is not a multiple of 4', async () => {
     const result = await runJob(handler, { prompt: 'x', width: 30 });
     expect(result.status).toBe('FAILED');
