@@ -6,6 +6,7 @@ import { createInputForm } from './form.js';
 import { loadHealth, loadJobs, showJob } from './jobs.js';
 import { mountRunner, openJob } from './run.js';
 import { copyText, LANGUAGES, snippets } from './snippets.js';
+import { problemText } from './validate.js';
 
 const state = { targets: new Map(), streams: new Map(), target: undefined, form: undefined, lang: sessionStorage.getItem('berth.lang') ?? 'curl' };
 
@@ -29,9 +30,11 @@ async function loadCatalog() {
   try {
     catalog = await api('/v2/_berth/catalog');
   } catch (err) {
+    if (err.status === 401) $('key-status').textContent = 'Key refused (401): paste another one.';
     return show('page-error', `Could not load endpoints: ${errorText(err)}${err.status === 401 ? ' (check the API key)' : ''}`);
   }
   show('page-error');
+  $('key-status').textContent = 'Key accepted for this tab.';
   const select = $('target');
   select.replaceChildren();
   state.targets.clear();
@@ -95,7 +98,9 @@ function onInputChange() {
   }
   renderSnippets(input);
   clearTimeout(estimateTimer);
+  const problems = state.form.check(); // also clears the marks of fields fixed since a refused Run
   if (!state.target.priced) return show('estimate');
+  if (problems.length) return show('estimate', `No estimate until the input is valid: ${problemText(problems)}`);
   estimateTimer = setTimeout(async () => {
     const seq = ++estimateSeq;
     try {
@@ -155,5 +160,5 @@ setInterval(() => {
   if (!document.hidden && state.target) void refreshJobs();
 }, 4000);
 
-mountRunner({ target: () => state.target, input: () => state.form.read(), settled: () => void refreshJobs() });
+mountRunner({ target: () => state.target, input: () => state.form.read(), problems: (mark) => state.form.check(mark), settled: () => void refreshJobs() });
 void loadCatalog();

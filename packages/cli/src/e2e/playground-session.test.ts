@@ -50,6 +50,7 @@ describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () =>
           sleep: { worker: basic('sleep.ts'), workers: 1, concurrency: 4 },
           greet: { worker: basic('greet.ts'), workers: 1, concurrency: 4 },
           fail: { worker: basic('fail.ts'), workers: 1 },
+          nobody: { worker: basic('echo.ts'), workers: 0 }, // no worker ever connects: jobs wait IN_QUEUE
         },
       }),
     );
@@ -71,8 +72,10 @@ describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () =>
     await page.goto(`${berth.url}/`);
     await useKey('not-the-key');
     await page.waitForSelector('#page-error:not([hidden])');
+    expect(await page.locator('#key-status').textContent()).toBe('Key refused (401): paste another one.');
     for (let i = 0; i < 3; i++) await useKey(berth.apiKey);
     await page.waitForSelector('#target option[value="ep:sleep"]', { state: 'attached' });
+    expect(await page.locator('#key-status').textContent()).toBe('Key accepted for this tab.');
 
     await pickJson('ep:sleep', { ms: 30_000 });
     await page.getByRole('button', { name: 'Run (/run)' }).click();
@@ -95,4 +98,76 @@ describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () =>
     await page.screenshot({ path: join(SHOTS, 'session-run-once.png'), fullPage: true });
     expect(pageErrors).toEqual([]);
   }, 40_000);
+
+  it('a running job: progress bar from `percent`, a running timer, the jobs list and health refreshed at once', async () => {
+    await pickJson('ep:sleep', { ms: 4000 });
+    await page.getByRole('button', { name: 'Run (/run)' }).click();
+    await waitForStatus('IN_PROGRESS');
+    const id = await page.locator('#job-id').textContent();
+    // The jobs view and health follow the job's state changes, not only the 4 s refresh.
+    await page.waitForFunction((jobId) => /IN_PROGRESS/.test(document.querySelector(`#jobs button[data-job-id="${jobId}"]`)?.closest('tr')?.textContent ?? ''), id, { timeout: 1500 });
+    await page.waitForFunction(() => /running 1/.test(document.getElementById('health')?.textContent ?? ''), null, { timeout: 1500 });
+    const bar = await page.waitForFunction(() => {
+      const p = document.getElementById('job-progress-bar');
+      return p && !p.hidden && p.value > 0 && p.value < 100 ? p.value : false;
+    });
+    expect(await bar.jsonValue()).toBeGreaterThan(0);
+    expect(await page.locator('#job-progress').textContent()).toMatch(/^\d+%$/);
+    const t1 = Number.parseFloat((await page.locator('#job-elapsed').textContent()) ?? '');
+    await page.waitForTimeout(400);
+    const t2 = Number.parseFloat((await page.locator('#job-elapsed').textContent()) ?? '');
+    expect(t2).toBeGreaterThan(t1);
+    await page.screenshot({ path: join(SHOTS, 'session-progress.png'), fullPage: true });
+    await waitForStatus('COMPLETED');
+    const stopped = await page.locator('#job-elapsed').textContent();
+    await page.waitForTimeout(300);
+    expect(await page.locator('#job-elapsed').textContent()).toBe(stopped);
+    expect(Number.parseFloat(stopped ?? '')).toBeGreaterThanOrEqual(4);
+  }, 30_000);
+
+  it('IN_QUEUE says what the job waits for (no worker connected)', async () => {
+    await pickJson('ep:nobody', { hello: 'world' });
+    await page.getByRole('button', { name: 'Run (/run)' }).click();
+    await waitForStatus('IN_QUEUE');
+    await page.waitForFunction(() => /Waiting for a worker: none is connected yet/.test(document.getElementById('job-wait')?.textContent ?? ''));
+    expect(await page.locator('#job-wait').isVisible()).toBe(true);
+    await page.screenshot({ path: join(SHOTS, 'session-queued.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await waitForStatus('CANCELLED');
+    expect(await page.locator('#job-wait').isVisible()).toBe(false);
+  });
+
+  it('the form does not send what its schema refuses; a job failed with invalid_input offers no Retry', async () => {
+    posts.length = 0;
+    await page.selectOption('#target', 'ep:greet');
+    const toForm = page.getByRole('button', { name: 'Back to form' });
+    if (await toForm.isVisible()) await toForm.click();
+    const name = page.getByRole('textbox', { name: 'name *', exact: true });
+    const times = page.getByRole('spinbutton', { name: 'times' });
+    await name.fill('');
+    await times.fill('11');
+    await page.getByRole('button', { name: 'Run (/run)' }).click();
+    await page.waitForSelector('#run-error:not([hidden])');
+    expect(await page.locator('#run-error').textContent()).toBe('Not sent: the input does not match the schema: name: is required; times: must be at most 10');
+    expect(await name.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('.field-problem:not([hidden])').allTextContents()).toEqual(['name is required', 'times must be at most 10']);
+    await page.getByRole('button', { name: 'Run sync (/runsync)' }).click();
+    await page.screenshot({ path: join(SHOTS, 'session-invalid.png'), fullPage: true });
+    await name.fill('Ada');
+    await times.fill('2');
+    expect(await name.getAttribute('aria-invalid')).toBeNull();
+    await page.waitForTimeout(300);
+    expect(posts, 'nothing sent while the input was invalid').toEqual([]);
+
+    // A job the worker refused for its input (sent by another client), opened from the jobs list: no Retry.
+    const { body } = await berth.json<{ id: string }>('/v2/greet/run', { method: 'POST', body: JSON.stringify({ input: { name: '' } }) });
+    await expect.poll(async () => (await berth.json(`/v2/greet/status/${body.id}`)).body.status).toBe('FAILED');
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await page.locator(`#jobs button[data-job-id="${body.id}"]`).click();
+    await page.getByRole('button', { name: 'Open in Result' }).click();
+    await waitForStatus('FAILED');
+    expect(await page.locator('#run-error').textContent()).toMatch(/invalid_input/);
+    await expect(page.getByRole('button', { name: 'Retry' }).isDisabled()).resolves.toBe(true);
+    expect(pageErrors).toEqual([]);
+  }, 30_000);
 });
