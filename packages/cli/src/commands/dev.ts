@@ -170,7 +170,8 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   // 6. Run until a signal (or until every worker has been given up on).
   const why = await Promise.race([signals.signal, failed]);
   fleet.stop();
-  if (typeof why !== 'string') logger.error(`${why.fatal}; stopping`);
+  // The message may end with a line of code (a compile error): "stopping" goes on a line of its own.
+  if (typeof why !== 'string') logger.error(`${why.fatal}\nstopping`);
   else logger.info(`${why}: shutting down: closing the control plane, then stopping the workers (press Ctrl-C again to force)`);
   supervisor.beginShutdown();
   try {

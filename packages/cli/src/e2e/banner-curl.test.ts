@@ -24,6 +24,9 @@ describe("berth dev's sample curl", () => {
     expect(berth.output).toContain(`(input from ${join(dir, 'test_input.json')})`);
     const job = JSON.parse(await sh(line!));
     expect(job).toMatchObject({ status: 'COMPLETED', output: { greetings: ["Hello, O'Brien!", "Hello, O'Brien!"] } });
+    // The worker's log lines read like the control plane's: HH:MM:SS, no second ISO timestamp (issue #19).
+    await berth.waitForLine(new RegExp(`^\\S*\\[greet/greet-1\\]\\S* \\d\\d:\\d\\d:\\d\\d info  job=${job.id} job completed`), 5_000);
+    expect(berth.output).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z worker=/);
   }, 45_000);
 });
 
