@@ -3,3 +3,4 @@ export * from './limits.js';
 export * from './job.js';
 export * from './ws.js';
 export * from './decode.js';
+export * from './replies.js';
