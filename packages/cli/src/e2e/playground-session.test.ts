@@ -170,4 +170,23 @@ describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () =>
     await expect(page.getByRole('button', { name: 'Retry' }).isDisabled()).resolves.toBe(true);
     expect(pageErrors).toEqual([]);
   }, 30_000);
+
+  it('/openapi.json needs the key and carries the schema greet announced; /docs renders it', async () => {
+    expect((await berth.json('/openapi.json', { auth: false })).status).toBe(401);
+    const { status, body: doc } = await berth.json('/openapi.json');
+    expect(status).toBe(200);
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.components.schemas['input.greet']).toMatchObject({ type: 'object', properties: { name: { type: 'string' }, times: { type: 'integer' } }, required: expect.arrayContaining(['name']) });
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v2/greet/run', '/v2/sleep/cancel/{job_id}', '/v2/nobody/health']));
+
+    await page.getByRole('link', { name: 'API reference' }).click(); // same tab: the key stays in sessionStorage
+    await page.waitForURL(`${berth.url}/docs`);
+    await page.waitForSelector('#doc .op');
+    expect(await page.locator('#doc-info').textContent()).toMatch(/^Berth queue API .*OpenAPI 3\.1\.0: \d+ routes for this key\.$/);
+    const run = page.locator('#doc .op').filter({ hasText: '/v2/greet/run' }).first();
+    await run.locator('summary', { hasText: 'Request body' }).click();
+    expect(await run.locator('pre').first().textContent()).toContain('"name"');
+    await page.screenshot({ path: join(SHOTS, 'api-reference.png') });
+    expect(pageErrors).toEqual([]);
+  });
 });
