@@ -66,7 +66,7 @@ function selectTarget() {
   const w = info.workers ? ` · workers: ${Object.entries(info.workers).map(([k, v]) => `${k} ${v}`).join(', ')}` : '';
   $('target-info').textContent = info.slug
     ? `${info.description ?? ''} · served by endpoint ${info.endpoint}${info.priced ? ' · priced' : ''}`
-    : `${t.stream ? 'Streams output' : 'Does not stream'}${t.schema ? '' : ' · no input schema announced: edit the input as JSON'}${w}`;
+    : `${t.stream ? 'Streams output' : 'Does not stream'}${t.schema ? '' : ' · no input schema announced yet (a worker announces it when it connects; the form appears then): edit the input as JSON'}${w}`;
   let initial;
   try {
     initial = JSON.parse(sessionStorage.getItem(`berth.input.${t.key}`) ?? 'null') ?? undefined;
@@ -144,7 +144,7 @@ async function refreshJobs() {
   if (!t) return;
   try {
     await Promise.all([
-      loadHealth(t.endpoint, $('health')),
+      loadHealth(t.endpoint, $('health')).then((h) => maybeLoadSchema(t, h)),
       loadJobs(t.endpoint, $('jobs'), (job) => {
         const open = (j) => openJob({ id: t.endpoint, stream: state.streams.get(t.endpoint) === true }, j);
         showJob(t.endpoint, job.id, $('job-detail'), open).catch((err) => show('jobs-error', errorText(err)));
@@ -156,6 +156,20 @@ async function refreshJobs() {
   }
 }
 $('refresh-jobs').addEventListener('click', () => void refreshJobs());
+
+// An endpoint that scales from zero has no schema until a worker connects: once health shows one, ask the catalog
+// again (at most every 10 s) and build the form, keeping the input typed so far.
+const schemaAsked = new Map();
+async function maybeLoadSchema(t, health) {
+  const w = health?.workers ?? {};
+  const up = (w.idle ?? 0) + (w.running ?? 0) + (w.ready ?? 0) + (w.throttled ?? 0);
+  if (t.schema || t.info.slug || up === 0 || Date.now() - (schemaAsked.get(t.key) ?? 0) < 10_000) return;
+  schemaAsked.set(t.key, Date.now());
+  const found = (await api('/v2/_berth/catalog')).endpoints.find((e) => e.id === t.id);
+  if (!found?.inputSchema || state.target !== t) return;
+  Object.assign(t, { schema: found.inputSchema, info: found });
+  selectTarget();
+}
 setInterval(() => {
   if (!document.hidden && state.target) void refreshJobs();
 }, 4000);

@@ -51,6 +51,7 @@ describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () =>
           greet: { worker: basic('greet.ts'), workers: 1, concurrency: 4 },
           fail: { worker: basic('fail.ts'), workers: 1 },
           nobody: { worker: basic('echo.ts'), workers: 0 }, // no worker ever connects: jobs wait IN_QUEUE
+          greet0: { worker: basic('greet.ts'), minWorkers: 0, maxWorkers: 1 }, // scales from zero: no schema until a job
         },
       }),
     );
@@ -170,6 +171,18 @@ describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () =>
     await expect(page.getByRole('button', { name: 'Retry' }).isDisabled()).resolves.toBe(true);
     expect(pageErrors).toEqual([]);
   }, 30_000);
+
+  it('scale from zero: JSON until a worker connects, then the form from its schema, keeping the input', async () => {
+    await page.selectOption('#target', 'ep:greet0');
+    expect(await page.locator('#target-info').textContent()).toContain('no input schema announced yet');
+    await page.getByLabel('Input (JSON)').fill('{"name": "Zoe", "times": 2}');
+    await page.getByRole('button', { name: 'Run sync (/runsync)' }).click();
+    await waitForStatus('COMPLETED', 30_000);
+    const name = page.getByRole('textbox', { name: 'name *', exact: true });
+    await name.waitFor({ timeout: 12_000 });
+    expect([await name.inputValue(), await page.getByRole('spinbutton', { name: 'times' }).inputValue()]).toEqual(['Zoe', '2']);
+    expect(await page.locator('#target-info').textContent()).not.toContain('no input schema');
+  }, 45_000);
 
   it('/openapi.json needs the key and carries the schema greet announced; /docs renders it', async () => {
     expect((await berth.json('/openapi.json', { auth: false })).status).toBe(401);

@@ -126,6 +126,9 @@ describe.skipIf(!CHROMIUM)(`playground in Chromium${NO_CHROMIUM}`, () => {
   });
 
   it('text job through /run: the streamed text grows chunk by chunk, then the final text', async () => {
+    // The text worker announces its input schema: a form, not a blank {} (issue #19).
+    await page.selectOption('#target', 'ep:text');
+    for (const name of ['prompt', 'max_tokens', 'temperature']) await expect(page.locator(`#fields [name="${name}"]`).count(), name).resolves.toBe(1);
     await pick('ep:text', { prompt: 'Once upon a time', max_tokens: 120, temperature: 0, stream: true });
     await page.evaluate(() => {
       const seen: { len: number; at: number }[] = [];
