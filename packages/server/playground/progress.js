@@ -37,7 +37,10 @@ export function elapsedText(ms) {
 /** What an IN_QUEUE job is waiting for, from the endpoint's health (`workers`). */
 export function waitingText(workers) {
   if (!workers) return 'Waiting for a worker.';
-  const { idle = 0, running = 0, initializing = 0, ready = 0, throttled = 0 } = workers;
+  const { idle = 0, running = 0, initializing = 0, ready = 0, throttled = 0, unhealthy = 0 } = workers;
+  if (unhealthy > 0 && idle + running + ready + throttled + initializing === 0) {
+    return 'No worker can take it: the handler failed to load, or a worker stopped answering (the server log says why); the job waits until that is fixed.';
+  }
   if (initializing > 0) return `Cold start: ${initializing === 1 ? 'a worker is' : `${initializing} workers are`} starting (loading the handler or model).`;
   if (idle + running + ready + throttled === 0) return 'Waiting for a worker: none is connected yet (a cold start when the endpoint scales from zero).';
   return `Waiting for a free worker: ${running + throttled} busy.`;

@@ -47,6 +47,8 @@ export interface BerthServer {
   close(opts?: { drainMs?: number }): Promise<void>;
   /** Workers a supervisor started for an endpoint (those not yet connected count as initializing). */
   setExpectedWorkers(endpointId: string, n: number): void;
+  /** berth dev: whether the endpoint's handler fails to load (counted as one `unhealthy` worker in /health). */
+  setHandlerBroken(endpointId: string, broken: boolean): void;
   /** Connected workers of an endpoint, with the jobs each runs now (what a scaling supervisor needs). */
   connectedWorkers(endpointId: string): { workerId: string; running: number; draining: boolean }[];
   /** Runs one deadline sweep now (tests with a manual clock). */
@@ -158,6 +160,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     options: opts,
     endpoints: () => [...endpoints],
     setExpectedWorkers: (id, n) => ctx.registry.setExpected(id, n),
+    setHandlerBroken: (id, broken) => ctx.registry.setHandlerBroken(id, broken),
     connectedWorkers: (id) => ctx.registry.sessions(id).map((s) => ({ workerId: s.workerId, running: s.inflight.size, draining: s.draining })),
     sweep: async () => {
       await files.sweep();

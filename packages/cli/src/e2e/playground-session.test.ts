@@ -43,6 +43,7 @@ describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () =>
     mkdirSync(SHOTS, { recursive: true });
     dir = mkdtempSync(join(tmpdir(), 'berth-playground-session-'));
     const config = join(dir, 'berth.config.json');
+    writeFileSync(join(dir, 'broken.ts'), "throw new Error('cannot load the model: BERTH_MODELS_DIR is not set');\n");
     writeFileSync(
       config,
       JSON.stringify({
@@ -52,6 +53,7 @@ describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () =>
           fail: { worker: basic('fail.ts'), workers: 1 },
           nobody: { worker: basic('echo.ts'), workers: 0 }, // no worker ever connects: jobs wait IN_QUEUE
           greet0: { worker: basic('greet.ts'), minWorkers: 0, maxWorkers: 1 }, // scales from zero: no schema until a job
+          broken: { worker: join(dir, 'broken.ts'), minWorkers: 0, maxWorkers: 1 }, // throws while loading, on the first job
         },
       }),
     );
@@ -137,6 +139,18 @@ describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () =>
     await waitForStatus('CANCELLED');
     expect(await page.locator('#job-wait').isVisible()).toBe(false);
   });
+
+  it('scale from zero with a handler that fails to load: the queued job says so (health: unhealthy)', async () => {
+    await pickJson('ep:broken', { a: 1 });
+    await page.getByRole('button', { name: 'Run (/run)' }).click();
+    await waitForStatus('IN_QUEUE');
+    await page.waitForFunction(() => /^No worker can take it: the handler failed to load/.test(document.getElementById('job-wait')?.textContent ?? ''), null, { timeout: 20_000 });
+    expect((await berth.json('/v2/broken/health')).body.workers).toMatchObject({ unhealthy: 1, idle: 0, initializing: 0 });
+    expect(berth.output).toMatch(/endpoint broken: handler .*broken\.ts failed to load/);
+    await page.screenshot({ path: join(SHOTS, 'session-broken-handler.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await waitForStatus('CANCELLED');
+  }, 40_000);
 
   it('the form does not send what its schema refuses; a job failed with invalid_input offers no Retry', async () => {
     posts.length = 0;

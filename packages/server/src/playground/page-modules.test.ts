@@ -135,5 +135,6 @@ describe('validate.js and progress.js', () => {
     expect(waitingText({ idle: 0, running: 0, initializing: 1 })).toMatch(/^Cold start: a worker is starting/);
     expect(waitingText({ idle: 0, running: 0, initializing: 0 })).toMatch(/^Waiting for a worker: none is connected yet/);
     expect(waitingText({ idle: 0, running: 2, initializing: 0 })).toBe('Waiting for a free worker: 2 busy.');
+    expect(waitingText({ idle: 0, running: 0, initializing: 0, unhealthy: 1 })).toMatch(/^No worker can take it: the handler failed to load/);
   });
 });
