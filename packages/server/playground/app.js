@@ -66,7 +66,7 @@ function selectTarget() {
   const w = info.workers ? ` · workers: ${Object.entries(info.workers).map(([k, v]) => `${k} ${v}`).join(', ')}` : '';
   $('target-info').textContent = info.slug
     ? `${info.description ?? ''} · served by endpoint ${info.endpoint}${info.priced ? ' · priced' : ''}`
-    : `${t.stream ? 'Streams output' : 'Does not stream'}${t.schema ? '' : ' · no input schema announced yet (a worker announces it when it connects; the form appears then): edit the input as JSON'}${w}`;
+    : `${t.stream ? 'Streams output' : 'Does not stream'}${t.schema ? '' : noSchemaText(info.workers)}${w}`;
   let initial;
   try {
     initial = JSON.parse(sessionStorage.getItem(`berth.input.${t.key}`) ?? 'null') ?? undefined;
@@ -80,6 +80,14 @@ function selectTarget() {
   void refreshJobs();
 }
 $('target').addEventListener('change', selectTarget);
+
+/** Why there is no form: its connected workers announce none, or none has connected yet to announce one. */
+function noSchemaText(workers) {
+  const up = workers ? (workers.idle ?? 0) + (workers.running ?? 0) + (workers.throttled ?? 0) : 0;
+  return up > 0
+    ? ' · no input schema announced: edit the input as JSON'
+    : ' · no input schema announced yet (a worker announces it when it connects; the form appears then): edit the input as JSON';
+}
 
 // --- Input changes: snippets and the cost estimate -------------------------------------------------------------
 let estimateTimer;

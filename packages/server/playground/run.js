@@ -13,11 +13,12 @@ let getInput = () => ({});
 let getProblems = () => [];
 let onSettled = () => {};
 
+let mounted = false;
+
 /**
  * Wires the Run, Run sync, Cancel and Retry buttons. `settled()` runs when a job changed state (to refresh the jobs
  * view and health); `problems()` lists what is wrong with the input (nothing is sent while it lists something).
  */
-let mounted = false;
 export function mountRunner(options) {
   ({ target: getTarget, input: getInput, settled: onSettled, problems: getProblems = () => [] } = options);
   if (mounted) return; // listeners once: a second set would submit every job twice
