@@ -2,6 +2,7 @@ import { parseFlags, parseHost, parseLogLevel, parsePort, type LogLevel } from '
 import { checkWorkerFiles, findConfigFile, loadConfig, type ResolvedConfig, type ResolvedEndpoint } from '../config.js';
 import { curlExamples, dialableUrl, readyLine } from '../internal/banner.js';
 import { sampleRequest } from '../internal/sample-input.js';
+import { withoutWorkerEcho } from '../internal/worker-echo.js';
 import { createConsoleLogger } from '../internal/console-logger.js';
 import { paint, useColor, type Io } from '../internal/io.js';
 import { keyFromEnv } from '../internal/keys.js';
@@ -94,7 +95,9 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
   const started = await startServer(
-    { apiKeys: [apiKey.key], workerTokens: [workerToken.key], endpoints: ids, logger, store: opened.store, models: config.models,
+    { apiKeys: [apiKey.key], workerTokens: [workerToken.key], endpoints: ids, store: opened.store, models: config.models,
+      // Job events once: the workers berth dev runs print their own "job completed" lines.
+      logger: withoutWorkerEcho(logger, (workerId) => supervisor.pids().has(workerId)),
       // At once, not on the scaler's next tick: a worker killed right after connecting is not a handler that failed to load.
       onWorkerConnected: (workerId) => supervisor.markConnected(workerId), ...storeServerOptions(args.store), ...edgeServerOptions(io.env, 'dev'), ...(opened.keyStore ? { keyStore: opened.keyStore } : {}) },
     args.port,

@@ -27,6 +27,8 @@ describe("berth dev's sample curl", () => {
     // The worker's log lines read like the control plane's: HH:MM:SS, no second ISO timestamp (issue #19).
     await berth.waitForLine(new RegExp(`^\\S*\\[greet/greet-1\\]\\S* \\d\\d:\\d\\d:\\d\\d info  job=${job.id} job completed`), 5_000);
     expect(berth.output).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z worker=/);
+    // Once: the control plane does not repeat the worker's "job completed" line.
+    expect(berth.lines.filter((l) => l.text.includes('job completed') && l.text.includes(job.id))).toHaveLength(1);
   }, 45_000);
 });
 
