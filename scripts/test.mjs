@@ -3,6 +3,10 @@
 // Extra arguments go to vitest (e.g. `npm test -- packages/server`).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { preflight } from './preflight.mjs';
+
+const ready = preflight(); // espeak-ng, ffmpeg, chromium: installed, or one message naming the packages
+if (ready !== 0) process.exit(ready);
 
 const out = 'node_modules/.cache/berth-test-results.json';
 mkdirSync('node_modules/.cache', { recursive: true });

@@ -39,8 +39,8 @@ export function checkLocalFolder(dir: string): void {
 }
 
 /**
- * Loads tokenizer and model with transformers.js. Local folders load with remote loading off; hub ids download
- * into the transformers.js cache (progress is logged, at most one line per file per 10%).
+ * Loads tokenizer and model with transformers.js. Local folders load with remote loading off (and no progress
+ * lines); hub ids download into the transformers.js cache (progress is logged, at most one line per file per 10%).
  */
 export async function loadModel(o: ResolvedTextWorkerOptions, log: Logger): Promise<LoadedModel> {
   const started = performance.now();
@@ -49,7 +49,8 @@ export async function loadModel(o: ResolvedTextWorkerOptions, log: Logger): Prom
   log.info('loading model (cold start)', { model: o.model, dtype: o.dtype ?? 'default', device: o.device, remote: o.allowRemote });
   const lastPct = new Map<string, number>();
   const progress = (p: { status: string; file?: string; progress?: number; loaded?: number; total?: number }) => {
-    if (p.status !== 'progress' || !p.file || p.progress === undefined) return;
+    // A local folder is read, not downloaded: its "progress" is not worth a log line.
+    if (o.local || p.status !== 'progress' || !p.file || p.progress === undefined) return;
     const step = Math.floor(p.progress / 10) * 10;
     if ((lastPct.get(p.file) ?? -1) >= step) return;
     lastPct.set(p.file, step);

@@ -26,8 +26,10 @@ afterAll(() => rm(work, { recursive: true, force: true }), 180_000);
 
 const INSTALL_MS = 420_000;
 
-function run(cmd: string, args: string[], cwd: string, timeout: number, env: Record<string, string> = {}) {
-  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout, env: { ...process.env, NO_COLOR: '1', BERTH_MODELS_DIR: MODELS_DIR, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function run(cmd: string, args: string[], cwd: string, timeout: number, env: Record<string, string | undefined> = {}) {
+  const merged: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', BERTH_MODELS_DIR: MODELS_DIR, ...env };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete merged[k];
+  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout, env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
   return { code: r.status, out: `${r.stdout}\n${r.stderr}`, stdout: r.stdout };
 }
 
@@ -80,6 +82,14 @@ for (const template of TEMPLATES) {
       expect(r.code, r.out.slice(-3000)).toBe(0);
       expect(r.out).toMatch(/Tests\s+\d+ passed/);
     }, 200_000);
+
+    it.runIf(template.name !== 'basic')('without BERTH_MODELS_DIR, npm test says to set it (no path outside the project)', () => {
+      expect(installed).toBe(true);
+      const r = run('npm', ['test'], dir, 120_000, { BERTH_MODELS_DIR: undefined });
+      expect(r.code).not.toBe(0);
+      expect(r.out).toMatch(/set BERTH_MODELS_DIR to the folder holding (tiny-sd|stories260K)\//);
+      expect(r.out).not.toContain('shared/models');
+    }, 130_000);
 
     it('berth test runs test_input.json through the handler: exit 0', () => {
       expect(installed).toBe(true);

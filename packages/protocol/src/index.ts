@@ -5,3 +5,4 @@ export * from './ws.js';
 export * from './decode.js';
 export * from './coalesce.js';
 export * from './runpod-env.js';
+export * from './replies.js';

@@ -6,6 +6,7 @@ import { createInputForm } from './form.js';
 import { loadHealth, loadJobs, showJob } from './jobs.js';
 import { mountRunner, openJob } from './run.js';
 import { copyText, LANGUAGES, snippets } from './snippets.js';
+import { problemText } from './validate.js';
 
 const state = { targets: new Map(), streams: new Map(), target: undefined, form: undefined, lang: sessionStorage.getItem('berth.lang') ?? 'curl' };
 
@@ -17,8 +18,7 @@ $('key-form').addEventListener('submit', (e) => {
   setKey($('api-key').value.trim());
   $('api-key').value = '';
   keyStatus();
-  mountRunner({ target: () => state.target, input: () => state.form.read(), settled: () => void refreshJobs() });
-void loadCatalog();
+  void loadCatalog(); // the Run buttons are wired once, below: wiring them per key doubled every job
 });
 $('forget-key').addEventListener('click', () => (setKey(''), keyStatus()));
 keyStatus();
@@ -30,9 +30,11 @@ async function loadCatalog() {
   try {
     catalog = await api('/v2/_berth/catalog');
   } catch (err) {
+    if (err.status === 401) $('key-status').textContent = 'Key refused (401): paste another one.';
     return show('page-error', `Could not load endpoints: ${errorText(err)}${err.status === 401 ? ' (check the API key)' : ''}`);
   }
   show('page-error');
+  $('key-status').textContent = 'Key accepted for this tab.';
   const select = $('target');
   select.replaceChildren();
   state.targets.clear();
@@ -64,7 +66,7 @@ function selectTarget() {
   const w = info.workers ? ` · workers: ${Object.entries(info.workers).map(([k, v]) => `${k} ${v}`).join(', ')}` : '';
   $('target-info').textContent = info.slug
     ? `${info.description ?? ''} · served by endpoint ${info.endpoint}${info.priced ? ' · priced' : ''}`
-    : `${t.stream ? 'Streams output' : 'Does not stream'}${t.schema ? '' : ' · no input schema announced: edit the input as JSON'}${w}`;
+    : `${t.stream ? 'Streams output' : 'Does not stream'}${t.schema ? '' : noSchemaText(info.workers)}${w}`;
   let initial;
   try {
     initial = JSON.parse(sessionStorage.getItem(`berth.input.${t.key}`) ?? 'null') ?? undefined;
@@ -78,6 +80,14 @@ function selectTarget() {
   void refreshJobs();
 }
 $('target').addEventListener('change', selectTarget);
+
+/** Why there is no form: its connected workers announce none, or none has connected yet to announce one. */
+function noSchemaText(workers) {
+  const up = workers ? (workers.idle ?? 0) + (workers.running ?? 0) + (workers.throttled ?? 0) : 0;
+  return up > 0
+    ? ' · no input schema announced: edit the input as JSON'
+    : ' · no input schema announced yet (a worker announces it when it connects; the form appears then): edit the input as JSON';
+}
 
 // --- Input changes: snippets and the cost estimate -------------------------------------------------------------
 let estimateTimer;
@@ -96,7 +106,9 @@ function onInputChange() {
   }
   renderSnippets(input);
   clearTimeout(estimateTimer);
+  const problems = state.form.check(); // also clears the marks of fields fixed since a refused Run
   if (!state.target.priced) return show('estimate');
+  if (problems.length) return show('estimate', `No estimate until the input is valid: ${problemText(problems)}`);
   estimateTimer = setTimeout(async () => {
     const seq = ++estimateSeq;
     try {
@@ -140,7 +152,7 @@ async function refreshJobs() {
   if (!t) return;
   try {
     await Promise.all([
-      loadHealth(t.endpoint, $('health')),
+      loadHealth(t.endpoint, $('health')).then((h) => maybeLoadSchema(t, h)),
       loadJobs(t.endpoint, $('jobs'), (job) => {
         const open = (j) => openJob({ id: t.endpoint, stream: state.streams.get(t.endpoint) === true }, j);
         showJob(t.endpoint, job.id, $('job-detail'), open).catch((err) => show('jobs-error', errorText(err)));
@@ -152,9 +164,23 @@ async function refreshJobs() {
   }
 }
 $('refresh-jobs').addEventListener('click', () => void refreshJobs());
+
+// An endpoint that scales from zero has no schema until a worker connects: once health shows one, ask the catalog
+// again (at most every 10 s) and build the form, keeping the input typed so far.
+const schemaAsked = new Map();
+async function maybeLoadSchema(t, health) {
+  const w = health?.workers ?? {};
+  const up = (w.idle ?? 0) + (w.running ?? 0) + (w.ready ?? 0) + (w.throttled ?? 0);
+  if (t.schema || t.info.slug || up === 0 || Date.now() - (schemaAsked.get(t.key) ?? 0) < 10_000) return;
+  schemaAsked.set(t.key, Date.now());
+  const found = (await api('/v2/_berth/catalog')).endpoints.find((e) => e.id === t.id);
+  if (!found?.inputSchema || state.target !== t) return;
+  Object.assign(t, { schema: found.inputSchema, info: found });
+  selectTarget();
+}
 setInterval(() => {
   if (!document.hidden && state.target) void refreshJobs();
 }, 4000);
 
-mountRunner({ target: () => state.target, input: () => state.form.read(), settled: () => void refreshJobs() });
+mountRunner({ target: () => state.target, input: () => state.form.read(), problems: (mark) => state.form.check(mark), settled: () => void refreshJobs() });
 void loadCatalog();

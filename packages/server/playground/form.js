@@ -1,6 +1,8 @@
 // The input form, built from a JSON Schema (draft 2020-12, as zod 4's z.toJSONSchema writes it): text, textarea,
 // number, checkbox and select fields; nested objects and arrays as JSON fields. The "Edit JSON" view shows the
-// whole input and stays in sync both ways; keys the schema does not know are kept.
+// whole input and stays in sync both ways; keys the schema does not know are kept. `check()` validates against
+// the schema (validate.js) and marks the fields that are wrong.
+import { validateInput } from './validate.js';
 
 let seq = 0;
 const el = (tag, props = {}, children = []) => {
@@ -62,10 +64,20 @@ function makeField(name, raw, required, onChange) {
   const row = el('div', { className: `field field-${kind}` }, kind === 'boolean' ? [control, label, hint] : [label, control, hint]);
   control.addEventListener(kind === 'boolean' || kind === 'enum' ? 'change' : 'input', onChange);
 
+  const problem = el('small', { id: `${id}-problem`, className: 'field-problem error', hidden: true });
+  row.append(problem);
   const field = {
     name,
     row,
     control,
+    /** Shows `message` under the field (and marks it invalid), or clears it. */
+    mark(message) {
+      problem.textContent = message ? `${name} ${message}` : '';
+      problem.hidden = !message;
+      if (message) control.setAttribute('aria-invalid', 'true');
+      else control.removeAttribute('aria-invalid');
+      control.setAttribute('aria-describedby', [hintText ? hint.id : '', message ? problem.id : ''].filter(Boolean).join(' '));
+    },
     /** The value to send, or undefined to leave the key out. Throws on bad JSON. */
     read() {
       if (kind === 'boolean') return control.indeterminate ? undefined : control.checked;
@@ -210,5 +222,20 @@ export function createInputForm(container, schema, initial, onChange) {
     toggle.hidden = true;
     jsonArea.value = JSON.stringify(initial ?? {}, null, 2);
   }
-  return { read, write, hasFields: fields.length > 0 };
+  let marking = false;
+  /** The input's problems under the schema; with `mark`, shown on the fields (and kept up to date from then on). */
+  function check(mark = marking) {
+    let problems;
+    try {
+      problems = validateInput(schema, read());
+    } catch (err) {
+      problems = [{ name: 'input', message: err.message }];
+    }
+    if (mark) {
+      marking = true;
+      for (const f of fields) f.mark(problems.find((p) => p.name === f.name)?.message);
+    }
+    return problems;
+  }
+  return { read, write, check, hasFields: fields.length > 0 };
 }

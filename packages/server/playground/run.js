@@ -1,17 +1,28 @@
 // Running jobs: /run (then status every 500 ms and, for streaming endpoints, the stream) or /runsync; the result
-// panel (status, times, worker, progress, cost, text, media, raw JSON) and the Cancel and Retry buttons.
+// panel (status, times, a running timer, progress bar, what a queued job waits for, cost, text, media, raw JSON)
+// and the Cancel and Retry buttons. Inputs the form's schema refuses are not sent.
 import { api, followStream, route, TERMINAL, withoutSecrets } from './api.js';
 import { $, errorText, show, sleep } from './dom.js';
 import { chunkText, outputText, renderMedia } from './output.js';
+import { elapsedText, progressParts, waitingText } from './progress.js';
+import { problemText } from './validate.js';
 
-const state = { job: undefined, jobTarget: undefined, follow: undefined, streamed: '' };
+const state = { job: undefined, jobTarget: undefined, follow: undefined, streamed: '', started: 0, timer: undefined };
 let getTarget = () => undefined;
 let getInput = () => ({});
+let getProblems = () => [];
 let onSettled = () => {};
 
-/** Wires the Run, Run sync, Cancel and Retry buttons. `settled()` runs when a job changed (to refresh the jobs view). */
+let mounted = false;
+
+/**
+ * Wires the Run, Run sync, Cancel and Retry buttons. `settled()` runs when a job changed state (to refresh the jobs
+ * view and health); `problems()` lists what is wrong with the input (nothing is sent while it lists something).
+ */
 export function mountRunner(options) {
-  ({ target: getTarget, input: getInput, settled: onSettled } = options);
+  ({ target: getTarget, input: getInput, settled: onSettled, problems: getProblems = () => [] } = options);
+  if (mounted) return; // listeners once: a second set would submit every job twice
+  mounted = true;
   $('input-form').addEventListener('submit', (e) => {
     e.preventDefault();
     void submit(false);
@@ -43,22 +54,47 @@ export function mountRunner(options) {
   });
 }
 
+/** The Elapsed field: counts while the job is live, from submit (or from when the page picked the job up). */
+function clock(live) {
+  if (live && !state.timer) {
+    state.started ||= performance.now();
+    state.timer = setInterval(() => ($('job-elapsed').textContent = elapsedText(performance.now() - state.started)), 100);
+  } else if (!live && state.timer) {
+    clearInterval(state.timer);
+    state.timer = undefined;
+  }
+  if (state.started) $('job-elapsed').textContent = elapsedText(performance.now() - state.started);
+}
+
+function showProgress(progress) {
+  const { percent, label } = progressParts(progress);
+  const bar = $('job-progress-bar');
+  bar.hidden = percent === undefined;
+  if (percent !== undefined) bar.value = percent;
+  $('job-progress').textContent = label;
+}
+
 function showJobState(job) {
+  const before = state.job;
   state.job = job;
   const j = state.job;
+  if (j.id && before && before.id === j.id && before.status !== j.status && before.status !== 'SUBMITTING') onSettled();
   $('job-status').textContent = j.status ?? '–';
   $('job-status').className = `badge s-${j.status}`;
   $('job-id').textContent = j.id ?? '–';
   $('job-delay').textContent = typeof j.delayTime === 'number' ? `${j.delayTime} ms` : '–';
   $('job-exec').textContent = typeof j.executionTime === 'number' ? `${j.executionTime} ms` : '–';
   $('job-worker').textContent = j.workerId ?? '–';
-  const progress = j.progress ?? (j.status === 'IN_PROGRESS' ? j.output : undefined);
-  $('job-progress').textContent = progress === undefined ? '–' : typeof progress === 'string' ? progress : JSON.stringify(progress);
+  showProgress(j.progress ?? (j.status === 'IN_PROGRESS' ? j.output : undefined));
+  if (j.status !== 'IN_QUEUE') show('job-wait');
   $('job-cost').textContent = typeof j.output?.cost === 'number' && j.status === 'COMPLETED' ? String(j.output.cost) : '–';
   $('raw-json').textContent = JSON.stringify(withoutSecrets(j), null, 2);
-  const live = j.status === 'IN_QUEUE' || j.status === 'IN_PROGRESS';
+  const live = j.status === 'IN_QUEUE' || j.status === 'IN_PROGRESS' || j.status === 'SUBMITTING';
+  clock(live);
   $('cancel').disabled = !(live && j.id);
-  $('retry').disabled = !(j.id && (j.status === 'FAILED' || j.status === 'TIMED_OUT'));
+  // A job refused for its input fails the same way again: fix the input and run it instead.
+  const badInput = typeof j.error === 'string' && j.error.startsWith('invalid_input');
+  $('retry').disabled = !(j.id && (j.status === 'FAILED' || j.status === 'TIMED_OUT') && !badInput);
   if (j.error) show('run-error', `Job ${j.status}: ${typeof j.error === 'string' ? j.error : JSON.stringify(j.error)}`);
   if (j.status === 'COMPLETED') {
     renderMedia($('media'), j.output);
@@ -76,6 +112,10 @@ function setText(text, streaming = false) {
 function resetResult() {
   state.follow?.abort();
   state.job = undefined;
+  clock(false);
+  state.started = 0;
+  $('job-elapsed').textContent = '–';
+  show('job-wait');
   state.streamed = '';
   setText('');
   show('run-error');
@@ -116,6 +156,7 @@ async function follow(target, id) {
       if (signal.aborted) return;
       showJobState(job);
       if (TERMINAL.has(job.status)) break;
+      if (job.status === 'IN_QUEUE') void explainWait(target, id, signal);
       await sleep(500, signal);
       if (signal.aborted) return;
     }
@@ -132,6 +173,16 @@ async function follow(target, id) {
   }
 }
 
+/** While the job is queued: what it waits for (a cold start, no worker yet, busy workers), from /health. */
+async function explainWait(target, id, signal) {
+  try {
+    const health = await api(route(target.endpoint ?? target.id, 'health'), { signal });
+    if (!signal.aborted && state.job?.id === id && state.job.status === 'IN_QUEUE') show('job-wait', waitingText(health.workers));
+  } catch {
+    if (!signal.aborted && state.job?.id === id && state.job.status === 'IN_QUEUE') show('job-wait', waitingText(undefined));
+  }
+}
+
 async function submit(sync) {
   const target = getTarget();
   if (!target) return;
@@ -141,6 +192,8 @@ async function submit(sync) {
   } catch (err) {
     return show('run-error', err.message);
   }
+  const problems = getProblems(true);
+  if (problems.length) return show('run-error', `Not sent: the input does not match the schema: ${problemText(problems)}`);
   resetResult();
   state.jobTarget = target;
   $('result-target').textContent = `of ${target.id}`;

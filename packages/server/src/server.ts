@@ -53,6 +53,8 @@ export interface BerthServer {
    * answered (runpod-python exits on SIGTERM only once they return).
    */
   workerStopping(workerId: string): void;
+  /** berth dev: whether the endpoint's handler fails to load (counted as one `unhealthy` worker in /health). */
+  setHandlerBroken(endpointId: string, broken: boolean): void;
   /** Connected workers of an endpoint, with the jobs each runs now (what a scaling supervisor needs). */
   connectedWorkers(endpointId: string): { workerId: string; running: number; draining: boolean }[];
   /** Runs one deadline sweep now (tests with a manual clock). */
@@ -186,6 +188,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       s.draining = true;
       pull.release(id);
     },
+    setHandlerBroken: (id, broken) => ctx.registry.setHandlerBroken(id, broken),
     connectedWorkers: (id) => ctx.registry.sessions(id).map((s) => ({ workerId: s.workerId, running: s.inflight.size, draining: s.draining })),
     sweep: async () => {
       await files.sweep();

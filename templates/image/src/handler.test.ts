@@ -1,12 +1,15 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runJob } from '@berth/worker/testing';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { handler } from './handler.js';
 
-// The model comes from BERTH_MODELS_DIR; in the Berth repository, from ../shared/models next to it.
-process.env['BERTH_MODELS_DIR'] ??= fileURLToPath(new URL('../../../../shared/models', import.meta.url));
+// The model comes from BERTH_MODELS_DIR (without it, the handler says to set it); in the Berth repository, from
+// ../shared/models next to the checkout when that folder is there.
+const shared = fileURLToPath(new URL('../../../../shared/models', import.meta.url));
+if (!process.env['BERTH_MODELS_DIR'] && existsSync(join(shared, 'tiny-sd'))) process.env['BERTH_MODELS_DIR'] = shared;
 const testInput = JSON.parse(readFileSync(new URL('../test_input.json', import.meta.url), 'utf8')) as { input: Record<string, unknown> };
 
 /** Share of pixels close to a colour. */
@@ -35,6 +38,15 @@ describe('image handler', () => {
   it('the same seed gives the same image', async () => {
     const input = { prompt: 'a small green square on a gray background', steps: 4, seed: 7 };
     const [a, b] = await Promise.all([runJob(handler, input), runJob(handler, input)]);
+    expect((a.output as { image_base64: string }).image_base64).toBe((b.output as { image_base64: string }).image_base64);
+  }, 60_000);
+
+  it('takes num_inference_steps, like the public image models; steps is the same field', async () => {
+    const [a, b] = await Promise.all([
+      runJob(handler, { prompt: 'a red dot', num_inference_steps: 3, seed: 2 }),
+      runJob(handler, { prompt: 'a red dot', steps: 3, seed: 2 }),
+    ]);
+    expect([a.status, a.progress.length, b.progress.length]).toEqual(['COMPLETED', 3, 3]);
     expect((a.output as { image_base64: string }).image_base64).toBe((b.output as { image_base64: string }).image_base64);
   }, 60_000);
 

@@ -1,11 +1,14 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runJob } from '@berth/worker/testing';
 import { describe, expect, it } from 'vitest';
 import { handler } from './handler.js';
 
-// The model comes from BERTH_MODELS_DIR; in the Berth repository, from ../shared/models next to it.
-process.env['BERTH_MODELS_DIR'] ??= fileURLToPath(new URL('../../../../shared/models', import.meta.url));
+// The model comes from BERTH_MODELS_DIR (without it, the handler says to set it); in the Berth repository, from
+// ../shared/models next to the checkout when that folder is there.
+const shared = fileURLToPath(new URL('../../../../shared/models', import.meta.url));
+if (!process.env['BERTH_MODELS_DIR'] && existsSync(join(shared, 'stories260K'))) process.env['BERTH_MODELS_DIR'] = shared;
 const testInput = JSON.parse(readFileSync(new URL('../test_input.json', import.meta.url), 'utf8')) as { input: Record<string, unknown> };
 
 describe('text handler', () => {

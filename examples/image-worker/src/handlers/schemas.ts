@@ -15,7 +15,7 @@ const scale = z.union([z.literal(2), z.literal(4)], { error: (i) => `must be 2 o
 /**
  * Text-to-image input (the spec's public image model fields plus the contract's optional ones). Model-dependent
  * rules (sizes a multiple of the VAE factor, within the model's range) are checked after loading the model.
- * Defaults: width/height the model's native size, `num_inference_steps` 20, `guidance` 5, random `seed`,
+ * Defaults: width/height the model's native size, `num_inference_steps` (or `steps`) 20, `guidance` 5, random `seed`,
  * `output_format` png, no upscaling, the model's own scheduler.
  */
 export const TextToImageInput = z.strictObject(
@@ -25,6 +25,8 @@ export const TextToImageInput = z.strictObject(
     width: int(8, 4096).optional(),
     height: int(8, 4096).optional(),
     num_inference_steps: int(1, 100).default(20),
+    /** Same as num_inference_steps (the name templates/image used to take); wins when both are given. */
+    steps: int(1, 100).optional(),
     guidance: z.number({ error: (i) => `must be a number (got ${got(i)})` }).min(0, 'must be at least 0').max(30, 'must be at most 30').default(5),
     seed: int(0, MAX_SEED).optional(),
     output_format: format.default('png'),
@@ -34,7 +36,7 @@ export const TextToImageInput = z.strictObject(
     scheduler: z.enum(['euler', 'ddim'], { error: (i) => `must be "euler" or "ddim" (got ${got(i)})` }).optional(),
   },
   { error: (i) => `must be an object like {"prompt": "..."} (got ${got(i)})` },
-);
+).transform(({ steps, ...rest }) => ({ ...rest, num_inference_steps: steps ?? rest.num_inference_steps }));
 export type TextToImageInput = z.infer<typeof TextToImageInput>;
 
 /** Upscaler input: `image` is an http(s) URL, a data URL or base64; `scale` 2 (default) or 4. */

@@ -2,6 +2,8 @@ import { runpodWorkerEnv } from '@berth/protocol';
 import { parseFlags, parseHost, parseLogLevel, parsePort, type LogLevel } from '../args.js';
 import { checkWorkerFiles, findConfigFile, loadConfig, type ResolvedConfig, type ResolvedEndpoint } from '../config.js';
 import { curlExamples, dialableUrl, readyLine } from '../internal/banner.js';
+import { sampleRequest } from '../internal/sample-input.js';
+import { withoutWorkerEcho } from '../internal/worker-echo.js';
 import { createConsoleLogger } from '../internal/console-logger.js';
 import { paint, useColor, type Io } from '../internal/io.js';
 import { keyFromEnv } from '../internal/keys.js';
@@ -94,7 +96,9 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
   const started = await startServer(
-    { apiKeys: [apiKey.key], workerTokens: [workerToken.key], endpoints: ids, logger, store: opened.store, models: config.models,
+    { apiKeys: [apiKey.key], workerTokens: [workerToken.key], endpoints: ids, store: opened.store, models: config.models,
+      // Job events once: the workers berth dev runs print their own "job completed" lines.
+      logger: withoutWorkerEcho(logger, (workerId) => supervisor.pids().has(workerId)),
       // At once, not on the scaler's next tick: a worker killed right after connecting is not a handler that failed to load.
       onWorkerConnected: (workerId) => supervisor.markConnected(workerId), ...storeServerOptions(args.store), ...edgeServerOptions(io.env, 'dev'), ...(opened.keyStore ? { keyStore: opened.keyStore } : {}) },
     args.port,
@@ -159,9 +163,10 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
           `  BERTH_URL=${dialableUrl(url)} BERTH_ENDPOINT_ID=${ep.id} BERTH_WORKER_TOKEN=${workerToken.key} node --import tsx ${ep.worker}\n`,
       );
     }
-    const first = ids[0];
+    const first = config.endpoints[0];
     if (first !== undefined) {
-      io.stdout.write(`\nTry the ${first} endpoint:\n${curlExamples(url, apiKey.key, first).map((l) => `  ${l.startsWith('#') ? c('dim', l) : l}`).join('\n')}\n\n`);
+      const sample = sampleRequest(first.worker, config.dir);
+      io.stdout.write(`\nTry the ${first.id} endpoint:\n${curlExamples(url, apiKey.key, first.id, sample).map((l) => `  ${l.startsWith('#') ? c('dim', l) : l}`).join('\n')}\n\n`);
     }
     io.stdout.write(c('dim', 'Press Ctrl-C to stop.\n'));
   }
@@ -169,7 +174,8 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   // 6. Run until a signal (or until every worker has been given up on).
   const why = await Promise.race([signals.signal, failed]);
   fleet.stop();
-  if (typeof why !== 'string') logger.error(`${why.fatal}; stopping`);
+  // The message may end with a line of code (a compile error): "stopping" goes on a line of its own.
+  if (typeof why !== 'string') logger.error(`${why.fatal}\nstopping`);
   else logger.info(`${why}: shutting down: closing the control plane, then stopping the workers (press Ctrl-C again to force)`);
   supervisor.beginShutdown();
   try {

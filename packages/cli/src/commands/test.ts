@@ -74,7 +74,8 @@ export async function runTest(argv: readonly string[], io: Io): Promise<number> 
   // 3. One job through the worker runtime's local mode, in a child process like a real worker.
   const env: NodeJS.ProcessEnv = { ...io.env };
   for (const k of ['BERTH_URL', 'BERTH_ENDPOINT_ID', 'BERTH_WORKER_TOKEN', 'BERTH_WORKER_ID']) delete env[k];
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), handler, '--test-input', JSON.stringify({ input })], {
+  const hook = new URL('../internal/load-error-hook.js', import.meta.url).href;
+  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), '--import', hook, handler, '--test-input', JSON.stringify({ input })], {
     cwd,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,7 +8,7 @@ import { decide, nextWorkerId } from './scaling.js';
 import { FileWatcher } from './watcher.js';
 
 export interface FleetOptions {
-  server: Pick<BerthServer, 'connectedWorkers' | 'setExpectedWorkers' | 'service'> & Partial<Pick<BerthServer, 'workerStopping'>>;
+  server: Pick<BerthServer, 'connectedWorkers' | 'setExpectedWorkers' | 'setHandlerBroken' | 'service'> & Partial<Pick<BerthServer, 'workerStopping'>>;
   supervisor: WorkerSupervisor;
   endpoints: readonly ResolvedEndpoint[];
   /** The folder paths are shown relative to. */
@@ -91,7 +91,7 @@ export class Fleet {
     this.#syncExpected(st);
     if (st.fatal) return this.#o.onFatal(what);
     if (st.broken) return;
-    st.broken = what;
+    this.#setBroken(st, what);
     this.#o.logger.error(`${what}. Fix it and save: berth dev reloads it (queued jobs wait until then).`);
   }
 
@@ -149,6 +149,12 @@ export class Fleet {
     this.#syncExpected(st);
   }
 
+  /** Why the endpoint cannot start workers (undefined: it can); /health shows it as one `unhealthy` worker. */
+  #setBroken(st: EndpointState, why: string | undefined): void {
+    st.broken = why;
+    this.#o.server.setHandlerBroken(st.ep.id, why !== undefined);
+  }
+
   /** Workers with a process count as expected; those not connected yet are `initializing` in /health. */
   #syncExpected(st: EndpointState): void {
     this.#o.server.setExpectedWorkers(st.ep.id, this.#o.supervisor.workerIds(st.ep.id).length);
@@ -163,12 +169,12 @@ export class Fleet {
       if (changed.length === 0) continue;
       const check = await this.#check(st);
       if (!check.ok) {
-        st.broken = `endpoint ${st.ep.id}: handler does not compile`;
+        this.#setBroken(st, `endpoint ${st.ep.id}: handler does not compile`);
         this.#o.logger.error(`endpoint ${st.ep.id}: ${changed.map((f) => this.#rel(f)).join(', ')} changed but does not compile; its workers keep the previous code. Fix it and save:\n${indent(check.message)}`);
         continue;
       }
       st.inputs = check.inputs;
-      st.broken = undefined;
+      this.#setBroken(st, undefined);
       const ids = this.#o.supervisor.workerIds(st.ep.id);
       this.#o.logger.info(
         `${changed.map((f) => this.#rel(f)).join(', ')} changed: reloading ${st.ep.id} (${ids.length} worker${ids.length === 1 ? '' : 's'}; running jobs are requeued)`,

@@ -157,5 +157,7 @@ describe('lifecycle', () => {
     const exit = await berth.exited(20_000);
     expect(exit.code).toBe(1);
     expect(berth.output).toMatch(/endpoint typo: handler typo\.ts does not compile:\n\s+typo\.ts:2:\d+: /);
+    // The quoted line of code ends its line: "stopping" does not run into it (issue #19).
+    expect(berth.output).toMatch(/return job\.input; \);\nstopping$/m);
   }, 45_000);
 });

@@ -23,6 +23,10 @@ export interface StartBerthOptions {
   readyTimeoutMs?: number;
   /** Endpoints whose workers must be connected before this resolves (polls /health). Default: none. */
   waitForWorkers?: readonly string[];
+  /** Start it as the README does, `npm start -- <args>` (build, then examples/basic), instead of the binary. */
+  npmStart?: boolean;
+  /** The API key (BERTH_API_KEY). Default: a random one. */
+  apiKey?: string;
 }
 
 interface Line {
@@ -207,10 +211,12 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
  */
 export async function startBerthDev(options: StartBerthOptions = {}): Promise<BerthDev> {
   if (!existsSync(BIN)) throw new Error(`${BIN} does not exist: run \`npm run build\` at the repository root first`);
-  const apiKey = `berth_e2e_${Math.random().toString(36).slice(2)}`;
+  const apiKey = options.apiKey ?? `berth_e2e_${Math.random().toString(36).slice(2)}`;
   const workerToken = `berthw_e2e_${Math.random().toString(36).slice(2)}`;
   const started = Date.now();
-  const child = spawn(process.execPath, [BIN, 'dev', '--config', options.config ?? BASIC_CONFIG, '--port', '0', ...(options.args?.some((a) => a === '--store' || a === '--data-dir') ? [] : ['--store', 'memory']), ...(options.args ?? [])], {
+  const rest = ['--port', '0', ...(options.args?.some((a) => a === '--store' || a === '--data-dir') ? [] : ['--store', 'memory']), ...(options.args ?? [])];
+  const [cmd, args] = options.npmStart ? ['npm', ['start', '--', ...rest]] : [process.execPath, [BIN, 'dev', '--config', options.config ?? BASIC_CONFIG, ...rest]];
+  const child = spawn(cmd, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, BERTH_API_KEY: apiKey, BERTH_WORKER_TOKEN: workerToken, NO_COLOR: '1', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -223,7 +229,7 @@ export async function startBerthDev(options: StartBerthOptions = {}): Promise<Be
     const m = await berth.waitForLine(/\bready\b.*?(https?:\/\/[^\s)]+)/, options.readyTimeoutMs ?? 30_000);
     berth.startupMs = Date.now() - started;
     berth.url = (m[1] ?? '').replace(/\/$/, '');
-    if (options.waitForWorkers?.length) await berth.waitForWorkers(options.waitForWorkers);
+    if (options.waitForWorkers?.length) await berth.waitForWorkers(options.waitForWorkers, Math.max(30_000, options.readyTimeoutMs ?? 0));
   } catch (err) {
     await berth[Symbol.asyncDispose]();
     throw err;

@@ -57,3 +57,12 @@ describe('berth test', () => {
     expect(berthTest(['missing.ts']).code).toBe(2);
   }, 30_000);
 });
+
+describe('berth test: a handler that does not load', () => {
+  it('a top-level throw is one line with the place in the code, not a raw stack trace; exit 1', () => {
+    writeFileSync(join(dir, 'needs-model.ts'), `import { start } from '@berth/worker';\nconst load = async () => {\n  throw new Error('set BERTH_MODELS_DIR to the folder holding tiny-sd/');\n};\nawait load();\nstart({ handler: () => 1 });\n`);
+    const r = berthTest(['needs-model.ts', '--input', '{}']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`berth test: the handler did not load: set BERTH_MODELS_DIR to the folder holding tiny-sd/\n  at ${join(dir, 'needs-model.ts')}:3:9\n`);
+  }, 30_000);
+});

@@ -1,4 +1,5 @@
 import { paint } from './io.js';
+import type { SampleRequest } from './sample-input.js';
 
 /** The one line that says the control plane is up. Tools (and the e2e tests) look for `ready` and the URL. */
 export function readyLine(url: string, endpoints: readonly string[], color: boolean): string {
@@ -15,16 +16,23 @@ export function dialableUrl(url: string): string {
   return u.origin;
 }
 
-/** Copy-paste curl lines for one endpoint: runsync, run, status. */
-export function curlExamples(url: string, apiKey: string, endpoint: string): string[] {
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * Copy-paste curl lines for one endpoint: runsync, run, status. `sample` is the body (see sampleRequest: the
+ * endpoint's test_input.json when it has one); without it, the generic `{"input":{"hello":"world"}}`.
+ */
+export function curlExamples(url: string, apiKey: string, endpoint: string, sample: SampleRequest = { body: '{"input":{"hello":"world"}}' }): string[] {
   const base = `${dialableUrl(url)}/v2/${endpoint}`;
   const auth = `-H 'Authorization: Bearer ${apiKey}'`;
   const json = `-H 'Content-Type: application/json'`;
+  const data = `-d ${shellQuote(sample.body)}`;
+  const from = sample.file ? ` (input from ${sample.file})` : ' (replace the input with what your handler expects)';
   return [
-    `# submit a job and wait for its result`,
-    `curl -s -X POST ${base}/runsync ${auth} ${json} -d '{"input":{"hello":"world"}}'`,
+    `# submit a job and wait for its result${from}`,
+    `curl -s -X POST ${base}/runsync ${auth} ${json} ${data}`,
     `# submit a job, then poll its status with the id it returns`,
-    `curl -s -X POST ${base}/run ${auth} ${json} -d '{"input":{"hello":"world"}}'`,
+    `curl -s -X POST ${base}/run ${auth} ${json} ${data}`,
     `curl -s ${base}/status/<job id> ${auth}`,
   ];
 }

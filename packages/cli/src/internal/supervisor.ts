@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Logger } from './console-logger.js';
 import { paint, type Style } from './io.js';
+import { workerLine } from './worker-line.js';
 import { formatMs, settlesWithin } from './timing.js';
 import { killGroup, signalWorker, trackGroup } from './process-group.js';
 
@@ -246,7 +247,7 @@ export class WorkerSupervisor {
 
     const pipe = (stream: NodeJS.ReadableStream | null, out: NodeJS.WritableStream) => {
       if (!stream) return;
-      createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => out.write(`${slot.prefix} ${line}\n`));
+      createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => out.write(`${slot.prefix} ${workerLine(line)}\n`));
     };
     pipe(child.stdout, this.#opts.stdout);
     pipe(child.stderr, this.#opts.stderr);

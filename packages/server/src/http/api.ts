@@ -16,6 +16,7 @@ import type { Store } from '../store/types.js';
 import { webhookLog } from '../webhooks/webhook-log-route.js';
 import { jobLogs, recentJobs } from './routes/observe.js';
 import { catalog, estimate, type CatalogDeps } from './routes/catalog.js';
+import { openApi } from './openapi/route.js';
 import type { Metrics, MetricsSource } from '../metrics/metrics.js';
 
 interface Route {
@@ -105,6 +106,10 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
         if (req.method !== 'GET') throw new BerthError('method_not_allowed', `${req.method} is not allowed on /metrics; use GET`, ['GET']);
         await deps.keys.authenticate(req.headers['authorization']);
         return { status: 200, headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }, bytes: Buffer.from(await deps.metrics.metrics.render(deps.metrics.source)) };
+      }
+      if (req.path === '/openapi.json' && deps.catalog) {
+        if (req.method !== 'GET') throw new BerthError('method_not_allowed', `${req.method} is not allowed on /openapi.json; use GET`, ['GET']);
+        return openApi(await deps.keys.authenticate(req.headers['authorization']), deps.catalog);
       }
       if (req.path === '/v2/_berth/catalog' && deps.catalog) {
         if (req.method !== 'GET') throw new BerthError('method_not_allowed', `${req.method} is not allowed on the catalog; use GET`, ['GET']);

@@ -92,3 +92,49 @@ describe('snippets.js', () => {
     expect(new Function(`return (${literal});`)()).toEqual(input);
   });
 });
+
+describe('validate.js and progress.js', () => {
+  let validate: any;
+  let progress: any;
+  beforeAll(async () => {
+    validate = await import(/* @vite-ignore */ `${PLAYGROUND_DIR}validate.js`);
+    progress = await import(/* @vite-ignore */ `${PLAYGROUND_DIR}progress.js`);
+  });
+
+  it('validateInput: required (unless defaulted), lengths, ranges, whole numbers, enums; null is left out', async () => {
+    const { z } = await import('zod');
+    const schema = z.toJSONSchema(
+      z.strictObject({
+        prompt: z.string().min(1).max(10),
+        steps: z.number().int().min(1).max(50).default(20),
+        guidance: z.number().min(0).max(30).optional(),
+        format: z.enum(['png', 'jpeg']).default('png'),
+        note: z.string().nullable().optional(),
+      }),
+      { io: 'input' },
+    );
+    const { validateInput, problemText } = validate;
+    expect(validateInput(schema, { prompt: 'a cat' })).toEqual([]);
+    expect(validateInput(schema, { prompt: 'a cat', note: null })).toEqual([]);
+    expect(problemText(validateInput(schema, { prompt: '' }))).toBe('prompt: is required');
+    expect(problemText(validateInput(schema, { prompt: 'x'.repeat(11), steps: 2.5, guidance: 31, format: 'gif' }))).toBe(
+      'prompt: must be at most 10 characters; steps: must be a whole number; guidance: must be at most 30; format: must be one of "png", "jpeg"',
+    );
+    expect(validateInput(undefined, { anything: 1 })).toEqual([]);
+  });
+
+  it('progressParts: percent, step of total, other fields as a label; elapsed and waiting texts', () => {
+    const { progressParts, elapsedText, waitingText } = progress;
+    expect(progressParts({ stage: 'denoise', step: 12, of: 20 })).toEqual({ percent: 60, label: 'denoise · step 12 of 20 · 60%' });
+    expect(progressParts({ percent: 42 })).toEqual({ percent: 42, label: '42%' });
+    expect(progressParts({ step: 'thinking' })).toEqual({ percent: undefined, label: 'step thinking' });
+    expect(progressParts('loading')).toEqual({ label: 'loading' });
+    expect(progressParts(undefined)).toEqual({ label: '–' });
+    expect(elapsedText(4200)).toBe('4.2 s');
+    expect(elapsedText(65_000)).toBe('1 min 5 s');
+    expect(waitingText({ idle: 0, running: 0, initializing: 1 })).toMatch(/^Cold start: a worker is starting/);
+    expect(waitingText({ idle: 0, running: 0, initializing: 0 })).toMatch(/^Waiting for a worker: none is connected yet/);
+    expect(waitingText({ idle: 0, running: 2, initializing: 0 })).toBe('Waiting for a free worker: 2 busy.');
+    expect(waitingText({ idle: 0, running: 0, initializing: 0, unhealthy: 1 })).toMatch(/^No worker can take it: the handler failed to load/);
+  });
+});

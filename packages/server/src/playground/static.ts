@@ -51,7 +51,7 @@ function load(): Map<string, StaticFile> {
 }
 
 /**
- * Answers `GET /` (the playground page) and `GET /playground/<file>` (its scripts and styles); `undefined` for
+ * Answers `GET /` (the playground page), `GET /docs` (the API reference page) and `GET /playground/<file>` (its scripts and styles); `undefined` for
  * every other request, so the API answers it. The page carries no key: it reads one from `#key=` or asks for it.
  *
  * @example
@@ -62,6 +62,7 @@ export function servePlayground(req: ApiRequest): ApiResponse | undefined {
   if (req.method !== 'GET' && req.method !== 'HEAD') return undefined;
   let name: string | undefined;
   if (req.path === '/') name = 'index.html';
+  else if (req.path === '/docs') name = 'api.html'; // the API reference, as RunPod's local server, Cog and BentoML have it
   else if (req.path.startsWith('/playground/')) name = req.path.slice('/playground/'.length);
   else return undefined;
   const file = FILE_NAME.test(name) ? load().get(name) : undefined;

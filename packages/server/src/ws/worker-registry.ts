@@ -6,6 +6,7 @@ export class WorkerRegistry {
   private readonly byEndpoint = new Map<string, Set<WorkerSession>>();
   private readonly byId = new Map<string, WorkerSession>();
   private readonly expected = new Map<string, number>();
+  private readonly brokenHandlers = new Set<string>();
   private readonly schemas = new Map<string, Record<string, unknown> | null>();
   private rr = 0;
 
@@ -63,6 +64,12 @@ export class WorkerRegistry {
     this.expected.set(endpointId, Math.max(0, Math.floor(n)));
   }
 
+  /** berth dev: the endpoint's handler failed to load (or compile) and no worker can start: one `unhealthy` in health. */
+  setHandlerBroken(endpointId: string, broken: boolean): void {
+    if (broken) this.brokenHandlers.add(endpointId);
+    else this.brokenHandlers.delete(endpointId);
+  }
+
   health(endpointId: string, now: number, heartbeatMs: number): HealthReply['workers'] {
     const list = this.sessions(endpointId);
     const w = { idle: 0, initializing: 0, ready: 0, running: 0, throttled: 0, unhealthy: 0 };
@@ -74,6 +81,7 @@ export class WorkerRegistry {
       if (s.capacity > 0) w.ready++;
     }
     w.initializing = Math.max(0, (this.expected.get(endpointId) ?? 0) - list.length);
+    if (this.brokenHandlers.has(endpointId)) w.unhealthy++;
     return w;
   }
 }

@@ -15,7 +15,8 @@ export interface CatalogDeps {
   service: JobService;
 }
 
-const visible = (p: Principal, endpointId: string): boolean => !p.scope?.endpoints || p.scope.endpoints.includes(endpointId);
+/** Whether the key's scope lets it see an endpoint. */
+export const visible = (p: Principal, endpointId: string): boolean => !p.scope?.endpoints || p.scope.endpoints.includes(endpointId);
 
 /**
  * `GET /v2/_berth/catalog`: what the caller's key may use: endpoints (whether they stream, the input schema their

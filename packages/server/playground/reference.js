@@ -1,0 +1,79 @@
+// The API reference page (/docs): GET /openapi.json with the tab's key, shown per endpoint and model: each route
+// with its method, summary, parameters, request body (the endpoint's input schema) and answer.
+import { api, getKey, setKey, takeKeyFromFragment } from './api.js';
+import { $, errorText, show } from './dom.js';
+
+const el = (tag, props = {}, children = []) => {
+  const e = Object.assign(document.createElement(tag), props);
+  e.append(...children);
+  return e;
+};
+let doc;
+
+/** `#/components/schemas/X` -> the schema, one level deep (enough to show a body). */
+const resolve = (s) => (s?.$ref ? doc.components.schemas[s.$ref.split('/').pop()] : s);
+const refName = (s) => (s?.$ref ? s.$ref.split('/').pop() : undefined);
+
+function schemaBlock(title, schema) {
+  const body = schema?.allOf ? schema.allOf.map(resolve).reduce((a, b) => ({ ...a, ...b, properties: { ...a.properties, ...b.properties } }), {}) : resolve(schema);
+  const input = refName(body?.properties?.input);
+  const shown = input ? { ...body, properties: { ...body.properties, input: doc.components.schemas[input] } } : body;
+  return el('details', {}, [el('summary', { textContent: `${title}${refName(schema) ? ` (${refName(schema)})` : ''}` }), el('pre', { className: 'json mono', textContent: JSON.stringify(shown, null, 2) })]);
+}
+
+function operation(path, method, o) {
+  const params = (o.parameters ?? []).map((p) => `${p.name} (${p.in}${p.required ? ', required' : ''})${p.description ? `: ${p.description}` : ''}`);
+  const ok = o.responses?.['200'];
+  const okSchema = ok?.content?.['application/json']?.schema;
+  return el('section', { className: 'op' }, [
+    el('h3', {}, [el('span', { className: `method m-${method}`, textContent: method.toUpperCase() }), ' ', el('code', { className: 'mono', textContent: path })]),
+    el('p', { textContent: `${o.summary ?? ''}${o.security && o.security.length === 0 ? ' · no key needed' : ''}` }),
+    ...(params.length ? [el('ul', { className: 'params' }, params.map((t) => el('li', { textContent: t })))] : []),
+    ...(o.requestBody ? [schemaBlock('Request body', o.requestBody.content['application/json'].schema)] : []),
+    ...(okSchema ? [schemaBlock('200 answer', okSchema)] : ok ? [el('p', { className: 'muted', textContent: `200: ${Object.keys(ok.content ?? {}).join(', ')}` })] : []),
+  ]);
+}
+
+function render() {
+  $('doc-info').textContent = `${doc.info.title} ${doc.info.version}, OpenAPI ${doc.openapi}: ${Object.keys(doc.paths).length} routes for this key.`;
+  const groups = new Map();
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, o] of Object.entries(item)) {
+      const tag = o.tags?.[0] ?? 'other';
+      if (!groups.has(tag)) groups.set(tag, []);
+      groups.get(tag).push(operation(path, method, o));
+    }
+  }
+  $('doc').replaceChildren(...[...groups].map(([tag, ops]) => el('section', { className: 'panel group' }, [el('h2', { textContent: tag }), ...ops])));
+  $('download').disabled = false;
+}
+
+async function load() {
+  if (!getKey()) return show('page-error', 'Enter the API key (berth dev prints it), or open this page as /docs#key=<your key>.');
+  try {
+    doc = await api('/openapi.json');
+  } catch (err) {
+    $('key-status').textContent = err.status === 401 ? 'Key refused (401): paste another one.' : '';
+    return show('page-error', `Could not load /openapi.json: ${errorText(err)}`);
+  }
+  show('page-error');
+  $('key-status').textContent = 'Key accepted for this tab.';
+  render();
+}
+
+takeKeyFromFragment();
+$('key-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  setKey($('api-key').value.trim());
+  $('api-key').value = '';
+  void load();
+});
+$('download').addEventListener('click', () => {
+  const url = URL.createObjectURL(new Blob([JSON.stringify(doc, null, 2)], { type: 'application/json' }));
+  const a = el('a', { href: url, download: 'openapi.json' });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+});
+void load();
