@@ -26,6 +26,7 @@ import { Gateway } from './ws/gateway.js';
 import { Metrics } from './metrics/metrics.js';
 import { servePlayground } from './playground/static.js';
 import { WorkerRegistry } from './ws/worker-registry.js';
+import { WorkerAuth } from './workers/worker-auth.js';
 
 export interface ListenOptions {
   /** Default 8080; 0 picks a free port. */
@@ -98,6 +99,8 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   // Output files of workers without S3 (docs/output-storage.md) and public model slugs (docs/public-models.md).
   const files = createOutputFiles({ dir: opts.filesDir, secret: opts.filesSecret, maxBytes: opts.maxFileBytes, publicUrl: opts.publicUrl, tokens: new KeyChecker(opts.workerTokens, 'worker-token'), store: opts.store, clock: opts.clock, logger: opts.logger });
   const models = createModelRoutes({ models: opts.models, store: opts.store, clock: opts.clock, retention: opts.retention, logger: opts.logger, wakeAt: (t) => ctx.wakeAt(t), onTerminal: (job) => notifyTerminal(ctx, job) });
+  // One check of worker credentials (shared tokens and stored per-endpoint worker tokens) for every worker route.
+  const workerAuth = new WorkerAuth(opts.workerTokens, opts.keyStore);
   let draining = false;
   const hasEndpoint = (id: string) => endpoints.has(id);
   const handle = createApi({
@@ -130,7 +133,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const gateway = new Gateway({
     ctx,
     dispatcher,
-    tokens: new KeyChecker(opts.workerTokens, 'worker-token'),
+    auth: workerAuth,
     hasEndpoint,
     register: (id) => {
       if (!opts.acceptWorkerEndpoints || !ENDPOINT_ID_RE.test(id)) return false;

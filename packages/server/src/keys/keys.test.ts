@@ -40,7 +40,7 @@ describe.each(stores)('%s', (_name, make) => {
     const listed = await store.list();
     expect(listed.map((k) => k.id)).toEqual([a.key.id, b.key.id]);
     expect(JSON.stringify(listed)).not.toContain(a.secret.slice(22));
-    expect(listed[0]).toEqual({ id: a.key.id, name: 'ci', hash: hashApiKey(a.secret), endpoints: ['echo'], readOnly: false, createdAt: 1, revokedAt: null });
+    expect(listed[0]).toEqual({ id: a.key.id, name: 'ci', hash: hashApiKey(a.secret), endpoints: ['echo'], readOnly: false, kind: 'api', createdAt: 1, revokedAt: null });
     expect(listed[1]).toMatchObject({ endpoints: null, readOnly: true });
     expect(await store.revoke(a.key.id, 5)).toBe(true);
     expect(await store.revoke(a.key.id, 6)).toBe(false);
