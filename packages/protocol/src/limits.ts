@@ -11,8 +11,11 @@ export const LIMITS = {
   waitMin: 1_000,
   waitMax: 300_000,
   waitDefault: 90_000,
-  /** Default long-poll of /stream. */
-  streamWaitDefault: 10_000,
+  /**
+   * Default long-poll of /stream: well under the 10 s read timeout of common clients (runpod-python's
+   * `Job.stream()`), so an answer never arrives after the client gave up.
+   */
+  streamWaitDefault: 5_000,
   executionTimeoutMin: 5_000,
   executionTimeoutMax: 7 * 24 * 3600_000,
   executionTimeoutDefault: 10 * 60_000,

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ENDPOINT_ID_RE } from '@berth/protocol';
+import { ENDPOINT_ID_RE, WORKER_WS_PATH } from '@berth/protocol';
 import { createApi } from './http/api.js';
 import { KeyChecker } from './http/auth.js';
 import { combineGuards, countRejections } from './http/guard.js';
@@ -10,6 +10,7 @@ import { createRateLimitGuard } from './limits/rate-limit-guard.js';
 import { WebhookSender } from './webhooks/webhook-sender.js';
 import { nodeHandler } from './http/node-adapter.js';
 import { createNodeServer } from './http/node-server.js';
+import { serveWithoutUpgrade } from './http/plain-upgrade.js';
 import type { ApiRequest, ApiResponse } from './http/types.js';
 import type { CoreContext } from './jobs/context.js';
 import { DeadlineAlarm } from './jobs/deadline-alarm.js';
@@ -177,7 +178,13 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       }
       // Deliberate timeouts and coded answers to malformed requests (http/node-server.ts, option httpTimeouts).
       http = createNodeServer(nodeHandler(handle, track), opts.httpTimeouts);
-      http.on('upgrade', (req, socket, head) => gateway.handleUpgrade(req, socket, head));
+      // Only the worker socket's path is upgraded; any other request offering an upgrade (curl --http2 sends
+      // `Upgrade: h2c`) is served as plain HTTP/1.1.
+      const plain = http;
+      http.on('upgrade', (req, socket, head) => {
+        if (new URL(req.url ?? '/', 'http://x').pathname === WORKER_WS_PATH) gateway.handleUpgrade(req, socket, head);
+        else serveWithoutUpgrade(plain, req, socket, head);
+      });
       const server = http;
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);

@@ -98,8 +98,10 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
       if (page) return page;
       if (req.path === '/metrics' && deps.metrics) {
         if (req.method !== 'GET') throw new BerthError('method_not_allowed', `${req.method} is not allowed on /metrics; use GET`, ['GET']);
-        await deps.keys.authenticate(req.headers['authorization']);
-        return { status: 200, headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }, bytes: Buffer.from(await deps.metrics.metrics.render(deps.metrics.source)) };
+        // A key limited to some endpoints sees only their lines.
+        const who = await deps.keys.authenticate(req.headers['authorization']);
+        const text = await deps.metrics.metrics.render(deps.metrics.source, who.scope?.endpoints ?? null);
+        return { status: 200, headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }, bytes: Buffer.from(text) };
       }
       if (req.path === '/v2/_berth/catalog' && deps.catalog) {
         if (req.method !== 'GET') throw new BerthError('method_not_allowed', `${req.method} is not allowed on the catalog; use GET`, ['GET']);
