@@ -20,9 +20,13 @@ export interface ServerOptions {
   apiKeys?: string[];
   /** Tokens workers present when dialing the WebSocket. CLI: `BERTH_WORKER_TOKEN`. Default: none (no worker can connect). */
   workerTokens?: string[];
-  /** Endpoint ids known from the start. Default: `[]`. Workers that connect add theirs (see `acceptWorkerEndpoints`). */
+  /** Endpoint ids served. Default: `[]`. Others exist only through `acceptWorkerEndpoints` or a stored worker token. */
   endpoints?: string[];
-  /** A worker announcing an unknown endpoint registers it. Default: `true`. */
+  /**
+   * A worker announcing an unknown endpoint registers it (any holder of a shared worker token can then create
+   * endpoints). Default: `false`: only configured endpoints, and those a stored worker token was created for.
+   * CLI: `berth serve --accept-worker-endpoints`.
+   */
   acceptWorkerEndpoints?: boolean;
   /** Where jobs live. Default: a fresh `MemoryStore`. */
   store?: Store;
@@ -134,7 +138,7 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     apiKeys: [...(o.apiKeys ?? [])],
     workerTokens: [...(o.workerTokens ?? [])],
     endpoints: [...(o.endpoints ?? [])],
-    acceptWorkerEndpoints: o.acceptWorkerEndpoints ?? true,
+    acceptWorkerEndpoints: o.acceptWorkerEndpoints ?? false,
     store: o.store ?? new MemoryStore(),
     clock: o.clock ?? systemClock,
     logger: o.logger ?? createConsoleLogger('info'),

@@ -136,8 +136,10 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     dispatcher,
     auth: workerAuth,
     hasEndpoint,
-    register: (id) => {
-      if (!opts.acceptWorkerEndpoints || !ENDPOINT_ID_RE.test(id)) return false;
+    // A worker may add an endpoint only when dynamic endpoints are allowed, or with a stored worker token created
+    // for that endpoint (creating the token configured it).
+    register: (id, identity) => {
+      if (!ENDPOINT_ID_RE.test(id) || !(opts.acceptWorkerEndpoints || identity.endpoints?.includes(id))) return false;
       endpoints.add(id);
       return true;
     },

@@ -57,6 +57,21 @@ describe.each(stores)('%s', (_name, make) => {
   });
 });
 
+describe('SqliteKeyStore upgrade', () => {
+  it('adds the kind column to a table made before worker tokens; its keys stay API keys', async () => {
+    const file = join(dir, `old-${Math.random()}.sqlite`);
+    const old = new SqliteStore({ file });
+    old.db.exec('CREATE TABLE api_keys (id TEXT PRIMARY KEY, name TEXT NOT NULL, hash TEXT NOT NULL, endpoints TEXT, read_only INTEGER NOT NULL, created_at INTEGER NOT NULL, revoked_at INTEGER)');
+    old.db.prepare('INSERT INTO api_keys VALUES (?, ?, ?, NULL, 0, 1, NULL)').run('aaaaaaaaaaaa', 'old', 'ab'.repeat(32));
+    const store = new SqliteKeyStore(old.db);
+    expect((await store.get('aaaaaaaaaaaa'))?.kind).toBe('api');
+    const w = await createApiKey(store, { worker: true, endpoints: ['echo'] });
+    expect((await store.list()).map((k) => k.kind)).toEqual(['api', 'worker']);
+    expect(w.secret.startsWith('berth_wk_')).toBe(true);
+    await old.close();
+  });
+});
+
 describe('stored keys on the API', () => {
   async function setup() {
     const file = join(dir, `api-${Math.random()}.sqlite`);

@@ -17,7 +17,7 @@ export interface GatewayDeps {
   auth: WorkerAuth;
   /** Whether an endpoint is served; `register` adds one announced by a worker (when allowed). */
   hasEndpoint(id: string): boolean;
-  register(id: string): boolean;
+  register(id: string, identity: WorkerIdentity): boolean;
 }
 
 /**
@@ -113,7 +113,7 @@ export class Gateway {
       this.refuse(ws, 'unauthorized', `worker token ${identity.credentialId} may not serve endpoint ${hello.endpointId.slice(0, 80)}`);
       return undefined;
     }
-    if (!ENDPOINT_ID_RE.test(hello.endpointId) || (!this.deps.hasEndpoint(hello.endpointId) && !this.deps.register(hello.endpointId))) {
+    if (!ENDPOINT_ID_RE.test(hello.endpointId) || (!this.deps.hasEndpoint(hello.endpointId) && !this.deps.register(hello.endpointId, identity))) {
       this.refuse(ws, 'unknown_endpoint', `endpoint ${hello.endpointId} is not served here`);
       return undefined;
     }
