@@ -84,6 +84,21 @@ export interface ServerOptions {
   webhooks?: WebhookOptions;
   /** How long clients may take to send a request: headers 20 s, whole request 300 s, keep-alive 65 s (`HttpTimeouts`). */
   httpTimeouts?: HttpTimeouts;
+  /**
+   * Bytes of request bodies the process holds at once, all requests together (received, parsed, or waiting for
+   * their answer); past it a request is refused with 503 `overloaded` and `Retry-After: 1`. CLI:
+   * `BERTH_MAX_BODY_BYTES_IN_FLIGHT`. Default: 100 MB (five 20 MB `/runsync` bodies).
+   */
+  maxBodyBytesInFlight?: number;
+  /**
+   * Open TCP connections (API clients and workers together); past it new connections are closed at once. CLI:
+   * `BERTH_MAX_CONNECTIONS`. Default: 10,000.
+   */
+  maxConnections?: number;
+  /** Largest frame a worker may send, bytes; a larger one closes its connection (1009). Default: `LIMITS.workerFrameBytes` (24 MB). */
+  maxWorkerFrameBytes?: number;
+  /** Messages per second read from one worker connection; past it reading pauses until the next second. Default: 5,000. */
+  workerMessagesPerSecond?: number;
 }
 
 export interface ResolvedServerOptions {
@@ -111,6 +126,10 @@ export interface ResolvedServerOptions {
   rateLimits: ResolvedRateLimits;
   webhooks: ResolvedWebhookOptions;
   httpTimeouts: ResolvedHttpTimeouts;
+  maxBodyBytesInFlight: number;
+  maxConnections: number;
+  maxWorkerFrameBytes: number;
+  workerMessagesPerSecond: number;
 }
 
 function nonNegative(name: string, v: number | undefined, def: number): number {
@@ -162,5 +181,9 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     rateLimits: resolveRateLimits(o.rateLimits),
     webhooks: resolveWebhookOptions(o.webhooks),
     httpTimeouts: resolveHttpTimeouts(o.httpTimeouts),
+    maxBodyBytesInFlight: nonNegative('maxBodyBytesInFlight', o.maxBodyBytesInFlight, 100 * 1024 * 1024),
+    maxConnections: nonNegative('maxConnections', o.maxConnections, 10_000),
+    maxWorkerFrameBytes: nonNegative('maxWorkerFrameBytes', o.maxWorkerFrameBytes, LIMITS.workerFrameBytes),
+    workerMessagesPerSecond: Math.max(1, nonNegative('workerMessagesPerSecond', o.workerMessagesPerSecond, 5000)),
   };
 }

@@ -11,6 +11,7 @@ import { WebhookSender } from './webhooks/webhook-sender.js';
 import { nodeHandler } from './http/node-adapter.js';
 import { createNodeServer } from './http/node-server.js';
 import { serveWithoutUpgrade } from './http/plain-upgrade.js';
+import { BodyBudget } from './http/body-budget.js';
 import type { ApiRequest, ApiResponse } from './http/types.js';
 import type { CoreContext } from './jobs/context.js';
 import { DeadlineAlarm } from './jobs/deadline-alarm.js';
@@ -179,7 +180,8 @@ export function createServer(options: ServerOptions = {}): BerthServer {
         opts.logger.info('recovered jobs', { queued: recovered.queued, running: recovered.running, graceMs: opts.workerGraceMs });
       }
       // Deliberate timeouts and coded answers to malformed requests (http/node-server.ts, option httpTimeouts).
-      http = createNodeServer(nodeHandler(handle, track), opts.httpTimeouts);
+      http = createNodeServer(nodeHandler(handle, track, new BodyBudget(opts.maxBodyBytesInFlight)), opts.httpTimeouts);
+      http.maxConnections = opts.maxConnections;
       // Only the worker socket's path is upgraded; any other request offering an upgrade (curl --http2 sends
       // `Upgrade: h2c`) is served as plain HTTP/1.1.
       const plain = http;

@@ -97,5 +97,7 @@ describe('edgeServerOptions', () => {
     expect(() => edgeServerOptions({ BERTH_WEBHOOK_ALLOW: 'everything' }, 'dev')).toThrow(/BERTH_WEBHOOK_ALLOW/);
     expect(() => edgeServerOptions({ BERTH_WEBHOOK_SECRET: 'hunter2' }, 'dev')).toThrow(/BERTH_WEBHOOK_SECRET/);
     expect(() => edgeServerOptions({ BERTH_RATE_LIMITS: 'maybe' }, 'dev')).toThrow(/BERTH_RATE_LIMITS/);
+    expect(edgeServerOptions({ BERTH_MAX_BODY_BYTES_IN_FLIGHT: '5000000', BERTH_MAX_CONNECTIONS: '200' }, 'serve')).toMatchObject({ maxBodyBytesInFlight: 5_000_000, maxConnections: 200 });
+    expect(() => edgeServerOptions({ BERTH_MAX_CONNECTIONS: 'lots' }, 'serve')).toThrow(/BERTH_MAX_CONNECTIONS/);
   });
 });

@@ -4,6 +4,7 @@ import type { Logger } from '../logger.js';
 import type { WorkerRegistry } from '../ws/worker-registry.js';
 import type { Authenticator } from './auth.js';
 import { readBody } from './body.js';
+import { OVERLOADED_RETRY_AFTER_S } from './body-budget.js';
 import type { Guard, Operation, Principal } from './guard.js';
 import type { RouteContext } from './routes/route-context.js';
 import { run, runsync } from './routes/submit.js';
@@ -68,6 +69,7 @@ function error(err: unknown, logger: Logger, req: ApiRequest): ApiResponse {
   if (status >= 500) logger.error('request failed', { method: req.method, path: req.path, err: err instanceof Error ? err.stack : String(err) });
   const headers: Record<string, string> = {};
   if (err instanceof BerthError && err.code === 'method_not_allowed' && Array.isArray(err.details)) headers['allow'] = err.details.join(', ');
+  if (err instanceof BerthError && err.code === 'overloaded') headers['retry-after'] = String(OVERLOADED_RETRY_AFTER_S);
   return { status, headers, json: body };
 }
 

@@ -13,14 +13,24 @@ export async function readBody(body: AsyncIterable<Uint8Array> | Uint8Array | st
     if (buf.length > limit) throw tooLarge();
     return buf;
   }
+  // With a declared length, chunks are copied into one buffer as they arrive (each is garbage at once) instead of
+  // being kept until a final concat: one copy of the body in memory, not two.
+  const declared = declaredLength === undefined ? NaN : Number(declaredLength);
+  const whole = Number.isSafeInteger(declared) && declared > 0 ? Buffer.allocUnsafe(declared) : undefined;
   const parts: Buffer[] = [];
   let size = 0;
+  let filled = 0; // bytes of `whole` in use (the rest, if the body outgrows its declared length, goes to parts)
   for await (const chunk of body) {
+    if (size + chunk.length > limit) throw tooLarge();
+    if (whole && parts.length === 0 && filled + chunk.length <= whole.length) {
+      whole.set(chunk, filled);
+      filled += chunk.length;
+    } else parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
     size += chunk.length;
-    if (size > limit) throw tooLarge();
-    parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
   }
-  return Buffer.concat(parts, size);
+  if (!whole) return Buffer.concat(parts, size);
+  if (parts.length === 0) return whole.subarray(0, filled);
+  return Buffer.concat([whole.subarray(0, filled), ...parts], size);
 }
 
 /** Nesting depth of JSON text, stopping early past `max`. Scans outside strings only. */

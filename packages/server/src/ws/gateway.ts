@@ -6,9 +6,9 @@ import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
 import { mayServe, type WorkerAuth, type WorkerIdentity } from '../workers/worker-auth.js';
 import { WorkerSession } from './worker-session.js';
+import { ConnectionGuard } from './connection-guard.js';
 
 const HELLO_TIMEOUT_MS = 10_000;
-const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 export interface GatewayDeps {
   ctx: CoreContext;
@@ -26,11 +26,13 @@ export interface GatewayDeps {
  * those silent for 3 intervals (their jobs go to a lease, then back to the queue).
  */
 export class Gateway {
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+  // Frames over the limit close the connection (1009) while arriving, before they are buffered whole.
+  private readonly wss: WebSocketServer;
   private readonly timer: NodeJS.Timeout;
   private readonly sockets = new Set<WebSocket>();
 
   constructor(private readonly deps: GatewayDeps) {
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: deps.ctx.options.maxWorkerFrameBytes });
     this.timer = setInterval(() => this.heartbeat(), deps.ctx.options.heartbeatMs);
     this.timer.unref();
   }
@@ -61,18 +63,26 @@ export class Gateway {
     let session: WorkerSession | undefined;
     let queue = Promise.resolve();
     const helloTimer = setTimeout(() => this.refuse(ws, 'invalid_message', 'no hello within 10 s'), HELLO_TIMEOUT_MS);
+    const guard = new ConnectionGuard(this.deps.ctx.options.workerMessagesPerSecond, logger, () => session?.workerId);
     ws.on('message', (data, isBinary) => {
-      if (session) session.lastSeen = performance.now();
+      const now = performance.now();
+      if (session) session.lastSeen = now;
+      // Over the message rate: stop reading and apply this message later (nothing is dropped).
+      const notBefore = guard.admit(now);
+      if (notBefore > 0) ws.pause();
       const text = isBinary ? '' : data.toString();
       const decoded = decodeWorkerMessage(text);
       if (!decoded.ok) {
-        logger.warn('malformed worker message ignored', { workerId: session?.workerId, error: decoded.error });
-        ws.send(JSON.stringify({ type: 'error', code: 'invalid_message', message: decoded.error }));
+        if (guard.malformedFrame(decoded.error)) ws.send(JSON.stringify({ type: 'error', code: 'invalid_message', message: decoded.error }));
         return;
       }
       const msg = decoded.value;
       // Messages of one worker are applied in order.
       queue = queue.then(async () => {
+        if (notBefore > 0) {
+          await new Promise((r) => setTimeout(r, notBefore - performance.now()));
+          ws.resume();
+        }
         if (!session) {
           if (msg.type !== 'hello') return this.refuse(ws, 'invalid_message', 'the first message must be hello');
           clearTimeout(helloTimer);
@@ -90,6 +100,7 @@ export class Gateway {
     ws.on('error', (err) => logger.debug('worker socket error', { workerId: session?.workerId, err: String(err) }));
     ws.on('close', () => {
       clearTimeout(helloTimer);
+      guard.close();
       this.sockets.delete(ws);
       queue = queue.then(async () => {
         if (session) await this.retire(session, 'socket closed');
