@@ -10,10 +10,13 @@ export const EDGE_ENV_HELP = `  BERTH_WEBHOOK_SECRET    sign webhooks with this 
   BERTH_RATE_LIMITS       off to turn rate limits off (local benchmarks); default on
   BERTH_PUBLIC_URL        base of output file URLs, e.g. https://berth.example.com (default: http://<Host header>)
   BERTH_FILES_SECRET      secret signing output file URLs (default: kept in <data-dir>/files/.url-secret)
+  BERTH_MAX_BODY_BYTES_IN_FLIGHT
+                          bytes of request bodies held at once; past it 503 overloaded (default 104857600)
+  BERTH_MAX_CONNECTIONS   open connections, clients and workers together (default 10000)
 `;
 
 /** Webhook and rate-limit options from the environment (`docs/webhooks.md`, `docs/rate-limits.md`). */
-export function edgeServerOptions(env: NodeJS.ProcessEnv, command: 'dev' | 'serve'): Pick<ServerOptions, 'webhooks' | 'rateLimits' | 'publicUrl' | 'filesSecret'> {
+export function edgeServerOptions(env: NodeJS.ProcessEnv, command: 'dev' | 'serve'): Pick<ServerOptions, 'webhooks' | 'rateLimits' | 'publicUrl' | 'filesSecret' | 'maxBodyBytesInFlight' | 'maxConnections'> {
   // Output file URLs (docs/output-storage.md).
   const publicUrl = env['BERTH_PUBLIC_URL']?.trim();
   if (publicUrl && !/^https?:\/\/[^/]/.test(publicUrl)) throw new UsageError(`BERTH_PUBLIC_URL must be an http(s) URL (got "${publicUrl}")`, command);
@@ -35,5 +38,13 @@ export function edgeServerOptions(env: NodeJS.ProcessEnv, command: 'dev' | 'serv
   }
   const limits = env['BERTH_RATE_LIMITS']?.trim().toLowerCase();
   if (limits !== undefined && limits !== '' && limits !== 'on' && limits !== 'off') throw new UsageError(`BERTH_RATE_LIMITS must be on or off (got "${limits}")`, command);
-  return { webhooks: { allow, ...(secret ? { secret } : {}) }, rateLimits: limits !== 'off', ...files };
+  // Memory and connection bounds (docs/api.md, limits).
+  const bounds: Pick<ServerOptions, 'maxBodyBytesInFlight' | 'maxConnections'> = {};
+  for (const [name, key] of [['BERTH_MAX_BODY_BYTES_IN_FLIGHT', 'maxBodyBytesInFlight'], ['BERTH_MAX_CONNECTIONS', 'maxConnections']] as const) {
+    const raw = env[name]?.trim();
+    if (raw === undefined || raw === '') continue;
+    if (!/^[1-9]\d{0,15}$/.test(raw)) throw new UsageError(`${name} must be a positive whole number (got "${raw}")`, command);
+    bounds[key] = Number(raw);
+  }
+  return { webhooks: { allow, ...(secret ? { secret } : {}) }, rateLimits: limits !== 'off', ...files, ...bounds };
 }

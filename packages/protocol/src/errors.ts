@@ -29,6 +29,7 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   internal_error: 500,
   unavailable: 503,
+  overloaded: 503,
 } as const satisfies Record<string, number>;
 
 /** A stable, snake_case error code. */

@@ -4,6 +4,13 @@ export const LIMITS = {
   runBodyBytes: 10 * 1024 * 1024,
   /** Body limit of POST /runsync, counted while reading. */
   runsyncBodyBytes: 20 * 1024 * 1024,
+  /**
+   * Largest WebSocket frame a worker may send (a result carries its output inline): 24 MB, room for a 20 MB
+   * output (the size of a /runsync input) and its JSON envelope. The control plane closes a connection that
+   * sends more (1009); the worker runtime fails such a job instead ("output too large"). Larger outputs go to
+   * files or S3 (docs/output-storage.md).
+   */
+  workerFrameBytes: 24 * 1024 * 1024,
   /** Body limit of every other route that takes a body. */
   otherBodyBytes: 64 * 1024,
   /** Deepest JSON nesting accepted in a request body. */
@@ -11,8 +18,11 @@ export const LIMITS = {
   waitMin: 1_000,
   waitMax: 300_000,
   waitDefault: 90_000,
-  /** Default long-poll of /stream. */
-  streamWaitDefault: 10_000,
+  /**
+   * Default long-poll of /stream: well under the 10 s read timeout of common clients (runpod-python's
+   * `Job.stream()`), so an answer never arrives after the client gave up.
+   */
+  streamWaitDefault: 5_000,
   executionTimeoutMin: 5_000,
   executionTimeoutMax: 7 * 24 * 3600_000,
   executionTimeoutDefault: 10 * 60_000,

@@ -17,3 +17,5 @@ export type { HttpTimeouts } from './http/node-server.js';
 export { createApiKey, MemoryKeyStore, SqliteKeyStore, API_KEY_PREFIX, type CreateKeyOptions, type KeyStore, type StoredKey } from './keys/index.js';
 export { DEFAULT_RATE_LIMITS, DEFAULT_PER_WORKER, type RateLimitOptions } from './limits/index.js';
 export { classifyAddress, ALLOWABLE_KINDS, type AllowableKind, type WebhookOptions } from './webhooks/index.js';
+export { WorkerAuth, mayServe, type WorkerIdentity } from './workers/worker-auth.js';
+export { WORKER_TOKEN_PREFIX } from './workers/worker-token.js';

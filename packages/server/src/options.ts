@@ -20,9 +20,13 @@ export interface ServerOptions {
   apiKeys?: string[];
   /** Tokens workers present when dialing the WebSocket. CLI: `BERTH_WORKER_TOKEN`. Default: none (no worker can connect). */
   workerTokens?: string[];
-  /** Endpoint ids known from the start. Default: `[]`. Workers that connect add theirs (see `acceptWorkerEndpoints`). */
+  /** Endpoint ids served. Default: `[]`. Others exist only through `acceptWorkerEndpoints` or a stored worker token. */
   endpoints?: string[];
-  /** A worker announcing an unknown endpoint registers it. Default: `true`. */
+  /**
+   * A worker announcing an unknown endpoint registers it (any holder of a shared worker token can then create
+   * endpoints). Default: `false`: only configured endpoints, and those a stored worker token was created for.
+   * CLI: `berth serve --accept-worker-endpoints`.
+   */
   acceptWorkerEndpoints?: boolean;
   /** Where jobs live. Default: a fresh `MemoryStore`. */
   store?: Store;
@@ -82,6 +86,21 @@ export interface ServerOptions {
   webhooks?: WebhookOptions;
   /** How long clients may take to send a request: headers 20 s, whole request 300 s, keep-alive 65 s (`HttpTimeouts`). */
   httpTimeouts?: HttpTimeouts;
+  /**
+   * Bytes of request bodies the process holds at once, all requests together (received, parsed, or waiting for
+   * their answer); past it a request is refused with 503 `overloaded` and `Retry-After: 1`. CLI:
+   * `BERTH_MAX_BODY_BYTES_IN_FLIGHT`. Default: 100 MB (five 20 MB `/runsync` bodies).
+   */
+  maxBodyBytesInFlight?: number;
+  /**
+   * Open TCP connections (API clients and workers together); past it new connections are closed at once. CLI:
+   * `BERTH_MAX_CONNECTIONS`. Default: 10,000.
+   */
+  maxConnections?: number;
+  /** Largest frame a worker may send, bytes; a larger one closes its connection (1009). Default: `LIMITS.workerFrameBytes` (24 MB). */
+  maxWorkerFrameBytes?: number;
+  /** Messages per second read from one worker connection; past it reading pauses until the next second. Default: 5,000. */
+  workerMessagesPerSecond?: number;
 }
 
 export interface ResolvedServerOptions {
@@ -110,6 +129,10 @@ export interface ResolvedServerOptions {
   rateLimits: ResolvedRateLimits;
   webhooks: ResolvedWebhookOptions;
   httpTimeouts: ResolvedHttpTimeouts;
+  maxBodyBytesInFlight: number;
+  maxConnections: number;
+  maxWorkerFrameBytes: number;
+  workerMessagesPerSecond: number;
 }
 
 function nonNegative(name: string, v: number | undefined, def: number): number {
@@ -144,7 +167,7 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     apiKeys: [...(o.apiKeys ?? [])],
     workerTokens: [...(o.workerTokens ?? [])],
     endpoints: [...(o.endpoints ?? [])],
-    acceptWorkerEndpoints: o.acceptWorkerEndpoints ?? true,
+    acceptWorkerEndpoints: o.acceptWorkerEndpoints ?? false,
     store: o.store ?? new MemoryStore(),
     clock: o.clock ?? systemClock,
     logger: o.logger ?? createConsoleLogger('info'),
@@ -169,5 +192,9 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     rateLimits: resolveRateLimits(o.rateLimits),
     webhooks: resolveWebhookOptions(o.webhooks),
     httpTimeouts: resolveHttpTimeouts(o.httpTimeouts),
+    maxBodyBytesInFlight: nonNegative('maxBodyBytesInFlight', o.maxBodyBytesInFlight, 100 * 1024 * 1024),
+    maxConnections: nonNegative('maxConnections', o.maxConnections, 10_000),
+    maxWorkerFrameBytes: nonNegative('maxWorkerFrameBytes', o.maxWorkerFrameBytes, LIMITS.workerFrameBytes),
+    workerMessagesPerSecond: Math.max(1, nonNegative('workerMessagesPerSecond', o.workerMessagesPerSecond, 5000)),
   };
 }

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ENDPOINT_ID_RE } from '@berth/protocol';
+import { ENDPOINT_ID_RE, WORKER_WS_PATH } from '@berth/protocol';
 import { createApi } from './http/api.js';
 import { KeyChecker } from './http/auth.js';
 import { combineGuards, countRejections } from './http/guard.js';
@@ -10,6 +10,8 @@ import { createRateLimitGuard } from './limits/rate-limit-guard.js';
 import { WebhookSender } from './webhooks/webhook-sender.js';
 import { nodeHandler } from './http/node-adapter.js';
 import { createNodeServer } from './http/node-server.js';
+import { serveWithoutUpgrade } from './http/plain-upgrade.js';
+import { BodyBudget } from './http/body-budget.js';
 import type { ApiRequest, ApiResponse } from './http/types.js';
 import type { CoreContext } from './jobs/context.js';
 import { DeadlineAlarm } from './jobs/deadline-alarm.js';
@@ -27,6 +29,7 @@ import { createPullProtocol } from './pull/index.js';
 import { Metrics } from './metrics/metrics.js';
 import { servePlayground } from './playground/static.js';
 import { WorkerRegistry } from './ws/worker-registry.js';
+import { WorkerAuth, type WorkerIdentity } from './workers/worker-auth.js';
 
 export interface ListenOptions {
   /** Default 8080; 0 picks a free port. */
@@ -106,21 +109,26 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   // Output files of workers without S3 (docs/output-storage.md) and public model slugs (docs/public-models.md).
   const files = createOutputFiles({ dir: opts.filesDir, secret: opts.filesSecret, maxBytes: opts.maxFileBytes, publicUrl: opts.publicUrl, tokens: new KeyChecker(opts.workerTokens, 'worker-token'), store: opts.store, clock: opts.clock, logger: opts.logger });
   const models = createModelRoutes({ models: opts.models, store: opts.store, clock: opts.clock, retention: opts.retention, logger: opts.logger, wakeAt: (t) => ctx.wakeAt(t), onTerminal: (job) => notifyTerminal(ctx, job) });
+  // One check of worker credentials (shared tokens and stored per-endpoint worker tokens) for every worker route.
+  const workerAuth = new WorkerAuth(opts.workerTokens, opts.keyStore);
   let draining = false;
   const hasEndpoint = (id: string) => endpoints.has(id);
-  const registerEndpoint = (id: string) => {
-    if (!opts.acceptWorkerEndpoints || !ENDPOINT_ID_RE.test(id)) return false;
+  // A worker may add an endpoint only when dynamic endpoints are allowed, or with a stored worker token created
+  // for that endpoint (creating the token configured it).
+  const registerEndpoint = (id: string, identity?: WorkerIdentity) => {
+    if (!ENDPOINT_ID_RE.test(id) || !(opts.acceptWorkerEndpoints || identity?.endpoints?.includes(id))) return false;
     endpoints.add(id);
     return true;
   };
-  const workerTokens = new KeyChecker(opts.workerTokens, 'worker-token');
   // RunPod's worker protocol (pull/): its workers join the same registry and dispatcher as WebSocket ones.
   const pull = createPullProtocol({
     ctx,
     dispatcher,
-    authenticate: (header) => {
-      const secret = KeyChecker.secretOf(header);
-      return secret !== undefined && workerTokens.match(secret) !== undefined;
+    // The same credentials as the WebSocket: a stored worker token serves only its endpoints (and configures them).
+    authenticate: async (header, endpointId) => {
+      const identity = await workerAuth.authenticateWorker(header, endpointId);
+      if (identity && !hasEndpoint(endpointId)) registerEndpoint(endpointId, identity);
+      return identity !== null;
     },
     hasEndpoint,
     register: registerEndpoint,
@@ -158,7 +166,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const gateway = new Gateway({
     ctx,
     dispatcher,
-    tokens: workerTokens,
+    auth: workerAuth,
     hasEndpoint,
     register: registerEndpoint,
   });
@@ -204,8 +212,15 @@ export function createServer(options: ServerOptions = {}): BerthServer {
         opts.logger.info('recovered jobs', { queued: recovered.queued, running: recovered.running, graceMs: opts.workerGraceMs });
       }
       // Deliberate timeouts and coded answers to malformed requests (http/node-server.ts, option httpTimeouts).
-      http = createNodeServer(nodeHandler(handle, track), opts.httpTimeouts);
-      http.on('upgrade', (req, socket, head) => gateway.handleUpgrade(req, socket, head));
+      http = createNodeServer(nodeHandler(handle, track, new BodyBudget(opts.maxBodyBytesInFlight)), opts.httpTimeouts);
+      http.maxConnections = opts.maxConnections;
+      // Only the worker socket's path is upgraded; any other request offering an upgrade (curl --http2 sends
+      // `Upgrade: h2c`) is served as plain HTTP/1.1.
+      const plain = http;
+      http.on('upgrade', (req, socket, head) => {
+        if (new URL(req.url ?? '/', 'http://x').pathname === WORKER_WS_PATH) gateway.handleUpgrade(req, socket, head);
+        else serveWithoutUpgrade(plain, req, socket, head);
+      });
       const server = http;
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { createServer, silentLogger, SqliteKeyStore, SqliteStore } from '@berth/server';
+import { createServer, silentLogger, SqliteKeyStore, SqliteStore, WorkerAuth } from '@berth/server';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
 import { edgeServerOptions } from '../edge-options.js';
@@ -33,7 +33,7 @@ describe('berth keys', () => {
 
     const list = await berth('keys', 'list', '--data-dir', 'data');
     expect(list.code).toBe(0);
-    expect(list.out).toMatch(/^ID\s+NAME\s+SCOPE\s+CREATED\s+REVOKED/);
+    expect(list.out).toMatch(/^ID\s+KIND\s+NAME\s+SCOPE\s+CREATED\s+REVOKED/);
     expect(list.out).toContain('all endpoints');
     expect(list.out).toContain('echo,other, read-only');
     expect(list.out).not.toContain(secret.slice(22));
@@ -50,6 +50,27 @@ describe('berth keys', () => {
     expect((await berth('keys', 'revoke', id, '--data-dir', 'data')).code).toBe(1);
     expect((await berth('keys', 'revoke', 'nope', '--data-dir', 'data')).err).toMatch(/no key nope/);
     await server.close({ drainMs: 0 });
+  });
+
+  it('create --worker prints a worker token for its endpoints, list shows its kind, the worker check of a control plane reads it', async () => {
+    const made = await berth('keys', 'create', '--worker', '--endpoint', 'echo', '--name', 'gpu-pool', '--data-dir', 'wk');
+    expect(made.code).toBe(0);
+    const token = made.out.trim();
+    expect(token).toMatch(/^berth_wk_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/);
+    expect(made.err).toMatch(/worker token .* \(echo\).*BERTH_WORKER_TOKEN/s);
+    const list = await berth('keys', 'list', '--data-dir', 'wk');
+    expect(list.out).toMatch(/\sworker\s+gpu-pool\s+echo\s/);
+    const keyStore = new SqliteKeyStore(join(dir, 'wk', 'berth.sqlite')); // as a control plane on that folder reads it
+    const auth = new WorkerAuth([], keyStore);
+    expect(await auth.authenticateWorker(token, 'echo')).toMatchObject({ endpoints: ['echo'] });
+    expect(await auth.authenticateWorker(token, 'other')).toBeNull();
+    expect((await berth('keys', 'revoke', token.slice(9, 21), '--data-dir', 'wk')).code).toBe(0);
+    expect(await auth.authenticateWorker(token, 'echo')).toBeNull();
+    await keyStore.close();
+    for (const argv of [['--worker'], ['--worker', '--endpoints', 'echo', '--read-only']]) {
+      const r = await berth('keys', 'create', ...argv, '--data-dir', 'wk');
+      expect(r.code, argv.join(' ')).toBe(2);
+    }
   });
 
   it('usage errors exit 2 with a pointer to help', async () => {
@@ -76,5 +97,7 @@ describe('edgeServerOptions', () => {
     expect(() => edgeServerOptions({ BERTH_WEBHOOK_ALLOW: 'everything' }, 'dev')).toThrow(/BERTH_WEBHOOK_ALLOW/);
     expect(() => edgeServerOptions({ BERTH_WEBHOOK_SECRET: 'hunter2' }, 'dev')).toThrow(/BERTH_WEBHOOK_SECRET/);
     expect(() => edgeServerOptions({ BERTH_RATE_LIMITS: 'maybe' }, 'dev')).toThrow(/BERTH_RATE_LIMITS/);
+    expect(edgeServerOptions({ BERTH_MAX_BODY_BYTES_IN_FLIGHT: '5000000', BERTH_MAX_CONNECTIONS: '200' }, 'serve')).toMatchObject({ maxBodyBytesInFlight: 5_000_000, maxConnections: 200 });
+    expect(() => edgeServerOptions({ BERTH_MAX_CONNECTIONS: 'lots' }, 'serve')).toThrow(/BERTH_MAX_CONNECTIONS/);
   });
 });

@@ -7,16 +7,21 @@ import { redactUrl } from '../store-options.js';
 
 export const KEYS_HELP = `Usage: berth keys <create|list|revoke> [options]
 
-Manages the API keys stored in the data folder's database (<data-dir>/berth.sqlite), which berth dev and
-berth serve (with the default --store sqlite) accept alongside BERTH_API_KEY. Keys are shown once, at
-creation; only their SHA-256 is stored. Revoking takes effect at once, also on a running server.
+Manages the API keys and worker tokens stored in the data folder's database (<data-dir>/berth.sqlite),
+which berth dev and berth serve (with the default --store sqlite) accept alongside BERTH_API_KEY and
+BERTH_WORKER_TOKEN. Keys are shown once, at creation; only their SHA-256 is stored. Revoking takes effect at
+once, also on a running server.
 
 Commands:
   berth keys create [--name <text>] [--endpoints <id,...>] [--read-only]
                           print a new key (berth_sk_...): all endpoints and operations by default;
                           --endpoints limits it to those endpoints; --read-only to /status, /status-sync,
                           /stream, /health and the webhook log
-  berth keys list         id, name, scope, creation and revocation time of every key (never the secret)
+  berth keys create --worker --endpoints <id,...> [--name <text>]
+                          print a new worker token (berth_wk_...): workers holding it may serve only
+                          these endpoints (set it as their BERTH_WORKER_TOKEN)
+  berth keys list         id, kind (api or worker), name, scope, creation and revocation time of every
+                          key and token (never the secret)
   berth keys revoke <id>  refuse the key from now on
 
 Options:
@@ -37,6 +42,8 @@ function parse(argv: readonly string[]): Parsed {
         name: { type: 'string' },
         endpoints: { type: 'string' },
         'read-only': { type: 'boolean' },
+        worker: { type: 'boolean' },
+        endpoint: { type: 'string' },
         'data-dir': { type: 'string' },
         store: { type: 'string' },
         'database-url': { type: 'string' },
@@ -64,9 +71,12 @@ export async function runKeys(argv: readonly string[], io: Io): Promise<number> 
   if (!['create', 'list', 'revoke'].includes(sub)) throw new UsageError(`unknown keys command "${sub}" (create, list, revoke)`, 'keys');
   const expected = sub === 'revoke' ? 1 : 0;
   if (rest.length !== expected) throw new UsageError(sub === 'revoke' ? 'berth keys revoke takes one key id' : `berth keys ${sub} takes no arguments (got "${rest.join(' ')}")`, 'keys');
-  if (sub !== 'create' && (values['name'] !== undefined || values['endpoints'] !== undefined || values['read-only'] !== undefined)) {
-    throw new UsageError('--name, --endpoints and --read-only go with berth keys create', 'keys');
+  if (typeof values['endpoint'] === 'string') values['endpoints'] = [values['endpoints'], values['endpoint']].filter((v) => typeof v === 'string').join(',');
+  if (sub !== 'create' && (values['name'] !== undefined || values['endpoints'] !== undefined || values['read-only'] !== undefined || values['worker'] !== undefined)) {
+    throw new UsageError('--name, --endpoints, --read-only and --worker go with berth keys create', 'keys');
   }
+  if (values['worker'] === true && values['read-only'] === true) throw new UsageError('--read-only applies to API keys, not to worker tokens (--worker)', 'keys');
+  if (values['worker'] === true && values['endpoints'] === undefined) throw new UsageError('a worker token names the endpoints its workers serve: --worker --endpoints <id,...>', 'keys');
   let endpoints: string[] | undefined;
   if (typeof values['endpoints'] === 'string') {
     endpoints = values['endpoints'].split(',').map((s) => s.trim()).filter((s) => s !== '');
@@ -90,9 +100,11 @@ export async function runKeys(argv: readonly string[], io: Io): Promise<number> 
         ...(typeof values['name'] === 'string' ? { name: values['name'] } : {}),
         ...(endpoints ? { endpoints } : {}),
         readOnly: values['read-only'] === true,
+        worker: values['worker'] === true,
       });
       io.stdout.write(`${secret}\n`);
-      io.stderr.write(`Created key ${key.id} (${scopeOf(key)}) in ${file}.\nThis is the only time the key is shown: store it now. Clients send it as Authorization: Bearer <key>.\n`);
+      const use = key.kind === 'worker' ? 'Workers of these endpoints use it as BERTH_WORKER_TOKEN.' : 'Clients send it as Authorization: Bearer <key>.';
+      io.stderr.write(`Created ${key.kind === 'worker' ? 'worker token' : 'key'} ${key.id} (${scopeOf(key)}) in ${file}.\nThis is the only time the ${key.kind === 'worker' ? 'token' : 'key'} is shown: store it now. ${use}\n`);
       return EXIT.ok;
     }
     if (sub === 'list') {
@@ -101,7 +113,7 @@ export async function runKeys(argv: readonly string[], io: Io): Promise<number> 
         io.stdout.write(`No keys in ${file}. Create one with: berth keys create --name <text>\n`);
         return EXIT.ok;
       }
-      const rows = [['ID', 'NAME', 'SCOPE', 'CREATED', 'REVOKED'], ...keys.map((k) => [k.id, k.name || '-', scopeOf(k), when(k.createdAt), when(k.revokedAt)])];
+      const rows = [['ID', 'KIND', 'NAME', 'SCOPE', 'CREATED', 'REVOKED'], ...keys.map((k) => [k.id, k.kind, k.name || '-', scopeOf(k), when(k.createdAt), when(k.revokedAt)])];
       const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
       for (const r of rows) io.stdout.write(`${r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
       return EXIT.ok;

@@ -10,7 +10,7 @@ import { findConfigFile, loadConfig } from '../config.js';
 import { dataLine, openStoreOrExit, parseStoreArgs, STORE_ENV_HELP, STORE_FLAGS, STORE_HELP, storeServerOptions, type StoreArgs } from '../store-options.js';
 import { EDGE_ENV_HELP, edgeServerOptions } from '../edge-options.js';
 
-export const SERVE_HELP = `Usage: berth serve [--port <n>] [--host <addr>] [--endpoint <id,...>] [--config <file>] [--store sqlite|memory] [--data-dir <dir>] [--log-level <level>]
+export const SERVE_HELP = `Usage: berth serve [--port <n>] [--host <addr>] [--endpoint <id,...>] [--accept-worker-endpoints] [--config <file>] [--store sqlite|memory] [--data-dir <dir>] [--log-level <level>]
 
 Runs only the control plane (the queue API and the worker WebSocket). Start workers yourself, anywhere,
 with the environment variables it prints. Stop it with Ctrl-C.
@@ -18,8 +18,11 @@ with the environment variables it prints. Stop it with Ctrl-C.
 Options:
   -p, --port <n>          port to listen on (default 8080; 0 picks a free port)
       --host <addr>       address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces)
-  -e, --endpoint <ids>    endpoint ids known from the start, comma-separated or repeated
-                          (workers register their own endpoint when they connect)
+  -e, --endpoint <ids>    endpoint ids served, comma-separated or repeated (also: the endpoints of
+                          stored worker tokens, berth keys create --worker --endpoints <id>)
+      --accept-worker-endpoints
+                          a worker announcing an unknown endpoint registers it (off by default: with
+                          it, anyone holding BERTH_WORKER_TOKEN can create endpoints)
   -c, --config <file>     a berth.config file: its endpoints are known from the start and its public
                           models are served (its workers are not started: run them anywhere)
 ${STORE_HELP}      --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
@@ -36,6 +39,8 @@ export interface ServeArgs {
   port: number;
   host: string;
   endpoints: string[];
+  /** Workers may register endpoints that are not configured. */
+  acceptWorkerEndpoints: boolean;
   /** Config file whose endpoints and public models are served (workers are not started). */
   config: string | undefined;
   logLevel: LogLevel;
@@ -47,6 +52,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv, 
     port: { type: 'string', short: 'p' },
     host: { type: 'string' },
     endpoint: { type: 'string', short: 'e', multiple: true },
+    'accept-worker-endpoints': { type: 'boolean' },
     config: { type: 'string', short: 'c' },
     'log-level': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
@@ -57,6 +63,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv, 
     port: parsePort('serve', v.port as string | undefined, 8080),
     host: parseHost('serve', v.host as string | undefined, '127.0.0.1'),
     endpoints: parseEndpointList('serve', v.endpoint as string[] | undefined),
+    acceptWorkerEndpoints: v['accept-worker-endpoints'] === true,
     config: v.config as string | undefined,
     logLevel: parseLogLevel('serve', v['log-level'] as string | undefined, env),
     store: parseStoreArgs('serve', v, env, cwd),
@@ -84,7 +91,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
   const started = await startServer(
-    { apiKeys: [apiKey.key], workerTokens: [workerToken.key], endpoints, logger, store: opened.store, ...(config?.models ? { models: config.models } : {}), ...storeServerOptions(args.store), ...edgeServerOptions(io.env, 'serve'), ...(opened.keyStore ? { keyStore: opened.keyStore } : {}) },
+    { apiKeys: [apiKey.key], workerTokens: [workerToken.key], endpoints, acceptWorkerEndpoints: args.acceptWorkerEndpoints, logger, store: opened.store, ...(config?.models ? { models: config.models } : {}), ...storeServerOptions(args.store), ...edgeServerOptions(io.env, 'serve'), ...(opened.keyStore ? { keyStore: opened.keyStore } : {}) },
     args.port,
     args.host,
     io,

@@ -4,6 +4,7 @@ import type { Logger } from '../logger.js';
 import type { WorkerRegistry } from '../ws/worker-registry.js';
 import type { Authenticator } from './auth.js';
 import { readBody } from './body.js';
+import { OVERLOADED_RETRY_AFTER_S } from './body-budget.js';
 import type { Guard, Operation, Principal } from './guard.js';
 import type { RouteContext } from './routes/route-context.js';
 import { run, runsync } from './routes/submit.js';
@@ -71,6 +72,7 @@ function error(err: unknown, logger: Logger, req: ApiRequest): ApiResponse {
   if (status >= 500) logger.error('request failed', { method: req.method, path: req.path, err: err instanceof Error ? err.stack : String(err) });
   const headers: Record<string, string> = {};
   if (err instanceof BerthError && err.code === 'method_not_allowed' && Array.isArray(err.details)) headers['allow'] = err.details.join(', ');
+  if (err instanceof BerthError && err.code === 'overloaded') headers['retry-after'] = String(OVERLOADED_RETRY_AFTER_S);
   return { status, headers, json: body };
 }
 
@@ -104,8 +106,10 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
       if (page) return page;
       if (req.path === '/metrics' && deps.metrics) {
         if (req.method !== 'GET') throw new BerthError('method_not_allowed', `${req.method} is not allowed on /metrics; use GET`, ['GET']);
-        await deps.keys.authenticate(req.headers['authorization']);
-        return { status: 200, headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }, bytes: Buffer.from(await deps.metrics.metrics.render(deps.metrics.source)) };
+        // A key limited to some endpoints sees only their lines.
+        const who = await deps.keys.authenticate(req.headers['authorization']);
+        const text = await deps.metrics.metrics.render(deps.metrics.source, who.scope?.endpoints ?? null);
+        return { status: 200, headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }, bytes: Buffer.from(text) };
       }
       if (req.path === '/openapi.json' && deps.catalog) {
         if (req.method !== 'GET') throw new BerthError('method_not_allowed', `${req.method} is not allowed on /openapi.json; use GET`, ['GET']);

@@ -13,14 +13,24 @@ export async function readBody(body: AsyncIterable<Uint8Array> | Uint8Array | st
     if (buf.length > limit) throw tooLarge();
     return buf;
   }
+  // With a declared length, chunks are copied into one buffer as they arrive (each is garbage at once) instead of
+  // being kept until a final concat: one copy of the body in memory, not two.
+  const declared = declaredLength === undefined ? NaN : Number(declaredLength);
+  const whole = Number.isSafeInteger(declared) && declared > 0 ? Buffer.allocUnsafe(declared) : undefined;
   const parts: Buffer[] = [];
   let size = 0;
+  let filled = 0; // bytes of `whole` in use (the rest, if the body outgrows its declared length, goes to parts)
   for await (const chunk of body) {
+    if (size + chunk.length > limit) throw tooLarge();
+    if (whole && parts.length === 0 && filled + chunk.length <= whole.length) {
+      whole.set(chunk, filled);
+      filled += chunk.length;
+    } else parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
     size += chunk.length;
-    if (size > limit) throw tooLarge();
-    parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length));
   }
-  return Buffer.concat(parts, size);
+  if (!whole) return Buffer.concat(parts, size);
+  if (parts.length === 0) return whole.subarray(0, filled);
+  return Buffer.concat([whole.subarray(0, filled), ...parts], size);
 }
 
 /** Nesting depth of JSON text, stopping early past `max`. Scans outside strings only. */
@@ -56,9 +66,37 @@ export function parseJsonBody(buf: Buffer): unknown {
   }
   if (text.trim() === '') throw new BerthError('invalid_json', 'request body is empty; send a JSON object like {"input": {...}}');
   if (jsonDepthExceeds(text, LIMITS.jsonMaxDepth)) throw new BerthError('invalid_json', `JSON nested deeper than ${LIMITS.jsonMaxDepth} levels`);
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (err) {
     throw new BerthError('invalid_json', `request body is not valid JSON: ${(err as Error).message}`);
   }
+  // JSON.parse turns 1e999 into Infinity, which JSON.stringify then writes as null: refuse it instead of
+  // changing the value. Only bodies with a 3-digit exponent or 309+ digits in a row can hold one: look then.
+  if (HUGE_NUMBER_HINT.test(text)) {
+    const at = nonFinitePath(value, '');
+    if (at !== undefined) throw new BerthError('invalid_request', `${at || 'the body'}: number out of range (JSON numbers must fit a 64-bit float, like 1.7e308 at most)`, { field: at });
+  }
+  return value;
+}
+
+const HUGE_NUMBER_HINT = /[eE]\+?\d{3}|\d{309}/;
+
+/** The dotted path (`input.a`, `input.list[2]`) of the first non-finite number in a parsed JSON value. */
+function nonFinitePath(v: unknown, path: string): string | undefined {
+  if (typeof v === 'number') return Number.isFinite(v) ? undefined : path;
+  if (v === null || typeof v !== 'object') return undefined;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const at = nonFinitePath(v[i], `${path}[${i}]`);
+      if (at !== undefined) return at;
+    }
+    return undefined;
+  }
+  for (const [k, x] of Object.entries(v)) {
+    const at = nonFinitePath(x, path === '' ? k : `${path}.${k}`);
+    if (at !== undefined) return at;
+  }
+  return undefined;
 }

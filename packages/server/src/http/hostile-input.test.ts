@@ -68,6 +68,9 @@ const CASES: Case[] = [
   { name: '__proto__ inside input', send: run('{"input": {"__proto__": {"polluted": true}}}'), status: 200 },
   { name: 'constructor.prototype at top level', send: run('{"constructor": {"prototype": {"polluted": true}}, "input": {}}'), status: 200 },
   { name: '__proto__ inside policy (unknown key)', send: run('{"input": {}, "policy": {"__proto__": {"ttl": 1}}}'), status: 400, code: 'invalid_request' },
+  { name: 'number 1e999 inside input (Infinity)', send: run('{"input": {"a": 1e999}}'), status: 400, code: 'invalid_request' },
+  { name: 'number -1e400 in an array inside input', send: run('{"input": {"b": [1, -1e400]}}'), status: 400, code: 'invalid_request' },
+  { name: 'integer of 400 digits inside input', send: run(`{"input": {"c": ${'9'.repeat(400)}}}`), status: 400, code: 'invalid_request' },
   { name: 'huge numbers inside input are data', send: run('{"input": {"n": 1e308, "m": 123456789012345678901234567890, "z": -0}}'), status: 200 },
   { name: 'lone surrogate escape inside input', send: run('{"input": {"s": "\\ud800"}}'), status: 200 },
   // --- oversized bodies: 413 payload_too_large
@@ -143,6 +146,11 @@ const CASES: Case[] = [
   { name: 'first of two Authorization headers is wrong', send: get('/v2/echo/health', { auth: 'Bearer wrong', headers: ['Authorization: Bearer test-key'] }), status: 401, code: 'unauthorized' },
   { name: 'lower-case bearer, extra spaces', send: get('/v2/echo/health', { auth: 'bearer    test-key   ' }), status: 200 },
   { name: 'bare key (docs curl form)', send: get('/v2/echo/health', { auth: 'test-key' }), status: 200 },
+  // --- upgrade offers on API routes: declined, served as plain HTTP/1.1
+  { name: 'Upgrade: h2c on /health (curl --http2)', send: get('/v2/echo/health', { headers: ['Connection: Upgrade, HTTP2-Settings', 'Upgrade: h2c', 'HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA'] }), status: 200 },
+  { name: 'Upgrade: h2c on POST /run with a body', send: run('{"input": {"h2c": true}}', ['Connection: Upgrade', 'Upgrade: h2c']), status: 200 },
+  { name: 'WebSocket upgrade offer on /health', send: get('/v2/echo/health', { headers: ['Connection: Upgrade', 'Upgrade: websocket', 'Sec-WebSocket-Version: 13', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=='] }), status: 200 },
+  { name: 'Upgrade: h2c on an unknown route', send: get('/v2/echo/bogus', { headers: ['Connection: Upgrade', 'Upgrade: h2c'] }), status: 404, code: 'route_not_found' },
   // --- content types are not required: JSON under another type is accepted
   { name: 'valid JSON as text/plain', send: run('{"input": {"ct": "text"}}', ['Content-Type: text/plain']), status: 200 },
   { name: 'valid JSON without Content-Type', send: run('{"input": {"ct": "none"}}'), status: 200 },

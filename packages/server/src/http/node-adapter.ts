@@ -1,23 +1,27 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { overloaded, type BodyBudget } from './body-budget.js';
 import type { ApiRequest, ApiResponse } from './types.js';
 
 /** Maps a node:http request onto the socket-free API and writes its answer (JSON or server-sent events). */
-export function nodeHandler(handle: (req: ApiRequest) => Promise<ApiResponse>, track: { active: number }) {
+export function nodeHandler(handle: (req: ApiRequest) => Promise<ApiResponse>, track: { active: number }, budget?: BodyBudget) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     track.active++;
+    // Body bytes this request holds in the budget, given back once its answer is sent (or the client left).
+    const held = { bytes: 0 };
     // The abort signal is made only for handlers that ask for it, and fires only when the client left before
     // the answer was sent: an AbortController and its DOMException per request were a visible share of the CPU.
     let ac: AbortController | undefined;
     let gone = false;
     res.on('close', () => {
       track.active--;
+      budget?.give(held.bytes);
       gone = !res.writableFinished;
       if (gone) ac?.abort();
     });
     const url = new URL(req.url ?? '/', 'http://localhost');
     const headers: Record<string, string | undefined> = {};
     for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-    const apiReq: ApiRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers, body: bodyOf(req),
+    const apiReq: ApiRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers, body: bodyOf(req, budget, held),
       get signal() {
         ac ??= new AbortController();
         if (gone) ac.abort();
@@ -42,7 +46,7 @@ const MAX_DISCARD_BYTES = 32 * 1024 * 1024;
  * The request body as an async iterable that, when the reader stops early (413), discards the rest instead of
  * destroying the socket, so the client reads its 413 rather than a broken pipe. Discarding is bounded.
  */
-function bodyOf(req: IncomingMessage): AsyncIterable<Uint8Array> {
+function bodyOf(req: IncomingMessage, budget: BodyBudget | undefined, held: { bytes: number }): AsyncIterable<Uint8Array> {
   return {
     [Symbol.asyncIterator]() {
       const queue: Buffer[] = [];
@@ -50,9 +54,28 @@ function bodyOf(req: IncomingMessage): AsyncIterable<Uint8Array> {
       let failed: Error | undefined;
       let wake: (() => void) | undefined;
       const onData = (c: Buffer) => {
+        try {
+          budget?.take(c.length);
+        } catch (err) {
+          failed = err as Error; // 503 overloaded: what was received is dropped, the rest discarded
+          queue.length = 0;
+          discard();
+          wake?.();
+          return;
+        }
+        held.bytes += c.length;
         queue.push(c);
         req.pause();
         wake?.();
+      };
+      const discard = () => {
+        req.off('data', onData);
+        let discarded = 0;
+        req.on('data', (c: Buffer) => {
+          discarded += c.length;
+          if (discarded > MAX_DISCARD_BYTES) req.socket.destroy();
+        });
+        req.resume();
       };
       const onEnd = () => {
         ended = true;
@@ -63,12 +86,18 @@ function bodyOf(req: IncomingMessage): AsyncIterable<Uint8Array> {
         wake?.();
       };
       req.on('data', onData).on('end', onEnd).on('error', onError);
+      // A declared body that cannot fit the budget is refused before any of it is read.
+      const declared = Number(req.headers['content-length'] ?? 0);
+      if (budget && declared > budget.limit - budget.inFlight) {
+        failed = overloaded(budget.limit);
+        discard();
+      }
       return {
         async next(): Promise<IteratorResult<Uint8Array>> {
           for (;;) {
+            if (failed) throw failed;
             const c = queue.shift();
             if (c) return { done: false, value: c };
-            if (failed) throw failed;
             if (ended) return { done: true, value: undefined };
             req.resume();
             await new Promise<void>((r) => (wake = r));
@@ -76,13 +105,7 @@ function bodyOf(req: IncomingMessage): AsyncIterable<Uint8Array> {
           }
         },
         async return(): Promise<IteratorResult<Uint8Array>> {
-          req.off('data', onData);
-          let discarded = 0;
-          req.on('data', (c: Buffer) => {
-            discarded += c.length;
-            if (discarded > MAX_DISCARD_BYTES) req.socket.destroy();
-          });
-          req.resume();
+          discard();
           return { done: true, value: undefined };
         },
       };

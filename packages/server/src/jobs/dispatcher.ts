@@ -4,6 +4,9 @@ import type { WorkerSession } from '../ws/worker-session.js';
 import { notifyTerminal, type CoreContext } from './context.js';
 import { recordJobLogs } from './job-logs.js';
 
+type JobReport = Extract<WorkerMessage, { type: 'job.progress' | 'job.stream' | 'job.complete' | 'job.fail' }>;
+const isJobReport = (m: WorkerMessage): m is JobReport => m.type === 'job.progress' || m.type === 'job.stream' || m.type === 'job.complete' || m.type === 'job.fail';
+
 /** Most claims one dispatch pass issues before awaiting them. */
 const CLAIM_BATCH = 64;
 const WORKER_LOST = 'worker lost: the job was requeued too many times after its worker disconnected';
@@ -107,6 +110,7 @@ export class Dispatcher {
   /** Applies one decoded message from a worker. */
   async onWorkerMessage(s: WorkerSession, msg: WorkerMessage): Promise<void> {
     const { store, clock, events, options, logger } = this.ctx;
+    if (isJobReport(msg) && s.inflight.get(msg.id) !== msg.attempt) return this.refuseReport(s, msg);
     switch (msg.type) {
       case 'job.progress':
         if (await store.setProgress(msg.id, msg.attempt, msg.progress)) events.emit(msg.id, 'change');
@@ -121,7 +125,7 @@ export class Dispatcher {
       }
       case 'job.complete':
       case 'job.fail': {
-        if (s.inflight.get(msg.id) === msg.attempt) s.inflight.delete(msg.id);
+        s.inflight.delete(msg.id); // held by this session (checked above)
         let after: JobRecord | undefined;
         if (msg.type === 'job.complete') {
           const finishing = store.finish(msg.id, msg.attempt, { status: 'COMPLETED', output: msg.output }, clock.now(), options.retention);
@@ -165,6 +169,15 @@ export class Dispatcher {
   }
 
   /**
+   * A report about a job attempt this session does not hold (another worker's job, an attempt reassigned away,
+   * a job that ended): nothing is applied. A result is still acknowledged, so an honest worker forgets it.
+   */
+  private refuseReport(s: WorkerSession, msg: JobReport): void {
+    if (msg.type === 'job.complete' || msg.type === 'job.fail') s.send({ type: 'job.ack', id: msg.id, attempt: msg.attempt });
+    this.ctx.logger.debug('report for a job attempt this worker does not hold dropped', { jobId: msg.id, workerId: s.workerId, attempt: msg.attempt, type: msg.type });
+  }
+
+  /**
    * A worker (re)connected announcing the jobs it still runs. Those still current are adopted again; the rest
    * are returned as stale. Jobs the store holds for this worker id that it no longer has are requeued now.
    */
@@ -174,13 +187,14 @@ export class Dispatcher {
     const claimed = new Set<string>();
     for (const ref of inflight) {
       const job = await store.get(ref.id);
-      if (job && job.status === 'IN_PROGRESS' && job.attempt === ref.attempt && job.workerId === s.workerId && (await store.setLease(ref.id, ref.attempt, null))) {
+      if (job && job.status === 'IN_PROGRESS' && job.attempt === ref.attempt && job.workerId === s.workerId && job.endpointId === s.endpointId && (await store.setLease(ref.id, ref.attempt, null))) {
         s.inflight.set(ref.id, ref.attempt);
         claimed.add(ref.id);
       } else stale.push(ref);
     }
     for (const job of await store.runningOn(s.workerId)) {
-      if (!claimed.has(job.id)) await this.requeue(job, 'worker restarted without it');
+      // Only jobs of this worker's own endpoint: a hello naming another endpoint never touches them.
+      if (!claimed.has(job.id) && job.endpointId === s.endpointId) await this.requeue(job, 'worker restarted without it');
     }
     return stale;
   }

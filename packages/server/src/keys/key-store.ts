@@ -1,4 +1,6 @@
-/** A stored API key: never the secret, only its SHA-256. */
+export type KeyKind = 'api' | 'worker';
+
+/** A stored API key or worker token: never the secret, only its SHA-256. */
 export interface StoredKey {
   /** Public id (also inside the key): `berth keys revoke <id>`. */
   id: string;
@@ -10,6 +12,8 @@ export interface StoredKey {
   endpoints: string[] | null;
   /** Only `/status`, `/status-sync`, `/stream`, `/health` (and the webhook log). */
   readOnly: boolean;
+  /** `api`: an API key (`berth_sk_`); `worker`: a worker token (`berth_wk_`) for `endpoints` only. */
+  kind: KeyKind;
   createdAt: number;
   revokedAt: number | null;
 }
@@ -60,6 +64,8 @@ export interface KeyRow {
   hash: string;
   endpoints: string | null;
   read_only: number | boolean;
+  /** Absent in rows of a table created before worker tokens existed. */
+  kind?: string | null;
   created_at: number;
   revoked_at: number | null;
 }
@@ -71,6 +77,7 @@ export const keyFromRow = (r: KeyRow): StoredKey => ({
   hash: r.hash,
   endpoints: r.endpoints === null ? null : (JSON.parse(r.endpoints) as string[]),
   readOnly: r.read_only === true || r.read_only === 1,
+  kind: r.kind === 'worker' ? 'worker' : 'api',
   createdAt: r.created_at,
   revokedAt: r.revoked_at,
 });

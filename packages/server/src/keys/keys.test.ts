@@ -40,7 +40,7 @@ describe.each(stores)('%s', (_name, make) => {
     const listed = await store.list();
     expect(listed.map((k) => k.id)).toEqual([a.key.id, b.key.id]);
     expect(JSON.stringify(listed)).not.toContain(a.secret.slice(22));
-    expect(listed[0]).toEqual({ id: a.key.id, name: 'ci', hash: hashApiKey(a.secret), endpoints: ['echo'], readOnly: false, createdAt: 1, revokedAt: null });
+    expect(listed[0]).toEqual({ id: a.key.id, name: 'ci', hash: hashApiKey(a.secret), endpoints: ['echo'], readOnly: false, kind: 'api', createdAt: 1, revokedAt: null });
     expect(listed[1]).toMatchObject({ endpoints: null, readOnly: true });
     expect(await store.revoke(a.key.id, 5)).toBe(true);
     expect(await store.revoke(a.key.id, 6)).toBe(false);
@@ -54,6 +54,21 @@ describe.each(stores)('%s', (_name, make) => {
     await expect(createApiKey(store, { endpoints: ['Bad_Id'] })).rejects.toThrow(/not a valid endpoint id/);
     await expect(createApiKey(store, { endpoints: [] })).rejects.toThrow(/at least one endpoint/);
     await store.close();
+  });
+});
+
+describe('SqliteKeyStore upgrade', () => {
+  it('adds the kind column to a table made before worker tokens; its keys stay API keys', async () => {
+    const file = join(dir, `old-${Math.random()}.sqlite`);
+    const old = new SqliteStore({ file });
+    old.db.exec('CREATE TABLE api_keys (id TEXT PRIMARY KEY, name TEXT NOT NULL, hash TEXT NOT NULL, endpoints TEXT, read_only INTEGER NOT NULL, created_at INTEGER NOT NULL, revoked_at INTEGER)');
+    old.db.prepare('INSERT INTO api_keys VALUES (?, ?, ?, NULL, 0, 1, NULL)').run('aaaaaaaaaaaa', 'old', 'ab'.repeat(32));
+    const store = new SqliteKeyStore(old.db);
+    expect((await store.get('aaaaaaaaaaaa'))?.kind).toBe('api');
+    const w = await createApiKey(store, { worker: true, endpoints: ['echo'] });
+    expect((await store.list()).map((k) => k.kind)).toEqual(['api', 'worker']);
+    expect(w.secret.startsWith('berth_wk_')).toBe(true);
+    await old.close();
   });
 });
 

@@ -4,7 +4,7 @@ import { migrate } from '../store/postgres/schema.js';
 import { keyFromRow as fromRow, type KeyRow, type KeyStore, type StoredKey } from './key-store.js';
 
 /**
- * API keys in PostgreSQL (table `api_keys` in Berth's schema, next to the jobs): every replica of a
+ * API keys and worker tokens in PostgreSQL (table `api_keys` in Berth's schema, next to the jobs): every replica of a
  * `berth serve` set and `berth keys` see the same keys, and a revocation applies on all replicas at once.
  *
  * @example const keys = await PgKeyStore.open({ url: 'postgres://berth@db/berth' });
@@ -34,8 +34,8 @@ export class PgKeyStore implements KeyStore {
 
   async insert(k: StoredKey): Promise<void> {
     try {
-      await this.pool.query(`INSERT INTO api_keys (id, name, hash, endpoints, read_only, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [k.id, k.name, k.hash, k.endpoints === null ? null : JSON.stringify(k.endpoints), k.readOnly, k.createdAt, k.revokedAt]);
+      await this.pool.query(`INSERT INTO api_keys (id, name, hash, endpoints, read_only, kind, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [k.id, k.name, k.hash, k.endpoints === null ? null : JSON.stringify(k.endpoints), k.readOnly, k.kind, k.createdAt, k.revokedAt]);
     } catch (err) {
       if ((err as { code?: string }).code === '23505') throw new Error(`duplicate key id ${k.id}`);
       toUnavailable(err);

@@ -1,5 +1,5 @@
 import { BerthError } from '@berth/protocol';
-import type { Guard, Operation } from '../http/guard.js';
+import type { Guard, Operation, Principal } from '../http/guard.js';
 
 /** What a read-only key may call. `status` covers `/status`, `/status-sync` and the webhook delivery log. */
 export const READ_ONLY_OPERATIONS: ReadonlySet<Operation> = new Set<Operation>(['status', 'stream', 'health']);
@@ -16,3 +16,8 @@ export const scopeGuard: Guard = ({ principal, endpointId, operation }) => {
   }
   return undefined;
 };
+
+/** A write riding on a read route (`/status?ttl=` changes when the job is deleted): 403 `key_read_only` for read-only keys. */
+export function assertMayWrite(principal: Principal, what: string): void {
+  if (principal.scope?.readOnly) throw new BerthError('key_read_only', `API key ${principal.keyId} is read-only: ${what} is a write (only status, stream, health)`);
+}

@@ -141,13 +141,13 @@ describe('worker gateway', () => {
     expect(s.error).toContain('worker lost');
   });
 
-  it('registers the endpoint a worker announces, unless that is turned off', async () => {
-    await using t = await listening();
+  it('registers the endpoint a worker announces only when acceptWorkerEndpoints allows it (off by default)', async () => {
+    await using t = await listening({ acceptWorkerEndpoints: true });
     const w = await ScriptedWorker.connect(t.url, { endpointId: 'fresh' });
     await w.next('welcome');
     expect((await call(t.server, 'GET', '/v2/fresh/health')).status).toBe(200);
     await w.close();
-    await using t2 = await listening({ acceptWorkerEndpoints: false });
+    await using t2 = await listening();
     const w2 = await ScriptedWorker.connect(t2.url, { endpointId: 'fresh' });
     expect(await w2.next('error')).toMatchObject({ code: 'unknown_endpoint' });
   });

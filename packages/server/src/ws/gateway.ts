@@ -4,19 +4,20 @@ import { PROTOCOL_VERSION, WORKER_WS_PATH, decodeWorkerMessage, ENDPOINT_ID_RE, 
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
-import { KeyChecker } from '../http/auth.js';
+import { mayServe, type WorkerAuth, type WorkerIdentity } from '../workers/worker-auth.js';
 import { WorkerSession } from './worker-session.js';
+import { ConnectionGuard } from './connection-guard.js';
 
 const HELLO_TIMEOUT_MS = 10_000;
-const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 export interface GatewayDeps {
   ctx: CoreContext;
   dispatcher: Dispatcher;
-  tokens: KeyChecker;
+  /** Worker credentials: shared tokens and stored per-endpoint worker tokens. */
+  auth: WorkerAuth;
   /** Whether an endpoint is served; `register` adds one announced by a worker (when allowed). */
   hasEndpoint(id: string): boolean;
-  register(id: string): boolean;
+  register(id: string, identity: WorkerIdentity): boolean;
 }
 
 /**
@@ -25,11 +26,13 @@ export interface GatewayDeps {
  * those silent for 3 intervals (their jobs go to a lease, then back to the queue).
  */
 export class Gateway {
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+  // Frames over the limit close the connection (1009) while arriving, before they are buffered whole.
+  private readonly wss: WebSocketServer;
   private readonly timer: NodeJS.Timeout;
   private readonly sockets = new Set<WebSocket>();
 
   constructor(private readonly deps: GatewayDeps) {
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: deps.ctx.options.maxWorkerFrameBytes });
     this.timer = setInterval(() => this.heartbeat(), deps.ctx.options.heartbeatMs);
     this.timer.unref();
   }
@@ -41,33 +44,49 @@ export class Gateway {
       socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n{"error":"${text}","code":"${status === 401 ? 'unauthorized' : 'route_not_found'}"}`);
     };
     if (path !== WORKER_WS_PATH) return refuse(404, 'Not Found');
-    const secret = KeyChecker.secretOf(req.headers.authorization);
-    if (!secret || !this.deps.tokens.match(secret)) return refuse(401, 'Unauthorized');
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws));
+    this.deps.auth.authenticateWorker(req.headers.authorization).then(
+      (identity) => {
+        if (socket.destroyed) return;
+        if (!identity) return refuse(401, 'Unauthorized');
+        this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, identity));
+      },
+      (err) => {
+        this.deps.ctx.logger.error('worker authentication failed', { err: String(err) });
+        socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n{"error":"credential store unavailable","code":"unavailable"}');
+      },
+    );
   }
 
-  private onConnection(ws: WebSocket): void {
+  private onConnection(ws: WebSocket, identity: WorkerIdentity): void {
     const { logger } = this.deps.ctx;
     this.sockets.add(ws);
     let session: WorkerSession | undefined;
     let queue = Promise.resolve();
     const helloTimer = setTimeout(() => this.refuse(ws, 'invalid_message', 'no hello within 10 s'), HELLO_TIMEOUT_MS);
+    const guard = new ConnectionGuard(this.deps.ctx.options.workerMessagesPerSecond, logger, () => session?.workerId);
     ws.on('message', (data, isBinary) => {
-      if (session) session.lastSeen = performance.now();
+      const now = performance.now();
+      if (session) session.lastSeen = now;
+      // Over the message rate: stop reading and apply this message later (nothing is dropped).
+      const notBefore = guard.admit(now);
+      if (notBefore > 0) ws.pause();
       const text = isBinary ? '' : data.toString();
       const decoded = decodeWorkerMessage(text);
       if (!decoded.ok) {
-        logger.warn('malformed worker message ignored', { workerId: session?.workerId, error: decoded.error });
-        ws.send(JSON.stringify({ type: 'error', code: 'invalid_message', message: decoded.error }));
+        if (guard.malformedFrame(decoded.error)) ws.send(JSON.stringify({ type: 'error', code: 'invalid_message', message: decoded.error }));
         return;
       }
       const msg = decoded.value;
       // Messages of one worker are applied in order.
       queue = queue.then(async () => {
+        if (notBefore > 0) {
+          await new Promise((r) => setTimeout(r, notBefore - performance.now()));
+          ws.resume();
+        }
         if (!session) {
           if (msg.type !== 'hello') return this.refuse(ws, 'invalid_message', 'the first message must be hello');
           clearTimeout(helloTimer);
-          session = await this.onHello(ws, msg);
+          session = await this.onHello(ws, msg, identity);
           return;
         }
         await this.deps.dispatcher.onWorkerMessage(session, msg);
@@ -81,6 +100,7 @@ export class Gateway {
     ws.on('error', (err) => logger.debug('worker socket error', { workerId: session?.workerId, err: String(err) }));
     ws.on('close', () => {
       clearTimeout(helloTimer);
+      guard.close();
       this.sockets.delete(ws);
       queue = queue.then(async () => {
         if (session) await this.retire(session, 'socket closed');
@@ -94,23 +114,33 @@ export class Gateway {
     ws.close(4000, code);
   }
 
-  private async onHello(ws: WebSocket, hello: HelloMessage): Promise<WorkerSession | undefined> {
+  private async onHello(ws: WebSocket, hello: HelloMessage, identity: WorkerIdentity): Promise<WorkerSession | undefined> {
     const { ctx, dispatcher } = this.deps;
     if (hello.protocol !== PROTOCOL_VERSION) {
       this.refuse(ws, 'protocol_mismatch', `protocol ${hello.protocol} is not supported; this control plane speaks ${PROTOCOL_VERSION}`);
       return undefined;
     }
-    if (!ENDPOINT_ID_RE.test(hello.endpointId) || (!this.deps.hasEndpoint(hello.endpointId) && !this.deps.register(hello.endpointId))) {
+    if (!mayServe(identity, hello.endpointId)) {
+      this.refuse(ws, 'unauthorized', `worker token ${identity.credentialId} may not serve endpoint ${hello.endpointId.slice(0, 80)}`);
+      return undefined;
+    }
+    if (!ENDPOINT_ID_RE.test(hello.endpointId) || (!this.deps.hasEndpoint(hello.endpointId) && !this.deps.register(hello.endpointId, identity))) {
       this.refuse(ws, 'unknown_endpoint', `endpoint ${hello.endpointId} is not served here`);
       return undefined;
     }
     const old = ctx.registry.get(hello.workerId);
+    if (old && (old.endpointId !== hello.endpointId || old.credentialId !== identity.credentialId)) {
+      // Only the same worker (same endpoint, same credential) may replace a live connection: anyone else is refused
+      // and the running worker keeps its connection and its jobs.
+      this.refuse(ws, 'duplicate_worker', `worker id ${hello.workerId} is connected already (another endpoint or credential); pick another BERTH_WORKER_ID`);
+      return undefined;
+    }
     if (old) {
       ctx.logger.warn('worker id reconnected: dropping the older connection', { workerId: hello.workerId });
       await this.retire(old, 'replaced by a new connection');
       old.terminate();
     }
-    const session = new WorkerSession(ws, hello, performance.now());
+    const session = new WorkerSession(ws, hello, performance.now(), identity.credentialId);
     const stale = await dispatcher.adopt(session, hello.inflight);
     if (ws.readyState !== ws.OPEN) {
       await this.retire(session, 'closed during hello');

@@ -31,6 +31,8 @@ export class WorkerSession {
     private readonly socket: SessionSocket,
     hello: HelloMessage,
     now: number,
+    /** Id of the credential (worker token) the worker connected with: only the same credential may take its id over. */
+    readonly credentialId = '',
   ) {
     this.workerId = hello.workerId;
     this.endpointId = hello.endpointId;

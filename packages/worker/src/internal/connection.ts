@@ -11,6 +11,7 @@ import {
 } from '@berth/protocol';
 import type { Logger } from '../logger.js';
 import { backoffDelay, type BackoffOptions } from './backoff.js';
+import { frameText } from './frame-limit.js';
 
 /** Server messages the connection hands on (everything but welcome, ping, pong and error). */
 export type JobControlMessage = Exclude<ServerMessage, { type: 'welcome' | 'ping' | 'pong' | 'error' }>;
@@ -67,7 +68,7 @@ export class Connection {
   /** Sends a message if the connection is ready; returns false (and sends nothing) otherwise. */
   send(message: WorkerMessage): boolean {
     if (!this.ready || !this.ws) return false;
-    sendCoalesced(this.ws, JSON.stringify(message)); // the messages of one turn leave in one write
+    sendCoalesced(this.ws, frameText(message)); // the messages of one turn leave in one write
     return true;
   }
 

@@ -1,12 +1,16 @@
 import { LIMITS } from '@berth/protocol';
 import { toJobObject } from '../../jobs/job-view.js';
+import { assertMayWrite } from '../../keys/scope-guard.js';
 import { intParam } from '../query.js';
 import type { RouteContext } from './route-context.js';
 
 /** GET|POST /status/<id>[?ttl=]: the job object; `ttl` resets the remaining lifespan. */
 export async function status(rc: RouteContext) {
   const ttl = intParam(rc.req.query, 'ttl', LIMITS.ttlMin, LIMITS.ttlMax, 'invalid_ttl');
-  if (ttl !== undefined) await rc.service.setTtl(rc.endpointId, rc.jobId, ttl);
+  if (ttl !== undefined) {
+    assertMayWrite(rc.principal, 'changing ttl');
+    await rc.service.setTtl(rc.endpointId, rc.jobId, ttl);
+  }
   return { status: 200, json: toJobObject(await rc.service.get(rc.endpointId, rc.jobId)) };
 }
 
@@ -14,7 +18,10 @@ export async function status(rc: RouteContext) {
 export async function statusSync(rc: RouteContext) {
   const wait = intParam(rc.req.query, 'wait', LIMITS.waitMin, LIMITS.waitMax, 'invalid_wait') ?? LIMITS.waitDefault;
   const ttl = intParam(rc.req.query, 'ttl', LIMITS.ttlMin, LIMITS.ttlMax, 'invalid_ttl');
-  if (ttl !== undefined) await rc.service.setTtl(rc.endpointId, rc.jobId, ttl);
+  if (ttl !== undefined) {
+    assertMayWrite(rc.principal, 'changing ttl');
+    await rc.service.setTtl(rc.endpointId, rc.jobId, ttl);
+  }
   return { status: 200, json: await rc.service.waitTerminal(rc.endpointId, rc.jobId, wait, rc.req.signal) };
 }
 

@@ -8,7 +8,7 @@ import type { RouteContext } from './route-context.js';
 const SSE_KEEPALIVE_MS = 15_000;
 
 /**
- * GET|POST /stream/<id>: chunks not yet delivered to any reader. Long-polls (`?wait=`, default 10 s) until at
+ * GET|POST /stream/<id>: chunks not yet delivered to any reader. Long-polls (`?wait=`, default 5 s) until at
  * least one chunk exists or the job is terminal. With `Accept: text/event-stream`, pushes each chunk as an SSE
  * `message` event (`data: {"output": <chunk>}`) as it arrives, then one `done` event with the job object.
  */
@@ -27,6 +27,8 @@ export async function stream(rc: RouteContext) {
     for (;;) {
       // Status first, then chunks: a job seen terminal has already stored all of its chunks.
       const job = await rc.service.get(rc.endpointId, rc.jobId);
+      // A client that has gone must not consume chunks (taking marks them delivered): leave them for the next reader.
+      if (rc.req.signal?.aborted) return { status: 200, json: { id: job.id, status: job.status, stream: [] } };
       const chunks = await rc.service.takeStream(rc.jobId);
       const left = deadline - performance.now();
       if (chunks.length > 0 || isTerminal(job.status) || left <= 0) {
@@ -55,6 +57,7 @@ async function* sse(rc: RouteContext): AsyncGenerator<string> {
         yield `event: error\ndata: ${JSON.stringify({ error: `job ${rc.jobId} was deleted`, code: 'job_not_found' })}\n\n`;
         return;
       }
+      if (rc.req.signal?.aborted) return;
       const chunks = await rc.service.takeStream(rc.jobId);
       if (chunks.length > 0) yield chunks.map((output) => `data: ${JSON.stringify({ output })}\n\n`).join('');
       if (isTerminal(job.status)) {

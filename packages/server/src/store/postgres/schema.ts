@@ -107,6 +107,8 @@ const MIGRATIONS: string[] = [
     seen_at BIGINT NOT NULL
   );
   `,
+  // 2: per-endpoint worker tokens live beside the API keys (berth keys create --worker)
+  `ALTER TABLE api_keys ADD COLUMN kind TEXT NOT NULL DEFAULT 'api';`,
 ];
 
 /** Latest schema version this Berth knows. */

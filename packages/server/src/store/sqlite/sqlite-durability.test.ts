@@ -133,21 +133,26 @@ describe('SqliteStore durability', () => {
     expect(() => new SqliteStore({ file: f })).toThrow(/newer than this Berth/);
   });
 
-  it('refuses a data file another live control plane holds, and takes over a lock left by a dead one', async () => {
+  it('refuses a data file another live control plane holds (naming its pid), and takes it at once after that process is killed', async () => {
     const f = file();
     const { spawn } = await import('node:child_process');
     const { writeFileSync } = await import('node:fs');
-    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' });
+    writeFileSync(`${f}.lock`, String(process.ppid)); // an old-style pid file naming a live, unrelated process: ignored
+    const url = new URL('./data-lock.ts', import.meta.url).pathname;
+    const holder = spawn(process.execPath, ['--import', 'tsx', '-e', `import { DataLock } from ${JSON.stringify(url)}; DataLock.acquire(${JSON.stringify(f)}); console.log('held'); setTimeout(() => {}, 30000);`], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
-      writeFileSync(`${f}.lock`, String(other.pid));
-      expect(() => new SqliteStore({ file: f })).toThrow(new RegExp(`in use by another Berth control plane \\(pid ${other.pid}\\)`));
+      await new Promise((r) => holder.stdout!.once('data', r));
+      expect(() => new SqliteStore({ file: f })).toThrow(new RegExp(`in use by another Berth control plane \\(pid ${holder.pid}\\)`));
     } finally {
-      other.kill('SIGKILL');
-      await new Promise((r) => other.once('exit', r));
+      holder.kill('SIGKILL');
+      await new Promise((r) => holder.once('exit', r));
     }
-    const store = new SqliteStore({ file: f }); // the owner is gone: stale lock taken over
+    const store = new SqliteStore({ file: f }); // the owner is gone: the OS released its lock
     await store.insert(makeJob());
+    expect(() => new SqliteStore({ file: f })).toThrow(/in use by another Berth control plane/); // also within one process
     await store.close();
+    const again = new SqliteStore({ file: f }); // released by close()
+    await again.close();
   });
 
   it('uses WAL and the chosen synchronous level', async () => {
