@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { BerthServer } from '../server.js';
 import { PgStore } from '../store/postgres/pg-store.js';
 import { dropSchema, PG_TEST_URL, pgUnavailable, testSchema } from '../store/postgres/pg-test-db.test-helpers.js';
-import { call, ScriptedWorker, testServer, until } from '../testing.test-helpers.js';
+import { API_KEY, call, ScriptedWorker, testServer, until } from '../testing.test-helpers.js';
 import { PgClusterBus } from './pg-cluster-bus.js';
 
 // Two control planes in one process, each with its own PgStore (own pool, own LISTEN connection) on one schema:
@@ -71,6 +71,32 @@ describe.skipIf(skip !== undefined)(`replicas on one PostgreSQL schema${skip ? `
     expect(cancelled.body.status).toBe('CANCELLED');
     const stop = await w.next('job.cancel');
     expect(stop).toMatchObject({ id: assign.id, attempt: assign.attempt, reason: 'cancelled' });
+  });
+
+  it('SSE on A gets the chunks a worker on B streams, in order: small ones carried by the notification, large ones read back', async () => {
+    const [a, b] = await replicas(2);
+    const w = await ScriptedWorker.connect(b!.url);
+    cleanup.push(() => w.close());
+    await w.next('welcome');
+    const run = await call(a!.server, 'POST', '/v2/echo/run', { body: { input: { n: 3 } } });
+    const assign = await w.next('job.assign');
+    const res = await fetch(`${a!.url}/v2/echo/stream/${run.body.id}`, { headers: { authorization: `Bearer ${API_KEY}`, accept: 'text/event-stream' } });
+    expect(res.status).toBe(200);
+    const big = 'x'.repeat(9_000); // too large for one NOTIFY: goes as a bare wake-up
+    const sent: unknown[] = [];
+    const before = a!.bus.stats.received;
+    for (let i = 0; i < 20; i++) {
+      const chunk = i === 10 ? { i, big } : { i };
+      sent.push(chunk);
+      w.send({ type: 'job.stream', id: assign.id, attempt: assign.attempt, seq: i, chunks: [chunk] });
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    w.send({ type: 'job.complete', id: assign.id, attempt: assign.attempt, output: { ok: true } });
+    const text = await res.text();
+    const got = text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => (JSON.parse(e.slice(6)) as { output: unknown }).output);
+    expect(got).toEqual(sent);
+    expect(text).toContain('event: done');
+    expect(a!.bus.stats.received - before).toBeGreaterThan(0);
   });
 
   it('three replicas, workers on two of them, jobs submitted on all: every job runs exactly once', async () => {

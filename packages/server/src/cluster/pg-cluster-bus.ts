@@ -10,16 +10,28 @@ const OTHERS_FRESH_MS = 15_000;
 const KIND = { change: 'c', chunk: 's', deleted: 'd' } as const;
 const KIND_OF = { c: 'change', s: 'chunk', d: 'deleted' } as const;
 
+/** Chunks larger than this (JSON) go as a bare wake-up: the readers read them from the store. */
+const MAX_CHUNK_DATA = 6_000;
+
 /** Compact wire form of a message (one NOTIFY carries many). */
 function encode(m: ClusterMessage): unknown[] {
-  if (m.t === 'job') return ['j', m.id, KIND[m.kind]];
+  if (m.t === 'job') {
+    if (m.data) {
+      const chunks = JSON.stringify(m.data.chunks);
+      if (chunks !== undefined && chunks.length <= MAX_CHUNK_DATA) return ['j', m.id, KIND[m.kind], m.data.seq, m.data.chunks];
+    }
+    return ['j', m.id, KIND[m.kind]];
+  }
   if (m.t === 'queued') return ['q', m.endpointId];
   return ['x', m.id, m.attempt, m.workerId, m.reason];
 }
 
 function decode(a: unknown[]): ClusterMessage | undefined {
   const [t, x, y, z, w] = a as [string, string, unknown, unknown, unknown];
-  if (t === 'j' && (y === 'c' || y === 's' || y === 'd')) return { t: 'job', id: x, kind: KIND_OF[y] };
+  if (t === 'j' && (y === 'c' || y === 's' || y === 'd')) {
+    if (typeof z === 'number' && Array.isArray(w)) return { t: 'job', id: x, kind: KIND_OF[y], data: { seq: z, chunks: w } };
+    return { t: 'job', id: x, kind: KIND_OF[y] };
+  }
   if (t === 'q') return { t: 'queued', endpointId: x };
   if (t === 'x') return { t: 'stop', id: x, attempt: y as number, workerId: z as string, reason: w as 'cancelled' };
   return undefined;

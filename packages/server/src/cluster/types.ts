@@ -1,10 +1,13 @@
 import type { CancelMessage } from '@berth/protocol';
-import type { JobEventKind } from '../jobs/job-events.js';
+import type { ChunkData, JobEventKind } from '../jobs/job-events.js';
 
 /** What one control-plane replica tells the others. */
 export type ClusterMessage =
-  /** A job changed, got stream chunks or was deleted: waiters (/runsync, /status-sync, /stream) re-read the store. */
-  | { t: 'job'; id: string; kind: JobEventKind }
+  /**
+   * A job changed, got stream chunks or was deleted: waiters (/runsync, /status-sync, /stream) re-read the store.
+   * Chunks travel with their event when they fit in a notification (`data`): stream readers need no read then.
+   */
+  | { t: 'job'; id: string; kind: JobEventKind; data?: ChunkData }
   /** Jobs were queued on an endpoint: a replica with an idle worker for it claims them. */
   | { t: 'queued'; endpointId: string }
   /** Stop an attempt (cancel, timeout, ttl): the replica its worker is connected to tells the worker. */

@@ -31,7 +31,7 @@ export interface ClusterLink {
  */
 export function wireCluster(ctx: CoreContext, dispatcher: Dispatcher, bus: ClusterBus, opts: WireClusterOptions = {}): ClusterLink {
   const { events, registry, logger } = ctx;
-  events.forward = (id, kind) => bus.publish({ t: 'job', id, kind });
+  events.forward = (id, kind, data) => bus.publish(data ? { t: 'job', id, kind, data } : { t: 'job', id, kind });
   dispatcher.remoteStop = (job, reason) => {
     if (job.workerId !== undefined) bus.publish({ t: 'stop', id: job.id, attempt: job.attempt, workerId: job.workerId, reason });
   };
@@ -39,7 +39,7 @@ export function wireCluster(ctx: CoreContext, dispatcher: Dispatcher, bus: Clust
     for (const id of new Set(registry.sessions().map((s) => s.endpointId))) dispatcher.pump(id);
   };
   bus.onMessage((m) => {
-    if (m.t === 'job') events.emitLocal(m.id, m.kind);
+    if (m.t === 'job') events.emitLocal(m.id, m.kind, m.data);
     else if (m.t === 'queued') {
       if (registry.sessions(m.endpointId).length) dispatcher.pump(m.endpointId);
     } else {

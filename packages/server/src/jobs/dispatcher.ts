@@ -111,9 +111,12 @@ export class Dispatcher {
       case 'job.progress':
         if (await store.setProgress(msg.id, msg.attempt, msg.progress)) events.emit(msg.id, 'change');
         return;
-      case 'job.stream':
-        if ((await store.appendStream(msg.id, msg.attempt, msg.seq, msg.chunks)) > 0) events.emit(msg.id, 'chunk');
+      case 'job.stream': {
+        const n = await store.appendStream(msg.id, msg.attempt, msg.seq, msg.chunks);
+        // The fresh chunks travel with the event: readers deliver them without reading them back.
+        if (n > 0) events.emit(msg.id, 'chunk', { seq: msg.seq + msg.chunks.length - n, chunks: msg.chunks.slice(-n) });
         return;
+      }
       case 'job.complete':
       case 'job.fail': {
         if (s.inflight.get(msg.id) === msg.attempt) s.inflight.delete(msg.id);

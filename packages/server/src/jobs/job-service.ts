@@ -3,7 +3,8 @@ import type { JobRecord } from '../store/types.js';
 import { notifyTerminal, type CoreContext } from './context.js';
 import type { Dispatcher } from './dispatcher.js';
 import { newJob } from './new-job.js';
-import { armWaiter } from './job-events.js';
+import { armWaiter, type Waiter } from './job-events.js';
+import { claimPushed } from './stream-claim.js';
 import { toJobObject } from './job-view.js';
 
 /** The client-facing job operations. Each is a conditional store write followed by wake-ups. */
@@ -37,6 +38,11 @@ export class JobService {
   /** Stream chunks no reader has had yet (consumed by this call). */
   takeStream(id: string): Promise<unknown[]> {
     return this.ctx.store.takeStream(id);
+  }
+
+  /** After a wake-up: the chunks the events carried (see `claimPushed`), or undefined: read the store. */
+  pushedChunks(id: string, waiter: Waiter): Promise<unknown[] | undefined> {
+    return claimPushed(this.ctx.store, id, waiter);
   }
 
   /** The job, or 404 `job_not_found` (unknown, other endpoint, expired by ttl or past retention). */

@@ -215,6 +215,13 @@ export class MemoryStore implements Store {
     return out;
   }
 
+  async claimStream(id: string, from: number, to: number): Promise<boolean> {
+    const e = this.jobs.get(id);
+    if (!e || e.delivered !== from || e.chunks.length < to) return false;
+    e.delivered = to;
+    return true;
+  }
+
   async setLease(id: string, attempt: number, until: number | null): Promise<boolean> {
     const e = this.running(id, attempt);
     if (!e) return false;

@@ -152,6 +152,12 @@ export interface Store {
   appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number>;
   /** Returns the chunks not yet delivered to any reader and marks them delivered. */
   takeStream(id: string): Promise<unknown[]>;
+  /**
+   * Optional: marks the chunks `[from, to)` delivered if every chunk before `from` was delivered and none after
+   * (no other reader took them). A reader woken with the chunks themselves (`ChunkData` of a `chunk` event) then
+   * delivers them without reading them back; false: it calls `takeStream`.
+   */
+  claimStream?(id: string, from: number, to: number): Promise<boolean>;
   /** Sets or clears (null) the disconnected-worker lease of a running attempt. */
   setLease(id: string, attempt: number, until: number | null): Promise<boolean>;
   /** IN_PROGRESS jobs held by a worker. */

@@ -10,6 +10,7 @@ import { ClaimBatcher, CLAIM_MANY_SQL } from './claim-batch.js';
 import { FinishBatcher, FINISH_MANY_SQL } from './finish-batch.js';
 import { pgJobLogs } from './job-logs.js';
 import { pgOutbox } from './webhook-outbox.js';
+import { ASYNC_COMMIT, pgStream } from './stream-sql.js';
 
 /** Options of `PgStore`. */
 export interface PgStoreOptions extends PgConnectionOptions {
@@ -69,7 +70,7 @@ export class PgStore implements Store {
   private queueGen = 0;
   private readonly finishes = new FinishBatcher((params) => this.q<JobRow & { idx: number }>(FINISH_MANY_SQL, params));
   private readonly claims = new ClaimBatcher(
-    (params) => this.q<JobRow & { rn: number }>(CLAIM_MANY_SQL, params),
+    (params) => this.asyncRun<JobRow & { rn: number }>(CLAIM_MANY_SQL, params),
     () => this.replicaId,
     (endpointId, gen) => {
       if (gen === this.queueGen) this.emptyUntil.set(endpointId, Date.now() + EMPTY_HINT_MS);
@@ -79,6 +80,11 @@ export class PgStore implements Store {
 
   private constructor(
     readonly pool: Pool,
+    /**
+     * Claims and stream chunks: a small pool committing asynchronously (see `stream-sql.ts`): what it writes is
+     * visible at once; only a crash of the PostgreSQL server can undo its last fraction of a second.
+     */
+    private readonly asyncPool: Pool,
     readonly options: PgStoreOptions,
   ) {
     this.replicaId = options.replicaId ?? randomUUID();
@@ -101,7 +107,8 @@ export class PgStore implements Store {
       await pool.end().catch(() => {});
       throw err;
     }
-    return new PgStore(pool, options);
+    const asyncPool = createPool({ ...options, poolSize: 2 }, (err) => options.onError?.(err), ASYNC_COMMIT);
+    return new PgStore(pool, asyncPool, options);
   }
 
   private alive(): void {
@@ -293,33 +300,25 @@ export class PgStore implements Store {
     return (r.rowCount ?? 0) > 0;
   }
 
+  private readonly asyncRun = async <R extends object>(sql: string, params: unknown[]): Promise<R[]> => {
+    this.alive();
+    try {
+      return (await this.asyncPool.query<R>(named(sql, params))).rows;
+    } catch (err) {
+      return toUnavailable(err);
+    }
+  };
+
   appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number> {
-    return this.tx(async (c) => {
-      const r = await c.query<{ stream_len: number }>(`SELECT stream_len FROM jobs WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 FOR UPDATE`, [id, attempt]);
-      const len = r.rows[0]?.stream_len;
-      if (len === undefined || seq > len) return 0; // not running, or a gap: refuse out-of-order data
-      const fresh = chunks.slice(len - seq);
-      if (!fresh.length) return 0;
-      await c.query(`INSERT INTO stream_chunks (job_id, seq, data) SELECT $1, $2 + i - 1, d FROM unnest($3::text[]) WITH ORDINALITY AS t(d, i)
-        ON CONFLICT DO NOTHING`, [id, len, fresh.map((x) => JSON.stringify(x) ?? 'null')]);
-      await c.query(`UPDATE jobs SET stream_len = $2 WHERE id = $1`, [id, len + fresh.length]);
-      return fresh.length;
-    });
+    return pgStream.append(this.asyncRun, id, attempt, seq, chunks);
   }
 
-  async takeStream(id: string): Promise<unknown[]> {
-    // A reader polling a stream with nothing new (the common case) only reads; taking chunks is a transaction.
-    const [s] = await this.q<{ stream_len: number; stream_taken: number }>(`SELECT stream_len, stream_taken FROM jobs WHERE id = $1`, [id]);
-    if (!s || s.stream_taken >= s.stream_len) return [];
-    return this.tx(async (c) => {
-      const r = await c.query<{ stream_len: number; stream_taken: number }>(`SELECT stream_len, stream_taken FROM jobs WHERE id = $1 FOR UPDATE`, [id]);
-      const st = r.rows[0];
-      if (!st || st.stream_taken >= st.stream_len) return [];
-      const rows = await c.query<{ data: string }>(`SELECT data FROM stream_chunks WHERE job_id = $1 AND seq >= $2 ORDER BY seq`, [id, st.stream_taken]);
-      await c.query(`UPDATE jobs SET stream_taken = $2 WHERE id = $1`, [id, st.stream_len]);
-      await c.query(`DELETE FROM stream_chunks WHERE job_id = $1 AND seq < $2`, [id, st.stream_len]);
-      return rows.rows.map((x) => JSON.parse(x.data) as unknown);
-    });
+  takeStream(id: string): Promise<unknown[]> {
+    return pgStream.take(this.asyncRun, id);
+  }
+
+  claimStream(id: string, from: number, to: number): Promise<boolean> {
+    return pgStream.claim(this.asyncRun, id, from, to);
   }
 
   async setLease(id: string, attempt: number, until: number | null): Promise<boolean> {
@@ -440,6 +439,6 @@ export class PgStore implements Store {
     if (this.closed) return;
     await this.watch.stop(this.watch.running);
     this.closed = true;
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.asyncPool.end()]);
   }
 }
