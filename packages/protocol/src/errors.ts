@@ -23,6 +23,7 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   request_timeout: 408,
   job_not_retryable: 409,
+  idempotency_key_reused: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   headers_too_large: 431,

@@ -3,6 +3,8 @@ import type { JobRecord } from '../store/types.js';
 import { notifyTerminal, type CoreContext } from './context.js';
 import type { Dispatcher } from './dispatcher.js';
 import { newJob } from './new-job.js';
+import { DuplicateJobError } from '../store/duplicate-job.js';
+import { idempotentJobId, sameRequestOrRefuse, type IdempotencyScope } from './idempotency.js';
 import { armWaiter, type Waiter } from './job-events.js';
 import { claimPushed } from './stream-claim.js';
 import { toJobObject } from './job-view.js';
@@ -14,20 +16,42 @@ export class JobService {
     private readonly dispatcher: Dispatcher,
   ) {}
 
-  /** Stores a new job (resolves once it is committed), then dispatches it. `cost`: see `JobRecord.cost`. */
-  async submit(endpointId: string, req: JobRequest, sync: boolean, cost?: number): Promise<JobRecord> {
+  /**
+   * Stores a new job (resolves once it is committed), then dispatches it. `cost`: see `JobRecord.cost`. With
+   * `idem` (an `Idempotency-Key`), the job's id is the key's: a retry answers the job the first submit stored (on
+   * any replica), `replayed` true; a different body is refused with 409 `idempotency_key_reused`.
+   */
+  async submit(endpointId: string, req: JobRequest, sync: boolean, cost?: number, idem?: IdempotencyScope): Promise<JobRecord & { replayed?: true }> {
     const now = this.ctx.clock.now();
     const job = newJob(endpointId, req, sync, now);
     if (cost !== undefined) job.cost = cost;
+    if (idem) job.id = idempotentJobId(idem, endpointId, sync);
+    for (let tries = 0; ; tries++) {
+      try {
+        await this.insert(job);
+        return job;
+      } catch (err) {
+        if (!idem || !(err instanceof DuplicateJobError)) throw err;
+        const stored = await this.ctx.store.get(job.id);
+        if (stored) {
+          this.ctx.logger.debug('idempotent retry answered with the stored job', { jobId: job.id, endpointId });
+          return { ...sameRequestOrRefuse(stored, job, idem.key), replayed: true };
+        }
+        if (tries >= 2) throw err; // deleted between the insert and the read, again and again
+      }
+    }
+  }
+
+  private async insert(job: JobRecord): Promise<void> {
+    const { endpointId } = job;
     const inserted = this.ctx.store.insert(job);
     // Dispatch at once: with a batching store (SQLite) the claim joins the insert's batch, one commit for both
     // (the worker hears of the job only after it). The pump below covers stores that see the job only later.
     this.dispatcher.pump(endpointId);
     await inserted;
     this.ctx.wakeAt(job.expiresAt);
-    this.ctx.logger.debug('job accepted', { jobId: job.id, endpointId, sync });
+    this.ctx.logger.debug('job accepted', { jobId: job.id, endpointId, sync: job.sync });
     this.dispatcher.pump(endpointId);
-    return job;
   }
 
   /** Wake-ups for waiters on a job. */

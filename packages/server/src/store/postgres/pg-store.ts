@@ -10,6 +10,7 @@ import { ClaimBatcher, CLAIM_MANY_SQL } from './claim-batch.js';
 import { FinishBatcher, FINISH_MANY_SQL } from './finish-batch.js';
 import { pgJobLogs } from './job-logs.js';
 import { pgOutbox } from './webhook-outbox.js';
+import { DuplicateJobError } from '../duplicate-job.js';
 import { ASYNC_COMMIT, pgStream } from './stream-sql.js';
 
 /** Options of `PgStore`. */
@@ -180,7 +181,7 @@ export class PgStore implements Store {
       try {
         await c.query(named(job.status === 'IN_QUEUE' ? INSERT_QUEUED : INSERT_OTHER, insertValues(job)));
       } catch (err) {
-        if ((err as { code?: string }).code === '23505') throw new Error(`duplicate job id ${job.id}`);
+        if ((err as { code?: string }).code === '23505') throw new DuplicateJobError(job.id);
         throw err;
       }
     };
