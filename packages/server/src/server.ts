@@ -113,7 +113,8 @@ export function createServer(options: ServerOptions = {}): BerthServer {
         createRateLimitGuard({
           limits: opts.rateLimits,
           clock: opts.clock,
-          runningWorkers: (id) => ctx.registry.sessions(id).filter((s) => !s.draining && !s.closed).length,
+          runningWorkers: (id) => ctx.registry.limitWorkers(id),
+          replicas: () => 1 + ctx.registry.remote.count(),
         }),
         (g) => metrics.rateLimitRejected(g.endpointId, g.operation),
       ),

@@ -2,6 +2,7 @@ import type { Client, Notification } from 'pg';
 import { loadPg } from '../store/postgres/connect.js';
 import type { PgStore } from '../store/postgres/pg-store.js';
 import type { ClusterBus, ClusterMessage } from './types.js';
+import type { PresenceSnapshot } from './presence.js';
 
 /** NOTIFY payloads must stay under 8000 bytes. */
 const MAX_PAYLOAD = 7_500;
@@ -23,6 +24,7 @@ function encode(m: ClusterMessage): unknown[] {
     return ['j', m.id, KIND[m.kind]];
   }
   if (m.t === 'queued') return ['q', m.endpointId];
+  if (m.t === 'presence') return m.eps ? ['p', m.replica, m.eps] : ['p', m.replica];
   return ['x', m.id, m.attempt, m.workerId, m.reason];
 }
 
@@ -33,6 +35,7 @@ function decode(a: unknown[]): ClusterMessage | undefined {
     return { t: 'job', id: x, kind: KIND_OF[y] };
   }
   if (t === 'q') return { t: 'queued', endpointId: x };
+  if (t === 'p') return y !== null && typeof y === 'object' ? { t: 'presence', replica: x, eps: y as PresenceSnapshot } : { t: 'presence', replica: x };
   if (t === 'x') return { t: 'stop', id: x, attempt: y as number, workerId: z as string, reason: w as 'cancelled' };
   return undefined;
 }

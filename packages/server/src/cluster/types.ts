@@ -1,5 +1,6 @@
 import type { CancelMessage } from '@berth/protocol';
 import type { ChunkData, JobEventKind } from '../jobs/job-events.js';
+import type { PresenceSnapshot } from './presence.js';
 
 /** What one control-plane replica tells the others. */
 export type ClusterMessage =
@@ -10,6 +11,8 @@ export type ClusterMessage =
   | { t: 'job'; id: string; kind: JobEventKind; data?: ChunkData }
   /** Jobs were queued on an endpoint: a replica with an idle worker for it claims them. */
   | { t: 'queued'; endpointId: string }
+  /** A replica's workers per endpoint (every 2 s and on change); without `eps`: the replica is leaving. */
+  | { t: 'presence'; replica: string; eps?: PresenceSnapshot }
   /** Stop an attempt (cancel, timeout, ttl): the replica its worker is connected to tells the worker. */
   | { t: 'stop'; id: string; attempt: number; workerId: string; reason: CancelMessage['reason'] };
 
