@@ -3,6 +3,7 @@ import type { JobRecord } from '../store/types.js';
 import type { WorkerSession } from '../ws/worker-session.js';
 import { notifyTerminal, type CoreContext } from './context.js';
 import { recordJobLogs } from './job-logs.js';
+import { StreamAppender } from './stream-appender.js';
 
 /** Most claims one dispatch pass issues before awaiting them. */
 const CLAIM_BATCH = 64;
@@ -16,8 +17,11 @@ const WORKER_LOST = 'worker lost: the job was requeued too many times after its 
 export class Dispatcher {
   private readonly pumping = new Set<string>();
   private readonly again = new Set<string>();
+  private readonly streams: StreamAppender;
 
-  constructor(private readonly ctx: CoreContext) {}
+  constructor(private readonly ctx: CoreContext) {
+    this.streams = new StreamAppender(ctx);
+  }
 
   /** Dispatches queued jobs of an endpoint while some worker has a free credit. Safe to call often. */
   pump(endpointId: string): void {
@@ -109,16 +113,14 @@ export class Dispatcher {
     const { store, clock, events, options, logger } = this.ctx;
     switch (msg.type) {
       case 'job.progress':
+        await this.streams.flushed(msg.id);
         if (await store.setProgress(msg.id, msg.attempt, msg.progress)) events.emit(msg.id, 'change');
         return;
-      case 'job.stream': {
-        const n = await store.appendStream(msg.id, msg.attempt, msg.seq, msg.chunks);
-        // The fresh chunks travel with the event: readers deliver them without reading them back.
-        if (n > 0) events.emit(msg.id, 'chunk', { seq: msg.seq + msg.chunks.length - n, chunks: msg.chunks.slice(-n) });
-        return;
-      }
+      case 'job.stream':
+        return this.streams.add(msg); // in the background, merged with what follows; results wait for it
       case 'job.complete':
       case 'job.fail': {
+        await this.streams.flushed(msg.id);
         if (s.inflight.get(msg.id) === msg.attempt) s.inflight.delete(msg.id);
         let after: JobRecord | undefined;
         if (msg.type === 'job.complete') {
