@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   idempotency_key_reused: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  range_not_satisfiable: 416,
   headers_too_large: 431,
   rate_limited: 429,
   internal_error: 500,

@@ -5,9 +5,11 @@ import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import { createFileRoutes } from './file-routes.js';
 import { FileStore } from './file-store.js';
+import type { OutputFileStore } from './types.js';
 import { UrlSigner } from './url-signer.js';
 
 export { FileStore, type FileMeta } from './file-store.js';
+export type { OutputFileStore } from './types.js';
 export { UrlSigner } from './url-signer.js';
 export { DOWNLOAD_PREFIX, UPLOAD_PREFIX } from './file-routes.js';
 
@@ -20,7 +22,7 @@ export interface OutputFiles {
   /** Deletes expired files; returns how many. */
   sweep(): Promise<number>;
   close(): void;
-  readonly store: FileStore;
+  readonly store: OutputFileStore;
 }
 
 /** The control plane's file storage for worker outputs (used when the worker has no S3 bucket). */
@@ -34,8 +36,14 @@ export function createOutputFiles(o: {
   clock: Clock;
   logger: Logger;
 }): OutputFiles {
-  const files = new FileStore({ dir: o.dir, ttlMs: FILE_TTL_MS, clock: o.clock, logger: o.logger });
-  const signer = new UrlSigner(o.secret ?? files.secret());
-  const handle = createFileRoutes({ files, signer, tokens: o.tokens, store: o.store, clock: o.clock, logger: o.logger, maxBytes: o.maxBytes, publicUrl: o.publicUrl });
+  // A store that shares files between processes (PostgreSQL) keeps them; otherwise the control plane's folder.
+  const fileOpts = { ttlMs: FILE_TTL_MS, clock: o.clock, logger: o.logger };
+  const files = o.store.outputFiles?.(fileOpts) ?? new FileStore({ dir: o.dir, ...fileOpts });
+  let signer: Promise<UrlSigner> | undefined;
+  const sign = () => (signer ??= (o.secret !== undefined ? Promise.resolve(o.secret) : files.secret()).then((s) => new UrlSigner(s)).catch((err: unknown) => {
+    signer = undefined;
+    throw err;
+  }));
+  const handle = createFileRoutes({ files, signer: sign, tokens: o.tokens, store: o.store, clock: o.clock, logger: o.logger, maxBytes: o.maxBytes, publicUrl: o.publicUrl });
   return { handle, sweep: () => files.sweep(), close: () => files.close(), store: files };
 }

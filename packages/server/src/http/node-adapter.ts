@@ -103,6 +103,7 @@ async function write(res: ServerResponse, out: ApiResponse): Promise<void> {
     res.end(out.bytes);
     return;
   }
+  if ('stream' in out) return pipe(res, out.status, { 'content-length': String(out.length), ...out.headers }, out.stream);
   res.writeHead(out.status, { ...out.headers });
   res.flushHeaders();
   const it = out.events[Symbol.asyncIterator]();
@@ -116,5 +117,24 @@ async function write(res: ServerResponse, out: ApiResponse): Promise<void> {
   } finally {
     await it.return?.();
     res.end();
+  }
+}
+
+/** Writes pieces as the client takes them (backpressure): one piece in memory at a time. */
+async function pipe(res: ServerResponse, status: number, headers: Record<string, string>, body: AsyncIterable<Uint8Array>): Promise<void> {
+  res.writeHead(status, headers);
+  const it = body[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      if (res.destroyed) return;
+      const next = await it.next();
+      if (next.done) break;
+      if (!res.write(next.value)) await new Promise<void>((r) => res.once('drain', r).once('close', r));
+    }
+    res.end();
+  } catch (err) {
+    res.destroy(err as Error); // the headers are gone: cut the connection so the client sees a short body
+  } finally {
+    await it.return?.();
   }
 }

@@ -1,4 +1,7 @@
 import type { JobStatus, S3Config } from '@berth/protocol';
+import type { Clock } from '../clock.js';
+import type { OutputFileStore } from '../files/types.js';
+import type { Logger } from '../logger.js';
 
 /** One job as the store keeps it. Times are epoch ms. */
 export interface JobRecord {
@@ -158,6 +161,11 @@ export interface Store {
    * delivers them without reading them back; false: it calls `takeStream`.
    */
   claimStream?(id: string, from: number, to: number): Promise<boolean>;
+  /**
+   * Optional: a file store for worker outputs shared by every process using this store (PostgreSQL: every
+   * replica serves every output URL). Without it, output files go to the control plane's folder.
+   */
+  outputFiles?(o: { ttlMs: number; clock: Clock; logger: Logger }): OutputFileStore;
   /** Sets or clears (null) the disconnected-worker lease of a running attempt. */
   setLease(id: string, attempt: number, until: number | null): Promise<boolean>;
   /** IN_PROGRESS jobs held by a worker. */

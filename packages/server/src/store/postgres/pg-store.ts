@@ -12,6 +12,10 @@ import { pgJobLogs } from './job-logs.js';
 import { pgOutbox } from './webhook-outbox.js';
 import { DuplicateJobError } from '../duplicate-job.js';
 import { ASYNC_COMMIT, pgStream } from './stream-sql.js';
+import { PgFileStore } from './pg-file-store.js';
+import type { OutputFileStore } from '../../files/types.js';
+import type { Clock } from '../../clock.js';
+import type { Logger } from '../../logger.js';
 
 /** Options of `PgStore`. */
 export interface PgStoreOptions extends PgConnectionOptions {
@@ -316,6 +320,11 @@ export class PgStore implements Store {
 
   takeStream(id: string): Promise<unknown[]> {
     return pgStream.take(this.asyncRun, id);
+  }
+
+  /** Output files in the database: every replica serves every signed URL. */
+  outputFiles(o: { ttlMs: number; clock: Clock; logger: Logger }): OutputFileStore {
+    return new PgFileStore(this.pool, o);
   }
 
   claimStream(id: string, from: number, to: number): Promise<boolean> {
