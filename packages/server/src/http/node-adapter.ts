@@ -129,7 +129,7 @@ async function pipe(res: ServerResponse, status: number, headers: Record<string,
       if (res.destroyed) return;
       const next = await it.next();
       if (next.done) break;
-      if (!res.write(next.value)) await new Promise<void>((r) => res.once('drain', r).once('close', r));
+      if (!res.write(next.value)) await drained(res);
     }
     res.end();
   } catch (err) {
@@ -137,4 +137,15 @@ async function pipe(res: ServerResponse, status: number, headers: Record<string,
   } finally {
     await it.return?.();
   }
+}
+
+/** Resolves when the response can take more (or is closed), leaving no listener behind. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done).off('close', done);
+      resolve();
+    };
+    res.on('drain', done).on('close', done);
+  });
 }
