@@ -1,6 +1,7 @@
 /** Turns the results into the markdown table, the goal verdicts and the JSON document. */
 import type { TargetResult } from './runner.js';
 import { fmtNum, fmtSummary, summarize, type Summary } from './stats.js';
+import { postgresGoals } from './postgres-goals.js';
 
 /** Every figure, in table order, with its label. */
 export const FIGURES: [key: string, label: string][] = [
@@ -40,13 +41,13 @@ export interface Goal {
 const SUBJECT = 'berth-sqlite-normal';
 type Pick = (name: string, key: string) => number[];
 
-function goal(goalText: string, values: number[], kind: 'min' | 'max', limit: number): Goal {
+export function goal(goalText: string, values: number[], kind: 'min' | 'max', limit: number): Goal {
   const summary = summarize(values);
   const pass = summary.n === 0 ? undefined : kind === 'min' ? summary.median >= limit : summary.median <= limit;
   return { goal: goalText, values, summary, limit, kind, pass };
 }
 
-const pair = (a: number[], b: number[], f: (x: number, y: number) => number) => a.map((x, i) => f(x, b[i] ?? NaN));
+export const pair = (a: number[], b: number[], f: (x: number, y: number) => number) => a.map((x, i) => f(x, b[i] ?? NaN));
 
 /** The issue's goals, each computed per round from figures measured in that round. */
 export function goals(results: TargetResult[]): Goal[] {
@@ -58,6 +59,7 @@ export function goals(results: TargetResult[]): Goal[] {
     goal(`${SUBJECT} /runsync c=1 p50 − L0 p50 (ms)`, pair(pick(SUBJECT, 'runsync_c1_p50_ms'), pick('L0', 'runsync_c1_p50_ms'), (a, b) => a - b), 'max', 0.3),
     goal(`${SUBJECT} heap growth per queued job (B)`, pick(SUBJECT, 'fill_heap_b_per_job'), 'max', 200),
     goal(`${SUBJECT} SSE chunk p50 − L1 p50 (ms)`, pair(pick(SUBJECT, 'stream_chunk_p50_ms'), pick('L1', 'stream_chunk_p50_ms'), (a, b) => a - b), 'max', 1),
+    ...postgresGoals(pick),
   ];
 }
 

@@ -59,7 +59,9 @@ async function startSet(replicas: number, dir: string, build: Build = {}): Promi
   if (replicas === 1) return { ...first, storeBytes: () => schemaBytes(schema), stop: async () => { await first.stop(); await drop(); } };
   const ports = all.map((r) => Number(new URL(r.base('echo')).port));
   const lb = await roundRobin(ports);
-  const base = (ep: string) => `${lb.url}/v2/${ep}`;
+  // The stream reader goes straight to a replica other than its worker's: every chunk crosses replicas.
+  let streamReplica: number | undefined;
+  const base = (ep: string) => (ep === 'stream' && streamReplica !== undefined ? all[(streamReplica + 1) % all.length]!.base(ep) : `${lb.url}/v2/${ep}`);
   const workersOnAll = async (ep: string) => (await Promise.all(all.map((r) => health(r.base(ep), r.headers)))).reduce((s, h) => s + h.workers, 0);
   let placed = 0;
   const extra: { kill(s?: NodeJS.Signals): Promise<void> }[] = [];
@@ -72,7 +74,9 @@ async function startSet(replicas: number, dir: string, build: Build = {}): Promi
     storeBytes: () => schemaBytes(schema),
     startWorker: async (ep) => {
       // Workers go to the replicas in turn (the first one to replica 0): submits reach them across replicas.
-      const url = new URL(all[placed++ % all.length]!.base(ep)).origin;
+      const at = placed++ % all.length;
+      if (ep === 'stream') streamReplica = at;
+      const url = new URL(all[at]!.base(ep)).origin;
       const proc = startTs(join(build.benchDir ?? BENCH_DIR, 'targets/berth/worker.ts'), { BERTH_URL: url, BERTH_ENDPOINT_ID: ep, BERTH_WORKER_TOKEN: TOKEN, BERTH_LOG_LEVEL: 'error', BENCH_HOLD: '1' }, { ipc: true });
       extra.push(proc);
       return {
@@ -97,7 +101,7 @@ async function startSet(replicas: number, dir: string, build: Build = {}): Promi
 
 const SETS: Target[] = [
   { name: 'berth-postgres', description: '`berth serve --store postgres` (PostgreSQL 15, local, synchronous_commit on)', workloads: ALL, start: (d) => startSet(1, d) },
-  { name: 'berth-postgres-x3', description: '3 `berth serve --store postgres` replicas on one schema behind a TCP round-robin balancer; workers on the replicas in turn (the first on replica 0)', workloads: ALL, start: (d) => startSet(3, d) },
+  { name: 'berth-postgres-x3', description: '3 `berth serve --store postgres` replicas on one schema behind a TCP round-robin balancer; workers on the replicas in turn (the first on replica 0); the SSE reader on another replica than the stream worker', workloads: ALL, start: (d) => startSet(3, d) },
 ];
 
 /** With BENCH_BERTH_BASELINE (see ../berth/index.ts): a `<name>@base` row after each, from that checkout. */
