@@ -117,7 +117,8 @@ export class Dispatcher {
         if (await store.setProgress(msg.id, msg.attempt, msg.progress)) events.emit(msg.id, 'change');
         return;
       case 'job.stream':
-        return this.streams.add(msg); // in the background, merged with what follows; results wait for it
+        // In the background, merged with what follows; the job's progress and result wait for it.
+        return this.streams.add(msg, () => s.close(1013, 'store unavailable'));
       case 'job.complete':
       case 'job.fail': {
         await this.streams.flushed(msg.id);

@@ -7,6 +7,8 @@ interface Pending {
   seq: number;
   chunks: unknown[];
   attempt: number;
+  /** Called when the store could not be reached (the worker is disconnected, as for any unstored message). */
+  unavailable?: () => void;
 }
 
 /**
@@ -22,14 +24,14 @@ export class StreamAppender {
   constructor(private readonly ctx: CoreContext) {}
 
   /** Queues the chunks; returns at once (the append runs in the background, in order). */
-  add(msg: StreamMessage): void {
+  add(msg: StreamMessage, unavailable?: () => void): void {
     let list = this.pending.get(msg.id);
     if (!list) this.pending.set(msg.id, (list = []));
     const last = list[list.length - 1];
     const end = last ? last.seq + last.chunks.length : -1;
     if (last && last.attempt === msg.attempt && msg.seq <= end && msg.seq + msg.chunks.length > end) {
       last.chunks.push(...msg.chunks.slice(end - msg.seq)); // contiguous (or overlapping): one append
-    } else list.push({ seq: msg.seq, chunks: [...msg.chunks], attempt: msg.attempt }); // the store decides
+    } else list.push({ seq: msg.seq, chunks: [...msg.chunks], attempt: msg.attempt, ...(unavailable ? { unavailable } : {}) }); // the store decides
     if (!this.running.has(msg.id)) this.running.set(msg.id, this.drain(msg.id));
   }
 
@@ -48,6 +50,7 @@ export class StreamAppender {
           if (n > 0) events.emit(id, 'chunk', { seq: p.seq + p.chunks.length - n, chunks: p.chunks.slice(-n) });
         } catch (err) {
           logger.error('stream chunks not stored', { jobId: id, attempt: p.attempt, err: String(err) });
+          if ((err as { code?: string }).code === 'unavailable') p.unavailable?.();
         }
       }
     } finally {
