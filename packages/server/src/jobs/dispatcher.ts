@@ -139,7 +139,7 @@ export class Dispatcher {
         s.send({ type: 'job.ack', id: msg.id, attempt: msg.attempt });
         if (after) {
           logger.info(after.status === 'COMPLETED' ? 'job completed' : 'job failed', { jobId: msg.id, workerId: s.workerId, attempt: msg.attempt, ...(after.error ? { error: after.error } : {}) });
-          events.emit(msg.id, 'change');
+          events.emit(msg.id, 'change', undefined, after);
           notifyTerminal(this.ctx, after);
         } else if (msg.type === 'job.complete' || !msg.aborted) {
           logger.debug('stale result dropped', { jobId: msg.id, workerId: s.workerId, attempt: msg.attempt });

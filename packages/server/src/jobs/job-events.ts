@@ -1,3 +1,5 @@
+import type { JobRecord } from '../store/types.js';
+
 /** What happened to a job: its record changed, stream chunks arrived, or it was deleted. */
 export type JobEventKind = 'change' | 'chunk' | 'deleted';
 /**
@@ -9,7 +11,7 @@ export interface ChunkData {
   seq: number;
   chunks: unknown[];
 }
-type Listener = (kind: JobEventKind, data?: ChunkData) => void;
+type Listener = (kind: JobEventKind, data?: ChunkData, job?: JobRecord) => void;
 
 /**
  * In-process wake-ups keyed by job id, for /runsync, /status-sync and /stream waiters. The store stays the
@@ -32,16 +34,17 @@ export class JobEvents {
   /** Sends to other replicas too (`cluster/wire-cluster.ts`); unset in a single process. */
   forward: ((id: string, kind: JobEventKind, data?: ChunkData) => void) | undefined;
 
-  emit(id: string, kind: JobEventKind, data?: ChunkData): void {
-    this.emitLocal(id, kind, data);
+  /** `job`: the record just stored by this change, so local waiters need not read it back. */
+  emit(id: string, kind: JobEventKind, data?: ChunkData, job?: JobRecord): void {
+    this.emitLocal(id, kind, data, job);
     this.forward?.(id, kind, data);
   }
 
   /** Wakes this process's waiters only (an event another replica forwarded). */
-  emitLocal(id: string, kind: JobEventKind, data?: ChunkData): void {
+  emitLocal(id: string, kind: JobEventKind, data?: ChunkData, job?: JobRecord): void {
     const set = this.listeners.get(id);
     if (!set) return;
-    for (const fn of [...set]) fn(kind, data);
+    for (const fn of [...set]) fn(kind, data, job);
   }
 
   /** Wakes every waiter with a `change` (after events may have been missed): each re-reads the store. */
@@ -66,6 +69,8 @@ export interface Waiter {
    * event since then (a change, a deletion, or a chunk without data) means the reader must read the store.
    */
   takeChunks(): { batches: ChunkData[]; complete: boolean };
+  /** The record the latest event carried, if the latest event carried one (otherwise: read the store). */
+  takeJob(): JobRecord | undefined;
   dispose(): void;
 }
 
@@ -74,13 +79,22 @@ export function armWaiter(events: JobEvents, id: string): Waiter {
   let wake: ((k: JobEventKind) => void) | undefined;
   let batches: ChunkData[] = [];
   let complete = true;
-  const unsubscribe = events.subscribe(id, (kind, data) => {
+  let latest: JobRecord | undefined;
+  const unsubscribe = events.subscribe(id, (kind, data, job) => {
     if (kind === 'chunk' && data) batches.push(data);
-    else complete = false;
+    else {
+      complete = false;
+      latest = job;
+    }
     if (wake) wake(kind);
     else fired ??= kind;
   });
   return {
+    takeJob() {
+      const j = latest;
+      latest = undefined;
+      return j;
+    },
     takeChunks() {
       const out = { batches, complete };
       batches = [];

@@ -87,12 +87,13 @@ export class JobService {
    * Waits until the job is terminal or `waitMs` elapses (or the client goes away), then answers its job object.
    * A job deleted meanwhile (ttl) answers 404.
    */
-  async waitTerminal(endpointId: string, id: string, waitMs: number, signal?: AbortSignal): Promise<JobObject> {
+  async waitTerminal(endpointId: string, id: string, waitMs: number, signal?: AbortSignal, known?: JobRecord): Promise<JobObject> {
     const waiter = armWaiter(this.ctx.events, id);
     try {
       const deadline = performance.now() + waitMs;
-      for (;;) {
-        const job = await this.get(endpointId, id);
+      // `known`: the record as just stored (a fresh submit); later, the record a local change event carried.
+      for (let job = known; ; job = waiter.takeJob()) {
+        job ??= await this.get(endpointId, id);
         const left = deadline - performance.now();
         if (isTerminal(job.status) || left <= 0) return toJobObject(job);
         const ev = await waiter.wait(left, signal);
@@ -111,7 +112,7 @@ export class JobService {
     if (!res) return toJobObject(await this.get(endpointId, id));
     if (res.before.status === 'IN_PROGRESS') this.dispatcher.stop(res.before, 'cancelled');
     logger.info('job cancelled', { jobId: id, was: res.before.status, workerId: res.before.workerId });
-    events.emit(id, 'change');
+    events.emit(id, 'change', undefined, res.after);
     notifyTerminal(this.ctx, res.after);
     return toJobObject(res.after);
   }

@@ -39,5 +39,5 @@ export async function runsync(rc: RouteContext) {
   const req = await readJobRequest(rc, LIMITS.runsyncBodyBytes);
   const job = await rc.service.submit(rc.endpointId, req, true, rc.cost, scope);
   // A job deleted while we wait (ttl, purge) answers 404 job_not_found.
-  return { status: 200, json: await rc.service.waitTerminal(rc.endpointId, job.id, wait, rc.req.signal) };
+  return { status: 200, json: await rc.service.waitTerminal(rc.endpointId, job.id, wait, rc.req.signal, job) };
 }
