@@ -3,6 +3,7 @@ import { loadPg } from '../store/postgres/connect.js';
 import type { PgStore } from '../store/postgres/pg-store.js';
 import type { ClusterBus, ClusterMessage } from './types.js';
 import type { PresenceSnapshot } from './presence.js';
+import type { JobRecord } from '../store/types.js';
 
 /** NOTIFY payloads must stay under 8000 bytes. */
 const MAX_PAYLOAD = 7_500;
@@ -11,7 +12,7 @@ const OTHERS_FRESH_MS = 15_000;
 const KIND = { change: 'c', chunk: 's', deleted: 'd' } as const;
 const KIND_OF = { c: 'change', s: 'chunk', d: 'deleted' } as const;
 
-/** Chunks larger than this (JSON) go as a bare wake-up: the readers read them from the store. */
+/** Chunks (or a job record) larger than this (JSON) go as a bare wake-up: the readers read the store. */
 const MAX_CHUNK_DATA = 6_000;
 
 /** Compact wire form of a message (one NOTIFY carries many). */
@@ -21,6 +22,7 @@ function encode(m: ClusterMessage): unknown[] {
       const chunks = JSON.stringify(m.data.chunks);
       if (chunks !== undefined && chunks.length <= MAX_CHUNK_DATA) return ['j', m.id, KIND[m.kind], m.data.seq, m.data.chunks];
     }
+    if (m.job && JSON.stringify(m.job).length <= MAX_CHUNK_DATA) return ['j', m.id, KIND[m.kind], null, null, m.job];
     return ['j', m.id, KIND[m.kind]];
   }
   if (m.t === 'queued') return ['q', m.endpointId];
@@ -29,9 +31,10 @@ function encode(m: ClusterMessage): unknown[] {
 }
 
 function decode(a: unknown[]): ClusterMessage | undefined {
-  const [t, x, y, z, w] = a as [string, string, unknown, unknown, unknown];
+  const [t, x, y, z, w, v] = a as [string, string, unknown, unknown, unknown, unknown];
   if (t === 'j' && (y === 'c' || y === 's' || y === 'd')) {
     if (typeof z === 'number' && Array.isArray(w)) return { t: 'job', id: x, kind: KIND_OF[y], data: { seq: z, chunks: w } };
+    if (v !== null && typeof v === 'object' && (v as JobRecord).id === x) return { t: 'job', id: x, kind: KIND_OF[y], job: v as JobRecord };
     return { t: 'job', id: x, kind: KIND_OF[y] };
   }
   if (t === 'q') return { t: 'queued', endpointId: x };

@@ -35,7 +35,7 @@ export interface ClusterLink {
 export function wireCluster(ctx: CoreContext, dispatcher: Dispatcher, bus: ClusterBus, opts: WireClusterOptions = {}): ClusterLink {
   const { events, registry, logger } = ctx;
   bus.onResync(() => (lastPresence = '')); // tell the others again after an outage
-  events.forward = (id, kind, data) => bus.publish(data ? { t: 'job', id, kind, data } : { t: 'job', id, kind });
+  events.forward = (id, kind, data, job) => bus.publish({ t: 'job', id, kind, ...(data ? { data } : {}), ...(job ? { job } : {}) });
   dispatcher.remoteStop = (job, reason) => {
     if (job.workerId !== undefined) bus.publish({ t: 'stop', id: job.id, attempt: job.attempt, workerId: job.workerId, reason });
   };
@@ -43,7 +43,7 @@ export function wireCluster(ctx: CoreContext, dispatcher: Dispatcher, bus: Clust
     for (const id of new Set(registry.sessions().map((s) => s.endpointId))) dispatcher.pump(id);
   };
   bus.onMessage((m) => {
-    if (m.t === 'job') events.emitLocal(m.id, m.kind, m.data);
+    if (m.t === 'job') events.emitLocal(m.id, m.kind, m.data, m.job);
     else if (m.t === 'presence') registry.remote.set(m.replica, m.eps);
     else if (m.t === 'queued') {
       if (registry.sessions(m.endpointId).length) dispatcher.pump(m.endpointId);

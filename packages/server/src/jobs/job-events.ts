@@ -32,12 +32,12 @@ export class JobEvents {
   }
 
   /** Sends to other replicas too (`cluster/wire-cluster.ts`); unset in a single process. */
-  forward: ((id: string, kind: JobEventKind, data?: ChunkData) => void) | undefined;
+  forward: ((id: string, kind: JobEventKind, data?: ChunkData, job?: JobRecord) => void) | undefined;
 
   /** `job`: the record just stored by this change, so local waiters need not read it back. */
   emit(id: string, kind: JobEventKind, data?: ChunkData, job?: JobRecord): void {
     this.emitLocal(id, kind, data, job);
-    this.forward?.(id, kind, data);
+    this.forward?.(id, kind, data, job);
   }
 
   /** Wakes this process's waiters only (an event another replica forwarded). */
