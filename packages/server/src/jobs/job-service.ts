@@ -95,13 +95,24 @@ export class JobService {
       for (let job = known; ; job = waiter.takeJob()) {
         job ??= await this.get(endpointId, id);
         const left = deadline - performance.now();
-        if (isTerminal(job.status) || left <= 0) return toJobObject(job);
+        if (isTerminal(job.status)) return toJobObject(job);
+        if (left <= 0) return toJobObject(await this.durable(job));
         const ev = await waiter.wait(left, signal);
         if (ev === 'aborted') return toJobObject(job);
       }
     } finally {
       waiter.dispose();
     }
+  }
+
+  /**
+   * Before answering a job that is not terminal: a /runsync insert may have committed asynchronously
+   * (`Store.flush`), so make it durable, then answer what the store holds (404 if it is gone).
+   */
+  private async durable(job: JobRecord): Promise<JobRecord> {
+    if (!job.sync || !this.ctx.store.flush) return job;
+    await this.ctx.store.flush();
+    return this.get(job.endpointId, job.id);
   }
 
   /** Cancels a queued or running job; a terminal job is answered unchanged. */

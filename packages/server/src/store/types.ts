@@ -162,6 +162,11 @@ export interface Store {
    */
   claimStream?(id: string, from: number, to: number): Promise<boolean>;
   /**
+   * Optional, for stores that commit some writes asynchronously (PostgreSQL: /runsync inserts, claims, stream
+   * chunks): makes every write so far durable. Called before a /runsync job is answered while not terminal.
+   */
+  flush?(): Promise<void>;
+  /**
    * Optional: a file store for worker outputs shared by every process using this store (PostgreSQL: every
    * replica serves every output URL). Without it, output files go to the control plane's folder.
    */

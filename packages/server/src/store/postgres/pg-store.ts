@@ -190,9 +190,11 @@ export class PgStore implements Store {
       }
     };
     if (!isTerminal(job.status)) {
-      // One statement, its own transaction: nothing else to write with a queued (or running) job.
+      // One statement, its own transaction: nothing else to write with a queued (or running) job. A /runsync
+      // job commits asynchronously: its client is answered with its result (a synchronous commit, which
+      // flushes the insert too) or, when the wait elapses first, after `flush()`.
       this.alive();
-      await write(this.pool).catch(toUnavailable);
+      await write(job.sync ? this.asyncPool : this.pool).catch(toUnavailable);
       if (job.status === 'IN_QUEUE') this.queued(job.endpointId);
       return;
     }
@@ -202,6 +204,11 @@ export class PgStore implements Store {
       if (job.status === 'FAILED' || job.status === 'TIMED_OUT') await this.stat(c, job.endpointId, 'failed');
       await pgOutbox.added(c, job, job.finishedAt ?? job.createdAt); // stored already terminal
     });
+  }
+
+  /** A synchronous commit of a one-row write: the WAL up to here, asynchronous commits included, is on disk. */
+  async flush(): Promise<void> {
+    await this.q(`INSERT INTO settings (name, value) VALUES ('flush', '') ON CONFLICT (name) DO UPDATE SET value = ''`);
   }
 
   async get(id: string): Promise<JobRecord | undefined> {
