@@ -20,7 +20,7 @@ function encode(m: ClusterMessage): unknown[] {
   if (m.t === 'job') {
     if (m.data) {
       const chunks = JSON.stringify(m.data.chunks);
-      if (chunks !== undefined && chunks.length <= MAX_CHUNK_DATA) return ['j', m.id, KIND[m.kind], m.data.seq, m.data.chunks];
+      if (chunks !== undefined && chunks.length <= MAX_CHUNK_DATA) return ['j', m.id, KIND[m.kind], m.data.seq, m.data.chunks, null, m.data.attempt];
     }
     if (m.job && JSON.stringify(m.job).length <= MAX_CHUNK_DATA) return ['j', m.id, KIND[m.kind], null, null, m.job];
     return ['j', m.id, KIND[m.kind]];
@@ -31,9 +31,9 @@ function encode(m: ClusterMessage): unknown[] {
 }
 
 function decode(a: unknown[]): ClusterMessage | undefined {
-  const [t, x, y, z, w, v] = a as [string, string, unknown, unknown, unknown, unknown];
+  const [t, x, y, z, w, v, u] = a as [string, string, unknown, unknown, unknown, unknown, unknown];
   if (t === 'j' && (y === 'c' || y === 's' || y === 'd')) {
-    if (typeof z === 'number' && Array.isArray(w)) return { t: 'job', id: x, kind: KIND_OF[y], data: { seq: z, chunks: w } };
+    if (typeof z === 'number' && Array.isArray(w) && typeof u === 'number') return { t: 'job', id: x, kind: KIND_OF[y], data: { attempt: u, seq: z, chunks: w } };
     if (v !== null && typeof v === 'object' && (v as JobRecord).id === x) return { t: 'job', id: x, kind: KIND_OF[y], job: v as JobRecord };
     return { t: 'job', id: x, kind: KIND_OF[y] };
   }

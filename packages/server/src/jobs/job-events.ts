@@ -8,6 +8,8 @@ export type JobEventKind = 'change' | 'chunk' | 'deleted';
  * not fit in a notification come without it: the reader then reads the store.
  */
 export interface ChunkData {
+  /** The attempt that produced them (a reader never takes an older attempt's chunks for a newer one's). */
+  attempt: number;
   seq: number;
   chunks: unknown[];
 }

@@ -31,7 +31,7 @@ describe('StreamAppender', () => {
     appender.add({ type: 'job.stream', id: 'j', attempt: 1, seq: 3, chunks: ['d'] });
     await appender.flushed('j');
     expect(store.appends).toEqual([[0, 1], [1, 3]]);
-    expect(seen).toEqual([{ seq: 0, chunks: ['a'] }, { seq: 1, chunks: ['b', 'c', 'd'] }]);
+    expect(seen).toEqual([{ attempt: 1, seq: 0, chunks: ['a'] }, { attempt: 1, seq: 1, chunks: ['b', 'c', 'd'] }]);
     expect(await store.takeStream('j')).toEqual(['a', 'b', 'c', 'd']);
   });
 });

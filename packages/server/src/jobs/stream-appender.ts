@@ -47,7 +47,7 @@ export class StreamAppender {
         try {
           const n = await store.appendStream(id, p.attempt, p.seq, p.chunks);
           // The fresh chunks travel with the event: readers deliver them without reading them back.
-          if (n > 0) events.emit(id, 'chunk', { seq: p.seq + p.chunks.length - n, chunks: p.chunks.slice(-n) });
+          if (n > 0) events.emit(id, 'chunk', { attempt: p.attempt, seq: p.seq + p.chunks.length - n, chunks: p.chunks.slice(-n) });
         } catch (err) {
           logger.error('stream chunks not stored', { jobId: id, attempt: p.attempt, err: String(err) });
           if ((err as { code?: string }).code === 'unavailable') p.unavailable?.();

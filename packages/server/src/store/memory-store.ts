@@ -216,9 +216,9 @@ export class MemoryStore implements Store {
     return out;
   }
 
-  async claimStream(id: string, from: number, to: number): Promise<boolean> {
+  async claimStream(id: string, attempt: number, from: number, to: number): Promise<boolean> {
     const e = this.jobs.get(id);
-    if (!e || e.delivered !== from || e.chunks.length < to) return false;
+    if (!e || e.rec.attempt !== attempt || e.delivered !== from || e.chunks.length < to) return false;
     e.delivered = to;
     return true;
   }

@@ -156,11 +156,11 @@ export interface Store {
   /** Returns the chunks not yet delivered to any reader and marks them delivered. */
   takeStream(id: string): Promise<unknown[]>;
   /**
-   * Optional: marks the chunks `[from, to)` delivered if every chunk before `from` was delivered and none after
-   * (no other reader took them). A reader woken with the chunks themselves (`ChunkData` of a `chunk` event) then
+   * Optional: marks the chunks `[from, to)` of `attempt` delivered if the job is still at that attempt, every
+   * chunk before `from` was delivered and none after (no other reader took them). A reader woken with the chunks themselves (`ChunkData` of a `chunk` event) then
    * delivers them without reading them back; false: it calls `takeStream`.
    */
-  claimStream?(id: string, from: number, to: number): Promise<boolean>;
+  claimStream?(id: string, attempt: number, from: number, to: number): Promise<boolean>;
   /**
    * Optional, for stores that commit some writes asynchronously (PostgreSQL: /runsync inserts, claims, stream
    * chunks): makes every write so far durable. Called before a /runsync job is answered while not terminal.

@@ -334,8 +334,8 @@ export class PgStore implements Store {
     return new PgFileStore(this.pool, o);
   }
 
-  claimStream(id: string, from: number, to: number): Promise<boolean> {
-    return pgStream.claim(this.asyncRun, id, from, to);
+  claimStream(id: string, attempt: number, from: number, to: number): Promise<boolean> {
+    return pgStream.claim(this.asyncRun, id, from, to, attempt);
   }
 
   async setLease(id: string, attempt: number, until: number | null): Promise<boolean> {

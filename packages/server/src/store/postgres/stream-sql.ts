@@ -21,9 +21,9 @@ const APPEND_SQL = `
   )
   SELECT count(*)::int AS n FROM ins`;
 
-/** Moves `stream_taken` from $2 to $3 if no other reader moved it (and drops the chunks before it). */
+/** Moves `stream_taken` from $2 to $3 if no other reader moved it (and drops the chunks before it); $4: attempt or NULL. */
 const CLAIM_SQL = `
-  WITH t AS (UPDATE jobs SET stream_taken = $3 WHERE id = $1 AND stream_taken = $2 AND stream_len >= $3 RETURNING 1),
+  WITH t AS (UPDATE jobs SET stream_taken = $3 WHERE id = $1 AND stream_taken = $2 AND stream_len >= $3 AND ($4::int IS NULL OR attempt = $4) RETURNING 1),
   d AS (DELETE FROM stream_chunks WHERE job_id = $1 AND seq < $3 AND EXISTS (SELECT 1 FROM t))
   SELECT count(*)::int AS n FROM t`;
 
@@ -41,8 +41,8 @@ export const pgStream = {
     return r?.n ?? 0;
   },
 
-  async claim(run: Run, id: string, from: number, to: number): Promise<boolean> {
-    const [r] = await run<{ n: number }>(CLAIM_SQL, [id, from, to]);
+  async claim(run: Run, id: string, from: number, to: number, attempt: number | null = null): Promise<boolean> {
+    const [r] = await run<{ n: number }>(CLAIM_SQL, [id, from, to, attempt]);
     return (r?.n ?? 0) > 0;
   },
 
