@@ -86,7 +86,7 @@ export class PgStore implements Store {
   private constructor(
     readonly pool: Pool,
     /**
-     * Claims and stream chunks: a small pool committing asynchronously (see `stream-sql.ts`): what it writes is
+     * Claims, stream chunks and /runsync inserts: a second pool (as large as the first) committing asynchronously (see `stream-sql.ts`): what it writes is
      * visible at once; only a crash of the PostgreSQL server can undo its last fraction of a second.
      */
     private readonly asyncPool: Pool,
@@ -112,7 +112,7 @@ export class PgStore implements Store {
       await pool.end().catch(() => {});
       throw err;
     }
-    const asyncPool = createPool({ ...options, poolSize: 2 }, (err) => options.onError?.(err), ASYNC_COMMIT);
+    const asyncPool = createPool({ ...options, poolSize: options.poolSize ?? 10 }, (err) => options.onError?.(err), ASYNC_COMMIT);
     return new PgStore(pool, asyncPool, options);
   }
 

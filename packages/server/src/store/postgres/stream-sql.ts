@@ -1,6 +1,6 @@
 /**
  * Stream chunks of a running job on PostgreSQL, each operation one statement (no BEGIN/COMMIT round trips). They
- * run on a small pool whose connections commit asynchronously (`synchronous_commit = off`): a chunk is visible to
+ * run on a second pool whose connections commit asynchronously (`synchronous_commit = off`): a chunk is visible to
  * every replica as soon as it commits, but a crash of the PostgreSQL server itself may lose the last fraction of
  * a second of chunks of a job still running (results, and everything else, stay synchronous). Only one session
  * (the worker's) appends to a job, in order; readers take with a conditional move of `stream_taken`.
