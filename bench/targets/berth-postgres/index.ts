@@ -41,9 +41,15 @@ async function schemaBytes(schema: string): Promise<number> {
   return Number(rows[0]?.n ?? NaN);
 }
 
-async function startSet(replicas: number, dir: string): Promise<Running> {
+/** Another checkout's `berth serve` and worker (`BENCH_BERTH_BASELINE`), or this one's. */
+interface Build {
+  bin?: string;
+  benchDir?: string;
+}
+
+async function startSet(replicas: number, dir: string, build: Build = {}): Promise<Running> {
   const schema = `berth_bench_${randomBytes(5).toString('hex')}`;
-  const flavour = { name: 'pg', description: '', args: () => ['--store', 'postgres', '--database-url', URL_, '--database-schema', schema] };
+  const flavour = { name: 'pg', description: '', args: () => ['--store', 'postgres', '--database-url', URL_, '--database-schema', schema], ...build };
   const t0 = performance.now();
   const first = await startBerth(flavour, join(dir, 'r0')); // migrates the schema
   const rest = await Promise.all(Array.from({ length: replicas - 1 }, (_, i) => startBerth(flavour, join(dir, `r${i + 1}`))));
@@ -53,7 +59,9 @@ async function startSet(replicas: number, dir: string): Promise<Running> {
   if (replicas === 1) return { ...first, storeBytes: () => schemaBytes(schema), stop: async () => { await first.stop(); await drop(); } };
   const ports = all.map((r) => Number(new URL(r.base('echo')).port));
   const lb = await roundRobin(ports);
-  const base = (ep: string) => `${lb.url}/v2/${ep}`;
+  // The stream reader goes straight to a replica other than its worker's: every chunk crosses replicas.
+  let streamReplica: number | undefined;
+  const base = (ep: string) => (ep === 'stream' && streamReplica !== undefined ? all[(streamReplica + 1) % all.length]!.base(ep) : `${lb.url}/v2/${ep}`);
   const workersOnAll = async (ep: string) => (await Promise.all(all.map((r) => health(r.base(ep), r.headers)))).reduce((s, h) => s + h.workers, 0);
   let placed = 0;
   const extra: { kill(s?: NodeJS.Signals): Promise<void> }[] = [];
@@ -66,8 +74,10 @@ async function startSet(replicas: number, dir: string): Promise<Running> {
     storeBytes: () => schemaBytes(schema),
     startWorker: async (ep) => {
       // Workers go to the replicas in turn (the first one to replica 0): submits reach them across replicas.
-      const url = new URL(all[placed++ % all.length]!.base(ep)).origin;
-      const proc = startTs(join(BENCH_DIR, 'targets/berth/worker.ts'), { BERTH_URL: url, BERTH_ENDPOINT_ID: ep, BERTH_WORKER_TOKEN: TOKEN, BERTH_LOG_LEVEL: 'error', BENCH_HOLD: '1' }, { ipc: true });
+      const at = placed++ % all.length;
+      if (ep === 'stream') streamReplica = at;
+      const url = new URL(all[at]!.base(ep)).origin;
+      const proc = startTs(join(build.benchDir ?? BENCH_DIR, 'targets/berth/worker.ts'), { BERTH_URL: url, BERTH_ENDPOINT_ID: ep, BERTH_WORKER_TOKEN: TOKEN, BERTH_LOG_LEVEL: 'error', BENCH_HOLD: '1' }, { ipc: true });
       extra.push(proc);
       return {
         proc,
@@ -89,7 +99,16 @@ async function startSet(replicas: number, dir: string): Promise<Running> {
   };
 }
 
-export const POSTGRES_TARGETS: Target[] = [
+const SETS: Target[] = [
   { name: 'berth-postgres', description: '`berth serve --store postgres` (PostgreSQL 15, local, synchronous_commit on)', workloads: ALL, start: (d) => startSet(1, d) },
-  { name: 'berth-postgres-x3', description: '3 `berth serve --store postgres` replicas on one schema behind a TCP round-robin balancer; the worker on replica 1', workloads: ALL, start: (d) => startSet(3, d) },
+  { name: 'berth-postgres-x3', description: '3 `berth serve --store postgres` replicas on one schema behind a TCP round-robin balancer; workers on the replicas in turn (the first on replica 0); the SSE reader on another replica than the stream worker', workloads: ALL, start: (d) => startSet(3, d) },
 ];
+
+/** With BENCH_BERTH_BASELINE (see ../berth/index.ts): a `<name>@base` row after each, from that checkout. */
+const baseline = process.env['BENCH_BERTH_BASELINE'];
+export const POSTGRES_TARGETS: Target[] = SETS.flatMap((t, i) => [
+  t,
+  ...(baseline
+    ? [{ ...t, name: `${t.name}@base`, description: `${t.description}, built from ${baseline}`, start: (d: string) => startSet(i === 0 ? 1 : 3, d, { bin: join(baseline, 'packages/cli/dist/bin.js'), benchDir: join(baseline, 'bench') }) }]
+    : []),
+]);

@@ -106,11 +106,11 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const service = new JobService(ctx, dispatcher);
   // Several replicas on one store: wake-ups, dispatch and stops cross processes (cluster/, docs/deployment.md).
   const cluster = opts.cluster ? wireCluster(ctx, dispatcher, opts.cluster) : undefined;
-  // Output files of workers without S3 (docs/output-storage.md) and public model slugs (docs/public-models.md).
-  const files = createOutputFiles({ dir: opts.filesDir, secret: opts.filesSecret, maxBytes: opts.maxFileBytes, publicUrl: opts.publicUrl, tokens: new KeyChecker(opts.workerTokens, 'worker-token'), store: opts.store, clock: opts.clock, logger: opts.logger });
-  const models = createModelRoutes({ models: opts.models, store: opts.store, clock: opts.clock, retention: opts.retention, logger: opts.logger, wakeAt: (t) => ctx.wakeAt(t), onTerminal: (job) => notifyTerminal(ctx, job) });
   // One check of worker credentials (shared tokens and stored per-endpoint worker tokens) for every worker route.
   const workerAuth = new WorkerAuth(opts.workerTokens, opts.keyStore);
+  // Output files of workers without S3 (docs/output-storage.md) and public model slugs (docs/public-models.md).
+  const files = createOutputFiles({ dir: opts.filesDir, secret: opts.filesSecret, maxBytes: opts.maxFileBytes, publicUrl: opts.publicUrl, authorize: async (header, endpointId) => (await workerAuth.authenticateWorker(header, endpointId)) !== null, store: opts.store, clock: opts.clock, logger: opts.logger });
+  const models = createModelRoutes({ models: opts.models, store: opts.store, clock: opts.clock, retention: opts.retention, logger: opts.logger, wakeAt: (t) => ctx.wakeAt(t), onTerminal: (job) => notifyTerminal(ctx, job) });
   let draining = false;
   const hasEndpoint = (id: string) => endpoints.has(id);
   // A worker may add an endpoint only when dynamic endpoints are allowed, or with a stored worker token created
@@ -149,7 +149,8 @@ export function createServer(options: ServerOptions = {}): BerthServer {
         createRateLimitGuard({
           limits: opts.rateLimits,
           clock: opts.clock,
-          runningWorkers: (id) => ctx.registry.sessions(id).filter((s) => !s.draining && !s.closed).length,
+          runningWorkers: (id) => ctx.registry.limitWorkers(id),
+          replicas: () => 1 + ctx.registry.remote.count(),
         }),
         (g) => metrics.rateLimitRejected(g.endpointId, g.operation),
       ),

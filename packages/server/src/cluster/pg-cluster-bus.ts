@@ -2,6 +2,8 @@ import type { Client, Notification } from 'pg';
 import { loadPg } from '../store/postgres/connect.js';
 import type { PgStore } from '../store/postgres/pg-store.js';
 import type { ClusterBus, ClusterMessage } from './types.js';
+import type { PresenceSnapshot } from './presence.js';
+import type { JobRecord } from '../store/types.js';
 
 /** NOTIFY payloads must stay under 8000 bytes. */
 const MAX_PAYLOAD = 7_500;
@@ -10,17 +12,33 @@ const OTHERS_FRESH_MS = 15_000;
 const KIND = { change: 'c', chunk: 's', deleted: 'd' } as const;
 const KIND_OF = { c: 'change', s: 'chunk', d: 'deleted' } as const;
 
+/** Chunks (or a job record) larger than this (JSON) go as a bare wake-up: the readers read the store. */
+const MAX_CHUNK_DATA = 6_000;
+
 /** Compact wire form of a message (one NOTIFY carries many). */
 function encode(m: ClusterMessage): unknown[] {
-  if (m.t === 'job') return ['j', m.id, KIND[m.kind]];
+  if (m.t === 'job') {
+    if (m.data) {
+      const chunks = JSON.stringify(m.data.chunks);
+      if (chunks !== undefined && chunks.length <= MAX_CHUNK_DATA) return ['j', m.id, KIND[m.kind], m.data.seq, m.data.chunks, null, m.data.attempt];
+    }
+    if (m.job && JSON.stringify(m.job).length <= MAX_CHUNK_DATA) return ['j', m.id, KIND[m.kind], null, null, m.job];
+    return ['j', m.id, KIND[m.kind]];
+  }
   if (m.t === 'queued') return ['q', m.endpointId];
+  if (m.t === 'presence') return m.eps ? ['p', m.replica, m.eps] : ['p', m.replica];
   return ['x', m.id, m.attempt, m.workerId, m.reason];
 }
 
 function decode(a: unknown[]): ClusterMessage | undefined {
-  const [t, x, y, z, w] = a as [string, string, unknown, unknown, unknown];
-  if (t === 'j' && (y === 'c' || y === 's' || y === 'd')) return { t: 'job', id: x, kind: KIND_OF[y] };
+  const [t, x, y, z, w, v, u] = a as [string, string, unknown, unknown, unknown, unknown, unknown];
+  if (t === 'j' && (y === 'c' || y === 's' || y === 'd')) {
+    if (typeof z === 'number' && Array.isArray(w) && typeof u === 'number') return { t: 'job', id: x, kind: KIND_OF[y], data: { attempt: u, seq: z, chunks: w } };
+    if (v !== null && typeof v === 'object' && (v as JobRecord).id === x) return { t: 'job', id: x, kind: KIND_OF[y], job: v as JobRecord };
+    return { t: 'job', id: x, kind: KIND_OF[y] };
+  }
   if (t === 'q') return { t: 'queued', endpointId: x };
+  if (t === 'p') return y !== null && typeof y === 'object' ? { t: 'presence', replica: x, eps: y as PresenceSnapshot } : { t: 'presence', replica: x };
   if (t === 'x') return { t: 'stop', id: x, attempt: y as number, workerId: z as string, reason: w as 'cancelled' };
   return undefined;
 }

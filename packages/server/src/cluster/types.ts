@@ -1,12 +1,20 @@
 import type { CancelMessage } from '@berth/protocol';
-import type { JobEventKind } from '../jobs/job-events.js';
+import type { ChunkData, JobEventKind } from '../jobs/job-events.js';
+import type { PresenceSnapshot } from './presence.js';
+import type { JobRecord } from '../store/types.js';
 
 /** What one control-plane replica tells the others. */
 export type ClusterMessage =
-  /** A job changed, got stream chunks or was deleted: waiters (/runsync, /status-sync, /stream) re-read the store. */
-  | { t: 'job'; id: string; kind: JobEventKind }
+  /**
+   * A job changed, got stream chunks or was deleted: waiters (/runsync, /status-sync, /stream) re-read the store.
+   * Chunks travel with their event when they fit in a notification (`data`): stream readers need no read then;
+   * so does a terminal record (`job`): /runsync and /status-sync waiters answer it without reading it.
+   */
+  | { t: 'job'; id: string; kind: JobEventKind; data?: ChunkData; job?: JobRecord }
   /** Jobs were queued on an endpoint: a replica with an idle worker for it claims them. */
   | { t: 'queued'; endpointId: string }
+  /** A replica's workers per endpoint (every 2 s and on change); without `eps`: the replica is leaving. */
+  | { t: 'presence'; replica: string; eps?: PresenceSnapshot }
   /** Stop an attempt (cancel, timeout, ttl): the replica its worker is connected to tells the worker. */
   | { t: 'stop'; id: string; attempt: number; workerId: string; reason: CancelMessage['reason'] };
 

@@ -2,6 +2,9 @@ import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
 import type { ClusterBus } from './types.js';
 
+const PRESENCE_CHECK_MS = 200;
+const PRESENCE_REPEAT_MS = 2_000;
+
 /** Options of `wireCluster`. */
 export interface WireClusterOptions {
   /**
@@ -31,7 +34,8 @@ export interface ClusterLink {
  */
 export function wireCluster(ctx: CoreContext, dispatcher: Dispatcher, bus: ClusterBus, opts: WireClusterOptions = {}): ClusterLink {
   const { events, registry, logger } = ctx;
-  events.forward = (id, kind) => bus.publish({ t: 'job', id, kind });
+  bus.onResync(() => (lastPresence = '')); // tell the others again after an outage
+  events.forward = (id, kind, data, job) => bus.publish({ t: 'job', id, kind, ...(data ? { data } : {}), ...(job ? { job } : {}) });
   dispatcher.remoteStop = (job, reason) => {
     if (job.workerId !== undefined) bus.publish({ t: 'stop', id: job.id, attempt: job.attempt, workerId: job.workerId, reason });
   };
@@ -39,7 +43,8 @@ export function wireCluster(ctx: CoreContext, dispatcher: Dispatcher, bus: Clust
     for (const id of new Set(registry.sessions().map((s) => s.endpointId))) dispatcher.pump(id);
   };
   bus.onMessage((m) => {
-    if (m.t === 'job') events.emitLocal(m.id, m.kind);
+    if (m.t === 'job') events.emitLocal(m.id, m.kind, m.data, m.job);
+    else if (m.t === 'presence') registry.remote.set(m.replica, m.eps);
     else if (m.t === 'queued') {
       if (registry.sessions(m.endpointId).length) dispatcher.pump(m.endpointId);
     } else {
@@ -56,6 +61,19 @@ export function wireCluster(ctx: CoreContext, dispatcher: Dispatcher, bus: Clust
   const wakeEvery = opts.wakeIntervalMs ?? 5_000;
   let timer: NodeJS.Timeout | undefined;
   let wakeTimer: NodeJS.Timeout | undefined;
+  let presenceTimer: NodeJS.Timeout | undefined;
+  // This replica's workers go to the others when they change (checked every PRESENCE_CHECK_MS) and every
+  // PRESENCE_REPEAT_MS anyway (a replica that starts later hears them; a silent one drops out of their view).
+  let lastPresence = '';
+  let lastPresenceAt = 0;
+  const sharePresence = () => {
+    const eps = registry.localPresence(performance.now(), ctx.options.heartbeatMs);
+    const text = JSON.stringify(eps);
+    if (text === lastPresence && Date.now() - lastPresenceAt < PRESENCE_REPEAT_MS) return;
+    lastPresence = text;
+    lastPresenceAt = Date.now();
+    bus.publish({ t: 'presence', replica: bus.replicaId, eps });
+  };
   return {
     bus,
     async start() {
@@ -63,6 +81,10 @@ export function wireCluster(ctx: CoreContext, dispatcher: Dispatcher, bus: Clust
       if (every > 0 && !timer) {
         timer = setInterval(pumpLocal, every);
         timer.unref();
+      }
+      if (!presenceTimer) {
+        presenceTimer = setInterval(sharePresence, PRESENCE_CHECK_MS);
+        presenceTimer.unref();
       }
       if (wakeEvery > 0 && !wakeTimer) {
         wakeTimer = setInterval(() => events.wakeAll(), wakeEvery);
@@ -72,7 +94,10 @@ export function wireCluster(ctx: CoreContext, dispatcher: Dispatcher, bus: Clust
     async close() {
       if (timer) clearInterval(timer);
       if (wakeTimer) clearInterval(wakeTimer);
-      timer = wakeTimer = undefined;
+      if (presenceTimer) clearInterval(presenceTimer);
+      timer = wakeTimer = presenceTimer = undefined;
+      bus.publish({ t: 'presence', replica: bus.replicaId }); // leaving: the others stop counting its workers
+      await new Promise((r) => setImmediate(r)); // lets the bus send it
       events.forward = undefined;
       dispatcher.remoteStop = undefined;
       await bus.close();

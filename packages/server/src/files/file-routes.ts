@@ -1,11 +1,11 @@
 import { BerthError } from '@berth/protocol';
 import type { Clock } from '../clock.js';
-import { KeyChecker } from '../http/auth.js';
 import { readBody } from '../http/body.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
-import type { FileStore } from './file-store.js';
+import type { OutputFileStore } from './types.js';
+import { byteRange } from './byte-range.js';
 import type { UrlSigner } from './url-signer.js';
 
 /** Path prefix of worker uploads: `PUT /v2/_worker/files/<jobId>?ext=<ext>`. */
@@ -14,10 +14,11 @@ export const UPLOAD_PREFIX = '/v2/_worker/files/';
 export const DOWNLOAD_PREFIX = '/files/';
 
 export interface FileRoutesDeps {
-  files: FileStore;
-  signer: UrlSigner;
-  /** Worker tokens: only workers may upload. */
-  tokens: KeyChecker;
+  files: OutputFileStore;
+  /** Made from the store's secret on first use. */
+  signer: () => Promise<UrlSigner>;
+  /** Worker credentials: only workers may upload, and only for jobs of an endpoint their credential serves. */
+  authorize(header: string | undefined, endpointId?: string): Promise<boolean>;
   store: Store;
   clock: Clock;
   logger: Logger;
@@ -50,8 +51,8 @@ export function createFileRoutes(deps: FileRoutesDeps): (req: ApiRequest) => Pro
 async function upload(deps: FileRoutesDeps, req: ApiRequest): Promise<ApiResponse> {
   const jobId = req.path.slice(UPLOAD_PREFIX.length);
   if (req.method !== 'PUT' && req.method !== 'POST') throw new BerthError('method_not_allowed', `${req.method} is not allowed on worker uploads; use PUT`, ['PUT', 'POST']);
-  const secret = KeyChecker.secretOf(req.headers['authorization']);
-  if (!secret || !deps.tokens.match(secret)) throw new BerthError('unauthorized', 'uploads need a worker token: Authorization: Bearer <BERTH_WORKER_TOKEN>');
+  const unauthorized = () => new BerthError('unauthorized', 'uploads need a worker token of the job\'s endpoint: Authorization: Bearer <BERTH_WORKER_TOKEN>');
+  if (!(await deps.authorize(req.headers['authorization']))) throw unauthorized();
   const ext = (req.query.get('ext') ?? '').toLowerCase();
   if (!EXT_RE.test(ext)) throw new BerthError('invalid_request', `?ext= must be 1-10 letters or digits, like png (got ${JSON.stringify(ext)})`);
   const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
@@ -60,41 +61,48 @@ async function upload(deps: FileRoutesDeps, req: ApiRequest): Promise<ApiRespons
   }
   const job = await deps.store.get(jobId);
   if (!job || job.status !== 'IN_PROGRESS') throw new BerthError('job_not_found', `job ${jobId.slice(0, 100)} is not running; outputs can only be uploaded while the job runs`);
+  if (!(await deps.authorize(req.headers['authorization'], job.endpointId))) throw unauthorized();
   const data = await readBody(req.body, deps.maxBytes, req.headers['content-length']);
   const meta = await deps.files.put(job.id, ext, contentType, data);
-  const url = signedUrl(deps, req, meta.name, meta.expiresAt);
+  const url = signedUrl(deps, await deps.signer(), req, meta.name, meta.expiresAt);
   deps.logger.info('output file stored', { jobId: job.id, workerId: job.workerId, name: meta.name, size: meta.size });
   return { status: 200, json: { url, expiresAt: new Date(meta.expiresAt).toISOString(), name: meta.name, size: meta.size } };
 }
 
-function signedUrl(deps: FileRoutesDeps, req: ApiRequest, name: string, expiresAtMs: number): string {
+function signedUrl(deps: FileRoutesDeps, signer: UrlSigner, req: ApiRequest, name: string, expiresAtMs: number): string {
   const base = (deps.publicUrl ?? `http://${req.headers['host'] ?? '127.0.0.1'}`).replace(/\/+$/, '');
   const expires = Math.floor(expiresAtMs / 1000);
-  return `${base}${DOWNLOAD_PREFIX}${name}?expires=${expires}&sig=${deps.signer.sign(name, expires)}`;
+  return `${base}${DOWNLOAD_PREFIX}${name}?expires=${expires}&sig=${signer.sign(name, expires)}`;
 }
 
 async function download(deps: FileRoutesDeps, req: ApiRequest): Promise<ApiResponse> {
-  if (req.method !== 'GET') throw new BerthError('method_not_allowed', `${req.method} is not allowed on files; use GET`, ['GET']);
+  if (req.method !== 'GET' && req.method !== 'HEAD') throw new BerthError('method_not_allowed', `${req.method} is not allowed on files; use GET`, ['GET', 'HEAD']);
   const name = req.path.slice(DOWNLOAD_PREFIX.length);
   const expiresRaw = req.query.get('expires') ?? '';
   const sig = req.query.get('sig') ?? '';
   const expires = /^\d{1,12}$/.test(expiresRaw) ? Number(expiresRaw) : NaN;
-  if (!Number.isSafeInteger(expires) || sig === '' || !deps.signer.verify(name, expires, sig)) {
+  if (!Number.isSafeInteger(expires) || sig === '' || !(await deps.signer()).verify(name, expires, sig)) {
     throw new BerthError('file_signature_invalid', 'the file URL is not validly signed (changed or truncated); use the URL exactly as the job output gave it');
   }
   if (expires * 1000 <= deps.clock.now()) {
     throw new BerthError('file_url_expired', `the file URL expired at ${new Date(expires * 1000).toISOString()}; output URLs are valid 7 days`);
   }
-  const file = await deps.files.get(name);
-  if (!file) throw new BerthError('file_not_found', 'the file no longer exists (expired and deleted)');
-  return {
-    status: 200,
-    headers: {
-      'content-type': file.meta.contentType,
-      'cache-control': `private, max-age=${Math.max(0, expires - Math.floor(deps.clock.now() / 1000))}`,
-      'x-content-type-options': 'nosniff',
-      'content-security-policy': "default-src 'none'",
-    },
-    bytes: file.data,
+  const meta = await deps.files.stat(name);
+  if (!meta) throw new BerthError('file_not_found', 'the file no longer exists (expired and deleted)');
+  const range = byteRange(req.headers['range'], meta.size);
+  const headers: Record<string, string> = {
+    'content-type': meta.contentType,
+    'cache-control': `private, max-age=${Math.max(0, expires - Math.floor(deps.clock.now() / 1000))}`,
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': "default-src 'none'",
+    'accept-ranges': 'bytes',
   };
+  if (range === 'unsatisfiable') {
+    throw new BerthError('range_not_satisfiable', `the Range ${JSON.stringify(req.headers['range'])} is outside the file (${meta.size} bytes)`, { size: meta.size });
+  }
+  const [start, end] = range ?? [0, meta.size];
+  if (range) headers['content-range'] = `bytes ${start}-${end - 1}/${meta.size}`;
+  // Streamed piece by piece: ten downloads of a large file hold ten pieces, not ten files.
+  const stream = req.method === 'HEAD' ? (async function* () {})() : deps.files.read(name, start, end);
+  return { status: range ? 206 : 200, headers, stream, length: end - start };
 }

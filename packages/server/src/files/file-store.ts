@@ -1,21 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 
-/** Metadata kept next to each stored file (`<name>.json`). */
-export interface FileMeta {
-  /** `<random hex>.<ext>`: the last segment of `/files/<name>`. */
-  name: string;
-  contentType: string;
-  size: number;
-  jobId: string;
-  /** Epoch ms after which the file is deleted and its URL refused. */
-  expiresAt: number;
-}
+import { FILE_NAME_RE as NAME_RE, type FileMeta, type OutputFileStore } from './types.js';
+
+export type { FileMeta } from './types.js';
 
 export interface FileStoreOptions {
   /** Folder holding the files. Undefined: a fresh temp folder, removed by `close()`. */
@@ -26,14 +19,13 @@ export interface FileStoreOptions {
   logger: Logger;
 }
 
-const NAME_RE = /^[0-9a-f]{32}\.[a-z0-9]{1,10}$/;
 
 /**
  * Output files uploaded by workers, on disk: `<dir>/<name>` plus `<dir>/<name>.json` (metadata). An index of
  * expiry times is kept in memory (rebuilt from the metadata files at start), so a sweep costs nothing until the
  * earliest file is due.
  */
-export class FileStore {
+export class FileStore implements OutputFileStore {
   private readonly owned: boolean;
   private folder: string | undefined;
   private readonly expiry = new Map<string, number>();
@@ -65,7 +57,12 @@ export class FileStore {
    * The secret signing URLs: kept in `<dir>/.url-secret`, created on first use, so URLs survive restarts on the
    * same folder. A temp folder dies with the process: its secret is random and never written.
    */
-  secret(): string {
+  async secret(): Promise<string> {
+    return this.secretSync();
+  }
+
+  /** `secret()`, synchronously. */
+  secretSync(): string {
     if (this.owned) return randomBytes(32).toString('base64url');
     const file = join(this.dir, '.url-secret');
     try {
@@ -89,8 +86,7 @@ export class FileStore {
     return meta;
   }
 
-  /** The file and its metadata, or undefined when unknown or expired (an expired file is deleted now). */
-  async get(name: string): Promise<{ meta: FileMeta; data: Buffer } | undefined> {
+  async stat(name: string): Promise<FileMeta | undefined> {
     if (!NAME_RE.test(name) || this.folder === undefined) return undefined;
     let meta: FileMeta;
     try {
@@ -102,11 +98,12 @@ export class FileStore {
       await this.remove(name);
       return undefined;
     }
-    try {
-      return { meta, data: await readFile(join(this.dir, name)) };
-    } catch {
-      return undefined;
-    }
+    return meta;
+  }
+
+  read(name: string, start: number, end: number): AsyncIterable<Uint8Array> {
+    if (end <= start) return (async function* () {})();
+    return createReadStream(join(this.dir, name), { start, end: end - 1, highWaterMark: 256 * 1024 });
   }
 
   /** Deletes files past their expiry; returns how many. Cheap when none is due. */

@@ -1,13 +1,15 @@
 import type { Clock } from '../clock.js';
-import type { KeyChecker } from '../http/auth.js';
+import type { FileRoutesDeps } from './file-routes.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import { createFileRoutes } from './file-routes.js';
 import { FileStore } from './file-store.js';
+import type { OutputFileStore } from './types.js';
 import { UrlSigner } from './url-signer.js';
 
 export { FileStore, type FileMeta } from './file-store.js';
+export type { OutputFileStore } from './types.js';
 export { UrlSigner } from './url-signer.js';
 export { DOWNLOAD_PREFIX, UPLOAD_PREFIX } from './file-routes.js';
 
@@ -20,7 +22,7 @@ export interface OutputFiles {
   /** Deletes expired files; returns how many. */
   sweep(): Promise<number>;
   close(): void;
-  readonly store: FileStore;
+  readonly store: OutputFileStore;
 }
 
 /** The control plane's file storage for worker outputs (used when the worker has no S3 bucket). */
@@ -29,13 +31,19 @@ export function createOutputFiles(o: {
   secret: string | undefined;
   maxBytes: number;
   publicUrl: string | undefined;
-  tokens: KeyChecker;
+  authorize: FileRoutesDeps['authorize'];
   store: Store;
   clock: Clock;
   logger: Logger;
 }): OutputFiles {
-  const files = new FileStore({ dir: o.dir, ttlMs: FILE_TTL_MS, clock: o.clock, logger: o.logger });
-  const signer = new UrlSigner(o.secret ?? files.secret());
-  const handle = createFileRoutes({ files, signer, tokens: o.tokens, store: o.store, clock: o.clock, logger: o.logger, maxBytes: o.maxBytes, publicUrl: o.publicUrl });
+  // A store that shares files between processes (PostgreSQL) keeps them; otherwise the control plane's folder.
+  const fileOpts = { ttlMs: FILE_TTL_MS, clock: o.clock, logger: o.logger };
+  const files = o.store.outputFiles?.(fileOpts) ?? new FileStore({ dir: o.dir, ...fileOpts });
+  let signer: Promise<UrlSigner> | undefined;
+  const sign = () => (signer ??= (o.secret !== undefined ? Promise.resolve(o.secret) : files.secret()).then((s) => new UrlSigner(s)).catch((err: unknown) => {
+    signer = undefined;
+    throw err;
+  }));
+  const handle = createFileRoutes({ files, signer: sign, authorize: o.authorize, store: o.store, clock: o.clock, logger: o.logger, maxBytes: o.maxBytes, publicUrl: o.publicUrl });
   return { handle, sweep: () => files.sweep(), close: () => files.close(), store: files };
 }

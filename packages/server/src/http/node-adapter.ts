@@ -126,6 +126,7 @@ async function write(res: ServerResponse, out: ApiResponse): Promise<void> {
     res.end(out.bytes);
     return;
   }
+  if ('stream' in out) return pipe(res, out.status, { 'content-length': String(out.length), ...out.headers }, out.stream);
   res.writeHead(out.status, { ...out.headers });
   res.flushHeaders();
   const it = out.events[Symbol.asyncIterator]();
@@ -140,4 +141,34 @@ async function write(res: ServerResponse, out: ApiResponse): Promise<void> {
     await it.return?.();
     res.end();
   }
+}
+
+/** Writes pieces as the client takes them (backpressure): one piece in memory at a time. */
+async function pipe(res: ServerResponse, status: number, headers: Record<string, string>, body: AsyncIterable<Uint8Array>): Promise<void> {
+  res.writeHead(status, headers);
+  const it = body[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      if (res.destroyed) return;
+      const next = await it.next();
+      if (next.done) break;
+      if (!res.write(next.value)) await drained(res);
+    }
+    res.end();
+  } catch (err) {
+    res.destroy(err as Error); // the headers are gone: cut the connection so the client sees a short body
+  } finally {
+    await it.return?.();
+  }
+}
+
+/** Resolves when the response can take more (or is closed), leaving no listener behind. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done).off('close', done);
+      resolve();
+    };
+    res.on('drain', done).on('close', done);
+  });
 }

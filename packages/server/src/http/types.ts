@@ -20,4 +20,6 @@ export type ApiResponse =
   /** A server-sent event stream: each string is written as it is produced. */
   | { status: number; headers?: Record<string, string>; events: AsyncIterable<string> }
   /** Raw bytes (served output files); `headers` carries the Content-Type. */
-  | { status: number; headers?: Record<string, string>; bytes: Uint8Array };
+  | { status: number; headers?: Record<string, string>; bytes: Uint8Array }
+  /** Raw bytes produced piece by piece (downloads): `length` bytes in all (the Content-Length). */
+  | { status: number; headers?: Record<string, string>; stream: AsyncIterable<Uint8Array>; length: number };

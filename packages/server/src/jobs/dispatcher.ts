@@ -3,6 +3,7 @@ import type { JobRecord } from '../store/types.js';
 import type { WorkerSession } from '../ws/worker-session.js';
 import { notifyTerminal, type CoreContext } from './context.js';
 import { recordJobLogs } from './job-logs.js';
+import { StreamAppender } from './stream-appender.js';
 
 type JobReport = Extract<WorkerMessage, { type: 'job.progress' | 'job.stream' | 'job.complete' | 'job.fail' }>;
 const isJobReport = (m: WorkerMessage): m is JobReport => m.type === 'job.progress' || m.type === 'job.stream' || m.type === 'job.complete' || m.type === 'job.fail';
@@ -19,8 +20,11 @@ const WORKER_LOST = 'worker lost: the job was requeued too many times after its 
 export class Dispatcher {
   private readonly pumping = new Set<string>();
   private readonly again = new Set<string>();
+  private readonly streams: StreamAppender;
 
-  constructor(private readonly ctx: CoreContext) {}
+  constructor(private readonly ctx: CoreContext) {
+    this.streams = new StreamAppender(ctx);
+  }
 
   /** Dispatches queued jobs of an endpoint while some worker has a free credit. Safe to call often. */
   pump(endpointId: string): void {
@@ -113,18 +117,15 @@ export class Dispatcher {
     if (isJobReport(msg) && s.inflight.get(msg.id) !== msg.attempt) return this.refuseReport(s, msg);
     switch (msg.type) {
       case 'job.progress':
+        await this.streams.flushed(msg.id);
         if (await store.setProgress(msg.id, msg.attempt, msg.progress)) events.emit(msg.id, 'change');
         return;
-      case 'job.stream': {
-        const appending = store.appendStream(msg.id, msg.attempt, msg.seq, msg.chunks);
-        // SQLite: readers are woken as the chunk is written, so their take joins the append's commit (one commit
-        // for both; they still send nothing before it). Other stores: woken once the append is stored.
-        if (store.sharesTurnCommit) events.emit(msg.id, 'chunk');
-        if ((await appending) > 0 && !store.sharesTurnCommit) events.emit(msg.id, 'chunk');
-        return;
-      }
+      case 'job.stream':
+        // In the background, merged with what follows; the job's progress and result wait for it.
+        return this.streams.add(msg, () => s.close(1013, 'store unavailable'));
       case 'job.complete':
       case 'job.fail': {
+        await this.streams.flushed(msg.id);
         s.inflight.delete(msg.id); // held by this session (checked above)
         let after: JobRecord | undefined;
         if (msg.type === 'job.complete') {
@@ -142,7 +143,7 @@ export class Dispatcher {
         s.send({ type: 'job.ack', id: msg.id, attempt: msg.attempt });
         if (after) {
           logger.info(after.status === 'COMPLETED' ? 'job completed' : 'job failed', { jobId: msg.id, workerId: s.workerId, attempt: msg.attempt, ...(after.error ? { error: after.error } : {}) });
-          events.emit(msg.id, 'change');
+          events.emit(msg.id, 'change', undefined, after);
           notifyTerminal(this.ctx, after);
         } else if (msg.type === 'job.complete' || !msg.aborted) {
           logger.debug('stale result dropped', { jobId: msg.id, workerId: s.workerId, attempt: msg.attempt });

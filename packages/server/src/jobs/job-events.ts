@@ -1,6 +1,19 @@
+import type { JobRecord } from '../store/types.js';
+
 /** What happened to a job: its record changed, stream chunks arrived, or it was deleted. */
 export type JobEventKind = 'change' | 'chunk' | 'deleted';
-type Listener = (kind: JobEventKind) => void;
+/**
+ * What a `chunk` event carries when it can: the chunks just stored and the stream index of the first, so a
+ * reader can deliver them without reading them back (see `Store.claimStream`). Remote events whose chunks did
+ * not fit in a notification come without it: the reader then reads the store.
+ */
+export interface ChunkData {
+  /** The attempt that produced them (a reader never takes an older attempt's chunks for a newer one's). */
+  attempt: number;
+  seq: number;
+  chunks: unknown[];
+}
+type Listener = (kind: JobEventKind, data?: ChunkData, job?: JobRecord) => void;
 
 /**
  * In-process wake-ups keyed by job id, for /runsync, /status-sync and /stream waiters. The store stays the
@@ -21,18 +34,19 @@ export class JobEvents {
   }
 
   /** Sends to other replicas too (`cluster/wire-cluster.ts`); unset in a single process. */
-  forward: ((id: string, kind: JobEventKind) => void) | undefined;
+  forward: ((id: string, kind: JobEventKind, data?: ChunkData, job?: JobRecord) => void) | undefined;
 
-  emit(id: string, kind: JobEventKind): void {
-    this.emitLocal(id, kind);
-    this.forward?.(id, kind);
+  /** `job`: the record just stored by this change, so local waiters need not read it back. */
+  emit(id: string, kind: JobEventKind, data?: ChunkData, job?: JobRecord): void {
+    this.emitLocal(id, kind, data, job);
+    this.forward?.(id, kind, data, job);
   }
 
   /** Wakes this process's waiters only (an event another replica forwarded). */
-  emitLocal(id: string, kind: JobEventKind): void {
+  emitLocal(id: string, kind: JobEventKind, data?: ChunkData, job?: JobRecord): void {
     const set = this.listeners.get(id);
     if (!set) return;
-    for (const fn of [...set]) fn(kind);
+    for (const fn of [...set]) fn(kind, data, job);
   }
 
   /** Wakes every waiter with a `change` (after events may have been missed): each re-reads the store. */
@@ -50,16 +64,47 @@ export class JobEvents {
  * Resolves on the next event for `id`, after `timeoutMs`, or when `signal` aborts. Subscribe before reading the
  * store (use `arm` then `wait`) so an event between the read and the wait is not missed.
  */
-export function armWaiter(events: JobEvents, id: string): { wait(timeoutMs: number, signal?: AbortSignal): Promise<JobEventKind | 'timeout' | 'aborted'>; dispose(): void } {
+export interface Waiter {
+  wait(timeoutMs: number, signal?: AbortSignal): Promise<JobEventKind | 'timeout' | 'aborted'>;
+  /**
+   * The chunk batches carried by the events since the last call, oldest first; `complete` is false when some
+   * event since then (a change, a deletion, or a chunk without data) means the reader must read the store.
+   */
+  takeChunks(): { batches: ChunkData[]; complete: boolean };
+  /** The record the latest event carried, if the latest event carried one (otherwise: read the store). */
+  takeJob(): JobRecord | undefined;
+  dispose(): void;
+}
+
+export function armWaiter(events: JobEvents, id: string): Waiter {
   let fired: JobEventKind | undefined;
   let wake: ((k: JobEventKind) => void) | undefined;
-  const unsubscribe = events.subscribe(id, (kind) => {
+  let batches: ChunkData[] = [];
+  let complete = true;
+  let latest: JobRecord | undefined;
+  const unsubscribe = events.subscribe(id, (kind, data, job) => {
+    if (kind === 'chunk' && data) batches.push(data);
+    else {
+      complete = false;
+      latest = job;
+    }
     if (wake) wake(kind);
     // Coalesced while nobody waits: a 'change' or 'deleted' outranks 'chunk' (a reader woken by 'chunk' may
     // skip re-reading the job's status, so a status change must not hide behind a chunk).
     else if (fired === undefined || fired === 'chunk') fired = kind;
   });
   return {
+    takeJob() {
+      const j = latest;
+      latest = undefined;
+      return j;
+    },
+    takeChunks() {
+      const out = { batches, complete };
+      batches = [];
+      complete = true;
+      return out;
+    },
     wait(timeoutMs, signal) {
       if (fired) {
         const k = fired;

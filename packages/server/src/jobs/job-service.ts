@@ -3,7 +3,10 @@ import type { JobRecord } from '../store/types.js';
 import { notifyTerminal, type CoreContext } from './context.js';
 import type { Dispatcher } from './dispatcher.js';
 import { newJob } from './new-job.js';
-import { armWaiter } from './job-events.js';
+import { DuplicateJobError } from '../store/duplicate-job.js';
+import { idempotentJobId, sameRequestOrRefuse, type IdempotencyScope } from './idempotency.js';
+import { armWaiter, type Waiter } from './job-events.js';
+import { claimPushed } from './stream-claim.js';
 import { toJobObject } from './job-view.js';
 
 /** The client-facing job operations. Each is a conditional store write followed by wake-ups. */
@@ -13,20 +16,42 @@ export class JobService {
     private readonly dispatcher: Dispatcher,
   ) {}
 
-  /** Stores a new job (resolves once it is committed), then dispatches it. `cost`: see `JobRecord.cost`. */
-  async submit(endpointId: string, req: JobRequest, sync: boolean, cost?: number): Promise<JobRecord> {
+  /**
+   * Stores a new job (resolves once it is committed), then dispatches it. `cost`: see `JobRecord.cost`. With
+   * `idem` (an `Idempotency-Key`), the job's id is the key's: a retry answers the job the first submit stored (on
+   * any replica), `replayed` true; a different body is refused with 409 `idempotency_key_reused`.
+   */
+  async submit(endpointId: string, req: JobRequest, sync: boolean, cost?: number, idem?: IdempotencyScope): Promise<JobRecord & { replayed?: true }> {
     const now = this.ctx.clock.now();
     const job = newJob(endpointId, req, sync, now);
     if (cost !== undefined) job.cost = cost;
+    if (idem) job.id = idempotentJobId(idem, endpointId, sync);
+    for (let tries = 0; ; tries++) {
+      try {
+        await this.insert(job);
+        return job;
+      } catch (err) {
+        if (!idem || !(err instanceof DuplicateJobError)) throw err;
+        const stored = await this.ctx.store.get(job.id);
+        if (stored) {
+          this.ctx.logger.debug('idempotent retry answered with the stored job', { jobId: job.id, endpointId });
+          return { ...sameRequestOrRefuse(stored, job, idem.key), replayed: true };
+        }
+        if (tries >= 2) throw err; // deleted between the insert and the read, again and again
+      }
+    }
+  }
+
+  private async insert(job: JobRecord): Promise<void> {
+    const { endpointId } = job;
     const inserted = this.ctx.store.insert(job);
     // Dispatch at once: with a batching store (SQLite) the claim joins the insert's batch, one commit for both
     // (the worker hears of the job only after it). The pump below covers stores that see the job only later.
     this.dispatcher.pump(endpointId);
     await inserted;
     this.ctx.wakeAt(job.expiresAt);
-    this.ctx.logger.debug('job accepted', { jobId: job.id, endpointId, sync });
+    this.ctx.logger.debug('job accepted', { jobId: job.id, endpointId, sync: job.sync });
     this.dispatcher.pump(endpointId);
-    return job;
   }
 
   /** Wake-ups for waiters on a job. */
@@ -37,6 +62,11 @@ export class JobService {
   /** Stream chunks no reader has had yet (consumed by this call). */
   takeStream(id: string): Promise<unknown[]> {
     return this.ctx.store.takeStream(id);
+  }
+
+  /** After a wake-up: the chunks the events carried (see `claimPushed`), or undefined: read the store. */
+  pushedChunks(id: string, waiter: Waiter): Promise<unknown[] | undefined> {
+    return claimPushed(this.ctx.store, id, waiter);
   }
 
   /** The job, or 404 `job_not_found` (unknown, other endpoint, expired by ttl or past retention). */
@@ -57,20 +87,32 @@ export class JobService {
    * Waits until the job is terminal or `waitMs` elapses (or the client goes away), then answers its job object.
    * A job deleted meanwhile (ttl) answers 404.
    */
-  async waitTerminal(endpointId: string, id: string, waitMs: number, signal?: AbortSignal): Promise<JobObject> {
+  async waitTerminal(endpointId: string, id: string, waitMs: number, signal?: AbortSignal, known?: JobRecord): Promise<JobObject> {
     const waiter = armWaiter(this.ctx.events, id);
     try {
       const deadline = performance.now() + waitMs;
-      for (;;) {
-        const job = await this.get(endpointId, id);
+      // `known`: the record as just stored (a fresh submit); later, the record a local change event carried.
+      for (let job = known; ; job = waiter.takeJob()) {
+        job ??= await this.get(endpointId, id);
         const left = deadline - performance.now();
-        if (isTerminal(job.status) || left <= 0) return toJobObject(job);
+        if (isTerminal(job.status)) return toJobObject(job);
+        if (left <= 0) return toJobObject(await this.durable(job));
         const ev = await waiter.wait(left, signal);
         if (ev === 'aborted') return toJobObject(job);
       }
     } finally {
       waiter.dispose();
     }
+  }
+
+  /**
+   * Before answering a job that is not terminal: a /runsync insert may have committed asynchronously
+   * (`Store.flush`), so make it durable, then answer what the store holds (404 if it is gone).
+   */
+  private async durable(job: JobRecord): Promise<JobRecord> {
+    if (!job.sync || !this.ctx.store.flush) return job;
+    await this.ctx.store.flush();
+    return this.get(job.endpointId, job.id);
   }
 
   /** Cancels a queued or running job; a terminal job is answered unchanged. */
@@ -81,7 +123,7 @@ export class JobService {
     if (!res) return toJobObject(await this.get(endpointId, id));
     if (res.before.status === 'IN_PROGRESS') this.dispatcher.stop(res.before, 'cancelled');
     logger.info('job cancelled', { jobId: id, was: res.before.status, workerId: res.before.workerId });
-    events.emit(id, 'change');
+    events.emit(id, 'change', undefined, res.after);
     notifyTerminal(this.ctx, res.after);
     return toJobObject(res.after);
   }

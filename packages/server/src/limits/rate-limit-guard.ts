@@ -9,6 +9,12 @@ export interface RateLimitDeps {
   clock: Clock;
   /** Workers of the endpoint that count towards its limit (connected and not draining). */
   runningWorkers(endpointId: string): number;
+  /**
+   * Live control-plane replicas sharing the store (default 1). Each counts alone and allows its share,
+   * `ceil(limit / replicas)`: behind a balancer that spreads requests evenly the cluster-wide limit holds, and it
+   * never admits more than `limit + replicas - 1` per window (see docs/deployment.md).
+   */
+  replicas?(): number;
 }
 
 /**
@@ -16,13 +22,14 @@ export interface RateLimitDeps {
  * 10-second windows; the effective limit is `max(base, running workers x perWorker)`. Over it: 429
  * `rate_limited` with `Retry-After` (seconds to the end of the window).
  */
-export function createRateLimitGuard({ limits, clock, runningWorkers }: RateLimitDeps): Guard & { counter: FixedWindowCounter } {
+export function createRateLimitGuard({ limits, clock, runningWorkers, replicas }: RateLimitDeps): Guard & { counter: FixedWindowCounter } {
   const counter = new FixedWindowCounter(RATE_LIMIT_WINDOW_MS);
   if (!limits.enabled) return Object.assign<Guard, { counter: FixedWindowCounter }>((ctx) => allowAll(ctx), { counter });
   const guard: Guard = ({ principal, endpointId, operation }) => {
     const base = limits.base[operation] ?? 0;
     const limit = Math.max(base, runningWorkers(endpointId) * limits.perWorker);
-    const r = counter.hit(`${principal.keyId}\u0000${endpointId}\u0000${operation}`, limit, clock.now());
+    const share = Math.ceil(limit / Math.max(1, replicas?.() ?? 1));
+    const r = counter.hit(`${principal.keyId}\u0000${endpointId}\u0000${operation}`, share, clock.now());
     if (r.ok) return undefined;
     const error = new BerthError('rate_limited', `rate limit of ${limit} ${operation} requests per 10 s on endpoint ${endpointId} reached; retry in ${r.retryAfterSec} s`, { limit, operation, retryAfter: r.retryAfterSec });
     return { error, headers: { 'retry-after': String(r.retryAfterSec) } };

@@ -4,6 +4,7 @@ import { API_KEY, ScriptedWorker, call, listening, testServer, until } from '../
 import type { BerthServer } from '../server.js';
 import { FixedWindowCounter } from './fixed-window.js';
 import { resolveRateLimits } from './rate-limit-options.js';
+import { createRateLimitGuard } from './rate-limit-guard.js';
 
 const WINDOW_START = 1_700_000_000_000; // a multiple of 10 s
 
@@ -98,6 +99,21 @@ describe('rate limits through the API', () => {
     await until(() => t.server.connectedWorkers('echo').length === 0, 2000, 'workers gone');
     clock.advance(10_000);
     expect(await allowed(t.server, '/v2/echo/health', 20)).toBe(4);
+  });
+
+  it('with several replicas, each allows its share ceil(limit / replicas): the cluster-wide total stays within limit + replicas - 1', () => {
+    const clock = new ManualClock(WINDOW_START);
+    let replicas = 3;
+    const guard = createRateLimitGuard({ limits: resolveRateLimits({ base: { run: 10 } }), clock, runningWorkers: () => 0, replicas: () => replicas });
+    const hits = () => {
+      let n = 0;
+      while (!guard({ principal: { keyId: 'k' }, endpointId: 'echo', operation: 'run' })) n++;
+      return n;
+    };
+    expect(hits()).toBe(4); // ceil(10 / 3): three replicas admit at most 12 = 10 + 3 - 1
+    replicas = 1;
+    clock.advance(10_000);
+    expect(hits()).toBe(10);
   });
 
   it('off switch: rateLimits false lets everything through', async () => {

@@ -1,5 +1,6 @@
 import { isTerminal, type JobStatus } from '@berth/protocol';
 import { DeadlineHeap } from './deadline-heap.js';
+import { DuplicateJobError } from './duplicate-job.js';
 import type { DeleteCondition, DueJobs, EndpointCounts, FinishPatch, JobLog, JobLogLine, JobRecord, RecoveryReport, RetentionPolicy, Store, WebhookAttempt, WebhookDelivery } from './types.js';
 import { MemoryWebhookOutbox } from '../webhooks/memory-outbox.js';
 import { MemoryJobLogs } from './memory-logs.js';
@@ -82,7 +83,7 @@ export class MemoryStore implements Store {
   }
 
   async insert(job: JobRecord): Promise<void> {
-    if (this.jobs.has(job.id)) throw new Error(`duplicate job id ${job.id}`);
+    if (this.jobs.has(job.id)) throw new DuplicateJobError(job.id);
     const e: Entry = { rec: clone(job), chunks: [], delivered: 0, queueSeq: 0 };
     this.jobs.set(job.id, e);
     const s = this.ep(job.endpointId);
@@ -213,6 +214,13 @@ export class MemoryStore implements Store {
     const out = e.chunks.slice(e.delivered);
     e.delivered = e.chunks.length;
     return out;
+  }
+
+  async claimStream(id: string, attempt: number, from: number, to: number): Promise<boolean> {
+    const e = this.jobs.get(id);
+    if (!e || e.rec.attempt !== attempt || e.delivered !== from || e.chunks.length < to) return false;
+    e.delivered = to;
+    return true;
   }
 
   async setLease(id: string, attempt: number, until: number | null): Promise<boolean> {

@@ -1,4 +1,7 @@
 import type { JobStatus, S3Config } from '@berth/protocol';
+import type { Clock } from '../clock.js';
+import type { OutputFileStore } from '../files/types.js';
+import type { Logger } from '../logger.js';
 
 /** One job as the store keeps it. Times are epoch ms. */
 export interface JobRecord {
@@ -158,6 +161,22 @@ export interface Store {
   appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number>;
   /** Returns the chunks not yet delivered to any reader and marks them delivered. */
   takeStream(id: string): Promise<unknown[]>;
+  /**
+   * Optional: marks the chunks `[from, to)` of `attempt` delivered if the job is still at that attempt, every
+   * chunk before `from` was delivered and none after (no other reader took them). A reader woken with the chunks themselves (`ChunkData` of a `chunk` event) then
+   * delivers them without reading them back; false: it calls `takeStream`.
+   */
+  claimStream?(id: string, attempt: number, from: number, to: number): Promise<boolean>;
+  /**
+   * Optional, for stores that commit some writes asynchronously (PostgreSQL: /runsync inserts, claims, stream
+   * chunks): makes every write so far durable. Called before a /runsync job is answered while not terminal.
+   */
+  flush?(): Promise<void>;
+  /**
+   * Optional: a file store for worker outputs shared by every process using this store (PostgreSQL: every
+   * replica serves every output URL). Without it, output files go to the control plane's folder.
+   */
+  outputFiles?(o: { ttlMs: number; clock: Clock; logger: Logger }): OutputFileStore;
   /** Sets or clears (null) the disconnected-worker lease of a running attempt. */
   setLease(id: string, attempt: number, until: number | null): Promise<boolean>;
   /** IN_PROGRESS jobs held by a worker. */

@@ -1,4 +1,5 @@
 import type { HealthReply } from '@berth/protocol';
+import { RemotePresence, type PresenceSnapshot } from '../cluster/presence.js';
 import type { WorkerSession } from './worker-session.js';
 
 /** Connected workers by endpoint and id, and what /health reports about them. */
@@ -9,6 +10,8 @@ export class WorkerRegistry {
   private readonly brokenHandlers = new Set<string>();
   private readonly schemas = new Map<string, Record<string, unknown> | null>();
   private rr = 0;
+  /** Workers of the other replicas sharing the store (empty in a single process). */
+  readonly remote = new RemotePresence();
 
   add(s: WorkerSession): void {
     this.byId.set(s.workerId, s);
@@ -46,12 +49,41 @@ export class WorkerRegistry {
     return best;
   }
 
-  /** Whether the endpoint's workers stream: true/false once any worker announced it, undefined before. */
+  /** Whether the endpoint's workers (on any replica) stream: true/false once any worker announced it, undefined before. */
   streams(endpointId: string): boolean | undefined {
+    const remote = this.remote.streams(endpointId);
+    const local = this.localStreams(endpointId);
+    return local === undefined ? remote : local || remote === true;
+  }
+
+  private localStreams(endpointId: string): boolean | undefined {
     const set = this.byEndpoint.get(endpointId);
     if (!set || set.size === 0) return undefined;
     for (const s of set) if (s.stream) return true;
     return false;
+  }
+
+  /** Workers of the endpoint that count towards its rate limit, on every replica (connected, not draining). */
+  limitWorkers(endpointId: string): number {
+    return this.localLimitWorkers(endpointId) + this.remote.limitWorkers(endpointId);
+  }
+
+  private localLimitWorkers(endpointId: string): number {
+    let n = 0;
+    for (const s of this.byEndpoint.get(endpointId) ?? []) if (!s.draining && !s.closed) n++;
+    return n;
+  }
+
+  /** This replica's own workers, per endpoint that has any (or expects some): what it tells the other replicas. */
+  localPresence(now: number, heartbeatMs: number): PresenceSnapshot {
+    const out: PresenceSnapshot = {};
+    for (const ep of new Set([...this.byEndpoint.keys(), ...this.expected.keys()])) {
+      const workers = this.localHealth(ep, now, heartbeatMs);
+      if (Object.values(workers).every((n) => n === 0)) continue;
+      const streams = this.localStreams(ep);
+      out[ep] = { workers, limit: this.localLimitWorkers(ep), ...(streams !== undefined ? { streams } : {}) };
+    }
+    return out;
   }
 
   /** The input JSON Schema the endpoint's most recently connected worker announced (kept while it scales to zero). */
@@ -70,7 +102,12 @@ export class WorkerRegistry {
     else this.brokenHandlers.delete(endpointId);
   }
 
+  /** The endpoint's workers on every replica, as /health reports them. */
   health(endpointId: string, now: number, heartbeatMs: number): HealthReply['workers'] {
+    return this.remote.addWorkers(endpointId, this.localHealth(endpointId, now, heartbeatMs));
+  }
+
+  private localHealth(endpointId: string, now: number, heartbeatMs: number): HealthReply['workers'] {
     const list = this.sessions(endpointId);
     const w = { idle: 0, initializing: 0, ready: 0, running: 0, throttled: 0, unhealthy: 0 };
     for (const s of list) {

@@ -38,23 +38,31 @@ export async function* openAiEvents(rc: OpenAiContext, jobId: string, first: unk
       if (text.includes('data: [DONE]')) doneSent = true;
       yield text;
     }
-    let job: JobRecord | undefined;
-    let ev: Awaited<ReturnType<typeof waiter.wait>> | undefined;
-    for (;;) {
-      // Woken by 'chunk' only: the status is unchanged (every status change emits 'change'), take the chunks.
-      if (ev !== 'chunk' || !job) job = await rc.service.get(rc.endpointId, jobId).catch(() => undefined);
+    const send = (chunks: unknown[]) => {
+      sentChunks = true;
+      const text = chunks.map(toSse).join('');
+      if (text.includes('data: [DONE]')) doneSent = true;
+      return text;
+    };
+    for (let read = true; ; ) {
+      if (!read) {
+        const ev = await waiter.wait(KEEPALIVE_MS, rc.req.signal);
+        if (ev === 'aborted') return;
+        if (ev === 'timeout') yield ': keep-alive\n\n';
+        // Chunks that came with their events are sent as they are; anything else re-reads the job.
+        const pushed = await rc.service.pushedChunks(jobId, waiter);
+        read = pushed === undefined;
+        if (pushed?.length) yield send(pushed);
+        continue;
+      }
+      const job = await rc.service.get(rc.endpointId, jobId).catch(() => undefined);
       if (!job) {
         finished = true;
         yield `data: ${JSON.stringify(openAiErrorBody(500, `job ${jobId} was deleted before it finished`, 'job_not_found'))}\n\n`;
         return;
       }
       const chunks = await rc.service.takeStream(jobId);
-      if (chunks.length > 0) {
-        sentChunks = true;
-        const text = chunks.map(toSse).join('');
-        if (text.includes('data: [DONE]')) doneSent = true;
-        yield text;
-      }
+      if (chunks.length > 0) yield send(chunks);
       if (isTerminal(job.status)) {
         finished = true;
         const refused = job.status === 'COMPLETED' ? terminalAnswer(job) : undefined;
@@ -67,9 +75,7 @@ export async function* openAiEvents(rc: OpenAiContext, jobId: string, first: unk
         }
         return;
       }
-      ev = await waiter.wait(KEEPALIVE_MS, rc.req.signal);
-      if (ev === 'aborted') return;
-      if (ev === 'timeout') yield ': keep-alive\n\n';
+      read = false;
     }
   } finally {
     waiter.dispose();

@@ -2,6 +2,7 @@ import { BerthError, JobRequest, LIMITS, decode } from '@berth/protocol';
 import { readBody, parseJsonBody } from '../body.js';
 import { intParam } from '../query.js';
 import type { RouteContext } from './route-context.js';
+import { idempotencyKey, type IdempotencyScope } from '../../jobs/idempotency.js';
 
 async function readJobRequest(rc: RouteContext, limit: number): Promise<JobRequest> {
   const buf = await readBody(rc.req.body, limit, rc.req.headers['content-length']);
@@ -14,18 +15,29 @@ async function readJobRequest(rc: RouteContext, limit: number): Promise<JobReque
   return r.value;
 }
 
-/** POST /run: answers `{id, status: "IN_QUEUE"}` once the job is stored. */
+/** The `Idempotency-Key` of a submit, scoped to the caller's API key. */
+function idem(rc: RouteContext): IdempotencyScope | undefined {
+  const key = idempotencyKey(rc.req.headers['idempotency-key']);
+  return key === undefined ? undefined : { keyId: rc.principal.keyId, key };
+}
+
+/**
+ * POST /run: answers `{id, status: "IN_QUEUE"}` once the job is stored. A retry with the same `Idempotency-Key`
+ * answers the same id and the job's current status.
+ */
 export async function run(rc: RouteContext) {
+  const scope = idem(rc);
   const req = await readJobRequest(rc, LIMITS.runBodyBytes);
-  const job = await rc.service.submit(rc.endpointId, req, false, rc.cost);
-  return { status: 200, json: { id: job.id, status: 'IN_QUEUE' } };
+  const job = await rc.service.submit(rc.endpointId, req, false, rc.cost, scope);
+  return { status: 200, json: { id: job.id, status: job.replayed ? job.status : 'IN_QUEUE' } };
 }
 
 /** POST /runsync?wait=: answers the job object when terminal or when the wait elapses. */
 export async function runsync(rc: RouteContext) {
   const wait = intParam(rc.req.query, 'wait', LIMITS.waitMin, LIMITS.waitMax, 'invalid_wait') ?? LIMITS.waitDefault;
+  const scope = idem(rc);
   const req = await readJobRequest(rc, LIMITS.runsyncBodyBytes);
-  const job = await rc.service.submit(rc.endpointId, req, true, rc.cost);
+  const job = await rc.service.submit(rc.endpointId, req, true, rc.cost, scope);
   // A job deleted while we wait (ttl, purge) answers 404 job_not_found.
-  return { status: 200, json: await rc.service.waitTerminal(rc.endpointId, job.id, wait, rc.req.signal) };
+  return { status: 200, json: await rc.service.waitTerminal(rc.endpointId, job.id, wait, rc.req.signal, job) };
 }

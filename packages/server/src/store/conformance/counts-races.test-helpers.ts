@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JobRecord } from '../types.js';
-import { COMPLETE, FAIL, must, RETENTION, T0, TIME_OUT, useStore, type MakeStore } from './fixtures.test-helpers.js';
+import { DuplicateJobError } from '../duplicate-job.js';
+import { COMPLETE, FAIL, makeJob, must, RETENTION, T0, TIME_OUT, useStore, type MakeStore } from './fixtures.test-helpers.js';
 
 /** Per-endpoint counts, and races between transitions that a store must resolve with one winner. */
 export function countRaceTests(makeStore: MakeStore): void {
@@ -48,6 +49,18 @@ export function countRaceTests(makeStore: MakeStore): void {
 
   describe('races', () => {
     const ctx = useStore(makeStore);
+
+    it('of two inserts of one id (an Idempotency-Key), exactly one is stored; the other rejects with DuplicateJobError', async () => {
+      const a = makeJob({ id: 'same-id', input: { from: 'a' } });
+      const b = makeJob({ id: 'same-id', input: { from: 'b' } });
+      const [ra, rb] = await Promise.allSettled([ctx.store.insert(a), ctx.store.insert(b)]);
+      const failed = [ra, rb].filter((r) => r.status === 'rejected');
+      expect(failed).toHaveLength(1);
+      expect((failed[0] as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateJobError);
+      const stored = must(await ctx.store.get('same-id'));
+      expect(stored.input).toEqual(ra.status === 'fulfilled' ? a.input : b.input);
+      expect((await ctx.store.counts('ep')).inQueue).toBe(1);
+    });
 
     it('refuses a late finish after cancel', async () => {
       const job = await ctx.start();

@@ -139,6 +139,25 @@ export function retryStreamTests(makeStore: MakeStore): void {
       expect(await ctx.store.takeStream(job.id)).toEqual(['e', null, 7, 'h']);
     });
 
+    it('claimStream (where implemented) marks a range delivered only right after what was taken, and only once', async () => {
+      const { store } = ctx;
+      if (!store.claimStream) return; // optional: readers of this store always read chunks back
+      const job = await ctx.start();
+      expect(await store.appendStream(job.id, 1, 0, ['a', 'b'])).toBe(2);
+      expect(await store.claimStream(job.id, 1, 1, 2)).toBe(false); // 'a' was not delivered yet
+      expect(await store.claimStream(job.id, 1, 0, 3)).toBe(false); // past what was appended
+      expect(await store.claimStream(job.id, 1, 0, 2)).toBe(true);
+      expect(await store.claimStream(job.id, 1, 0, 2)).toBe(false); // a second reader of the same event
+      expect(await store.takeStream(job.id)).toEqual([]);
+      expect(await store.appendStream(job.id, 1, 2, ['c', 'd'])).toBe(2);
+      expect(await store.takeStream(job.id)).toEqual(['c', 'd']);
+      expect(await store.claimStream(job.id, 1, 2, 4)).toBe(false); // taken by the read
+      expect(await store.appendStream(job.id, 1, 4, ['e'])).toBe(1);
+      expect(await store.claimStream(job.id, 2, 4, 5)).toBe(false); // another attempt's chunks
+      expect(await store.claimStream(job.id, 1, 4, 5)).toBe(true);
+      expect(await store.claimStream('no-such-job', 1, 0, 1)).toBe(false);
+    });
+
     it('accepts chunks of the current attempt only', async () => {
       const job = await ctx.start();
       expect(await ctx.store.appendStream(job.id, 2, 0, ['x'])).toBe(0);

@@ -38,8 +38,11 @@ function int8(v: string): number {
   return Number(v);
 }
 
-/** A pool whose connections use `schema` and read int8 as numbers; idle-connection errors are logged, not thrown. */
-export function createPool(o: PgConnectionOptions, onError: (err: Error) => void): Pool {
+/**
+ * A pool whose connections use `schema` and read int8 as numbers; idle-connection errors are logged, not thrown.
+ * `settings`: more `-c name=value` run-time settings of its connections.
+ */
+export function createPool(o: PgConnectionOptions, onError: (err: Error) => void, settings = ''): Pool {
   const schema = o.schema ?? 'berth';
   if (!SCHEMA_RE.test(schema)) throw new Error(`invalid PostgreSQL schema name "${schema}": use lower-case letters, digits and _`);
   const { Pool: PoolCtor, types } = loadPg();
@@ -52,7 +55,7 @@ export function createPool(o: PgConnectionOptions, onError: (err: Error) => void
     // (the connection is then dropped) and probe idle connections with TCP keepalive.
     query_timeout: 20_000,
     keepAlive: true,
-    options: `-c search_path=${schema}`,
+    options: `-c search_path=${schema}${settings ? ` ${settings}` : ''}`,
     // Named, so an operator (or a test) can tell Berth's connections apart in pg_stat_activity.
     application_name: `berth:${schema}`,
     types: { getTypeParser: ((oid: number, format?: string) => (oid === 20 ? int8 : types.getTypeParser(oid, format as 'text'))) as never },

@@ -10,6 +10,12 @@ import { ClaimBatcher, CLAIM_MANY_SQL } from './claim-batch.js';
 import { FinishBatcher, FINISH_MANY_SQL } from './finish-batch.js';
 import { pgJobLogs } from './job-logs.js';
 import { pgOutbox } from './webhook-outbox.js';
+import { DuplicateJobError } from '../duplicate-job.js';
+import { ASYNC_COMMIT, pgStream } from './stream-sql.js';
+import { PgFileStore } from './pg-file-store.js';
+import type { OutputFileStore } from '../../files/types.js';
+import type { Clock } from '../../clock.js';
+import type { Logger } from '../../logger.js';
 
 /** Options of `PgStore`. */
 export interface PgStoreOptions extends PgConnectionOptions {
@@ -69,7 +75,7 @@ export class PgStore implements Store {
   private queueGen = 0;
   private readonly finishes = new FinishBatcher((params) => this.q<JobRow & { idx: number }>(FINISH_MANY_SQL, params));
   private readonly claims = new ClaimBatcher(
-    (params) => this.q<JobRow & { rn: number }>(CLAIM_MANY_SQL, params),
+    (params) => this.asyncRun<JobRow & { rn: number }>(CLAIM_MANY_SQL, params),
     () => this.replicaId,
     (endpointId, gen) => {
       if (gen === this.queueGen) this.emptyUntil.set(endpointId, Date.now() + EMPTY_HINT_MS);
@@ -79,6 +85,11 @@ export class PgStore implements Store {
 
   private constructor(
     readonly pool: Pool,
+    /**
+     * Claims, stream chunks and /runsync inserts: a second pool (as large as the first) committing asynchronously (see `stream-sql.ts`): what it writes is
+     * visible at once; only a crash of the PostgreSQL server can undo its last fraction of a second.
+     */
+    private readonly asyncPool: Pool,
     readonly options: PgStoreOptions,
   ) {
     this.replicaId = options.replicaId ?? randomUUID();
@@ -101,7 +112,8 @@ export class PgStore implements Store {
       await pool.end().catch(() => {});
       throw err;
     }
-    return new PgStore(pool, options);
+    const asyncPool = createPool({ ...options, poolSize: options.poolSize ?? 10 }, (err) => options.onError?.(err), ASYNC_COMMIT);
+    return new PgStore(pool, asyncPool, options);
   }
 
   private alive(): void {
@@ -173,14 +185,16 @@ export class PgStore implements Store {
       try {
         await c.query(named(job.status === 'IN_QUEUE' ? INSERT_QUEUED : INSERT_OTHER, insertValues(job)));
       } catch (err) {
-        if ((err as { code?: string }).code === '23505') throw new Error(`duplicate job id ${job.id}`);
+        if ((err as { code?: string }).code === '23505') throw new DuplicateJobError(job.id);
         throw err;
       }
     };
     if (!isTerminal(job.status)) {
-      // One statement, its own transaction: nothing else to write with a queued (or running) job.
+      // One statement, its own transaction: nothing else to write with a queued (or running) job. A /runsync
+      // job commits asynchronously: its client is answered with its result (a synchronous commit, which
+      // flushes the insert too) or, when the wait elapses first, after `flush()`.
       this.alive();
-      await write(this.pool).catch(toUnavailable);
+      await write(job.sync ? this.asyncPool : this.pool).catch(toUnavailable);
       if (job.status === 'IN_QUEUE') this.queued(job.endpointId);
       return;
     }
@@ -190,6 +204,11 @@ export class PgStore implements Store {
       if (job.status === 'FAILED' || job.status === 'TIMED_OUT') await this.stat(c, job.endpointId, 'failed');
       await pgOutbox.added(c, job, job.finishedAt ?? job.createdAt); // stored already terminal
     });
+  }
+
+  /** A synchronous commit of a one-row write: the WAL up to here, asynchronous commits included, is on disk. */
+  async flush(): Promise<void> {
+    await this.q(`INSERT INTO settings (name, value) VALUES ('flush', '') ON CONFLICT (name) DO UPDATE SET value = ''`);
   }
 
   async get(id: string): Promise<JobRecord | undefined> {
@@ -293,33 +312,30 @@ export class PgStore implements Store {
     return (r.rowCount ?? 0) > 0;
   }
 
+  private readonly asyncRun = async <R extends object>(sql: string, params: unknown[]): Promise<R[]> => {
+    this.alive();
+    try {
+      return (await this.asyncPool.query<R>(named(sql, params))).rows;
+    } catch (err) {
+      return toUnavailable(err);
+    }
+  };
+
   appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number> {
-    return this.tx(async (c) => {
-      const r = await c.query<{ stream_len: number }>(`SELECT stream_len FROM jobs WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 FOR UPDATE`, [id, attempt]);
-      const len = r.rows[0]?.stream_len;
-      if (len === undefined || seq > len) return 0; // not running, or a gap: refuse out-of-order data
-      const fresh = chunks.slice(len - seq);
-      if (!fresh.length) return 0;
-      await c.query(`INSERT INTO stream_chunks (job_id, seq, data) SELECT $1, $2 + i - 1, d FROM unnest($3::text[]) WITH ORDINALITY AS t(d, i)
-        ON CONFLICT DO NOTHING`, [id, len, fresh.map((x) => JSON.stringify(x) ?? 'null')]);
-      await c.query(`UPDATE jobs SET stream_len = $2 WHERE id = $1`, [id, len + fresh.length]);
-      return fresh.length;
-    });
+    return pgStream.append(this.asyncRun, id, attempt, seq, chunks);
   }
 
-  async takeStream(id: string): Promise<unknown[]> {
-    // A reader polling a stream with nothing new (the common case) only reads; taking chunks is a transaction.
-    const [s] = await this.q<{ stream_len: number; stream_taken: number }>(`SELECT stream_len, stream_taken FROM jobs WHERE id = $1`, [id]);
-    if (!s || s.stream_taken >= s.stream_len) return [];
-    return this.tx(async (c) => {
-      const r = await c.query<{ stream_len: number; stream_taken: number }>(`SELECT stream_len, stream_taken FROM jobs WHERE id = $1 FOR UPDATE`, [id]);
-      const st = r.rows[0];
-      if (!st || st.stream_taken >= st.stream_len) return [];
-      const rows = await c.query<{ data: string }>(`SELECT data FROM stream_chunks WHERE job_id = $1 AND seq >= $2 ORDER BY seq`, [id, st.stream_taken]);
-      await c.query(`UPDATE jobs SET stream_taken = $2 WHERE id = $1`, [id, st.stream_len]);
-      await c.query(`DELETE FROM stream_chunks WHERE job_id = $1 AND seq < $2`, [id, st.stream_len]);
-      return rows.rows.map((x) => JSON.parse(x.data) as unknown);
-    });
+  takeStream(id: string): Promise<unknown[]> {
+    return pgStream.take(this.asyncRun, id);
+  }
+
+  /** Output files in the database: every replica serves every signed URL. */
+  outputFiles(o: { ttlMs: number; clock: Clock; logger: Logger }): OutputFileStore {
+    return new PgFileStore(this.pool, o);
+  }
+
+  claimStream(id: string, attempt: number, from: number, to: number): Promise<boolean> {
+    return pgStream.claim(this.asyncRun, id, from, to, attempt);
   }
 
   async setLease(id: string, attempt: number, until: number | null): Promise<boolean> {
@@ -440,6 +456,6 @@ export class PgStore implements Store {
     if (this.closed) return;
     await this.watch.stop(this.watch.running);
     this.closed = true;
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.asyncPool.end()]);
   }
 }

@@ -109,6 +109,30 @@ const MIGRATIONS: string[] = [
   `,
   // 2: per-endpoint worker tokens live beside the API keys (berth keys create --worker)
   `ALTER TABLE api_keys ADD COLUMN kind TEXT NOT NULL DEFAULT 'api';`,
+  `
+  -- output files of workers without S3 (PgFileStore): metadata, and the bytes in 256 KiB pieces
+  CREATE TABLE output_files (
+    name TEXT PRIMARY KEY,
+    content_type TEXT NOT NULL,
+    size BIGINT NOT NULL,
+    job_id TEXT NOT NULL,
+    expires_at BIGINT NOT NULL
+  );
+  CREATE INDEX output_files_expires ON output_files (expires_at);
+  CREATE TABLE output_file_pieces (
+    name TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    data BYTEA NOT NULL,
+    PRIMARY KEY (name, idx)
+  );
+  -- images and audio are compressed already: store the pieces as they are
+  ALTER TABLE output_file_pieces ALTER COLUMN data SET STORAGE EXTERNAL;
+  -- values shared by every replica (the URL-signing secret of output files)
+  CREATE TABLE settings (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  `,
 ];
 
 /** Latest schema version this Berth knows. */

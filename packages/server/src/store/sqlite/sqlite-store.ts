@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import type { Database, Statement } from 'better-sqlite3';
 import { isTerminal, type JobStatus } from '@berth/protocol';
 import type { DeleteCondition, DueJobs, EndpointCounts, FinishPatch, JobLog, JobLogLine, JobRecord, RecoveryReport, RetentionPolicy, Store, WebhookAttempt, WebhookDelivery } from '../types.js';
+import { DuplicateJobError } from '../duplicate-job.js';
 import { DataLock } from './data-lock.js';
 import { GroupCommit } from './group-commit.js';
 import { WalSync } from './wal-sync.js';
@@ -97,7 +98,7 @@ export class SqliteStore implements Store {
       try {
         this.st.insert.run(insertParams(job, seq));
       } catch (err) {
-        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new Error(`duplicate job id ${job.id}`);
+        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new DuplicateJobError(job.id);
         throw err;
       }
       this.live.moved(job.endpointId, undefined, job.status);
