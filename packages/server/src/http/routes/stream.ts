@@ -48,29 +48,33 @@ const sseHeaders = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-
 async function* sse(rc: RouteContext): AsyncGenerator<string> {
   const waiter = armWaiter(rc.service.events, rc.jobId);
   const data = (chunks: unknown[]) => chunks.map((output) => `data: ${JSON.stringify({ output })}\n\n`).join('');
+  let job: JobRecord | undefined;
+  let ev: Awaited<ReturnType<typeof waiter.wait>> | undefined;
   try {
-    for (let read = true; ; ) {
-      if (read) {
-        const job = await rc.service.get(rc.endpointId, rc.jobId).catch(() => undefined);
-        if (!job) {
-          yield `event: error\ndata: ${JSON.stringify({ error: `job ${rc.jobId} was deleted`, code: 'job_not_found' })}\n\n`;
-          return;
-        }
-        if (rc.req.signal?.aborted) return; // a client that has gone takes no chunks: they stay for the next reader
-        const chunks = await rc.service.takeStream(rc.jobId);
-        if (chunks.length > 0) yield data(chunks);
-        if (isTerminal(job.status)) {
-          yield `event: done\ndata: ${JSON.stringify(toJobObject(job))}\n\n`;
-          return;
-        }
+    for (;;) {
+      // Woken by 'chunk' only: the status is unchanged (every status change emits 'change'), take the chunks
+      // without re-reading the job (on SQLite the take then joins the append's commit).
+      if (ev !== 'chunk' || !job) job = await rc.service.get(rc.endpointId, rc.jobId).catch(() => undefined);
+      if (!job) {
+        yield `event: error\ndata: ${JSON.stringify({ error: `job ${rc.jobId} was deleted`, code: 'job_not_found' })}\n\n`;
+        return;
       }
-      const ev = await waiter.wait(SSE_KEEPALIVE_MS, rc.req.signal);
-      if (ev === 'aborted') return;
-      if (ev === 'timeout') yield ': keep-alive\n\n';
-      // Chunks that came with their events are delivered as they are; anything else re-reads the job.
-      const pushed = await rc.service.pushedChunks(rc.jobId, waiter);
-      read = pushed === undefined;
-      if (pushed?.length) yield data(pushed);
+      if (rc.req.signal?.aborted) return; // a client that has gone takes no chunks: they stay for the next reader
+      const chunks = await rc.service.takeStream(rc.jobId);
+      if (chunks.length > 0) yield data(chunks);
+      if (isTerminal(job.status)) {
+        yield `event: done\ndata: ${JSON.stringify(toJobObject(job))}\n\n`;
+        return;
+      }
+      // Chunks that came with their events (PostgreSQL) are delivered as they are, without a read.
+      for (;;) {
+        ev = await waiter.wait(SSE_KEEPALIVE_MS, rc.req.signal);
+        if (ev === 'aborted') return;
+        if (ev === 'timeout') yield ': keep-alive\n\n';
+        const pushed = await rc.service.pushedChunks(rc.jobId, waiter);
+        if (pushed === undefined) break;
+        if (pushed.length) yield data(pushed);
+      }
     }
   } finally {
     waiter.dispose();
