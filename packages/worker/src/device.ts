@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+
 /** Where a model runs. */
 export type Device = 'cpu' | 'cuda';
 /** `BERTH_DEVICE`: `auto` (default) tries CUDA and falls back to the CPU; `cpu` and `cuda` force one. */
@@ -21,10 +23,18 @@ export function deviceSetting(env: NodeJS.ProcessEnv = process.env): DeviceSetti
  *   { log: (line) => job.log.info(line) },
  * );
  */
-export async function loadOnDevice<T>(load: (device: Device) => Promise<T>, o: { env?: NodeJS.ProcessEnv; log?: (line: string) => void } = {}): Promise<{ device: Device; value: T }> {
+export async function loadOnDevice<T>(
+  load: (device: Device) => Promise<T>,
+  o: { env?: NodeJS.ProcessEnv; log?: (line: string) => void; gpuPresent?: () => boolean } = {},
+): Promise<{ device: Device; value: T }> {
   const setting = deviceSetting(o.env);
   const log = o.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   if (setting === 'cpu') return { device: 'cpu', value: await load('cpu') };
+  // auto on a machine with no NVIDIA driver: CUDA cannot load, and trying makes onnxruntime print a native error.
+  if (setting === 'auto' && !(o.gpuPresent ?? nvidiaDriverPresent)()) {
+    log('device: cpu (no NVIDIA driver: /dev/nvidiactl is missing; run the container with --gpus all for CUDA)');
+    return { device: 'cpu', value: await load('cpu') };
+  }
   try {
     const value = await load('cuda');
     log(`device: cuda (BERTH_DEVICE=${setting})`);
@@ -35,4 +45,9 @@ export async function loadOnDevice<T>(load: (device: Device) => Promise<T>, o: {
     log(`device: cpu (CUDA did not load: ${why}; set BERTH_DEVICE=cpu to skip trying)`);
     return { device: 'cpu', value: await load('cpu') };
   }
+}
+
+/** Whether an NVIDIA driver is visible (its control device, which `docker run --gpus all` maps in). */
+export function nvidiaDriverPresent(): boolean {
+  return existsSync('/dev/nvidiactl') || existsSync('/proc/driver/nvidia/version');
 }

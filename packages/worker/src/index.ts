@@ -14,5 +14,5 @@ export type { Handler, Job, JobContext, JobInput } from './handler.js';
 export { UnrecoverableError } from './errors.js';
 export { createLogger, formatLogLine, LOG_LEVELS } from './logger.js';
 export type { Logger, LoggerOptions, LogFields, LogLevel, LogRecord, LogSink } from './logger.js';
-export { deviceSetting, loadOnDevice } from './device.js';
+export { deviceSetting, loadOnDevice, nvidiaDriverPresent } from './device.js';
 export type { Device, DeviceSetting } from './device.js';
