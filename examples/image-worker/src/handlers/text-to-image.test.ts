@@ -95,7 +95,8 @@ describe('text-to-image handler', () => {
     [{ prompt, seed: -1 }, /seed: must be at least 0/],
     [{ prompt, output_format: 'gif' }, /output_format: must be one of png, webp, jpeg \(got "gif"\)/],
     [{ prompt, upscale: 3 }, /upscale: must be 2 or 4 \(got 3\)/],
-    [{ prompt, steps: 20 }, /unknown field "steps"/],
+    [{ prompt, steps: 0 }, /steps: must be at least 1 \(got 0\)/],
+    [{ prompt, stepz: 20 }, /unknown field "stepz"/],
     ['a string', /input: must be an object/],
   ])('bad input %j fails the job with a clear message', async (input, message) => {
     const r = await runJob(handler, input as never);
