@@ -68,7 +68,16 @@ export async function startDocker(): Promise<Docker> {
       daemon.kill('SIGTERM'); // by its pid: the daemon this helper started, nothing else
       await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
       if (daemon.exitCode === null) daemon.kill('SIGKILL');
-      if (dir) rmSync(dir, { recursive: true, force: true });
+      if (dir) {
+        // dockerd can leave its network namespace bind-mounted under the exec root (nsfs): unmount it, then remove.
+        const netns = join(dir, 'exec', 'netns', 'default');
+        if (existsSync(netns)) spawnSync('umount', ['-l', netns]);
+        try {
+          rmSync(dir, { recursive: true, force: true });
+        } catch (err) {
+          console.warn(`[images] could not remove ${dir}: ${String(err)}`);
+        }
+      }
     },
   };
 }
