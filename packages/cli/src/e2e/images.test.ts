@@ -94,7 +94,7 @@ describe.skipIf(skip !== undefined)('worker images (docker build + docker run ag
     docker = await startDocker();
     const base = ensureBaseImage(docker, BASE_IMAGES.cpu);
     note(`docker daemon ${docker.startedHere ? 'started here' : 'reused'}; base ${BASE_IMAGES.cpu}${base.made ? ` made from the stand-in in ${(base.ms / 1000).toFixed(0)} s` : ' present'}; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-    serve = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--store', 'memory', '--endpoint', 'echo,sleep,my-worker,image,tts'], {
+    serve = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--store', 'memory', '--endpoint', 'echo,sleep,scaffold,image,tts'], {
       env: { ...process.env, BERTH_API_KEY: KEY, BERTH_WORKER_TOKEN: TOKEN, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -127,7 +127,9 @@ describe.skipIf(skip !== undefined)('worker images (docker build + docker run ag
     const dir = join(work, 'scaffold');
     const r = spawnSync(process.execPath, [join(REPO_ROOT, 'packages/create-worker/bin/create-worker.js'), dir, '--template', 'basic', '--no-install', '--local', REPO_ROOT], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, npm_config_user_agent: '' } });
     expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
+    // create-worker names the endpoint after the folder; `berth serve` above serves it (--endpoint).
     const endpoint = Object.keys((JSON.parse(readFileSync(join(dir, 'berth.config.json'), 'utf8')) as { endpoints: object }).endpoints)[0]!;
+    expect(endpoint).toBe('scaffold');
     berthBuild(join(dir, 'berth.config.json'), join(work, 'scaffold-build'), []);
     dockerBuild(join(work, 'scaffold-build', endpoint), 'berth-test/scaffold');
     runWorker('berth-test/scaffold', 'img-scaffold');
