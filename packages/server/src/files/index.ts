@@ -1,9 +1,8 @@
 import type { Clock } from '../clock.js';
-import type { FileRoutesDeps } from './file-routes.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
-import { createFileRoutes } from './file-routes.js';
+import { createFileRoutes, type FileRoutesDeps } from './file-routes.js';
 import { FileStore } from './file-store.js';
 import type { OutputFileStore } from './types.js';
 import { UrlSigner } from './url-signer.js';
