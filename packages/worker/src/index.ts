@@ -7,7 +7,7 @@
  */
 export { start } from './start.js';
 export type { StartOptions } from './options.js';
-export type { InputSchema } from './internal/input-schema.js';
+export type { InputSchema } from './internal/execute/input-schema.js';
 /** zod v4, the version `inputSchema` expects (re-exported so handlers need no separate install). */
 export { z } from 'zod';
 export type { Handler, Job, JobContext, JobInput } from './handler.js';

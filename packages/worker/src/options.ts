@@ -1,9 +1,9 @@
 import { ENDPOINT_ID_RE, WORKER_WS_PATH } from '@berth/protocol';
 import type { Handler } from './handler.js';
 import { isLogLevel, type LogLevel } from './logger.js';
-import { isStreamingHandler } from './internal/handler-kind.js';
-import { WORKER_ID_RE, defaultWorkerId } from './internal/worker-id.js';
-import { isInputSchema, type InputSchema } from './internal/input-schema.js';
+import { isStreamingHandler } from './internal/execute/handler-kind.js';
+import { WORKER_ID_RE, defaultWorkerId } from './internal/transport/worker-id.js';
+import { isInputSchema, type InputSchema } from './internal/execute/input-schema.js';
 
 /**
  * Options of `start()`. Environment variables override the values given in code, so the same image can be tuned

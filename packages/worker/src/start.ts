@@ -1,11 +1,11 @@
 import { createLogger, type Logger } from './logger.js';
 import { ConfigError, resolveStartOptions, type ResolvedConnection, type ResolvedStartOptions, type StartOptions } from './options.js';
-import { findTestInput, runLocalTest, testInputDirs } from './internal/local-test.js';
-import { createWorkerRuntime } from './internal/runtime.js';
-import type { WorkerRuntime } from './internal/runtime-types.js';
+import { findTestInput, runLocalTest, testInputDirs } from './internal/execute/local-test.js';
+import { createWorkerRuntime } from './internal/runtime/runtime.js';
+import type { WorkerRuntime } from './internal/runtime/runtime-types.js';
 import { createPullRuntime } from './internal/runpod/pull-runtime.js';
 import { runpodEnvOf, type RunpodEnv } from './internal/runpod/runpod-env.js';
-import { SDK_VERSION } from './internal/version.js';
+import { SDK_VERSION } from './internal/transport/version.js';
 
 const NOTHING_TO_DO = `@berth/worker: nothing to do.
   To serve jobs from a control plane, set:

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { attachOutputTarget } from '../internal/output-target.js';
+import { attachOutputTarget } from '../internal/execute/output-target.js';
 import { uploadOutput, UploadError } from './index.js';
 
 /** A loopback HTTP server standing in for the control plane's upload route; records what it got. */

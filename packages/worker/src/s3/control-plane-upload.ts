@@ -1,4 +1,4 @@
-import type { OutputTarget } from '../internal/output-target.js';
+import type { OutputTarget } from '../internal/execute/output-target.js';
 import { UploadError, type UploadResult } from './types.js';
 
 /**

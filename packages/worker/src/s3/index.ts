@@ -10,7 +10,7 @@
  * };
  */
 import { randomBytes } from 'node:crypto';
-import { outputTargetOf } from '../internal/output-target.js';
+import { outputTargetOf } from '../internal/execute/output-target.js';
 import { uploadToControlPlane } from './control-plane-upload.js';
 import { writeLocalOutput } from './local-output.js';
 import { s3TargetOf } from './s3-target.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { attachOutputTarget, httpBaseOf, outputTargetOf } from '../internal/output-target.js';
+import { attachOutputTarget, httpBaseOf, outputTargetOf } from '../internal/execute/output-target.js';
 import { uploadOutput, UploadError } from './index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'berth-out-'));

@@ -1,8 +1,8 @@
 import type { S3Config } from '@berth/protocol';
 import type { Handler, JobInput } from '../handler.js';
 import { createLogger, type LogRecord } from '../logger.js';
-import { executeJob } from '../internal/execute.js';
-import type { InputSchema } from '../internal/input-schema.js';
+import { executeJob } from '../internal/execute/execute.js';
+import type { InputSchema } from '../internal/execute/input-schema.js';
 
 /**
  * Options of `runJob`.

@@ -1,11 +1,11 @@
 import type { S3Config } from '@berth/protocol';
 import type { Handler } from '../../handler.js';
 import type { Logger } from '../../logger.js';
-import { errorMessage } from '../error-message.js';
-import { executeJob } from '../execute.js';
-import type { InputSchema } from '../input-schema.js';
-import type { RuntimeExit, WorkerRuntime } from '../runtime-types.js';
-import { createWaiters, raceTimeout } from '../waiters.js';
+import { errorMessage } from '../execute/error-message.js';
+import { executeJob } from '../execute/execute.js';
+import type { InputSchema } from '../execute/input-schema.js';
+import type { RuntimeExit, WorkerRuntime } from '../runtime/runtime-types.js';
+import { createWaiters, raceTimeout } from '../runtime/waiters.js';
 import { PullClient, type PulledJob } from './pull-client.js';
 import type { RunpodEnv } from './runpod-env.js';
 

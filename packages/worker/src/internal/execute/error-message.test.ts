@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UnrecoverableError } from '../errors.js';
+import { UnrecoverableError } from '../../errors.js';
 import { errorMessage } from './error-message.js';
 
 describe('errorMessage', () => {

@@ -1,7 +1,7 @@
-import type { Handler } from '../handler.js';
-import type { Logger } from '../logger.js';
-import type { BackoffOptions } from './backoff.js';
-import type { InputSchema } from './input-schema.js';
+import type { Handler } from '../../handler.js';
+import type { Logger } from '../../logger.js';
+import type { BackoffOptions } from '../transport/backoff.js';
+import type { InputSchema } from '../execute/input-schema.js';
 
 /** Options of `createWorkerRuntime`: explicit values instead of the environment (used by `start()` and tests). */
 export interface WorkerRuntimeOptions {

@@ -1,5 +1,5 @@
-import { createLogger, formatLogLine, type LogRecord } from '../logger.js';
-import type { FakeControlPlane } from './fake-control-plane.test-helpers.js';
+import { createLogger, formatLogLine, type LogRecord } from '../../logger.js';
+import type { FakeControlPlane } from '../testing/fake-control-plane.test-helpers.js';
 import { createWorkerRuntime } from './runtime.js';
 import type { WorkerRuntime, WorkerRuntimeOptions } from './runtime-types.js';
 

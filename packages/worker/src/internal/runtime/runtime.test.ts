@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { SDK_VERSION } from './version.js';
-import { startFakeControlPlane } from './fake-control-plane.test-helpers.js';
+import { SDK_VERSION } from '../transport/version.js';
+import { startFakeControlPlane } from '../testing/fake-control-plane.test-helpers.js';
 import { deferred, startTestWorker, until } from './runtime.test-helpers.js';
 
 const assign = (id: string, input: Record<string, unknown> = {}, attempt = 1) => ({ type: 'job.assign' as const, id, attempt, input });

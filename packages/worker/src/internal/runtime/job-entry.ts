@@ -1,6 +1,6 @@
 import type { AssignMessage, WorkerMessage } from '@berth/protocol';
-import type { Logger } from '../logger.js';
-import type { JobSpec } from './execute.js';
+import type { Logger } from '../../logger.js';
+import type { JobSpec } from '../execute/execute.js';
 
 /** Sends a message now if the connection is ready; false means "not sent, keep it". */
 export type Transport = (message: WorkerMessage) => boolean;

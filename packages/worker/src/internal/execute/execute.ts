@@ -1,7 +1,7 @@
 import type { S3Config } from '@berth/protocol';
-import type { Handler, Job } from '../handler.js';
-import type { Logger } from '../logger.js';
-import { UnrecoverableError } from '../errors.js';
+import type { Handler, Job } from '../../handler.js';
+import type { Logger } from '../../logger.js';
+import { UnrecoverableError } from '../../errors.js';
 import { errorMessage } from './error-message.js';
 import { asStreamSource, isThenable, type StreamSource } from './handler-kind.js';
 import { toJsonValue } from './json-value.js';

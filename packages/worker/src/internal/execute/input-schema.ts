@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../logger.js';
 
 /**
  * A zod (v4) schema of a handler's input, given as `start({ inputSchema })`. Jobs whose input does not match fail

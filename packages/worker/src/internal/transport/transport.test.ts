@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { backoffDelay } from './backoff.js';
-import { asStreamSource, isStreamingHandler } from './handler-kind.js';
 import { SDK_VERSION } from './version.js';
 import { WORKER_ID_RE, defaultWorkerId } from './worker-id.js';
 
@@ -16,24 +15,6 @@ describe('backoffDelay', () => {
   });
 });
 
-describe('handler kinds', () => {
-  it('recognises generator functions', () => {
-    expect(isStreamingHandler(function* () {})).toBe(true);
-    expect(isStreamingHandler(async function* () {})).toBe(true);
-    expect(isStreamingHandler(async () => 1)).toBe(false);
-    expect(isStreamingHandler(() => 1)).toBe(false);
-  });
-
-  it('treats iterators and async iterables as streams, other iterables as values', () => {
-    expect(asStreamSource([1, 2])).toBeUndefined();
-    expect(asStreamSource('abc')).toBeUndefined();
-    expect(asStreamSource(new Map())).toBeUndefined();
-    expect(asStreamSource([1].values())?.kind).toBe('sync');
-    expect(asStreamSource((async function* () {})())?.kind).toBe('async');
-    expect(asStreamSource(new ReadableStream())?.kind).toBe('async');
-  });
-});
-
 describe('worker id and version', () => {
   it('default worker id is <hostname>-<pid>-<random4> and valid on the wire', () => {
     expect(defaultWorkerId('my host!', 42)).toMatch(/^my-host--42-[0-9a-f]{4}$/);
@@ -41,7 +22,7 @@ describe('worker id and version', () => {
   });
 
   it('SDK_VERSION matches package.json', () => {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
     expect(SDK_VERSION).toBe(pkg.version);
   });
 });

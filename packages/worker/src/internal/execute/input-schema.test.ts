@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { runJob } from '../testing/index.js';
-import { createLogger } from '../logger.js';
+import { runJob } from '../../testing/index.js';
+import { createLogger } from '../../logger.js';
 import { checkJobInput, toInputJsonSchema } from './input-schema.js';
-import { resolveStartOptions } from '../options.js';
+import { resolveStartOptions } from '../../options.js';
 
 const schema = z.object({ prompt: z.string().min(1), steps: z.number().int().min(1).max(50).default(20), mode: z.enum(['fast', 'slow']).optional() });
 

@@ -1,5 +1,5 @@
 import { LOG_LINES_PER_MESSAGE, LOG_MESSAGE_MAX_CHARS, type LogLine, type LogMessage } from '@berth/protocol';
-import { safeJson, type LogFields, type Logger, type LogRecord } from '../logger.js';
+import { safeJson, type LogFields, type Logger, type LogRecord } from '../../logger.js';
 
 const FIELDS_MAX_CHARS = 8_000;
 const RANK = { debug: 10, info: 20, warn: 30, error: 40 } as const;

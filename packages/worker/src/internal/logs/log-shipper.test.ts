@@ -1,6 +1,6 @@
 import type { LogMessage } from '@berth/protocol';
 import { describe, expect, it } from 'vitest';
-import { createLogger, type LogRecord } from '../logger.js';
+import { createLogger, type LogRecord } from '../../logger.js';
 import { withConsoleForwarding } from './console-capture.js';
 import { LogShipper } from './log-shipper.js';
 

@@ -1,6 +1,6 @@
 import type { WorkerMessage } from '@berth/protocol';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../logger.js';
+import { createLogger } from '../../logger.js';
 import { JobEntry } from './job-entry.js';
 
 const log = createLogger({ level: 'silent' });

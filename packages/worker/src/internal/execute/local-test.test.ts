@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../logger.js';
-import { ConfigError } from '../options.js';
+import { createLogger } from '../../logger.js';
+import { ConfigError } from '../../options.js';
 import { findTestInput, parseTestInput, runLocalTest, testInputDirs } from './local-test.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'berth-local-'));

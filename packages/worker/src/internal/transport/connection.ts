@@ -9,7 +9,7 @@ import {
   type WorkerMessage,
   type WsErrorCode,
 } from '@berth/protocol';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../logger.js';
 import { backoffDelay, type BackoffOptions } from './backoff.js';
 import { frameText } from './frame-limit.js';
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import type { Logger } from '../logger.js';
-import { ConfigError, type ResolvedStartOptions } from '../options.js';
+import type { Logger } from '../../logger.js';
+import { ConfigError, type ResolvedStartOptions } from '../../options.js';
 import { executeJob } from './execute.js';
 
 /** Job id used in local single-shot mode. */

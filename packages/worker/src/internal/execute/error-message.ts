@@ -1,4 +1,4 @@
-import { UnrecoverableError } from '../errors.js';
+import { UnrecoverableError } from '../../errors.js';
 import { NotSerializableError } from './json-value.js';
 
 /** Longest error string sent to the control plane; the rest is cut. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { UnrecoverableError } from '../errors.js';
-import type { Handler } from '../handler.js';
-import { createLogger, type LogRecord } from '../logger.js';
+import { UnrecoverableError } from '../../errors.js';
+import type { Handler } from '../../handler.js';
+import { createLogger, type LogRecord } from '../../logger.js';
 import { executeJob, type ExecuteOptions, type JobResult } from './execute.js';
 
 interface Run {

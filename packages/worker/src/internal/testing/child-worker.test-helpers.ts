@@ -3,7 +3,7 @@
  * `FIXTURE_HANDLER` picks the handler: echo (default), stubborn (ignores its AbortSignal), fail.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { start, type Handler, type Job } from '../index.js';
+import { start, type Handler, type Job } from '../../index.js';
 
 type Input = { sleepMs?: number };
 
