@@ -53,18 +53,28 @@ export interface Job<I = JobInput> {
 export type JobContext<I = JobInput> = Job<I>;
 
 /**
+ * What a handler may return: the output (or a promise of it), or for a streaming handler an iterator / async
+ * iterable whose items are the chunks and whose return value, if any, is the output. With the default `O =
+ * unknown` anything goes.
+ */
+export type HandlerResult<O = unknown> = O | PromiseLike<O> | Iterator<unknown, O | void> | AsyncIterator<unknown, O | void> | AsyncIterable<unknown>;
+
+/**
  * A job handler. Any of these shapes works:
  *
  * - plain or async function: the (awaited) return value is the job's output;
  * - generator or async generator function, or a function returning an iterator / async iterable: every yielded
  *   value is a stream chunk (see `StartOptions.return_aggregate_stream` for the final output).
  *
- * Throwing fails the job with the error's message.
+ * Throwing fails the job with the error's message (`StartOptions.retry` can retry it first; `UnrecoverableError`
+ * is never retried). `I` is the input type (inferred from `inputSchema` when the handler is written inline in
+ * `start()`), `O` the output type when you want the return value checked.
  *
  * @example
  * const echo: Handler = (job) => job.input;
  * const tokens: Handler<{ prompt: string }> = async function* (job) {
  *   for (const word of job.input.prompt.split(' ')) yield word;
  * };
+ * const length: Handler<{ text: string }, { length: number }> = (job) => ({ length: job.input.text.length });
  */
-export type Handler<I = any> = (job: Job<I>, ctx: JobContext<I>) => unknown;
+export type Handler<I = any, O = unknown> = (job: Job<I>, ctx: JobContext<I>) => HandlerResult<O>;

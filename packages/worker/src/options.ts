@@ -1,4 +1,5 @@
 import { ENDPOINT_ID_RE, WORKER_WS_PATH } from '@berth/protocol';
+import type { z } from 'zod';
 import type { Handler } from './handler.js';
 import { isLogLevel, type LogLevel } from './logger.js';
 import { isStreamingHandler } from './internal/execute/handler-kind.js';
@@ -14,12 +15,17 @@ import { isInputSchema, type InputSchema } from './internal/execute/input-schema
  * - `BERTH_WORKER_TOKEN`: worker token, sent as `Authorization: Bearer <token>` (required with `BERTH_URL`).
  * - `BERTH_WORKER_ID`: this worker's id. Default `<hostname>-<pid>-<random4>`.
  *
+ * `S` is the input schema's type: with `inputSchema` set, the handler's `job.input` is the schema's output type
+ * (inferred, as trpc infers a procedure's input); without it, `job.input` is untyped (`any`) unless the handler
+ * declares it (`Handler<MyInput>`). `O` is the handler's declared output type (default: anything).
+ *
  * @example
  * start({ handler: async (job) => ({ echo: job.input }), concurrency: 4 });
+ * start({ inputSchema: z.object({ name: z.string() }), handler: (job) => `hello ${job.input.name}` }); // name: string
  */
-export interface StartOptions {
+export interface StartOptions<S extends InputSchema | undefined = InputSchema | undefined, O = unknown> {
   /** The job handler (plain, async, generator or async generator function). Required. */
-  handler: Handler;
+  handler: Handler<InputOf<S>, O>;
   /**
    * Make the final output of a streaming handler the list of all yielded chunks, even when the handler returns a
    * value. Without it, the output is the generator's return value, or the list of chunks when it returns nothing.
@@ -47,8 +53,12 @@ export interface StartOptions {
    * `invalid_input: <path>: <problem>`; the handler gets the parsed input (defaults applied). The worker announces
    * it as JSON Schema, so the playground builds a form from it. Default: none (any JSON object).
    */
-  inputSchema?: InputSchema;
+  inputSchema?: S;
 }
+
+/** The handler's input type for an input schema `S`: the schema's output (defaults applied), else `any`. */
+// `any`, not `JobInput`: handlers written before input schemas (`(job: Job<{ prompt: string }>) => ...`) stay valid.
+export type InputOf<S extends InputSchema | undefined> = S extends InputSchema ? z.output<S> : any;
 
 /** Where and how to reach the control plane. */
 export interface ResolvedConnection {

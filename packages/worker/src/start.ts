@@ -5,6 +5,7 @@ import { createWorkerRuntime } from './internal/runtime/runtime.js';
 import type { WorkerRuntime } from './internal/runtime/runtime-types.js';
 import { createPullRuntime } from './internal/runpod/pull-runtime.js';
 import { runpodEnvOf, type RunpodEnv } from './internal/runpod/runpod-env.js';
+import type { InputSchema } from './internal/execute/input-schema.js';
 import { SDK_VERSION } from './internal/transport/version.js';
 
 const NOTHING_TO_DO = `@berth/worker: nothing to do.
@@ -33,11 +34,11 @@ const NOTHING_TO_DO = `@berth/worker: nothing to do.
  * import { start } from '@berth/worker';
  * start({ handler: async (job) => ({ greeting: `hello ${job.input.name}` }) });
  */
-export function start(options: StartOptions): void {
+export function start<S extends InputSchema | undefined = undefined, O = unknown>(options: StartOptions<S, O>): void {
   let resolved: ResolvedStartOptions;
   let runpod: RunpodEnv | undefined;
   try {
-    resolved = resolveStartOptions(options, process.env);
+    resolved = resolveStartOptions(options as StartOptions, process.env);
     runpod = runpodEnvOf(process.env, resolved.workerId);
   } catch (err) {
     exitWithConfigError(err);

@@ -7,13 +7,15 @@ export const Input = z.strictObject({
   /** How many greetings. */
   times: z.number().int().min(1).max(10).default(1),
 });
+/** A job's input once `Input` has checked it (defaults applied): `start({ inputSchema: Input })` does that. */
+export type Input = z.output<typeof Input>;
 
 /**
- * The handler: runs once per job. Throwing fails the job with the error's message; the return value is the
- * job's `output`. Replace the body with your model call.
+ * The handler: runs once per job, with an input `Input` already accepted. Throwing fails the job with the error's
+ * message; the return value is the job's `output`. Replace the body with your model call.
  */
-export const handler: Handler = async (job) => {
-  const { name, times } = Input.parse(job.input);
+export const handler: Handler<Input> = async (job) => {
+  const { name, times } = job.input;
   const greetings: string[] = [];
   for (let i = 1; i <= times; i++) {
     if (job.signal.aborted) throw new Error('cancelled');

@@ -1,4 +1,5 @@
 import type { S3Config } from '@berth/protocol';
+import type { z } from 'zod';
 import type { Handler, JobInput } from '../handler.js';
 import { createLogger, type LogRecord } from '../logger.js';
 import { executeJob } from '../internal/execute/execute.js';
@@ -51,17 +52,21 @@ export interface RunJobResult {
  * import { runJob } from '@berth/worker/testing';
  * const result = await runJob(handler, { prompt: 'hi' });
  * expect(result).toMatchObject({ status: 'COMPLETED', output: { text: 'hi' } });
+ * // With `inputSchema`, `input` is typed as what a client sends (the schema's input side):
+ * await runJob(handler, { name: 'x' }, { inputSchema: Input });
  */
-export async function runJob<I = JobInput>(handler: Handler<I>, input: I, options: RunJobOptions = {}): Promise<RunJobResult> {
+export async function runJob<S extends InputSchema>(handler: Handler<z.output<S>>, input: z.input<S>, options: RunJobOptions & { inputSchema: S }): Promise<RunJobResult>;
+export async function runJob<I = JobInput>(handler: Handler<I>, input: I, options?: RunJobOptions): Promise<RunJobResult>;
+export async function runJob(handler: Handler, input: JobInput, options: RunJobOptions = {}): Promise<RunJobResult> {
   const chunks: unknown[] = [];
   const progress: unknown[] = [];
   const logs: LogRecord[] = [];
   const id = options.id ?? 'test-job';
   const result = await executeJob({
-    handler: handler as Handler,
+    handler,
     job: {
       id,
-      input: input as Record<string, unknown>,
+      input,
       attempt: options.attempt ?? 1,
       ...(options.s3Config !== undefined ? { s3Config: options.s3Config } : {}),
     },
