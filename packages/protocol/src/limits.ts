@@ -11,6 +11,10 @@ export const LIMITS = {
    * files or S3 (docs/output-storage.md).
    */
   workerFrameBytes: 24 * 1024 * 1024,
+  /** Highest worker concurrency (`hello.concurrency`, `concurrency` messages, `concurrencyModifier`). */
+  workerConcurrencyMax: 1024,
+  /** Most in-flight job attempts a worker lists in `hello.inflight`. */
+  workerInflightMax: 1024,
   /** Body limit of every other route that takes a body. */
   otherBodyBytes: 64 * 1024,
   /** Deepest JSON nesting accepted in a request body. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { JsonObject, S3Config } from './job.js';
 import { WS_ERROR_CODES } from './errors.js';
+import { LIMITS } from './limits.js';
 
 /**
  * The native worker protocol (contract section 10). Workers dial `GET /v2/_worker/ws` (WebSocket) with
@@ -22,11 +23,11 @@ export const HelloMessage = z.object({
   protocol: z.number().int(),
   workerId,
   endpointId: z.string(),
-  concurrency: z.number().int().min(0).max(1024),
+  concurrency: z.number().int().min(0).max(LIMITS.workerConcurrencyMax),
   /** True when the handler streams (generator handler or return_aggregate_stream). */
   stream: z.boolean(),
   /** Jobs this worker is still running (after a reconnect): the server re-adopts those still current. */
-  inflight: z.array(z.object(jobRef)).max(1024).default([]),
+  inflight: z.array(z.object(jobRef)).max(LIMITS.workerInflightMax).default([]),
   sdkVersion: z.string().max(64).optional(),
   /**
    * JSON Schema of the handler's input (from `start({ inputSchema })`), shown by the playground and
@@ -34,7 +35,7 @@ export const HelloMessage = z.object({
    */
   inputSchema: z.record(z.string(), z.unknown()).optional(),
 });
-export const ConcurrencyMessage = z.object({ type: z.literal('concurrency'), concurrency: z.number().int().min(0).max(1024) });
+export const ConcurrencyMessage = z.object({ type: z.literal('concurrency'), concurrency: z.number().int().min(0).max(LIMITS.workerConcurrencyMax) });
 export const ProgressMessage = z.object({ type: z.literal('job.progress'), ...jobRef, progress: z.unknown() });
 export const StreamMessage = z.object({
   type: z.literal('job.stream'),

@@ -5,6 +5,9 @@ import { isLogLevel, type LogLevel } from './logger.js';
 import { isStreamingHandler } from './internal/execute/handler-kind.js';
 import { WORKER_ID_RE, defaultWorkerId } from './internal/transport/worker-id.js';
 import { isInputSchema, type InputSchema } from './internal/execute/input-schema.js';
+import { NO_RETRY, type RetryPolicy } from './internal/execute/retry.js';
+import type { BackoffOptions } from './internal/transport/backoff.js';
+import { LIMITS } from '@berth/protocol';
 
 /**
  * Options of `start()`. Environment variables override the values given in code, so the same image can be tuned
@@ -54,6 +57,24 @@ export interface StartOptions<S extends InputSchema | undefined = InputSchema | 
    * it as JSON Schema, so the playground builds a form from it. Default: none (any JSON object).
    */
   inputSchema?: S;
+  /**
+   * Retry a handler that throws, in the worker, before the job fails: `attempts` tries in all (1-100), the first
+   * retry after `backoffMs` (0-3600000, default `1000`), doubled before each next one. Never retried: an
+   * `UnrecoverableError`, an input the `inputSchema` refuses, a cancelled or timed-out job (the execution timeout
+   * runs across the tries), a streaming job that already sent a chunk. Default: no retries. Env
+   * `BERTH_RETRY_ATTEMPTS` and `BERTH_RETRY_BACKOFF_MS` override it.
+   *
+   * @example start({ handler, retry: { attempts: 3, backoffMs: 500 } }) // tries at 0 s, 0.5 s and 1.5 s
+   */
+  retry?: RetryOptions;
+}
+
+/** `StartOptions.retry`. */
+export interface RetryOptions {
+  /** Tries in all, the first included (1-100). `1` means no retry. */
+  attempts: number;
+  /** Wait before the first retry in ms, doubled before each next one (0-3600000). Default `1000`. */
+  backoffMs?: number;
 }
 
 /** The handler's input type for an input schema `S`: the schema's output (defaults applied), else `any`. */
@@ -80,9 +101,24 @@ export interface ResolvedStartOptions {
   drainTimeoutMs: number;
   logLevel: LogLevel;
   inputSchema: InputSchema | undefined;
+  retry: RetryPolicy;
   workerId: string;
   /** Undefined when `BERTH_URL` is not set (local mode). */
   connection: ResolvedConnection | undefined;
+  /** Forward what handlers log to the control plane (`GET /v2/<ep>/logs/<job_id>`). Always true from `start()`. */
+  forwardLogs: boolean;
+  /** Connection and shutdown timings no option sets (tests shorten them). */
+  timings: RuntimeTimings;
+}
+
+/** Timings of the connected runtime. */
+export interface RuntimeTimings {
+  /** Reconnect backoff: 250 ms doubling to 5 s, jittered. */
+  reconnect: BackoffOptions;
+  /** Time from dialing to `welcome`. */
+  handshakeTimeoutMs: number;
+  /** After the drain deadline hands running jobs back, how long to wait for the control plane to acknowledge them. */
+  abortGraceMs: number;
 }
 
 /** A bad option or environment variable; the message names it and the bad value. */
@@ -93,9 +129,15 @@ export class ConfigError extends Error {
   }
 }
 
-export const DEFAULT_CONCURRENCY = 1;
-export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
-export const MAX_CONCURRENCY = 1024;
+const DEFAULT_CONCURRENCY = 1;
+const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+const DEFAULT_RETRY_BACKOFF_MS = 1_000;
+const MAX_RETRY_ATTEMPTS = 100;
+const MAX_RETRY_BACKOFF_MS = 3600_000;
+const MAX_DRAIN_TIMEOUT_MS = 7 * 24 * 3600_000;
+/** Highest concurrency, as the wire allows it (`hello.concurrency`). */
+export const MAX_CONCURRENCY = LIMITS.workerConcurrencyMax;
+export const DEFAULT_TIMINGS: RuntimeTimings = { reconnect: { initialMs: 250, maxMs: 5_000 }, handshakeTimeoutMs: 10_000, abortGraceMs: 2_000 };
 
 /**
  * Applies defaults and environment overrides; throws `ConfigError` naming the bad option or variable.
@@ -118,7 +160,7 @@ export function resolveStartOptions(options: StartOptions, env: NodeJS.ProcessEn
   if (options.name !== undefined && typeof options.name !== 'string') throw new ConfigError(`name must be a string (got ${describe(options.name)})`);
 
   const concurrency = fromEnvInt(env, 'BERTH_CONCURRENCY', 1, MAX_CONCURRENCY) ?? checkInt(options.concurrency, 'concurrency', 1, MAX_CONCURRENCY) ?? DEFAULT_CONCURRENCY;
-  const drainTimeoutMs = fromEnvInt(env, 'BERTH_DRAIN_TIMEOUT_MS', 0, 7 * 24 * 3600_000) ?? checkInt(options.drainTimeoutMs, 'drainTimeoutMs', 0, 7 * 24 * 3600_000) ?? DEFAULT_DRAIN_TIMEOUT_MS;
+  const drainTimeoutMs = fromEnvInt(env, 'BERTH_DRAIN_TIMEOUT_MS', 0, MAX_DRAIN_TIMEOUT_MS) ?? checkInt(options.drainTimeoutMs, 'drainTimeoutMs', 0, MAX_DRAIN_TIMEOUT_MS) ?? DEFAULT_DRAIN_TIMEOUT_MS;
   const logLevel = resolveLogLevel(options.logLevel, envValue(env, 'BERTH_LOG_LEVEL'));
 
   const workerIdEnv = envValue(env, 'BERTH_WORKER_ID');
@@ -136,9 +178,28 @@ export function resolveStartOptions(options: StartOptions, env: NodeJS.ProcessEn
     drainTimeoutMs,
     logLevel,
     inputSchema: options.inputSchema,
+    retry: resolveRetry(options.retry, env),
     workerId: workerIdEnv ?? defaultWorkerId(),
     connection: resolveConnection(env),
+    forwardLogs: true,
+    timings: DEFAULT_TIMINGS,
   };
+}
+
+function resolveRetry(retry: RetryOptions | undefined, env: NodeJS.ProcessEnv): RetryPolicy {
+  if (retry !== undefined && (typeof retry !== 'object' || retry === null)) {
+    throw new ConfigError(`retry must be an object such as { attempts: 3, backoffMs: 1000 } (got ${describe(retry)})`);
+  }
+  const attempts =
+    fromEnvInt(env, 'BERTH_RETRY_ATTEMPTS', 1, MAX_RETRY_ATTEMPTS) ?? checkInt(retry?.attempts, 'retry.attempts', 1, MAX_RETRY_ATTEMPTS) ?? NO_RETRY.attempts;
+  const backoffMs =
+    fromEnvInt(env, 'BERTH_RETRY_BACKOFF_MS', 0, MAX_RETRY_BACKOFF_MS) ??
+    checkInt(retry?.backoffMs, 'retry.backoffMs', 0, MAX_RETRY_BACKOFF_MS) ??
+    DEFAULT_RETRY_BACKOFF_MS;
+  if (retry !== undefined && retry.attempts === undefined && envValue(env, 'BERTH_RETRY_ATTEMPTS') === undefined) {
+    throw new ConfigError('retry.attempts must be set: the number of tries in all, e.g. retry: { attempts: 3 }');
+  }
+  return attempts === 1 ? NO_RETRY : { attempts, backoffMs };
 }
 
 function resolveConnection(env: NodeJS.ProcessEnv): ResolvedConnection | undefined {

@@ -72,21 +72,7 @@ export function start<S extends InputSchema | undefined = undefined, O = unknown
 }
 
 function serve(resolved: ResolvedStartOptions, connection: ResolvedConnection, log: Logger): void {
-  const runtime = createWorkerRuntime({
-    handler: resolved.handler,
-    url: connection.url,
-    endpointId: connection.endpointId,
-    token: connection.token,
-    workerId: resolved.workerId,
-    concurrency: resolved.concurrency,
-    concurrencyModifier: resolved.concurrencyModifier,
-    returnAggregateStream: resolved.returnAggregateStream,
-    stream: resolved.stream,
-    drainTimeoutMs: resolved.drainTimeoutMs,
-    name: resolved.name,
-    inputSchema: resolved.inputSchema,
-    log: createLogger({ level: log.level }),
-  });
+  const runtime = createWorkerRuntime({ ...resolved, ...connection, log: createLogger({ level: log.level }) });
   runUntilSignal(runtime, log);
 }
 
@@ -103,6 +89,8 @@ function serveRunpod(resolved: ResolvedStartOptions, env: RunpodEnv): void {
     stream: resolved.stream,
     drainTimeoutMs: resolved.drainTimeoutMs,
     inputSchema: resolved.inputSchema,
+    retry: resolved.retry,
+    abortGraceMs: resolved.timings.abortGraceMs,
     log: createLogger({ level: log.level }).child({ worker: env.workerId }),
   });
   runUntilSignal(runtime, log);

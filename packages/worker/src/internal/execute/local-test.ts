@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Logger } from '../../logger.js';
 import { ConfigError, type ResolvedStartOptions } from '../../options.js';
-import { executeJob } from './execute.js';
+import { executeWithRetry, NO_RETRY } from './retry.js';
 
 /** Job id used in local single-shot mode. */
 export const LOCAL_JOB_ID = 'local-test';
@@ -79,14 +79,14 @@ export interface LocalTestOutcome {
  * @example const { body, code } = await runLocalTest(resolved, { prompt: 'hi' }, log, signal);
  */
 export async function runLocalTest(
-  resolved: Pick<ResolvedStartOptions, 'handler' | 'returnAggregateStream'> & Partial<Pick<ResolvedStartOptions, 'inputSchema'>>,
+  resolved: Pick<ResolvedStartOptions, 'handler' | 'returnAggregateStream'> & Partial<Pick<ResolvedStartOptions, 'inputSchema' | 'retry'>>,
   input: Record<string, unknown>,
   log: Logger,
   signal: AbortSignal = new AbortController().signal,
 ): Promise<LocalTestOutcome> {
   const jobLog = log.child({ job: LOCAL_JOB_ID });
   jobLog.info('running one job locally', { input });
-  const result = await executeJob({
+  const result = await executeWithRetry({
     handler: resolved.handler,
     job: { id: LOCAL_JOB_ID, input, attempt: 1 },
     signal,
@@ -95,7 +95,7 @@ export async function runLocalTest(
     inputSchema: resolved.inputSchema,
     onChunk: (chunk, seq) => jobLog.info('stream chunk', { seq, chunk }),
     onProgress: (progress) => jobLog.info('progress', { progress }),
-  });
+  }, resolved.retry ?? NO_RETRY);
   if (result.status === 'COMPLETED') return { body: { id: LOCAL_JOB_ID, status: 'COMPLETED', output: result.output }, code: 0 };
   return { body: { id: LOCAL_JOB_ID, status: result.status, error: result.error }, code: 1 };
 }

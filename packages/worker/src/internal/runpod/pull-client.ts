@@ -27,8 +27,8 @@ export class PullClient {
     this.stopUrl = this.takeUrl.replace('/job-take/', '/job-stop/');
   }
 
-  private headers(json: boolean): Record<string, string> {
-    return { authorization: this.env.token, ...(json ? { 'content-type': 'application/json' } : {}) };
+  private headers(options: { json: boolean }): Record<string, string> {
+    return { authorization: this.env.token, ...(options.json ? { 'content-type': 'application/json' } : {}) };
   }
 
   private signal(ms: number, outer?: AbortSignal): AbortSignal {
@@ -36,12 +36,13 @@ export class PullClient {
     return outer ? AbortSignal.any([t, outer]) : t;
   }
 
-  /** `GET job-take` (one) or `job-take-batch` (`batch_size` > 1). */
-  async take(batchSize: number, inProgress: boolean, signal: AbortSignal): Promise<TakeResult> {
+  /** `GET job-take` (one) or `job-take-batch` (`batch_size` > 1); `inProgress`: other jobs are running here. */
+  async take(options: { batchSize: number; inProgress: boolean; signal: AbortSignal }): Promise<TakeResult> {
+    const { batchSize, inProgress, signal } = options;
     const url = batchSize > 1 ? `${this.takeUrl.replace('/job-take/', '/job-take-batch/')}&batch_size=${batchSize}` : this.takeUrl;
     let res: Response;
     try {
-      res = await fetch(`${url}&job_in_progress=${inProgress ? 1 : 0}`, { headers: this.headers(false), signal: this.signal(POLL_TIMEOUT_MS, signal) });
+      res = await fetch(`${url}&job_in_progress=${inProgress ? 1 : 0}`, { headers: this.headers({ json: false }), signal: this.signal(POLL_TIMEOUT_MS, signal) });
     } catch (err) {
       return { kind: 'error', error: errorText(err) };
     }
@@ -56,7 +57,7 @@ export class PullClient {
 
   /** `GET job-stop`: ids of jobs to stop (empty on 204); throws on errors. */
   async stops(signal: AbortSignal): Promise<{ ids: string[]; slowDown: boolean }> {
-    const res = await fetch(this.stopUrl, { headers: this.headers(false), signal: this.signal(POLL_TIMEOUT_MS, signal) });
+    const res = await fetch(this.stopUrl, { headers: this.headers({ json: false }), signal: this.signal(POLL_TIMEOUT_MS, signal) });
     if (res.status === 204) return drop(res, { ids: [], slowDown: false });
     if (res.status === 429) return drop(res, { ids: [], slowDown: true });
     if (res.status !== 200) {
@@ -69,13 +70,13 @@ export class PullClient {
   }
 
   /** `POST job-done?isStream=`: `{"output"}`, `{"error"}` or progress `{"status": "IN_PROGRESS", "output"}`. */
-  done(jobId: string, body: Record<string, unknown>, isStream: boolean): Promise<void> {
-    return this.post(this.env.postOutput, jobId, body, isStream);
+  done(jobId: string, body: Record<string, unknown>, options: { isStream: boolean }): Promise<void> {
+    return this.post(this.env.postOutput, jobId, body, options);
   }
 
   /** `POST job-stream?isStream=false`: one chunk, `{"output": chunk}`. */
   chunk(jobId: string, output: unknown): Promise<void> {
-    return this.post(this.env.postStream, jobId, { output }, false);
+    return this.post(this.env.postStream, jobId, { output }, { isStream: false });
   }
 
   /** `GET ping?job_id=a,b&runpod_version=` (`job_id` left out when idle). */
@@ -85,16 +86,16 @@ export class PullClient {
     const q = new URLSearchParams();
     if (jobIds.length > 0) q.set('job_id', jobIds.join(','));
     q.set('runpod_version', this.sdkVersion);
-    const res = await fetch(`${url}${url.includes('?') ? '&' : '?'}${q}`, { headers: this.headers(false), signal: this.signal(this.env.pingIntervalMs * 2) });
+    const res = await fetch(`${url}${url.includes('?') ? '&' : '?'}${q}`, { headers: this.headers({ json: false }), signal: this.signal(this.env.pingIntervalMs * 2) });
     await res.body?.cancel();
   }
 
   /** A report: retried twice on 5xx (after 2 s, then 3 s), like runpod-python; a 4xx or network error drops it. */
-  private async post(template: string, jobId: string, body: Record<string, unknown>, isStream: boolean): Promise<void> {
-    const url = `${template.replaceAll('$RUNPOD_POD_ID', this.env.workerId).replaceAll('$ID', jobId)}&isStream=${isStream}`;
+  private async post(template: string, jobId: string, body: Record<string, unknown>, options: { isStream: boolean }): Promise<void> {
+    const url = `${template.replaceAll('$RUNPOD_POD_ID', this.env.workerId).replaceAll('$ID', jobId)}&isStream=${options.isStream}`;
     const text = JSON.stringify(body);
     for (const delay of [2000, 3000, -1]) {
-      const res = await fetch(url, { method: 'POST', headers: this.headers(true), body: text, signal: this.signal(REPORT_TIMEOUT_MS) });
+      const res = await fetch(url, { method: 'POST', headers: this.headers({ json: true }), body: text, signal: this.signal(REPORT_TIMEOUT_MS) });
       await res.body?.cancel();
       if (res.ok) return;
       if (res.status < 500 || delay < 0) throw new Error(`${url.split('?')[0]} answered ${res.status}`);

@@ -2,8 +2,9 @@ import type { S3Config } from '@berth/protocol';
 import type { Handler } from '../../handler.js';
 import type { Logger } from '../../logger.js';
 import { errorMessage } from '../execute/error-message.js';
-import { executeJob } from '../execute/execute.js';
 import type { InputSchema } from '../execute/input-schema.js';
+import { executeWithRetry, type RetryPolicy } from '../execute/retry.js';
+import { LIMITS } from '@berth/protocol';
 import type { RuntimeExit, WorkerRuntime } from '../runtime/runtime-types.js';
 import { createWaiters, raceTimeout } from '../runtime/waiters.js';
 import { PullClient, type PulledJob } from './pull-client.js';
@@ -13,13 +14,16 @@ export interface PullRuntimeOptions {
   handler: Handler;
   env: RunpodEnv;
   sdkVersion: string;
-  concurrency?: number;
-  concurrencyModifier?: ((current: number) => number) | undefined;
-  returnAggregateStream?: boolean;
+  concurrency: number;
+  concurrencyModifier: ((current: number) => number) | undefined;
+  returnAggregateStream: boolean;
   /** The handler streams: results are posted with `isStream=true`. */
   stream: boolean;
-  drainTimeoutMs?: number;
-  inputSchema?: InputSchema | undefined;
+  drainTimeoutMs: number;
+  inputSchema: InputSchema | undefined;
+  retry: RetryPolicy;
+  /** After the drain deadline aborts running jobs, how long to wait for their reports. */
+  abortGraceMs: number;
   log: Logger;
 }
 
@@ -50,7 +54,7 @@ export function createPullRuntime(o: PullRuntimeOptions): WorkerRuntime {
   const waiters = createWaiters();
   const takeAbort = new AbortController();
   const stopAbort = new AbortController();
-  let concurrency = Math.max(1, o.concurrency ?? 1);
+  let concurrency = Math.max(1, o.concurrency);
   let connected = false;
   let draining = false;
   let stopped: RuntimeExit | undefined;
@@ -66,7 +70,7 @@ export function createPullRuntime(o: PullRuntimeOptions): WorkerRuntime {
         await waiters.until(() => draining || running.size < concurrency);
         continue;
       }
-      const r = await client.take(concurrency - running.size, running.size > 0, takeAbort.signal);
+      const r = await client.take({ batchSize: concurrency - running.size, inProgress: running.size > 0, signal: takeAbort.signal });
       if (r.kind === 'jobs') for (const job of r.jobs) runJob(job);
       if (r.kind === 'error' && !draining) {
         log.warn('job-take failed; retrying', { error: r.error, inMs: backoff });
@@ -111,20 +115,20 @@ export function createPullRuntime(o: PullRuntimeOptions): WorkerRuntime {
     };
     jobLog.info('job received');
     const started = Date.now();
-    void executeJob({
+    void executeWithRetry({
       handler: o.handler,
       job: { id, input: pulled.input, attempt: 1, ...(pulled.s3Config ? { s3Config: pulled.s3Config as S3Config } : {}), outputTarget },
       signal: job.controller.signal,
       log: jobLog,
-      returnAggregateStream: o.returnAggregateStream ?? false,
+      returnAggregateStream: o.returnAggregateStream,
       inputSchema: o.inputSchema,
       onChunk: (chunk) => send('stream chunk', () => client.chunk(id, chunk)),
-      onProgress: (value) => send('progress', () => client.done(id, { status: 'IN_PROGRESS', output: value }, false)),
-    })
+      onProgress: (value) => send('progress', () => client.done(id, { status: 'IN_PROGRESS', output: value }, { isStream: false })),
+    }, o.retry)
       .then(async (result) => {
         // A stopped job reports nothing: the control plane already decided its fate (as runpod-python does).
-        if (result.status === 'COMPLETED') send('result', () => client.done(id, { output: result.output }, o.stream));
-        else if (result.status === 'FAILED') send('result', () => client.done(id, { error: result.error }, o.stream));
+        if (result.status === 'COMPLETED') send('result', () => client.done(id, { output: result.output }, { isStream: o.stream }));
+        else if (result.status === 'FAILED') send('result', () => client.done(id, { error: result.error }, { isStream: o.stream }));
         // The slot is free now: the next job-take goes out while the result is on its way.
         reporting.add(id);
         running.delete(id);
@@ -144,7 +148,7 @@ export function createPullRuntime(o: PullRuntimeOptions): WorkerRuntime {
     if (!o.concurrencyModifier) return;
     try {
       const next = o.concurrencyModifier(concurrency);
-      if (Number.isInteger(next) && next >= 1 && next <= 1024) concurrency = next;
+      if (Number.isInteger(next) && next >= 1 && next <= LIMITS.workerConcurrencyMax) concurrency = next;
     } catch (err) {
       log.error('concurrencyModifier threw; keeping the concurrency', { concurrency, error: errorMessage(err) });
     }
@@ -175,7 +179,7 @@ export function createPullRuntime(o: PullRuntimeOptions): WorkerRuntime {
     if (running.size > 0) {
       log.warn('drain deadline reached; aborting running jobs (the control plane requeues them)', { active: running.size });
       for (const job of running.values()) job.controller.abort(new Error('the worker is shutting down'));
-      await raceTimeout(waiters.until(() => running.size === 0 && reporting.size === 0), 2000);
+      await raceTimeout(waiters.until(() => running.size === 0 && reporting.size === 0), o.abortGraceMs);
     }
     return stop({ code: 0, reason: 'drained' });
   }
@@ -199,7 +203,7 @@ export function createPullRuntime(o: PullRuntimeOptions): WorkerRuntime {
     },
     shutdown(opts = {}) {
       if (stopped) return Promise.resolve(stopped);
-      shutdownPromise ??= drainAndStop(opts.timeoutMs ?? o.drainTimeoutMs ?? 30_000);
+      shutdownPromise ??= drainAndStop(opts.timeoutMs ?? o.drainTimeoutMs);
       return shutdownPromise;
     },
     close: () => stop({ code: 0, reason: 'closed' }),

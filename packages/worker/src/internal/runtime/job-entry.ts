@@ -84,13 +84,15 @@ export class JobEntry {
 
   complete(output: unknown): void {
     if (this.state === 'finished') return;
-    if (this.cancelled) return this.fail('cancelled', true);
+    if (this.cancelled) return this.fail('cancelled', { aborted: true });
     this.flushChunks();
     this.state = 'finished';
     this.emit({ type: 'job.complete', ...this.ref, output });
   }
 
-  fail(error: string, aborted: boolean): void {
+  /** Records a failure; `aborted` (cancelled, or handed back at shutdown) drops the outputs not yet sent. */
+  fail(error: string, options: { aborted: boolean }): void {
+    const { aborted } = options;
     if (this.state === 'finished') return;
     if (aborted || this.cancelled) this.dropOutputs();
     else this.flushChunks();
@@ -108,7 +110,7 @@ export class JobEntry {
     this.cancelled = true;
     if (!this.controller.signal.aborted) this.controller.abort(new Error(reason));
     if (this.state === 'running') return this.dropOutputs();
-    if (this.state === 'queued') return this.fail(reason, true);
+    if (this.state === 'queued') return this.fail(reason, { aborted: true });
     if (this.pending.length === 0) return; // result already sent
     this.pending = [];
     this.final = undefined;
@@ -121,7 +123,7 @@ export class JobEntry {
    */
   abandon(reason: string): void {
     this.cancel(reason);
-    this.fail(reason, true);
+    this.fail(reason, { aborted: true });
   }
 
   /** Sends buffered messages in order while the connection takes them. */

@@ -1,44 +1,11 @@
-import type { Handler } from '../../handler.js';
 import type { Logger } from '../../logger.js';
-import type { BackoffOptions } from '../transport/backoff.js';
-import type { InputSchema } from '../execute/input-schema.js';
+import type { ResolvedConnection, ResolvedStartOptions } from '../../options.js';
 
-/** Options of `createWorkerRuntime`: explicit values instead of the environment (used by `start()` and tests). */
-export interface WorkerRuntimeOptions {
-  handler: Handler;
-  /** Full worker WebSocket URL, `ws(s)://host:port/v2/_worker/ws`. */
-  url: string;
-  endpointId: string;
-  token: string;
-  /** Default `<hostname>-<pid>-<random4>`. */
-  workerId?: string;
-  /** Default 1. */
-  concurrency?: number;
-  concurrencyModifier?: ((current: number) => number) | undefined;
-  /** Default false. */
-  returnAggregateStream?: boolean;
-  /** `hello.stream`. Default: generator handler or `returnAggregateStream`. */
-  stream?: boolean;
-  /** Local drain (shutdown) timeout in ms. Default 30000. */
-  drainTimeoutMs?: number;
-  /** After the drain deadline hands running jobs back, how long to wait for the control plane to acknowledge them. Default 2000. */
-  abortGraceMs?: number;
-  /** Reconnect backoff. Default 250 ms doubling to 10 s. */
-  reconnect?: BackoffOptions;
-  /** Time from dialing to `welcome`. Default 10000. */
-  handshakeTimeoutMs?: number;
-  /** A label printed in the startup log line. */
-  name?: string | undefined;
-  /** Base logger (the runtime tags it with the worker id). Default: stderr at info. */
-  log?: Logger;
-  /** See `StartOptions.inputSchema`. */
-  inputSchema?: InputSchema | undefined;
-  /**
-   * Forward what handlers log (`job.log.*`, and `console.*` inside a handler) to the control plane, where
-   * `GET /v2/<ep>/logs/<job_id>` shows it. Default true.
-   */
-  forwardLogs?: boolean;
-}
+/**
+ * Options of `createWorkerRuntime`: `resolveStartOptions()`'s result (every default applied there, once) with the
+ * connection it found, and the base logger (the runtime tags it with the worker id).
+ */
+export type WorkerRuntimeOptions = Omit<ResolvedStartOptions, 'connection' | 'logLevel'> & ResolvedConnection & { log: Logger };
 
 /** Why a runtime stopped; `code` is the process exit code `start()` uses. */
 export interface RuntimeExit {

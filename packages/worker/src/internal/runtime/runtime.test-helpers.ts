@@ -1,5 +1,6 @@
 import { createLogger, formatLogLine, type LogRecord } from '../../logger.js';
 import type { FakeControlPlane } from '../testing/fake-control-plane.test-helpers.js';
+import { resolveStartOptions } from '../../options.js';
 import { createWorkerRuntime } from './runtime.js';
 import type { WorkerRuntime, WorkerRuntimeOptions } from './runtime-types.js';
 
@@ -11,19 +12,20 @@ export type TestWorker = WorkerRuntime & AsyncDisposable & { logs: LogRecord[]; 
  */
 export function startTestWorker(
   cp: FakeControlPlane,
-  options: Partial<WorkerRuntimeOptions> & Pick<WorkerRuntimeOptions, 'handler'>,
+  { abortGraceMs = 100, ...options }: Partial<WorkerRuntimeOptions> & Pick<WorkerRuntimeOptions, 'handler'> & { abortGraceMs?: number },
 ): TestWorker {
   const logs: LogRecord[] = [];
+  const resolved = resolveStartOptions({ handler: options.handler }, {});
   const runtime = createWorkerRuntime({
+    ...resolved,
     url: cp.url,
     endpointId: 'echo',
     token: cp.token,
     workerId: 'w-test',
-    reconnect: { initialMs: 10, maxMs: 50 },
-    handshakeTimeoutMs: 2000,
-    abortGraceMs: 100,
+    timings: { reconnect: { initialMs: 10, maxMs: 50 }, handshakeTimeoutMs: 2000, abortGraceMs },
     log: createLogger({ level: 'debug', sink: (r) => logs.push(r) }),
     ...options,
+    stream: options.stream ?? (options.returnAggregateStream || resolved.stream),
   });
   return Object.assign(runtime, {
     logs,

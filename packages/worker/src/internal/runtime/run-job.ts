@@ -1,0 +1,47 @@
+import type { OutputTarget } from '../execute/output-target.js';
+import { executeWithRetry } from '../execute/retry.js';
+import { withConsoleForwarding } from '../logs/console-capture.js';
+import type { LogShipper } from '../logs/log-shipper.js';
+import type { JobEntry } from './job-entry.js';
+import type { WorkerRuntimeOptions } from './runtime-types.js';
+
+/** What running one assigned job needs. */
+export interface RunJobDeps {
+  options: Pick<WorkerRuntimeOptions, 'handler' | 'returnAggregateStream' | 'inputSchema' | 'retry' | 'forwardLogs'>;
+  shipper: LogShipper;
+  outputTarget: OutputTarget;
+}
+
+/**
+ * Runs a queued job through the handler (with the retry policy) and records the result on its entry, which sends
+ * it. The handler's lines (and a failure's stack) are stored with the job; the runtime's own lifecycle lines
+ * (received, completed) stay local: the job object already has those times, and each would cost a write.
+ */
+export async function runAssignedJob(entry: JobEntry, deps: RunJobDeps): Promise<void> {
+  const { options, shipper } = deps;
+  entry.state = 'running';
+  const started = Date.now();
+  const { id, attempt } = entry.spec;
+  const handlerLog = options.forwardLogs ? shipper.wrap(entry.log, id, attempt) : entry.log;
+  const execute = () =>
+    executeWithRetry(
+      {
+        handler: options.handler,
+        job: { ...entry.spec, outputTarget: deps.outputTarget },
+        signal: entry.controller.signal,
+        log: handlerLog,
+        returnAggregateStream: options.returnAggregateStream,
+        inputSchema: options.inputSchema,
+        onChunk: (chunk, index) => entry.chunk(chunk, index),
+        onProgress: (value) => entry.progress(value),
+      },
+      options.retry,
+    );
+  const result = await (options.forwardLogs ? withConsoleForwarding((level, message) => shipper.add(id, attempt, level, message), execute) : execute());
+  shipper.flush(); // what the handler logged reaches the control plane before its result
+  if (result.status === 'COMPLETED') entry.complete(result.output);
+  else entry.fail(result.error, { aborted: result.status === 'CANCELLED' });
+  const ms = Date.now() - started;
+  if (result.status === 'FAILED') entry.log.warn('job failed', { ms, error: result.error });
+  else entry.log.info(result.status === 'COMPLETED' ? 'job completed' : 'job aborted', { ms });
+}
