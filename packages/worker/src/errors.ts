@@ -1,15 +1,14 @@
 /**
  * Throw this from a handler when retrying the job cannot help (bad input, a model that cannot load this
- * request). The job fails with the error's message.
- *
- * Today every failure is final, so this behaves like any other thrown error; it marks the intent so the runtime
- * can skip retries once the control plane retries failed jobs automatically.
+ * request). The job fails at once with the error's message: the worker's retry policy (`start({ retry })`) skips
+ * it, where any other thrown error is retried up to `retry.attempts` tries.
  *
  * @example
  * start({
+ *   retry: { attempts: 3 },
  *   handler: async (job) => {
  *     if (typeof job.input.prompt !== 'string') throw new UnrecoverableError('input.prompt must be a string');
- *     return generate(job.input.prompt);
+ *     return generate(job.input.prompt); // a throw here is retried
  *   },
  * });
  */

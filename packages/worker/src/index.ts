@@ -6,11 +6,11 @@
  * start({ handler: async (job) => ({ echo: job.input }) });
  */
 export { start } from './start.js';
-export type { StartOptions } from './options.js';
+export type { RetryOptions, StartOptions } from './options.js';
 export type { InputSchema } from './internal/execute/input-schema.js';
 /** zod v4, the version `inputSchema` expects (re-exported so handlers need no separate install). */
 export { z } from 'zod';
-export type { Handler, Job, JobContext, JobInput } from './handler.js';
+export type { Handler, HandlerResult, Job, JobContext, JobInput } from './handler.js';
 export { UnrecoverableError } from './errors.js';
 export { createLogger, formatLogLine, LOG_LEVELS } from './logger.js';
 export type { Logger, LoggerOptions, LogFields, LogLevel, LogRecord, LogSink } from './logger.js';

@@ -26,6 +26,21 @@ describe('resolveStartOptions', () => {
     expect(resolveStartOptions({ handler, concurrency: 3 }, {}).concurrency).toBe(3);
   });
 
+  it('retry: none by default; attempts and backoffMs from code, the environment winning; bad values named', () => {
+    expect(resolveStartOptions({ handler }, {}).retry).toEqual({ attempts: 1, backoffMs: 0 });
+    expect(resolveStartOptions({ handler, retry: { attempts: 3 } }, {}).retry).toEqual({ attempts: 3, backoffMs: 1000 });
+    expect(resolveStartOptions({ handler, retry: { attempts: 3, backoffMs: 50 } }, { BERTH_RETRY_ATTEMPTS: '5', BERTH_RETRY_BACKOFF_MS: '7' }).retry).toEqual({
+      attempts: 5,
+      backoffMs: 7,
+    });
+    expect(resolveStartOptions({ handler }, { BERTH_RETRY_ATTEMPTS: '2' }).retry).toEqual({ attempts: 2, backoffMs: 1000 });
+    expect(() => resolveStartOptions({ handler, retry: { attempts: 0 } }, {})).toThrow('retry.attempts must be a whole number from 1 to 100 (got 0)');
+    expect(() => resolveStartOptions({ handler, retry: { attempts: 2, backoffMs: -1 } }, {})).toThrow('retry.backoffMs must be a whole number from 0 to 3600000 (got -1)');
+    expect(() => resolveStartOptions({ handler, retry: 3 as never }, {})).toThrow('retry must be an object such as { attempts: 3, backoffMs: 1000 } (got 3)');
+    expect(() => resolveStartOptions({ handler, retry: {} as never }, {})).toThrow('retry.attempts must be set');
+    expect(() => resolveStartOptions({ handler }, { BERTH_RETRY_ATTEMPTS: 'many' })).toThrow(ConfigError);
+  });
+
   it('announces streaming for generator handlers and return_aggregate_stream', () => {
     expect(resolveStartOptions({ handler: async function* () {} }, {}).stream).toBe(true);
     expect(resolveStartOptions({ handler: function* () {} }, {}).stream).toBe(true);

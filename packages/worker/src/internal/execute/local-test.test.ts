@@ -48,4 +48,12 @@ describe('runLocalTest', () => {
     const out = await runLocalTest({ handler: () => Promise.reject(new Error('nope')), returnAggregateStream: false }, {}, log);
     expect(out).toEqual({ body: { id: 'local-test', status: 'FAILED', error: 'nope' }, code: 1 });
   });
+
+  it('applies the retry policy as the connected runtime does', async () => {
+    let calls = 0;
+    const flaky = () => (++calls < 2 ? Promise.reject(new Error('flaky')) : 'second try');
+    const out = await runLocalTest({ handler: flaky, returnAggregateStream: false, retry: { attempts: 2, backoffMs: 1 } }, {}, log);
+    expect(out).toEqual({ body: { id: 'local-test', status: 'COMPLETED', output: 'second try' }, code: 0 });
+    expect(calls).toBe(2);
+  });
 });
