@@ -21,7 +21,6 @@ export class JobEntry {
   state: 'queued' | 'running' | 'finished' = 'queued';
   /** Set by a server cancel, a stale report or shutdown: outputs are dropped, the result is `aborted`. */
   cancelled = false;
-  readonly startedAt = Date.now();
   private pending: JobMessage[] = [];
   /** The result (`job.complete` / `job.fail`), kept until the server acknowledges it. */
   private final: JobMessage | undefined;
