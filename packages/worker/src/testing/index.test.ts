@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../handler.js';
+import { UnrecoverableError } from '../errors.js';
 import { runJob } from './index.js';
 
 describe('runJob', () => {
@@ -42,6 +43,21 @@ describe('runJob', () => {
     );
     ac.abort(new Error('user cancelled'));
     expect(await pending).toMatchObject({ status: 'CANCELLED', error: 'user cancelled' });
+  });
+
+  it('applies a retry policy: retried until it works, UnrecoverableError at once; the retries are logged', async () => {
+    let calls = 0;
+    const flaky = () => (++calls < 3 ? Promise.reject(new Error(`flaky ${calls}`)) : 'ok');
+    const result = await runJob(flaky, {}, { retry: { attempts: 3 } });
+    expect(result).toMatchObject({ status: 'COMPLETED', output: 'ok' });
+    expect(result.logs.filter((l) => l.msg.startsWith('handler failed; retrying')).map((l) => l.fields?.try)).toEqual([1, 2]);
+    calls = 0;
+    const final = () => {
+      calls++;
+      throw new UnrecoverableError('no');
+    };
+    expect(await runJob(final, {}, { retry: { attempts: 3 } })).toMatchObject({ status: 'FAILED', error: 'no' });
+    expect(calls).toBe(1);
   });
 
   it('passes id and attempt', async () => {

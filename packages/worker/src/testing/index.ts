@@ -2,7 +2,8 @@ import type { S3Config } from '@berth/protocol';
 import type { z } from 'zod';
 import type { Handler, JobInput } from '../handler.js';
 import { createLogger, type LogRecord } from '../logger.js';
-import { executeJob } from '../internal/execute/execute.js';
+import { executeWithRetry, NO_RETRY } from '../internal/execute/retry.js';
+import type { RetryOptions } from '../options.js';
 import type { InputSchema } from '../internal/execute/input-schema.js';
 
 /**
@@ -23,6 +24,8 @@ export interface RunJobOptions {
   s3Config?: S3Config;
   /** Same as `StartOptions.inputSchema`: a mismatching input fails the job before the handler runs. */
   inputSchema?: InputSchema;
+  /** Same as `StartOptions.retry` (default `backoffMs` 0 here, so tests stay fast). Default: no retries. */
+  retry?: RetryOptions;
 }
 
 /**
@@ -62,7 +65,8 @@ export async function runJob(handler: Handler, input: JobInput, options: RunJobO
   const progress: unknown[] = [];
   const logs: LogRecord[] = [];
   const id = options.id ?? 'test-job';
-  const result = await executeJob({
+  const retry = options.retry ? { attempts: options.retry.attempts, backoffMs: options.retry.backoffMs ?? 0 } : NO_RETRY;
+  const result = await executeWithRetry({
     handler,
     job: {
       id,
@@ -76,7 +80,7 @@ export async function runJob(handler: Handler, input: JobInput, options: RunJobO
     inputSchema: options.inputSchema,
     onChunk: (chunk) => chunks.push(chunk),
     onProgress: (value) => progress.push(value),
-  });
+  }, retry);
   if (result.status === 'COMPLETED') return { status: 'COMPLETED', output: result.output, chunks, progress, logs };
   return { status: result.status, error: result.error, chunks, progress, logs };
 }

@@ -68,6 +68,7 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
     drainTimeoutMs: options.drainTimeoutMs,
     abortGraceMs: options.timings.abortGraceMs,
   });
+  const runDeps = { options, shipper, outputTarget: { baseUrl: httpBaseOf(options.url), token: options.token } };
   const assignment: Assignment = new Assignment({
     table,
     log,
@@ -75,7 +76,7 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
     serverAcks: () => serverAcks,
     concurrency: options.concurrency,
     concurrencyModifier: options.concurrencyModifier,
-    run: (entry) => runAssignedJob(entry, { options, shipper, outputTarget: { baseUrl: httpBaseOf(options.url), token: options.token } }),
+    run: (entry) => runAssignedJob(entry, runDeps),
     afterJob: () => serverDrain.jobFinished(),
     isStopped: () => shutdown.stopped,
     isDraining: () => shutdown.draining,
