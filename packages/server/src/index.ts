@@ -2,7 +2,7 @@ export { createServer, type BerthServer, type ListenOptions } from './server.js'
 export { resolveServerOptions, type ServerOptions, type ResolvedServerOptions } from './options.js';
 export { createConsoleLogger, silentLogger, type Logger, type LogLevel } from './logger.js';
 export { systemClock, ManualClock, type Clock } from './clock.js';
-export { MemoryStore } from './store/memory-store.js';
+export { MemoryStore } from './store/memory/memory-store.js';
 export { SqliteStore, type SqliteStoreOptions } from './store/sqlite/sqlite-store.js';
 export { PgStore, type PgStoreOptions } from './store/postgres/pg-store.js';
 export { PgKeyStore } from './keys/pg-key-store.js';

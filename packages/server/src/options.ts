@@ -1,7 +1,7 @@
 import { BerthError, ENDPOINT_ID_RE, LIMITS } from '@berth/protocol';
 import { systemClock, type Clock } from './clock.js';
 import { createConsoleLogger, type Logger } from './logger.js';
-import { MemoryStore } from './store/memory-store.js';
+import { MemoryStore } from './store/memory/memory-store.js';
 import type { RetentionPolicy, Store } from './store/types.js';
 import { allowAll, type Guard } from './http/guard.js';
 import { resolveModels } from './models/registry.js';

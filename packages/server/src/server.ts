@@ -16,6 +16,8 @@ import type { ApiRequest, ApiResponse } from './http/types.js';
 import type { CoreContext } from './jobs/context.js';
 import { DeadlineAlarm } from './jobs/deadline-alarm.js';
 import { Dispatcher } from './jobs/dispatcher.js';
+import { WorkerReports } from './jobs/worker-reports.js';
+import { sweepDeadlines, type SweepReport } from './jobs/deadline-sweep.js';
 import { wireCluster } from './cluster/wire-cluster.js';
 import { JobEvents } from './jobs/job-events.js';
 import { JobService } from './jobs/job-service.js';
@@ -61,7 +63,7 @@ export interface BerthServer {
   /** Connected workers of an endpoint, with the jobs each runs now (what a scaling supervisor needs). */
   connectedWorkers(endpointId: string): { workerId: string; running: number; draining: boolean }[];
   /** Runs one deadline sweep now (tests with a manual clock). */
-  sweep(): ReturnType<JobService['sweep']>;
+  sweep(): Promise<SweepReport>;
   readonly service: JobService;
   readonly options: ResolvedServerOptions;
   /** Endpoint ids served. */
@@ -103,6 +105,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   });
   webhooks.start();
   const dispatcher = new Dispatcher(ctx);
+  const reports = new WorkerReports(ctx, dispatcher);
   const service = new JobService(ctx, dispatcher);
   // Several replicas on one store: wake-ups, dispatch and stops cross processes (cluster/, docs/deployment.md).
   const cluster = opts.cluster ? wireCluster(ctx, dispatcher, opts.cluster) : undefined;
@@ -124,6 +127,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const pull = createPullProtocol({
     ctx,
     dispatcher,
+    reports,
     // The same credentials as the WebSocket: a stored worker token serves only its endpoints (and configures them).
     authenticate: async (header, endpointId) => {
       const identity = await workerAuth.authenticateWorker(header, endpointId);
@@ -167,6 +171,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const gateway = new Gateway({
     ctx,
     dispatcher,
+    reports,
     auth: workerAuth,
     hasEndpoint,
     register: registerEndpoint,
@@ -177,7 +182,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     if (sweeping) return void setTimeout(runSweep, 5).unref();
     sweeping = true;
     files.sweep().catch((err) => opts.logger.error('file sweep failed', { err: String(err) }));
-    service.sweep().catch((err) => opts.logger.error('sweep failed', { err: String(err) })).finally(() => (sweeping = false));
+    sweepDeadlines(ctx, dispatcher).catch((err) => opts.logger.error('sweep failed', { err: String(err) })).finally(() => (sweeping = false));
   };
   const sweepTimer = opts.sweepIntervalMs > 0 ? setInterval(runSweep, opts.sweepIntervalMs) : undefined;
   sweepTimer?.unref();
@@ -201,7 +206,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     connectedWorkers: (id) => ctx.registry.sessions(id).map((s) => ({ workerId: s.workerId, running: s.inflight.size, draining: s.draining })),
     sweep: async () => {
       await files.sweep();
-      return service.sweep();
+      return sweepDeadlines(ctx, dispatcher);
     },
     async listen({ port = 8080, host = '127.0.0.1' } = {}) {
       const leaseUntil = opts.clock.now() + opts.workerGraceMs;

@@ -4,6 +4,7 @@ import { PROTOCOL_VERSION, WORKER_WS_PATH, decodeWorkerMessage, ENDPOINT_ID_RE, 
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
+import type { WorkerReports } from '../jobs/worker-reports.js';
 import { mayServe, type WorkerAuth, type WorkerIdentity } from '../workers/worker-auth.js';
 import { WorkerSession } from './worker-session.js';
 import { ConnectionGuard } from './connection-guard.js';
@@ -13,6 +14,8 @@ const HELLO_TIMEOUT_MS = 10_000;
 export interface GatewayDeps {
   ctx: CoreContext;
   dispatcher: Dispatcher;
+  /** Applies what workers report. */
+  reports: WorkerReports;
   /** Worker credentials: shared tokens and stored per-endpoint worker tokens. */
   auth: WorkerAuth;
   /** Whether an endpoint is served; `register` adds one announced by a worker (when allowed). */
@@ -22,7 +25,7 @@ export interface GatewayDeps {
 
 /**
  * The worker side: authenticates the token before the upgrade completes, expects `hello` first, then feeds
- * each decoded message to the dispatcher. Heartbeats: one timer pings every worker each `heartbeatMs` and drops
+ * each decoded message to `WorkerReports`. Heartbeats: one timer pings every worker each `heartbeatMs` and drops
  * those silent for 3 intervals (their jobs go to a lease, then back to the queue).
  */
 export class Gateway {
@@ -89,7 +92,7 @@ export class Gateway {
           session = await this.onHello(ws, msg, identity);
           return;
         }
-        await this.deps.dispatcher.onWorkerMessage(session, msg);
+        await this.deps.reports.onWorkerMessage(session, msg);
       }).catch((err) => {
         logger.error('worker message failed', { workerId: session?.workerId, err: String(err) });
         // The store is unreachable: drop the connection so the worker reconnects later and sends its unacknowledged
@@ -115,7 +118,7 @@ export class Gateway {
   }
 
   private async onHello(ws: WebSocket, hello: HelloMessage, identity: WorkerIdentity): Promise<WorkerSession | undefined> {
-    const { ctx, dispatcher } = this.deps;
+    const { ctx, dispatcher, reports } = this.deps;
     if (hello.protocol !== PROTOCOL_VERSION) {
       this.refuse(ws, 'protocol_mismatch', `protocol ${hello.protocol} is not supported; this control plane speaks ${PROTOCOL_VERSION}`);
       return undefined;
@@ -141,7 +144,7 @@ export class Gateway {
       old.terminate();
     }
     const session = new WorkerSession(ws, hello, performance.now(), identity.credentialId);
-    const stale = await dispatcher.adopt(session, hello.inflight);
+    const stale = await reports.adopt(session, hello.inflight);
     if (ws.readyState !== ws.OPEN) {
       await this.retire(session, 'closed during hello');
       return undefined;
@@ -160,7 +163,7 @@ export class Gateway {
     s.closed = true;
     this.deps.ctx.registry.remove(s);
     this.deps.ctx.logger.info('worker disconnected', { workerId: s.workerId, endpointId: s.endpointId, why, running: s.inflight.size });
-    await this.deps.dispatcher.onSessionClosed(s);
+    await this.deps.reports.onSessionClosed(s);
   }
 
   private heartbeat(): void {
