@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ENDPOINT_ID_RE, WORKER_WS_PATH } from '@berth/protocol';
+import { ENDPOINT_ID_RE, WORKER_WS_PATH, type HealthReply } from '@berth/protocol';
 import { createApi } from './http/api.js';
 import { KeyChecker } from './http/auth.js';
 import { combineGuards, countRejections } from './http/guard.js';
@@ -22,9 +22,10 @@ import { wireCluster } from './cluster/wire-cluster.js';
 import { JobEvents } from './jobs/job-events.js';
 import { JobService } from './jobs/job-service.js';
 import { resolveServerOptions, type ResolvedServerOptions, type ServerOptions } from './options.js';
+import { SERVER_DEFAULTS } from './defaults.js';
 import { createOutputFiles } from './files/index.js';
 import { createModelRoutes } from './models/model-routes.js';
-import { notifyTerminal } from './jobs/context.js';
+import { notifyTerminal } from './jobs/terminal.js';
 import type { RecoveryReport } from './store/types.js';
 import { Gateway } from './ws/gateway.js';
 import { createPullProtocol } from './pull/index.js';
@@ -64,7 +65,8 @@ export interface BerthServer {
   connectedWorkers(endpointId: string): { workerId: string; running: number; draining: boolean }[];
   /** Runs one deadline sweep now (tests with a manual clock). */
   sweep(): Promise<SweepReport>;
-  readonly service: JobService;
+  /** An endpoint's job counts and workers, as `GET /v2/<endpoint>/health` answers them. */
+  health(endpointId: string): Promise<HealthReply>;
   readonly options: ResolvedServerOptions;
   /** Endpoint ids served. */
   endpoints(): string[];
@@ -192,7 +194,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
 
   return {
     handle,
-    service,
+    health: (id) => service.health(id),
     options: opts,
     endpoints: () => [...endpoints],
     setExpectedWorkers: (id, n) => ctx.registry.setExpected(id, n),
@@ -208,7 +210,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       await files.sweep();
       return sweepDeadlines(ctx, dispatcher);
     },
-    async listen({ port = 8080, host = '127.0.0.1' } = {}) {
+    async listen({ port = SERVER_DEFAULTS.port, host = SERVER_DEFAULTS.host } = {}) {
       const leaseUntil = opts.clock.now() + opts.workerGraceMs;
       const recovered = await opts.store.recover(leaseUntil);
       await cluster?.start();
@@ -239,7 +241,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
       return { url: `http://${shownHost}:${addr.port}`, port: addr.port, recovered };
     },
-    async close({ drainMs = 10_000 } = {}) {
+    async close({ drainMs = SERVER_DEFAULTS.drainMs } = {}) {
       if (draining) return;
       draining = true;
       gateway.drainAll(Date.now() + drainMs);

@@ -1,4 +1,6 @@
-import { notifyTerminal, type CoreContext } from './context.js';
+import type { CoreContext } from './context.js';
+import { finishedJob } from './terminal.js';
+import { SERVER_LIMITS } from '../defaults.js';
 import type { Dispatcher } from './dispatcher.js';
 
 /** How many jobs each deadline rule touched in one sweep. */
@@ -13,7 +15,7 @@ export interface SweepReport {
  * One pass over due deadlines: ttl (delete, stopping a running job), executionTimeout (TIMED_OUT and stop),
  * retention (delete) and lost-worker leases (requeue). Returns how many jobs each rule touched.
  */
-export async function sweepDeadlines(ctx: CoreContext, dispatcher: Dispatcher, limit = 1000): Promise<SweepReport> {
+export async function sweepDeadlines(ctx: CoreContext, dispatcher: Dispatcher, limit = SERVER_LIMITS.sweepBatch): Promise<SweepReport> {
   const { store, clock, options, events, logger } = ctx;
   const now = clock.now();
   const due = await store.due(now, limit);
@@ -33,8 +35,7 @@ export async function sweepDeadlines(ctx: CoreContext, dispatcher: Dispatcher, l
     out.timedOut++;
     dispatcher.stop(job, 'timed_out');
     logger.warn('job timed out', { jobId: job.id, workerId: job.workerId });
-    events.emit(job.id, 'change');
-    notifyTerminal(ctx, after);
+    finishedJob(ctx, after);
   }
   for (const job of due.retained) {
     if (job.retainUntil !== undefined && (await store.delete(job.id, { retainUntil: job.retainUntil }))) {

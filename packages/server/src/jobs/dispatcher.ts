@@ -1,10 +1,11 @@
 import type { CancelMessage } from '@berth/protocol';
 import type { JobRecord } from '../store/types.js';
 import type { WorkerSession } from '../ws/worker-session.js';
-import { notifyTerminal, type CoreContext } from './context.js';
+import type { CoreContext } from './context.js';
+import { finishedJob } from './terminal.js';
+import { SERVER_LIMITS } from '../defaults.js';
+import { StoreUnavailableError } from '../errors.js';
 
-/** Most claims one dispatch pass issues before awaiting them. */
-const CLAIM_BATCH = 64;
 const WORKER_LOST = 'worker lost: the job was requeued too many times after its worker disconnected';
 
 /**
@@ -36,11 +37,11 @@ export class Dispatcher {
   /**
    * Claims in passes whose claims share one store batch (one COMMIT for SQLite) instead of taking one commit,
    * and one event-loop turn, each. A pass claims twice as many as the last one did (1, 2, 4 ... up to
-   * CLAIM_BATCH, never past the free credits) while every claim finds a job: a deep queue drains in large
+   * `SERVER_LIMITS.claimBatch`, never past the free credits) while every claim finds a job: a deep queue drains in large
    * batches, a shallow one costs about one empty claim per pump. Stops when a claim finds the queue empty.
    */
   private async drainQueue(endpointId: string): Promise<void> {
-    for (let batch = 1; ; batch = Math.min(batch * 2, CLAIM_BATCH)) {
+    for (let batch = 1; ; batch = Math.min(batch * 2, SERVER_LIMITS.claimBatch)) {
       const claims: Promise<boolean>[] = [];
       for (let session = this.ctx.registry.pick(endpointId); session && claims.length < batch; session = this.ctx.registry.pick(endpointId)) {
         claims.push(this.claimFor(endpointId, session));
@@ -61,7 +62,7 @@ export class Dispatcher {
     } catch (err) {
       // The store went away mid-claim: the claim may have committed without us seeing the job. The worker
       // reconnects, and its hello (adopt) requeues whatever the store holds for it that it does not run.
-      if ((err as { code?: string }).code === 'unavailable') session.close(1013, 'store unavailable');
+      if (err instanceof StoreUnavailableError) session.close(1013, 'store unavailable');
       throw err;
     } finally {
       session.reserved--;
@@ -98,8 +99,8 @@ export class Dispatcher {
     const after = await store.requeue(job.id, job.attempt, clock.now(), options.maxAttempts, WORKER_LOST, options.retention);
     if (!after) return;
     logger.warn(after.status === 'IN_QUEUE' ? 'job requeued' : 'job failed: worker lost', { jobId: job.id, workerId: job.workerId, attempt: job.attempt, why });
+    if (after.status !== 'IN_QUEUE') return finishedJob(this.ctx, after);
     events.emit(job.id, 'change');
-    if (after.status === 'IN_QUEUE') this.pump(after.endpointId);
-    else notifyTerminal(this.ctx, after);
+    this.pump(after.endpointId);
   }
 }

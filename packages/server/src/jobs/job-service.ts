@@ -1,13 +1,24 @@
 import { BerthError, isTerminal, type HealthReply, type JobObject, type JobRequest } from '@berth/protocol';
 import type { JobRecord } from '../store/types.js';
-import { notifyTerminal, type CoreContext } from './context.js';
+import type { CoreContext } from './context.js';
+import { finishedJob } from './terminal.js';
 import type { Dispatcher } from './dispatcher.js';
 import { newJob } from './new-job.js';
-import { DuplicateJobError } from '../store/duplicate-job.js';
+import { DuplicateJobError } from '../errors.js';
 import { idempotentJobId, sameRequestOrRefuse, type IdempotencyScope } from './idempotency.js';
 import { armWaiter, type Waiter } from './job-events.js';
 import { claimPushed } from './stream-claim.js';
 import { toJobObject } from './job-view.js';
+
+/** How a job is submitted. */
+export interface SubmitOptions {
+  /** `/runsync` (the caller waits for the result; shorter retention) rather than `/run`. */
+  sync: boolean;
+  /** The job's price (see `JobRecord.cost`). */
+  cost?: number | undefined;
+  /** An `Idempotency-Key` with its scope: the job's id is derived from it. */
+  idem?: IdempotencyScope | undefined;
+}
 
 /** The client-facing job operations. Each is a conditional store write followed by wake-ups. */
 export class JobService {
@@ -17,11 +28,11 @@ export class JobService {
   ) {}
 
   /**
-   * Stores a new job (resolves once it is committed), then dispatches it. `cost`: see `JobRecord.cost`. With
-   * `idem` (an `Idempotency-Key`), the job's id is the key's: a retry answers the job the first submit stored (on
+   * Stores a new job (resolves once it is committed), then dispatches it. With `idem` (an `Idempotency-Key`),
+   * the job's id is the key's: a retry answers the job the first submit stored (on
    * any replica), `replayed` true; a different body is refused with 409 `idempotency_key_reused`.
    */
-  async submit(endpointId: string, req: JobRequest, sync: boolean, cost?: number, idem?: IdempotencyScope): Promise<JobRecord & { replayed?: true }> {
+  async submit(endpointId: string, req: JobRequest, { sync, cost, idem }: SubmitOptions): Promise<JobRecord & { replayed?: true }> {
     const now = this.ctx.clock.now();
     const job = newJob(endpointId, req, sync, now);
     if (cost !== undefined) job.cost = cost;
@@ -118,13 +129,12 @@ export class JobService {
   /** Cancels a queued or running job; a terminal job is answered unchanged. */
   async cancel(endpointId: string, id: string): Promise<JobObject> {
     await this.get(endpointId, id);
-    const { store, clock, options, events, logger } = this.ctx;
+    const { store, clock, options, logger } = this.ctx;
     const res = await store.cancel(id, clock.now(), options.retention);
     if (!res) return toJobObject(await this.get(endpointId, id));
     if (res.before.status === 'IN_PROGRESS') this.dispatcher.stop(res.before, 'cancelled');
     logger.info('job cancelled', { jobId: id, was: res.before.status, workerId: res.before.workerId });
-    events.emit(id, 'change', undefined, res.after);
-    notifyTerminal(this.ctx, res.after);
+    finishedJob(this.ctx, res.after);
     return toJobObject(res.after);
   }
 

@@ -1,7 +1,8 @@
 import type { WorkerMessage } from '@berth/protocol';
 import type { JobRecord } from '../store/types.js';
 import type { WorkerSession } from '../ws/worker-session.js';
-import { notifyTerminal, type CoreContext } from './context.js';
+import type { CoreContext } from './context.js';
+import { finishedJob } from './terminal.js';
 import type { Dispatcher } from './dispatcher.js';
 import { recordJobLogs } from './job-logs.js';
 import { StreamAppender } from './stream-appender.js';
@@ -56,8 +57,7 @@ export class WorkerReports {
         s.send({ type: 'job.ack', id: msg.id, attempt: msg.attempt });
         if (after) {
           logger.info(after.status === 'COMPLETED' ? 'job completed' : 'job failed', { jobId: msg.id, workerId: s.workerId, attempt: msg.attempt, ...(after.error ? { error: after.error } : {}) });
-          events.emit(msg.id, 'change', undefined, after);
-          notifyTerminal(this.ctx, after);
+          finishedJob(this.ctx, after);
         } else if (msg.type === 'job.complete' || !msg.aborted) {
           logger.debug('stale result dropped', { jobId: msg.id, workerId: s.workerId, attempt: msg.attempt });
         }

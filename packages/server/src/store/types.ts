@@ -2,6 +2,7 @@ import type { JobStatus, S3Config } from '@berth/protocol';
 import type { Clock } from '../clock.js';
 import type { OutputFileStore } from '../files/types.js';
 import type { Logger } from '../logger.js';
+import type { ClusterBus } from '../cluster/types.js';
 
 /** One job as the store keeps it. Times are epoch ms. */
 export interface JobRecord {
@@ -139,6 +140,11 @@ export interface Store {
    * joins its commit. Otherwise (undefined) readers are woken after the write resolves.
    */
   readonly sharesTurnCommit?: boolean;
+  /**
+   * Stores that several control-plane replicas can share offer the channel between those replicas here
+   * (PostgreSQL: LISTEN/NOTIFY). `createServer` uses it unless its `cluster` option says otherwise.
+   */
+  clusterBus?(): ClusterBus;
   /** Stores a new IN_QUEUE job. Resolves only once the job is durable. */
   insert(job: JobRecord): Promise<void>;
   get(id: string): Promise<JobRecord | undefined>;

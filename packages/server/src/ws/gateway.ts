@@ -1,6 +1,6 @@
-import type { IncomingMessage } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { PROTOCOL_VERSION, WORKER_WS_PATH, decodeWorkerMessage, ENDPOINT_ID_RE, type HelloMessage, type WsErrorCode } from '@berth/protocol';
+import { BerthError, PROTOCOL_VERSION, WORKER_WS_PATH, decodeWorkerMessage, ENDPOINT_ID_RE, toErrorBody, type HelloMessage, type WsErrorCode } from '@berth/protocol';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
@@ -8,6 +8,7 @@ import type { WorkerReports } from '../jobs/worker-reports.js';
 import { mayServe, type WorkerAuth, type WorkerIdentity } from '../workers/worker-auth.js';
 import { WorkerSession } from './worker-session.js';
 import { ConnectionGuard } from './connection-guard.js';
+import { StoreUnavailableError } from '../errors.js';
 
 const HELLO_TIMEOUT_MS = 10_000;
 
@@ -43,19 +44,21 @@ export class Gateway {
   /** Handles an HTTP upgrade; answers 404 / 401 itself for the wrong path or token. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    const refuse = (status: number, text: string) => {
-      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n{"error":"${text}","code":"${status === 401 ? 'unauthorized' : 'route_not_found'}"}`);
+    // The same JSON error body as every HTTP answer (`toErrorBody`), on the raw socket before any upgrade.
+    const refuse = (err: BerthError) => {
+      const { status, body } = toErrorBody(err);
+      socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(body)}`);
     };
-    if (path !== WORKER_WS_PATH) return refuse(404, 'Not Found');
+    if (path !== WORKER_WS_PATH) return refuse(new BerthError('route_not_found', 'Not Found'));
     this.deps.auth.authenticateWorker(req.headers.authorization).then(
       (identity) => {
         if (socket.destroyed) return;
-        if (!identity) return refuse(401, 'Unauthorized');
+        if (!identity) return refuse(new BerthError('unauthorized', 'Unauthorized'));
         this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, identity));
       },
       (err) => {
         this.deps.ctx.logger.error('worker authentication failed', { err: String(err) });
-        socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n{"error":"credential store unavailable","code":"unavailable"}');
+        refuse(new BerthError('unavailable', 'credential store unavailable'));
       },
     );
   }
@@ -97,7 +100,7 @@ export class Gateway {
         logger.error('worker message failed', { workerId: session?.workerId, err: String(err) });
         // The store is unreachable: drop the connection so the worker reconnects later and sends its unacknowledged
         // results again (1013: try again later).
-        if ((err as { code?: string }).code === 'unavailable') ws.close(1013, 'store unavailable');
+        if (err instanceof StoreUnavailableError) ws.close(1013, 'store unavailable');
       });
     });
     ws.on('error', (err) => logger.debug('worker socket error', { workerId: session?.workerId, err: String(err) }));
