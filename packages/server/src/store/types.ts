@@ -131,7 +131,8 @@ export interface RetentionPolicy {
  * The store is the source of truth. Every state change is one conditional write: it names the state (and, for
  * worker-driven changes, the attempt) it expects, and does nothing when the job is no longer there, so cancel,
  * completion, timeouts and requeues cannot race. Methods return the record after the change, or `undefined`
- * when the condition did not hold. Implementations: memory (now), SQLite and PostgreSQL (durable).
+ * when the condition did not hold. Implementations: memory (now), SQLite and PostgreSQL (durable). A store that
+ * cannot be reached throws `StoreUnavailableError` (clients get 503 and retry; errors.ts).
  */
 export interface Store {
   /**
@@ -145,7 +146,7 @@ export interface Store {
    * (PostgreSQL: LISTEN/NOTIFY). `createServer` uses it unless its `cluster` option says otherwise.
    */
   clusterBus?(): ClusterBus;
-  /** Stores a new IN_QUEUE job. Resolves only once the job is durable. */
+  /** Stores a new IN_QUEUE job. Resolves only once the job is durable. An id already stored: `DuplicateJobError`. */
   insert(job: JobRecord): Promise<void>;
   get(id: string): Promise<JobRecord | undefined>;
   /** Takes the oldest IN_QUEUE job of the endpoint: IN_PROGRESS, attempt + 1, executionDeadline set. */
