@@ -9,7 +9,9 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createServer, MemoryStore, silentLogger, SqliteStore, type Store } from '@berth/server';
+import { createServer, silentLogger, type Store } from '@berth/server';
+import { MemoryStore } from '@berth/server/memory';
+import { SqliteStore } from '@berth/server/sqlite';
 import { REPO_ROOT } from '../src/e2e/harness.test-helpers.js';
 
 const { values } = parseArgs({ options: { jobs: { type: 'string', default: '3000' }, rounds: { type: 'string', default: '3' }, queued: { type: 'string', default: '20000' } } });

@@ -39,7 +39,7 @@ async function measure(ep: string, n: number, spawnWorker: () => PyWorker): Prom
       await new Promise((r) => setTimeout(r, 2));
     }
     const t0 = performance.now();
-    while ((await server.service.health(ep)).jobs.completed < n) await new Promise((r) => setTimeout(r, 10));
+    while ((await server.health(ep)).jobs.completed < n) await new Promise((r) => setTimeout(r, 10));
     return n / ((performance.now() - t0) / 1000);
   } finally {
     await worker.stop();

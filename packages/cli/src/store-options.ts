@@ -90,18 +90,23 @@ export interface OpenedStore {
 }
 
 export async function openStore(args: StoreArgs): Promise<OpenedStore> {
-  const server = await import('@berth/server');
-  if (args.kind === 'memory') return { store: new server.MemoryStore(), where: 'in memory (nothing survives a restart)' };
-  if (args.kind === 'postgres') {
-    const url = args.databaseUrl ?? '';
-    const store = await server.PgStore.open({ url, schema: args.databaseSchema });
-    // API keys live in the same schema (table api_keys): every replica and `berth keys` share them.
-    return { store, where: `${redactUrl(url)} (PostgreSQL, schema ${args.databaseSchema})`, keyStore: server.PgKeyStore.on(store.pool) };
+  // Each store from its own subpath: only the chosen one's driver (an optional peer dependency) is loaded.
+  if (args.kind === 'memory') {
+    const { MemoryStore } = await import('@berth/server/memory');
+    return { store: new MemoryStore(), where: 'in memory (nothing survives a restart)' };
   }
+  if (args.kind === 'postgres') {
+    const { PgStore, PgKeyStore } = await import('@berth/server/postgres');
+    const url = args.databaseUrl ?? '';
+    const store = await PgStore.open({ url, schema: args.databaseSchema });
+    // API keys live in the same schema (table api_keys): every replica and `berth keys` share them.
+    return { store, where: `${redactUrl(url)} (PostgreSQL, schema ${args.databaseSchema})`, keyStore: PgKeyStore.on(store.pool) };
+  }
+  const { SqliteStore, SqliteKeyStore } = await import('@berth/server/sqlite');
   const file = resolve(args.dataDir, 'berth.sqlite');
-  const store = new server.SqliteStore({ file, durability: args.durability });
+  const store = new SqliteStore({ file, durability: args.durability });
   // API keys from `berth keys create` live in the same file (table api_keys).
-  return { store, where: `${file} (SQLite, durability ${args.durability})`, keyStore: new server.SqliteKeyStore(store.db) };
+  return { store, where: `${file} (SQLite, durability ${args.durability})`, keyStore: new SqliteKeyStore(store.db) };
 }
 
 /** `openStore`, or, when the store cannot be opened, a message on stderr and exit code 1. */

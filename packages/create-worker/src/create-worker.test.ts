@@ -13,7 +13,7 @@ import { TEMPLATES } from './templates.js';
  * else from the npm registry or its cache); then npm install, npm test, `berth test`, and `berth dev` completing
  * a job from test_input.json. Installs are the slow part: one per template, shared by its assertions.
  *
- * npm runs with `ignore-scripts`: better-sqlite3 (a dependency of @berth/server) has no prebuilt binary reachable
+ * npm runs with `ignore-scripts`: better-sqlite3 (a dependency of @berth/cli) has no prebuilt binary reachable
  * here and compiling it takes minutes, so `berth dev` runs with BERTH_STORE=memory. Nothing else a generated
  * project uses needs an install script (esbuild, sharp and onnxruntime-node ship their CPU binaries as packages).
  */

@@ -1,21 +1,20 @@
+// The root of `@berth/server`: what a program embedding a control plane needs. The stores are subpath exports
+// (`@berth/server/memory`, `/sqlite`, `/postgres`) so their drivers (optional peer dependencies) load only when
+// used; test helpers are in `@berth/server/testing`. Everything else is internal.
 export { createServer, type BerthServer, type ListenOptions } from './server.js';
+export type { SweepReport } from './jobs/deadline-sweep.js';
 export { resolveServerOptions, type ServerOptions, type ResolvedServerOptions } from './options.js';
+export { ConfigError, DuplicateJobError, MissingDependencyError, StoreUnavailableError } from './errors.js';
 export { createConsoleLogger, silentLogger, type Logger, type LogLevel } from './logger.js';
-export { systemClock, ManualClock, type Clock } from './clock.js';
-export { MemoryStore } from './store/memory-store.js';
-export { SqliteStore, type SqliteStoreOptions } from './store/sqlite/sqlite-store.js';
-export { PgStore, type PgStoreOptions } from './store/postgres/pg-store.js';
-export { PgKeyStore } from './keys/pg-key-store.js';
-export type { Store, JobRecord, FinishPatch, DueJobs, EndpointCounts, RetentionPolicy, RecoveryReport, DeleteCondition } from './store/types.js';
+export { systemClock, type Clock } from './clock.js';
+export type { Store, JobRecord, FinishPatch, DueJobs, EndpointCounts, RetentionPolicy, RecoveryReport, DeleteCondition, JobLog, JobLogLine, WebhookAttempt, WebhookDelivery } from './store/types.js';
+export type { ClusterBus, ClusterMessage } from './cluster/types.js';
 export type { ApiRequest, ApiResponse } from './http/types.js';
-export type { Guard, GuardContext, Operation, Principal } from './http/guard.js';
-export { toJobObject, toWebhookBody } from './jobs/job-view.js';
-export { resolveModels, costOf, checkInput, MODEL_SLUG_RE, type ModelConfig, type ModelKind, type PriceTable, type ImageLimits, type PublicModel } from './models/index.js';
-export type { WebhookAttempt, WebhookDelivery } from './store/types.js';
-export type { KeyScope } from './http/guard.js';
+export type { Guard, GuardContext, KeyScope, Operation, Principal } from './http/guard.js';
 export type { HttpTimeouts } from './http/node-server.js';
-export { createApiKey, MemoryKeyStore, SqliteKeyStore, API_KEY_PREFIX, type CreateKeyOptions, type KeyStore, type StoredKey } from './keys/index.js';
-export { DEFAULT_RATE_LIMITS, DEFAULT_PER_WORKER, type RateLimitOptions } from './limits/index.js';
-export { classifyAddress, ALLOWABLE_KINDS, type AllowableKind, type WebhookOptions } from './webhooks/index.js';
-export { WorkerAuth, mayServe, type WorkerIdentity } from './workers/worker-auth.js';
-export { WORKER_TOKEN_PREFIX } from './workers/worker-token.js';
+export { createApiKey, type CreateKeyOptions } from './keys/create-key.js';
+export type { KeyStore, StoredKey } from './keys/key-store.js';
+export { resolveModels, type ModelConfig, type ModelKind, type PriceTable, type ImageLimits, type PublicModel } from './models/index.js';
+export type { RateLimitOptions } from './limits/rate-limit-options.js';
+export type { AllowableKind } from './webhooks/address-policy.js';
+export type { WebhookOptions } from './webhooks/webhook-options.js';

@@ -1,15 +1,15 @@
-import { BerthError, ENDPOINT_ID_RE, LIMITS } from '@berth/protocol';
+import { ENDPOINT_ID_RE } from '@berth/protocol';
 import { systemClock, type Clock } from './clock.js';
 import { createConsoleLogger, type Logger } from './logger.js';
-import { MemoryStore } from './store/memory-store.js';
+import { MemoryStore } from './store/memory/memory-store.js';
+import { SERVER_DEFAULTS as D, SERVER_LIMITS } from './defaults.js';
+import { ConfigError } from './errors.js';
 import type { RetentionPolicy, Store } from './store/types.js';
 import { allowAll, type Guard } from './http/guard.js';
 import { resolveModels } from './models/registry.js';
 import type { ModelConfig, PublicModel } from './models/types.js';
 import type { KeyStore } from './keys/key-store.js';
-import { PgClusterBus } from './cluster/pg-cluster-bus.js';
 import type { ClusterBus } from './cluster/types.js';
-import { PgStore } from './store/postgres/pg-store.js';
 import { resolveHttpTimeouts, type HttpTimeouts, type ResolvedHttpTimeouts } from './http/node-server.js';
 import { resolveRateLimits, type RateLimitOptions, type ResolvedRateLimits } from './limits/rate-limit-options.js';
 import { resolveWebhookOptions, type ResolvedWebhookOptions, type WebhookOptions } from './webhooks/webhook-options.js';
@@ -74,7 +74,8 @@ export interface ServerOptions {
   keyStore?: KeyStore;
   /**
    * Channel to the other control-plane replicas sharing `store` (docs/deployment.md, several replicas).
-   * Default: LISTEN/NOTIFY (`PgClusterBus`) when `store` is a `PgStore`, none otherwise; `false`: none.
+   * Default: the store's own channel (`Store.clusterBus`: LISTEN/NOTIFY for `PgStore`), none for the memory and
+   * SQLite stores; `false`: none.
    */
   cluster?: ClusterBus | false;
   /**
@@ -137,32 +138,33 @@ export interface ResolvedServerOptions {
 
 function nonNegative(name: string, v: number | undefined, def: number): number {
   if (v === undefined) return def;
-  if (!Number.isFinite(v) || v < 0) throw new BerthError('invalid_request', `option ${name} must be a non-negative number, got ${String(v)}`);
+  if (!Number.isFinite(v) || v < 0) throw new ConfigError(`option ${name} must be a non-negative number, got ${String(v)}`);
   return v;
 }
 
 /** Below the worker's 90 s client timeout, and long enough not to be a busy loop. */
 function pullHold(v: number | undefined): number {
-  const ms = nonNegative('pullHoldMs', v, 20_000);
-  if (ms < 100 || ms > 80_000) throw new BerthError('invalid_request', `option pullHoldMs must be between 100 and 80000 ms, got ${ms}`);
+  const ms = nonNegative('pullHoldMs', v, D.pullHoldMs);
+  const { min, max } = SERVER_LIMITS.pullHoldMs;
+  if (ms < min || ms > max) throw new ConfigError(`option pullHoldMs must be between ${min} and ${max} ms, got ${ms}`);
   return ms;
 }
 
-/** Applies defaults and checks every option; a bad option throws a message naming it and its value. */
+/** Applies defaults (`SERVER_DEFAULTS`) and checks every option; a bad option throws a `ConfigError` naming it and its value. */
 export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptions {
   for (const id of o.endpoints ?? []) {
-    if (!ENDPOINT_ID_RE.test(id)) throw new BerthError('invalid_request', `option endpoints: "${id}" is not a valid endpoint id (${ENDPOINT_ID_RE})`);
+    if (!ENDPOINT_ID_RE.test(id)) throw new ConfigError(`option endpoints: "${id}" is not a valid endpoint id (${ENDPOINT_ID_RE})`);
   }
-  const heartbeatMs = nonNegative('heartbeatMs', o.heartbeatMs, 5000);
-  if (heartbeatMs === 0) throw new BerthError('invalid_request', 'option heartbeatMs must be positive');
-  const maxAttempts = nonNegative('maxAttempts', o.maxAttempts, 3);
-  if (maxAttempts < 1) throw new BerthError('invalid_request', 'option maxAttempts must be at least 1');
+  const heartbeatMs = nonNegative('heartbeatMs', o.heartbeatMs, D.heartbeatMs);
+  if (heartbeatMs === 0) throw new ConfigError('option heartbeatMs must be positive');
+  const maxAttempts = nonNegative('maxAttempts', o.maxAttempts, D.maxAttempts);
+  if (maxAttempts < 1) throw new ConfigError('option maxAttempts must be at least 1');
   const models = resolveModels(o.models);
   for (const slug of models.keys()) {
-    if (o.endpoints?.includes(slug)) throw new BerthError('invalid_request', `option models: "${slug}" is also an endpoint id; a model slug must differ from every endpoint id`);
+    if (o.endpoints?.includes(slug)) throw new ConfigError(`option models: "${slug}" is also an endpoint id; a model slug must differ from every endpoint id`);
   }
-  if (o.publicUrl !== undefined && !/^https?:\/\/[^/]/.test(o.publicUrl)) throw new BerthError('invalid_request', `option publicUrl must be an http(s) URL, got ${JSON.stringify(o.publicUrl)}`);
-  if (o.filesSecret !== undefined && o.filesSecret.length < 16) throw new BerthError('invalid_request', 'option filesSecret must be at least 16 characters');
+  if (o.publicUrl !== undefined && !/^https?:\/\/[^/]/.test(o.publicUrl)) throw new ConfigError(`option publicUrl must be an http(s) URL, got ${JSON.stringify(o.publicUrl)}`);
+  if (o.filesSecret !== undefined && o.filesSecret.length < SERVER_LIMITS.filesSecretMinChars) throw new ConfigError(`option filesSecret must be at least ${SERVER_LIMITS.filesSecretMinChars} characters`);
   return {
     apiKeys: [...(o.apiKeys ?? [])],
     workerTokens: [...(o.workerTokens ?? [])],
@@ -172,12 +174,12 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     clock: o.clock ?? systemClock,
     logger: o.logger ?? createConsoleLogger('info'),
     retention: {
-      async: nonNegative('retention.async', o.retention?.async, LIMITS.retentionAsync),
-      sync: nonNegative('retention.sync', o.retention?.sync, LIMITS.retentionSync),
+      async: nonNegative('retention.async', o.retention?.async, D.retention.async),
+      sync: nonNegative('retention.sync', o.retention?.sync, D.retention.sync),
     },
-    sweepIntervalMs: nonNegative('sweepIntervalMs', o.sweepIntervalMs, 1000),
+    sweepIntervalMs: nonNegative('sweepIntervalMs', o.sweepIntervalMs, D.sweepIntervalMs),
     heartbeatMs,
-    workerGraceMs: nonNegative('workerGraceMs', o.workerGraceMs, 10_000),
+    workerGraceMs: nonNegative('workerGraceMs', o.workerGraceMs, D.workerGraceMs),
     pullHoldMs: pullHold(o.pullHoldMs),
     maxAttempts,
     guard: o.guard ?? allowAll,
@@ -185,16 +187,16 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     models,
     filesDir: o.filesDir,
     filesSecret: o.filesSecret,
-    maxFileBytes: nonNegative('maxFileBytes', o.maxFileBytes, 100 * 1024 * 1024),
+    maxFileBytes: nonNegative('maxFileBytes', o.maxFileBytes, D.maxFileBytes),
     publicUrl: o.publicUrl,
     keyStore: o.keyStore,
-    cluster: o.cluster === false ? undefined : (o.cluster ?? (o.store instanceof PgStore ? new PgClusterBus(o.store) : undefined)),
+    cluster: o.cluster === false ? undefined : (o.cluster ?? o.store?.clusterBus?.()),
     rateLimits: resolveRateLimits(o.rateLimits),
     webhooks: resolveWebhookOptions(o.webhooks),
     httpTimeouts: resolveHttpTimeouts(o.httpTimeouts),
-    maxBodyBytesInFlight: nonNegative('maxBodyBytesInFlight', o.maxBodyBytesInFlight, 100 * 1024 * 1024),
-    maxConnections: nonNegative('maxConnections', o.maxConnections, 10_000),
-    maxWorkerFrameBytes: nonNegative('maxWorkerFrameBytes', o.maxWorkerFrameBytes, LIMITS.workerFrameBytes),
-    workerMessagesPerSecond: Math.max(1, nonNegative('workerMessagesPerSecond', o.workerMessagesPerSecond, 5000)),
+    maxBodyBytesInFlight: nonNegative('maxBodyBytesInFlight', o.maxBodyBytesInFlight, D.maxBodyBytesInFlight),
+    maxConnections: nonNegative('maxConnections', o.maxConnections, D.maxConnections),
+    maxWorkerFrameBytes: nonNegative('maxWorkerFrameBytes', o.maxWorkerFrameBytes, D.maxWorkerFrameBytes),
+    workerMessagesPerSecond: Math.max(1, nonNegative('workerMessagesPerSecond', o.workerMessagesPerSecond, D.workerMessagesPerSecond)),
   };
 }

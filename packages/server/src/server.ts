@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ENDPOINT_ID_RE, WORKER_WS_PATH } from '@berth/protocol';
+import { ENDPOINT_ID_RE, WORKER_WS_PATH, type HealthReply } from '@berth/protocol';
 import { createApi } from './http/api.js';
 import { KeyChecker } from './http/auth.js';
 import { combineGuards, countRejections } from './http/guard.js';
@@ -16,13 +16,16 @@ import type { ApiRequest, ApiResponse } from './http/types.js';
 import type { CoreContext } from './jobs/context.js';
 import { DeadlineAlarm } from './jobs/deadline-alarm.js';
 import { Dispatcher } from './jobs/dispatcher.js';
+import { WorkerReports } from './jobs/worker-reports.js';
+import { sweepDeadlines, type SweepReport } from './jobs/deadline-sweep.js';
 import { wireCluster } from './cluster/wire-cluster.js';
 import { JobEvents } from './jobs/job-events.js';
 import { JobService } from './jobs/job-service.js';
 import { resolveServerOptions, type ResolvedServerOptions, type ServerOptions } from './options.js';
+import { SERVER_DEFAULTS } from './defaults.js';
 import { createOutputFiles } from './files/index.js';
 import { createModelRoutes } from './models/model-routes.js';
-import { notifyTerminal } from './jobs/context.js';
+import { notifyTerminal } from './jobs/terminal.js';
 import type { RecoveryReport } from './store/types.js';
 import { Gateway } from './ws/gateway.js';
 import { createPullProtocol } from './pull/index.js';
@@ -61,8 +64,9 @@ export interface BerthServer {
   /** Connected workers of an endpoint, with the jobs each runs now (what a scaling supervisor needs). */
   connectedWorkers(endpointId: string): { workerId: string; running: number; draining: boolean }[];
   /** Runs one deadline sweep now (tests with a manual clock). */
-  sweep(): ReturnType<JobService['sweep']>;
-  readonly service: JobService;
+  sweep(): Promise<SweepReport>;
+  /** An endpoint's job counts and workers, as `GET /v2/<endpoint>/health` answers them. */
+  health(endpointId: string): Promise<HealthReply>;
   readonly options: ResolvedServerOptions;
   /** Endpoint ids served. */
   endpoints(): string[];
@@ -103,6 +107,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   });
   webhooks.start();
   const dispatcher = new Dispatcher(ctx);
+  const reports = new WorkerReports(ctx, dispatcher);
   const service = new JobService(ctx, dispatcher);
   // Several replicas on one store: wake-ups, dispatch and stops cross processes (cluster/, docs/deployment.md).
   const cluster = opts.cluster ? wireCluster(ctx, dispatcher, opts.cluster) : undefined;
@@ -124,6 +129,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const pull = createPullProtocol({
     ctx,
     dispatcher,
+    reports,
     // The same credentials as the WebSocket: a stored worker token serves only its endpoints (and configures them).
     authenticate: async (header, endpointId) => {
       const identity = await workerAuth.authenticateWorker(header, endpointId);
@@ -167,6 +173,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const gateway = new Gateway({
     ctx,
     dispatcher,
+    reports,
     auth: workerAuth,
     hasEndpoint,
     register: registerEndpoint,
@@ -177,7 +184,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     if (sweeping) return void setTimeout(runSweep, 5).unref();
     sweeping = true;
     files.sweep().catch((err) => opts.logger.error('file sweep failed', { err: String(err) }));
-    service.sweep().catch((err) => opts.logger.error('sweep failed', { err: String(err) })).finally(() => (sweeping = false));
+    sweepDeadlines(ctx, dispatcher).catch((err) => opts.logger.error('sweep failed', { err: String(err) })).finally(() => (sweeping = false));
   };
   const sweepTimer = opts.sweepIntervalMs > 0 ? setInterval(runSweep, opts.sweepIntervalMs) : undefined;
   sweepTimer?.unref();
@@ -187,7 +194,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
 
   return {
     handle,
-    service,
+    health: (id) => service.health(id),
     options: opts,
     endpoints: () => [...endpoints],
     setExpectedWorkers: (id, n) => ctx.registry.setExpected(id, n),
@@ -201,9 +208,9 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     connectedWorkers: (id) => ctx.registry.sessions(id).map((s) => ({ workerId: s.workerId, running: s.inflight.size, draining: s.draining })),
     sweep: async () => {
       await files.sweep();
-      return service.sweep();
+      return sweepDeadlines(ctx, dispatcher);
     },
-    async listen({ port = 8080, host = '127.0.0.1' } = {}) {
+    async listen({ port = SERVER_DEFAULTS.port, host = SERVER_DEFAULTS.host } = {}) {
       const leaseUntil = opts.clock.now() + opts.workerGraceMs;
       const recovered = await opts.store.recover(leaseUntil);
       await cluster?.start();
@@ -234,7 +241,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
       return { url: `http://${shownHost}:${addr.port}`, port: addr.port, recovered };
     },
-    async close({ drainMs = 10_000 } = {}) {
+    async close({ drainMs = SERVER_DEFAULTS.drainMs } = {}) {
       if (draining) return;
       draining = true;
       gateway.drainAll(Date.now() + drainMs);

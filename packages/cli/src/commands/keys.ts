@@ -4,6 +4,7 @@ import { ENDPOINT_ID_RE } from '@berth/protocol';
 import type { Io } from '../internal/io.js';
 import { EXIT, UsageError } from '../internal/usage-error.js';
 import { redactUrl } from '../store-options.js';
+import type { KeyStore } from '@berth/server';
 
 export const KEYS_HELP = `Usage: berth keys <create|list|revoke> [options]
 
@@ -92,8 +93,9 @@ export async function runKeys(argv: readonly string[], io: Io): Promise<number> 
   const schema = (values['database-schema'] as string | undefined) ?? io.env['BERTH_DATABASE_SCHEMA'] ?? 'berth';
   const file = pg ? `${redactUrl(url ?? '')} (schema ${schema})` : resolve(io.cwd, dir, 'berth.sqlite');
 
-  const { SqliteKeyStore, PgKeyStore, createApiKey } = await import('@berth/server');
-  const store = pg ? await PgKeyStore.open({ url: url ?? '', schema }) : new SqliteKeyStore(file);
+  const { createApiKey } = await import('@berth/server');
+  // Only the chosen store's driver (an optional peer dependency of @berth/server) is loaded.
+  const store = pg ? await openPgKeys(url ?? '', schema) : await openSqliteKeys(file);
   try {
     if (sub === 'create') {
       const { key, secret } = await createApiKey(store, {
@@ -134,4 +136,14 @@ export async function runKeys(argv: readonly string[], io: Io): Promise<number> 
 function scopeOf(k: { endpoints: string[] | null; readOnly: boolean }): string {
   const where = k.endpoints === null ? 'all endpoints' : k.endpoints.join(',');
   return k.readOnly ? `${where}, read-only` : where;
+}
+
+async function openPgKeys(url: string, schema: string): Promise<KeyStore> {
+  const { PgKeyStore } = await import('@berth/server/postgres');
+  return PgKeyStore.open({ url, schema });
+}
+
+async function openSqliteKeys(file: string): Promise<KeyStore> {
+  const { SqliteKeyStore } = await import('@berth/server/sqlite');
+  return new SqliteKeyStore(file);
 }

@@ -8,7 +8,7 @@ import { decide, nextWorkerId } from './scaling.js';
 import { FileWatcher } from './watcher.js';
 
 export interface FleetOptions {
-  server: Pick<BerthServer, 'connectedWorkers' | 'setExpectedWorkers' | 'setHandlerBroken' | 'service'> & Partial<Pick<BerthServer, 'workerStopping'>>;
+  server: Pick<BerthServer, 'connectedWorkers' | 'setExpectedWorkers' | 'setHandlerBroken' | 'health'> & Partial<Pick<BerthServer, 'workerStopping'>>;
   supervisor: WorkerSupervisor;
   endpoints: readonly ResolvedEndpoint[];
   /** The folder paths are shown relative to. */
@@ -127,7 +127,7 @@ export class Fleet {
     }
     for (const id of st.idleSince.keys()) if (!running.has(id)) st.idleSince.delete(id);
     if (st.ep.minWorkers < st.ep.maxWorkers && !st.broken) {
-      const { jobs } = await server.service.health(st.ep.id);
+      const { jobs } = await server.health(st.ep.id);
       const workers = supervisor.workerIds(st.ep.id);
       const d = decide(st.ep, { inQueue: jobs.inQueue, inProgress: jobs.inProgress, workers, running, idleSince: st.idleSince }, now);
       if (d.start > 0) this.#o.logger.info(`scaling ${st.ep.id} up`, { endpointId: st.ep.id, from: workers.length, to: workers.length + d.start, inQueue: jobs.inQueue });

@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
-import { createServer, PgKeyStore, PgStore, silentLogger } from '@berth/server';
+import { createServer, silentLogger } from '@berth/server';
+import { PgKeyStore, PgStore } from '@berth/server/postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
 import { dropSchema, PG_TEST_URL, pgUnavailable, testSchema } from './replicas.test-helpers.js';

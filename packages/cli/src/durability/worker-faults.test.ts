@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createServer, silentLogger, SqliteStore, type BerthServer } from '@berth/server';
+import { createServer, silentLogger, type BerthServer } from '@berth/server';
+import { SqliteStore } from '@berth/server/sqlite';
 import { BlackholeProxy } from './blackhole-proxy.test-helpers.js';
 import { API_KEY, WORKER_TOKEN, api, executions, killAll, startRecordingWorker } from './cluster.test-helpers.js';
 

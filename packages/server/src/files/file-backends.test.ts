@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.js';
 import type { Store } from '../store/types.js';
-import { MemoryStore } from '../store/memory-store.js';
+import { MemoryStore } from '../store/memory/memory-store.js';
 import { PgStore } from '../store/postgres/pg-store.js';
 import { dropSchema, PG_TEST_URL, pgUnavailable, testSchema } from '../store/postgres/pg-test-db.test-helpers.js';
 import { ScriptedWorker, WORKER_TOKEN, call, listening } from '../testing.test-helpers.js';

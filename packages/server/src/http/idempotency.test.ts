@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../store/types.js';
-import { MemoryStore } from '../store/memory-store.js';
+import { MemoryStore } from '../store/memory/memory-store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { openTestPgStore, pgUnavailable } from '../store/postgres/pg-test-db.test-helpers.js';
 import { call, ScriptedWorker, listening, testServer } from '../testing.test-helpers.js';

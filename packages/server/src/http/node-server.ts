@@ -1,6 +1,7 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { BerthError, type ErrorCode } from '@berth/protocol';
+import { ConfigError } from '../errors.js';
 
 /** `httpTimeouts` of `createServer`: how long a client may take to send a request (not how long we answer). */
 export interface HttpTimeouts {
@@ -20,9 +21,9 @@ export type ResolvedHttpTimeouts = Required<HttpTimeouts>;
 export function resolveHttpTimeouts(o: HttpTimeouts = {}): ResolvedHttpTimeouts {
   const t = { headersMs: o.headersMs ?? 20_000, requestMs: o.requestMs ?? 300_000, keepAliveMs: o.keepAliveMs ?? 65_000 };
   for (const [k, v] of Object.entries(t)) {
-    if (!Number.isFinite(v) || v <= 0) throw new BerthError('invalid_request', `option httpTimeouts.${k} must be a positive number of ms, got ${String(v)}`);
+    if (!Number.isFinite(v) || v <= 0) throw new ConfigError(`option httpTimeouts.${k} must be a positive number of ms, got ${String(v)}`);
   }
-  if (t.headersMs > t.requestMs) throw new BerthError('invalid_request', `option httpTimeouts.headersMs (${t.headersMs}) must not exceed requestMs (${t.requestMs})`);
+  if (t.headersMs > t.requestMs) throw new ConfigError(`option httpTimeouts.headersMs (${t.headersMs}) must not exceed requestMs (${t.requestMs})`);
   return t;
 }
 

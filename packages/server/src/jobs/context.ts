@@ -21,14 +21,3 @@ export interface CoreContext {
   /** Asks for a sweep at epoch-ms `t` (a deadline was just set). */
   wakeAt(t: number): void;
 }
-
-export function notifyTerminal(ctx: CoreContext, job: JobRecord): void {
-  if (job.retainUntil !== undefined) ctx.wakeAt(job.retainUntil);
-  for (const fn of ctx.onTerminal) {
-    try {
-      fn(job);
-    } catch (err) {
-      ctx.logger.error('terminal hook failed', { jobId: job.id, err: String(err) });
-    }
-  }
-}

@@ -5,7 +5,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.js';
 import { random } from '../store/conformance/fixtures.test-helpers.js';
-import { MemoryStore } from '../store/memory-store.js';
+import { MemoryStore } from '../store/memory/memory-store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/types.js';
 import { call, listening, ScriptedWorker, until } from '../testing.test-helpers.js';

@@ -1,13 +1,24 @@
 import { BerthError, isTerminal, type HealthReply, type JobObject, type JobRequest } from '@berth/protocol';
 import type { JobRecord } from '../store/types.js';
-import { notifyTerminal, type CoreContext } from './context.js';
+import type { CoreContext } from './context.js';
+import { finishedJob } from './terminal.js';
 import type { Dispatcher } from './dispatcher.js';
 import { newJob } from './new-job.js';
-import { DuplicateJobError } from '../store/duplicate-job.js';
+import { DuplicateJobError } from '../errors.js';
 import { idempotentJobId, sameRequestOrRefuse, type IdempotencyScope } from './idempotency.js';
 import { armWaiter, type Waiter } from './job-events.js';
 import { claimPushed } from './stream-claim.js';
 import { toJobObject } from './job-view.js';
+
+/** How a job is submitted. */
+export interface SubmitOptions {
+  /** `/runsync` (the caller waits for the result; shorter retention) rather than `/run`. */
+  sync: boolean;
+  /** The job's price (see `JobRecord.cost`). */
+  cost?: number | undefined;
+  /** An `Idempotency-Key` with its scope: the job's id is derived from it. */
+  idem?: IdempotencyScope | undefined;
+}
 
 /** The client-facing job operations. Each is a conditional store write followed by wake-ups. */
 export class JobService {
@@ -17,11 +28,11 @@ export class JobService {
   ) {}
 
   /**
-   * Stores a new job (resolves once it is committed), then dispatches it. `cost`: see `JobRecord.cost`. With
-   * `idem` (an `Idempotency-Key`), the job's id is the key's: a retry answers the job the first submit stored (on
+   * Stores a new job (resolves once it is committed), then dispatches it. With `idem` (an `Idempotency-Key`),
+   * the job's id is the key's: a retry answers the job the first submit stored (on
    * any replica), `replayed` true; a different body is refused with 409 `idempotency_key_reused`.
    */
-  async submit(endpointId: string, req: JobRequest, sync: boolean, cost?: number, idem?: IdempotencyScope): Promise<JobRecord & { replayed?: true }> {
+  async submit(endpointId: string, req: JobRequest, { sync, cost, idem }: SubmitOptions): Promise<JobRecord & { replayed?: true }> {
     const now = this.ctx.clock.now();
     const job = newJob(endpointId, req, sync, now);
     if (cost !== undefined) job.cost = cost;
@@ -118,13 +129,12 @@ export class JobService {
   /** Cancels a queued or running job; a terminal job is answered unchanged. */
   async cancel(endpointId: string, id: string): Promise<JobObject> {
     await this.get(endpointId, id);
-    const { store, clock, options, events, logger } = this.ctx;
+    const { store, clock, options, logger } = this.ctx;
     const res = await store.cancel(id, clock.now(), options.retention);
     if (!res) return toJobObject(await this.get(endpointId, id));
     if (res.before.status === 'IN_PROGRESS') this.dispatcher.stop(res.before, 'cancelled');
     logger.info('job cancelled', { jobId: id, was: res.before.status, workerId: res.before.workerId });
-    events.emit(id, 'change', undefined, res.after);
-    notifyTerminal(this.ctx, res.after);
+    finishedJob(this.ctx, res.after);
     return toJobObject(res.after);
   }
 
@@ -150,45 +160,5 @@ export class JobService {
     const jobs = await this.ctx.store.counts(endpointId);
     const workers = this.ctx.registry.health(endpointId, performance.now(), this.ctx.options.heartbeatMs);
     return { jobs, workers };
-  }
-
-  /**
-   * One pass over due deadlines: ttl (delete, stopping a running job), executionTimeout (TIMED_OUT and stop),
-   * retention (delete) and lost-worker leases (requeue). Returns how many jobs each rule touched.
-   */
-  async sweep(limit = 1000): Promise<{ expired: number; timedOut: number; retained: number; requeued: number }> {
-    const { store, clock, options, events, logger } = this.ctx;
-    const now = clock.now();
-    const due = await store.due(now, limit);
-    const out = { expired: 0, timedOut: 0, retained: 0, requeued: 0 };
-    for (const job of due.expired) {
-      if (job.status === 'IN_PROGRESS') this.dispatcher.stop(job, 'expired');
-      if (await store.delete(job.id, { expiresAt: job.expiresAt })) {
-        out.expired++;
-        logger.info('job expired (ttl)', { jobId: job.id, status: job.status });
-        events.emit(job.id, 'deleted');
-      }
-    }
-    for (const job of due.timedOut) {
-      const error = `execution timed out after ${job.executionTimeout} ms`;
-      const after = await store.finish(job.id, job.attempt, { status: 'TIMED_OUT', error }, now, options.retention);
-      if (!after) continue;
-      out.timedOut++;
-      this.dispatcher.stop(job, 'timed_out');
-      logger.warn('job timed out', { jobId: job.id, workerId: job.workerId });
-      events.emit(job.id, 'change');
-      notifyTerminal(this.ctx, after);
-    }
-    for (const job of due.retained) {
-      if (job.retainUntil !== undefined && (await store.delete(job.id, { retainUntil: job.retainUntil }))) {
-        out.retained++;
-        events.emit(job.id, 'deleted');
-      }
-    }
-    for (const job of due.leaseExpired) {
-      await this.dispatcher.requeue(job, 'worker did not come back within the grace period');
-      out.requeued++;
-    }
-    return out;
   }
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.js';
 import { API_KEY, ScriptedWorker, bodyReader, call, listening, until, untilStatus } from '../testing.test-helpers.js';
 import type { BerthServer } from '../server.js';
-import { MemoryStore } from '../store/memory-store.js';
+import { MemoryStore } from '../store/memory/memory-store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/types.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../logger.js';
-import { MemoryStore } from '../store/memory-store.js';
+import { MemoryStore } from '../store/memory/memory-store.js';
 import type { CoreContext } from './context.js';
 import { JobEvents, type ChunkData } from './job-events.js';
 import { StreamAppender } from './stream-appender.js';

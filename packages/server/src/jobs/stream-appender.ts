@@ -1,5 +1,6 @@
 import type { WorkerMessage } from '@berth/protocol';
 import type { CoreContext } from './context.js';
+import { StoreUnavailableError } from '../errors.js';
 
 type StreamMessage = Extract<WorkerMessage, { type: 'job.stream' }>;
 
@@ -54,7 +55,7 @@ export class StreamAppender {
           if (n > 0 && !store.sharesTurnCommit) events.emit(id, 'chunk', { attempt: p.attempt, seq: p.seq + p.chunks.length - n, chunks: p.chunks.slice(-n) });
         } catch (err) {
           logger.error('stream chunks not stored', { jobId: id, attempt: p.attempt, err: String(err) });
-          if ((err as { code?: string }).code === 'unavailable') p.unavailable?.();
+          if (err instanceof StoreUnavailableError) p.unavailable?.();
         }
       }
     } finally {

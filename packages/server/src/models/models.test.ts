@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { API_KEY, testServer, ScriptedWorker, call, listening, untilStatus } from '../testing.test-helpers.js';
 import { ManualClock } from '../clock.js';
-import { MemoryStore } from '../store/memory-store.js';
+import { MemoryStore } from '../store/memory/memory-store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { webhookReceiver } from '../webhooks/receiver.test-helpers.js';
 import { checkInput } from './input.js';

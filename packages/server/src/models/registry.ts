@@ -1,10 +1,11 @@
-import { BerthError, ENDPOINT_ID_RE } from '@berth/protocol';
+import { ENDPOINT_ID_RE } from '@berth/protocol';
 import { DEFAULT_IMAGE_LIMITS, MODEL_KINDS, type ImageLimits, type ModelConfig, type PublicModel } from './types.js';
+import { ConfigError } from '../errors.js';
 
 /** Model slugs: lowercase words (letters and digits) joined by single hyphens, at most 63 characters. */
 export const MODEL_SLUG_RE = /^(?=.{1,63}$)[a-z0-9]+(-[a-z0-9]+)*$/;
 
-const bad = (msg: string) => new BerthError('invalid_request', msg);
+const bad = (msg: string) => new ConfigError(msg);
 const PRICE_FIELDS = ['base', 'perMegapixelStep', 'perUpscale', 'perThousandChars', 'perMegapixelStepFrame'];
 
 /**

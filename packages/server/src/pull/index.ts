@@ -1,5 +1,6 @@
 import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
+import type { WorkerReports } from '../jobs/worker-reports.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import { createPullRoutes } from './pull-routes.js';
 import { PullWorkers } from './pull-workers.js';
@@ -7,6 +8,7 @@ import { PullWorkers } from './pull-workers.js';
 export interface PullProtocolDeps {
   ctx: CoreContext;
   dispatcher: Dispatcher;
+  reports: WorkerReports;
   /** The worker credential check, for the raw `Authorization` header and the endpoint named in the path. */
   authenticate(header: string | undefined, endpointId: string): boolean | Promise<boolean>;
   hasEndpoint(id: string): boolean;

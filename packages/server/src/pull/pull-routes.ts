@@ -1,6 +1,7 @@
 import { BerthError, ENDPOINT_ID_RE, toErrorBody } from '@berth/protocol';
 import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
+import type { WorkerReports } from '../jobs/worker-reports.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import { pollStops, takeJobs } from './poll-handlers.js';
 import type { PullWorkers } from './pull-workers.js';
@@ -22,6 +23,7 @@ const MAX_BATCH = 1024;
 export interface PullRoutesDeps {
   ctx: CoreContext;
   dispatcher: Dispatcher;
+  reports: WorkerReports;
   workers: PullWorkers;
   /** THE worker credential check: the raw `Authorization` header (a bare token, or `Bearer <token>`) for an endpoint. */
   authenticate(header: string | undefined, endpointId: string): boolean | Promise<boolean>;
@@ -68,7 +70,7 @@ async function serve(deps: PullRoutesDeps, req: ApiRequest, parts: string[], op:
   }
   if (!ENDPOINT_ID_RE.test(endpointId)) throw new BerthError('endpoint_not_found', `endpoint ${endpointId.slice(0, 80)} not found`);
   if (req.method !== spec.method) throw new BerthError('method_not_allowed', `${req.method} is not allowed on ${op}; use ${spec.method}`, [spec.method]);
-  const { ctx, dispatcher, workers } = deps;
+  const { ctx, dispatcher, reports, workers } = deps;
   if (op === 'ping') {
     const status = req.query.get('status');
     if (status === 'unhealthy') ctx.logger.warn('pull worker failed a machine check', { workerId, endpointId, check: req.query.get('check'), reason: req.query.get('reason') });
@@ -85,9 +87,9 @@ async function serve(deps: PullRoutesDeps, req: ApiRequest, parts: string[], op:
     case 'job-stop':
       return pollStops(s, req, deps.holdMs);
     case 'job-done':
-      return jobDone(ctx, dispatcher, s, req, jobId!);
+      return jobDone(ctx, reports, s, req, jobId!);
     default:
-      return jobStream(ctx, dispatcher, s, req, jobId!);
+      return jobStream(ctx, reports, s, req, jobId!);
   }
 }
 

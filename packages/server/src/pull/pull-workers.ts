@@ -1,6 +1,7 @@
 import { BerthError } from '@berth/protocol';
 import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
+import type { WorkerReports } from '../jobs/worker-reports.js';
 import { PullSession } from './pull-session.js';
 
 /** A job the worker got must show up in its pings after this long; two pings in a row without it and it is gone. */
@@ -12,6 +13,7 @@ const ABANDONED_MS = 3000;
 export interface PullWorkersDeps {
   ctx: CoreContext;
   dispatcher: Dispatcher;
+  reports: WorkerReports;
   /** Whether an endpoint is served; `register` adds one a worker names (when allowed). */
   hasEndpoint(id: string): boolean;
   register(id: string): boolean;
@@ -59,7 +61,7 @@ export class PullWorkers {
   }
 
   private async create(workerId: string, endpointId: string): Promise<PullSession> {
-    const { ctx, dispatcher } = this.deps;
+    const { ctx, reports } = this.deps;
     const s = new PullSession(workerId, endpointId, performance.now(), (x) => void this.retire(x, 'terminated'));
     // Jobs the store holds for this worker id: those its last ping lists are its again, the others are requeued.
     const ping = this.pings.get(workerId);
@@ -68,7 +70,7 @@ export class PullWorkers {
       const job = await ctx.store.get(id);
       if (job && job.workerId === workerId && job.status === 'IN_PROGRESS') refs.push({ id, attempt: job.attempt });
     }
-    await dispatcher.adopt(s, refs);
+    await reports.adopt(s, refs);
     s.markDelivered([...s.inflight.keys()].map((id) => ({ id, input: {} })));
     this.byId.set(workerId, s);
     ctx.registry.add(s);
@@ -85,7 +87,7 @@ export class PullWorkers {
     this.deps.ctx.registry.remove(s);
     s.release();
     this.deps.ctx.logger.info('pull worker gone', { workerId: s.workerId, endpointId: s.endpointId, why, running: s.inflight.size });
-    await this.deps.dispatcher.onSessionClosed(s);
+    await this.deps.reports.onSessionClosed(s);
   }
 
   /** A ping: remembers the jobs it lists; jobs of the session it no longer lists leave the worker. */

@@ -1,6 +1,6 @@
 import { BerthError } from '@berth/protocol';
 import type { CoreContext } from '../jobs/context.js';
-import type { Dispatcher } from '../jobs/dispatcher.js';
+import type { WorkerReports } from '../jobs/worker-reports.js';
 import { parseJsonBody, readBody } from '../http/body.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { PullSession } from './pull-session.js';
@@ -33,7 +33,7 @@ const errorText = (e: unknown): string => (typeof e === 'string' ? e : JSON.stri
  * "output": p}` is progress (ignored once the job has its result: runpod-python posts progress from a thread,
  * often after the result). A report for a job that is no longer this worker's is answered 200 and dropped.
  */
-export async function jobDone(ctx: CoreContext, dispatcher: Dispatcher, s: PullSession, req: ApiRequest, jobId: string): Promise<ApiResponse> {
+export async function jobDone(ctx: CoreContext, reports: WorkerReports, s: PullSession, req: ApiRequest, jobId: string): Promise<ApiResponse> {
   const body = await reportBody(req);
   const attempt = await attemptOf(ctx, s, jobId);
   const progress = body['status'] === 'IN_PROGRESS';
@@ -42,27 +42,27 @@ export async function jobDone(ctx: CoreContext, dispatcher: Dispatcher, s: PullS
     return OK;
   }
   if (progress) {
-    await dispatcher.onWorkerMessage(s, { type: 'job.progress', id: jobId, attempt, progress: body['output'] });
+    await reports.onWorkerMessage(s, { type: 'job.progress', id: jobId, attempt, progress: body['output'] });
     return OK;
   }
   if (body['stopPod'] === true) ctx.logger.info('pull worker asked to be restarted after this job (refresh_worker)', { jobId, workerId: s.workerId });
   const msg = body['error'] !== undefined && body['error'] !== null
     ? { type: 'job.fail' as const, id: jobId, attempt, error: errorText(body['error']) }
     : { type: 'job.complete' as const, id: jobId, attempt, output: body['output'] };
-  await dispatcher.onWorkerMessage(s, msg);
+  await reports.onWorkerMessage(s, msg);
   s.forget(jobId);
   return OK;
 }
 
 /** `POST /v2/<ep>/job-stream/<worker>/<job>`: one chunk, `{"output": chunk}`, in order. */
-export async function jobStream(ctx: CoreContext, dispatcher: Dispatcher, s: PullSession, req: ApiRequest, jobId: string): Promise<ApiResponse> {
+export async function jobStream(ctx: CoreContext, reports: WorkerReports, s: PullSession, req: ApiRequest, jobId: string): Promise<ApiResponse> {
   const body = await reportBody(req);
   const attempt = await attemptOf(ctx, s, jobId);
   if (attempt === undefined) return OK;
   let d = s.delivered.get(jobId);
   if (!d) s.delivered.set(jobId, (d = { at: performance.now(), misses: 0, seq: 0 }));
   const seq = d.seq++;
-  await dispatcher.onWorkerMessage(s, { type: 'job.stream', id: jobId, attempt, seq, chunks: [body['output']] });
+  await reports.onWorkerMessage(s, { type: 'job.stream', id: jobId, attempt, seq, chunks: [body['output']] });
   return OK;
 }
 

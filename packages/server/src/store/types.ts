@@ -2,6 +2,7 @@ import type { JobStatus, S3Config } from '@berth/protocol';
 import type { Clock } from '../clock.js';
 import type { OutputFileStore } from '../files/types.js';
 import type { Logger } from '../logger.js';
+import type { ClusterBus } from '../cluster/types.js';
 
 /** One job as the store keeps it. Times are epoch ms. */
 export interface JobRecord {
@@ -130,7 +131,8 @@ export interface RetentionPolicy {
  * The store is the source of truth. Every state change is one conditional write: it names the state (and, for
  * worker-driven changes, the attempt) it expects, and does nothing when the job is no longer there, so cancel,
  * completion, timeouts and requeues cannot race. Methods return the record after the change, or `undefined`
- * when the condition did not hold. Implementations: memory (now), SQLite and PostgreSQL (durable).
+ * when the condition did not hold. Implementations: memory (now), SQLite and PostgreSQL (durable). A store that
+ * cannot be reached throws `StoreUnavailableError` (clients get 503 and retry; errors.ts).
  */
 export interface Store {
   /**
@@ -139,7 +141,12 @@ export interface Store {
    * joins its commit. Otherwise (undefined) readers are woken after the write resolves.
    */
   readonly sharesTurnCommit?: boolean;
-  /** Stores a new IN_QUEUE job. Resolves only once the job is durable. */
+  /**
+   * Stores that several control-plane replicas can share offer the channel between those replicas here
+   * (PostgreSQL: LISTEN/NOTIFY). `createServer` uses it unless its `cluster` option says otherwise.
+   */
+  clusterBus?(): ClusterBus;
+  /** Stores a new IN_QUEUE job. Resolves only once the job is durable. An id already stored: `DuplicateJobError`. */
   insert(job: JobRecord): Promise<void>;
   get(id: string): Promise<JobRecord | undefined>;
   /** Takes the oldest IN_QUEUE job of the endpoint: IN_PROGRESS, attempt + 1, executionDeadline set. */

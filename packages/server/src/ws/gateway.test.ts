@@ -8,11 +8,19 @@ describe('worker gateway', () => {
   it('refuses a wrong or missing token with 401 before the upgrade, and a wrong path with 404', async () => {
     await using t = await listening();
     await expect(ScriptedWorker.connect(t.url, {}, 'bad-token')).rejects.toThrow('HTTP 401');
-    const noAuth = new WebSocket(t.url.replace('http', 'ws') + WORKER_WS_PATH);
-    const code = await new Promise((r) => noAuth.once('unexpected-response', (_q, res) => r(res.statusCode)));
-    expect(code).toBe(401);
-    const wrongPath = new WebSocket(t.url.replace('http', 'ws') + '/v2/other');
-    expect(await new Promise((r) => wrongPath.once('unexpected-response', (_q, res) => r(res.statusCode)))).toBe(404);
+    // The refusal carries the same JSON error body as every HTTP answer.
+    const refusal = (ws: WebSocket) =>
+      new Promise<{ status: number | undefined; body: unknown }>((resolve) =>
+        ws.once('unexpected-response', (_q, res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode, body: JSON.parse(text) }));
+        }),
+      );
+    const noAuth = await refusal(new WebSocket(t.url.replace('http', 'ws') + WORKER_WS_PATH));
+    expect(noAuth).toEqual({ status: 401, body: { error: 'Unauthorized', code: 'unauthorized' } });
+    const wrongPath = await refusal(new WebSocket(t.url.replace('http', 'ws') + '/v2/other'));
+    expect(wrongPath).toMatchObject({ status: 404, body: { code: 'route_not_found' } }); // served as plain HTTP (http/plain-upgrade.ts)
   });
 
   it('refuses a protocol version mismatch with a coded error and closes', async () => {

@@ -1,18 +1,22 @@
-import type { IncomingMessage } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { PROTOCOL_VERSION, WORKER_WS_PATH, decodeWorkerMessage, ENDPOINT_ID_RE, type HelloMessage, type WsErrorCode } from '@berth/protocol';
+import { BerthError, PROTOCOL_VERSION, WORKER_WS_PATH, decodeWorkerMessage, ENDPOINT_ID_RE, toErrorBody, type HelloMessage, type WsErrorCode } from '@berth/protocol';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
+import type { WorkerReports } from '../jobs/worker-reports.js';
 import { mayServe, type WorkerAuth, type WorkerIdentity } from '../workers/worker-auth.js';
 import { WorkerSession } from './worker-session.js';
 import { ConnectionGuard } from './connection-guard.js';
+import { StoreUnavailableError } from '../errors.js';
 
 const HELLO_TIMEOUT_MS = 10_000;
 
 export interface GatewayDeps {
   ctx: CoreContext;
   dispatcher: Dispatcher;
+  /** Applies what workers report. */
+  reports: WorkerReports;
   /** Worker credentials: shared tokens and stored per-endpoint worker tokens. */
   auth: WorkerAuth;
   /** Whether an endpoint is served; `register` adds one announced by a worker (when allowed). */
@@ -22,7 +26,7 @@ export interface GatewayDeps {
 
 /**
  * The worker side: authenticates the token before the upgrade completes, expects `hello` first, then feeds
- * each decoded message to the dispatcher. Heartbeats: one timer pings every worker each `heartbeatMs` and drops
+ * each decoded message to `WorkerReports`. Heartbeats: one timer pings every worker each `heartbeatMs` and drops
  * those silent for 3 intervals (their jobs go to a lease, then back to the queue).
  */
 export class Gateway {
@@ -40,19 +44,21 @@ export class Gateway {
   /** Handles an HTTP upgrade; answers 404 / 401 itself for the wrong path or token. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    const refuse = (status: number, text: string) => {
-      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n{"error":"${text}","code":"${status === 401 ? 'unauthorized' : 'route_not_found'}"}`);
+    // The same JSON error body as every HTTP answer (`toErrorBody`), on the raw socket before any upgrade.
+    const refuse = (err: BerthError) => {
+      const { status, body } = toErrorBody(err);
+      socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(body)}`);
     };
-    if (path !== WORKER_WS_PATH) return refuse(404, 'Not Found');
+    if (path !== WORKER_WS_PATH) return refuse(new BerthError('route_not_found', 'Not Found'));
     this.deps.auth.authenticateWorker(req.headers.authorization).then(
       (identity) => {
         if (socket.destroyed) return;
-        if (!identity) return refuse(401, 'Unauthorized');
+        if (!identity) return refuse(new BerthError('unauthorized', 'Unauthorized'));
         this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, identity));
       },
       (err) => {
         this.deps.ctx.logger.error('worker authentication failed', { err: String(err) });
-        socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n{"error":"credential store unavailable","code":"unavailable"}');
+        refuse(new BerthError('unavailable', 'credential store unavailable'));
       },
     );
   }
@@ -89,12 +95,12 @@ export class Gateway {
           session = await this.onHello(ws, msg, identity);
           return;
         }
-        await this.deps.dispatcher.onWorkerMessage(session, msg);
+        await this.deps.reports.onWorkerMessage(session, msg);
       }).catch((err) => {
         logger.error('worker message failed', { workerId: session?.workerId, err: String(err) });
         // The store is unreachable: drop the connection so the worker reconnects later and sends its unacknowledged
         // results again (1013: try again later).
-        if ((err as { code?: string }).code === 'unavailable') ws.close(1013, 'store unavailable');
+        if (err instanceof StoreUnavailableError) ws.close(1013, 'store unavailable');
       });
     });
     ws.on('error', (err) => logger.debug('worker socket error', { workerId: session?.workerId, err: String(err) }));
@@ -115,7 +121,7 @@ export class Gateway {
   }
 
   private async onHello(ws: WebSocket, hello: HelloMessage, identity: WorkerIdentity): Promise<WorkerSession | undefined> {
-    const { ctx, dispatcher } = this.deps;
+    const { ctx, dispatcher, reports } = this.deps;
     if (hello.protocol !== PROTOCOL_VERSION) {
       this.refuse(ws, 'protocol_mismatch', `protocol ${hello.protocol} is not supported; this control plane speaks ${PROTOCOL_VERSION}`);
       return undefined;
@@ -141,7 +147,7 @@ export class Gateway {
       old.terminate();
     }
     const session = new WorkerSession(ws, hello, performance.now(), identity.credentialId);
-    const stale = await dispatcher.adopt(session, hello.inflight);
+    const stale = await reports.adopt(session, hello.inflight);
     if (ws.readyState !== ws.OPEN) {
       await this.retire(session, 'closed during hello');
       return undefined;
@@ -160,7 +166,7 @@ export class Gateway {
     s.closed = true;
     this.deps.ctx.registry.remove(s);
     this.deps.ctx.logger.info('worker disconnected', { workerId: s.workerId, endpointId: s.endpointId, why, running: s.inflight.size });
-    await this.deps.dispatcher.onSessionClosed(s);
+    await this.deps.reports.onSessionClosed(s);
   }
 
   private heartbeat(): void {

@@ -20,7 +20,7 @@ describe('worker identity', () => {
     const rec = await t.server.options.store.get(id);
     expect(rec).toMatchObject({ status: 'IN_PROGRESS', attempt: 1, workerId: 'w1' });
     expect(rec?.progress).toBeUndefined();
-    expect(await t.server.service.takeStream(id)).toEqual([]);
+    expect(await t.server.options.store.takeStream(id)).toEqual([]);
     w1.send({ type: 'job.complete', id, attempt: 1, output: 'real' });
     expect((await untilStatus(t.server, 'echo', id, 'COMPLETED')).output).toBe('real');
     await intruder.close();

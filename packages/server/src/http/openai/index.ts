@@ -60,7 +60,7 @@ async function completion(rc: OpenAiContext, route: OpenAiRouteName): Promise<Ap
   if (stream && rc.registry.streams(rc.endpointId) === false) {
     throw new BerthError('stream_not_supported', `the workers of endpoint ${rc.endpointId} do not stream: use a generator handler`);
   }
-  const job = await rc.service.submit(rc.endpointId, { input: { openai_route: route, openai_input: body } }, true);
+  const job = await rc.service.submit(rc.endpointId, { input: { openai_route: route, openai_input: body } }, { sync: true });
   rc.logger.debug('openai job queued', { jobId: job.id, endpointId: rc.endpointId, route, stream });
   if (stream) return await startStream(rc, job.id);
   return await untilTerminal(rc, job.id);
@@ -93,7 +93,7 @@ async function startStream(rc: OpenAiContext, jobId: string): Promise<ApiRespons
 
 /** GET models: asks a worker (`openai_route: "/v1/models"`) and answers its list. */
 async function models(rc: OpenAiContext): Promise<ApiResponse> {
-  const job = await rc.service.submit(rc.endpointId, { input: { openai_route: '/v1/models', openai_input: {} } }, true);
+  const job = await rc.service.submit(rc.endpointId, { input: { openai_route: '/v1/models', openai_input: {} } }, { sync: true });
   return await untilTerminal(rc, job.id);
 }
 

@@ -28,7 +28,7 @@ function idem(rc: RouteContext): IdempotencyScope | undefined {
 export async function run(rc: RouteContext) {
   const scope = idem(rc);
   const req = await readJobRequest(rc, LIMITS.runBodyBytes);
-  const job = await rc.service.submit(rc.endpointId, req, false, rc.cost, scope);
+  const job = await rc.service.submit(rc.endpointId, req, { sync: false, cost: rc.cost, idem: scope });
   return { status: 200, json: { id: job.id, status: job.replayed ? job.status : 'IN_QUEUE' } };
 }
 
@@ -37,7 +37,7 @@ export async function runsync(rc: RouteContext) {
   const wait = intParam(rc.req.query, 'wait', LIMITS.waitMin, LIMITS.waitMax, 'invalid_wait') ?? LIMITS.waitDefault;
   const scope = idem(rc);
   const req = await readJobRequest(rc, LIMITS.runsyncBodyBytes);
-  const job = await rc.service.submit(rc.endpointId, req, true, rc.cost, scope);
+  const job = await rc.service.submit(rc.endpointId, req, { sync: true, cost: rc.cost, idem: scope });
   // A job deleted while we wait (ttl, purge) answers 404 job_not_found.
   return { status: 200, json: await rc.service.waitTerminal(rc.endpointId, job.id, wait, rc.req.signal, job) };
 }

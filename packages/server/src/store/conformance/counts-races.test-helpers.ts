@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JobRecord } from '../types.js';
-import { DuplicateJobError } from '../duplicate-job.js';
+import { DuplicateJobError } from '../../errors.js';
 import { COMPLETE, FAIL, makeJob, must, RETENTION, T0, TIME_OUT, useStore, type MakeStore } from './fixtures.test-helpers.js';
 
 /** Per-endpoint counts, and races between transitions that a store must resolve with one winner. */

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { Pool, PoolConfig } from 'pg';
-import { BerthError } from '@berth/protocol';
+import { MissingDependencyError, StoreUnavailableError } from '../../errors.js';
 
 type PgModule = typeof import('pg');
 let pg: PgModule | undefined;
@@ -14,7 +14,7 @@ export function loadPg(): PgModule {
     try {
       pg = createRequire(import.meta.url)('pg') as PgModule;
     } catch (err) {
-      throw new Error(`the pg module is not installed (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); run \`npm install pg\`, or use --store sqlite`);
+      throw new MissingDependencyError('pg', `the PostgreSQL store needs the pg package, which is not installed (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); run \`npm install pg\`, or use another store (--store sqlite)`, { cause: err });
     }
   }
   return pg;
@@ -77,7 +77,7 @@ export function isConnectionError(err: unknown): boolean {
 
 /** A connection error becomes 503 `unavailable` (clients retry); anything else is rethrown unchanged. */
 export function toUnavailable(err: unknown): never {
-  if (isConnectionError(err)) throw new BerthError('unavailable', `the database is unreachable (${(err as Error).message}); retry shortly`);
+  if (isConnectionError(err)) throw new StoreUnavailableError(`the database is unreachable (${(err as Error).message}); retry shortly`, { cause: err });
   throw err;
 }
 

@@ -10,9 +10,11 @@ import { ClaimBatcher, CLAIM_MANY_SQL } from './claim-batch.js';
 import { FinishBatcher, FINISH_MANY_SQL } from './finish-batch.js';
 import { pgJobLogs } from './job-logs.js';
 import { pgOutbox } from './webhook-outbox.js';
-import { DuplicateJobError } from '../duplicate-job.js';
+import { DuplicateJobError } from '../../errors.js';
 import { ASYNC_COMMIT, pgStream } from './stream-sql.js';
 import { PgFileStore } from './pg-file-store.js';
+import { PgClusterBus } from '../../cluster/pg-cluster-bus.js';
+import type { ClusterBus } from '../../cluster/types.js';
 import type { OutputFileStore } from '../../files/types.js';
 import type { Clock } from '../../clock.js';
 import type { Logger } from '../../logger.js';
@@ -101,6 +103,11 @@ export class PgStore implements Store {
   /** Other replicas alive at the last heartbeat (0 before `recover`): a lone replica sends no notifications. */
   get otherReplicas(): number {
     return this.watch.liveOthers;
+  }
+
+  /** Replicas sharing this database talk over LISTEN/NOTIFY (`Store.clusterBus`). */
+  clusterBus(): ClusterBus {
+    return new PgClusterBus(this);
   }
 
   /** Connects, creates the schema if needed and applies pending migrations (under an advisory lock). */

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { Database } from 'better-sqlite3';
 import { migrate } from './schema.js';
+import { MissingDependencyError } from '../../errors.js';
 
 type DatabaseConstructor = new (file: string, options?: { readonly?: boolean }) => Database;
 let ctor: DatabaseConstructor | undefined;
@@ -14,7 +15,7 @@ export function openDatabase(file: string): Database {
     try {
       ctor = createRequire(import.meta.url)('better-sqlite3') as DatabaseConstructor;
     } catch (err) {
-      throw new Error(`better-sqlite3 is not installed or its native addon was not built (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); run \`npm rebuild better-sqlite3\`, or use --store memory`);
+      throw new MissingDependencyError('better-sqlite3', `the SQLite store needs the better-sqlite3 package, which is not installed or whose native addon was not built (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); run \`npm install better-sqlite3\` (or \`npm rebuild better-sqlite3\`), or use --store memory`, { cause: err });
     }
   }
   try {
@@ -22,7 +23,7 @@ export function openDatabase(file: string): Database {
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
     if (/bindings|\.node|NODE_MODULE_VERSION/.test(msg)) {
-      throw new Error(`better-sqlite3's native addon could not be loaded (${msg.split('\n')[0]}); run \`npm rebuild better-sqlite3\`, or use --store memory`);
+      throw new MissingDependencyError('better-sqlite3', `better-sqlite3's native addon could not be loaded (${msg.split('\n')[0]}); run \`npm rebuild better-sqlite3\`, or use --store memory`, { cause: err });
     }
     throw err;
   }

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import type { Database, Statement } from 'better-sqlite3';
 import { isTerminal, type JobStatus } from '@berth/protocol';
 import type { DeleteCondition, DueJobs, EndpointCounts, FinishPatch, JobLog, JobLogLine, JobRecord, RecoveryReport, RetentionPolicy, Store, WebhookAttempt, WebhookDelivery } from '../types.js';
-import { DuplicateJobError } from '../duplicate-job.js';
+import { DuplicateJobError } from '../../errors.js';
 import { DataLock } from './data-lock.js';
 import { GroupCommit } from './group-commit.js';
 import { WalSync } from './wal-sync.js';

@@ -1,4 +1,4 @@
-import { JOB_LOG_MAX_LINES, type JobLog, type JobLogLine } from './types.js';
+import { JOB_LOG_MAX_LINES, type JobLog, type JobLogLine } from '../types.js';
 
 /** Per-job logs of the memory store, dropped with their job. */
 export class MemoryJobLogs {

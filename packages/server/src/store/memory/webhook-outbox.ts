@@ -1,5 +1,5 @@
-import type { JobRecord, WebhookAttempt, WebhookDelivery } from '../store/types.js';
-import { newWebhookDelivery } from './delivery.js';
+import type { JobRecord, WebhookAttempt, WebhookDelivery } from '../types.js';
+import { newWebhookDelivery } from '../../webhooks/delivery.js';
 
 const copy = (d: WebhookDelivery): WebhookDelivery => ({ ...d, attempts: d.attempts.map((a) => ({ ...a })) });
 

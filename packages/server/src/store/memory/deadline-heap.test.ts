@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DeadlineHeap } from './deadline-heap.js';
-import { random } from './conformance/fixtures.test-helpers.js';
+import { random } from '../conformance/fixtures.test-helpers.js';
 
 type Item = { at: number; id: string };
 const key = (x: Item): string => `${x.at}/${x.id}`;

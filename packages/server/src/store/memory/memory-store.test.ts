@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from './memory-store.js';
-import { RETENTION, T0, makeJob, must, random } from './conformance/fixtures.test-helpers.js';
-import { runStoreConformance } from './conformance/index.test-helpers.js';
-import type { JobRecord } from './types.js';
+import { RETENTION, T0, makeJob, must, random } from '../conformance/fixtures.test-helpers.js';
+import { runStoreConformance } from '../conformance/index.test-helpers.js';
+import type { JobRecord } from '../types.js';
 
 runStoreConformance('MemoryStore', () => new MemoryStore());
 

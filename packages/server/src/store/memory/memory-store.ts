@@ -1,8 +1,8 @@
 import { isTerminal, type JobStatus } from '@berth/protocol';
 import { DeadlineHeap } from './deadline-heap.js';
-import { DuplicateJobError } from './duplicate-job.js';
-import type { DeleteCondition, DueJobs, EndpointCounts, FinishPatch, JobLog, JobLogLine, JobRecord, RecoveryReport, RetentionPolicy, Store, WebhookAttempt, WebhookDelivery } from './types.js';
-import { MemoryWebhookOutbox } from '../webhooks/memory-outbox.js';
+import { DuplicateJobError } from '../../errors.js';
+import type { DeleteCondition, DueJobs, EndpointCounts, FinishPatch, JobLog, JobLogLine, JobRecord, RecoveryReport, RetentionPolicy, Store, WebhookAttempt, WebhookDelivery } from '../types.js';
+import { MemoryWebhookOutbox } from './webhook-outbox.js';
 import { MemoryJobLogs } from './memory-logs.js';
 
 interface Entry {

@@ -1,0 +1,58 @@
+import { BerthError } from '@berth/protocol';
+
+/**
+ * The typed errors crossing the server's layer boundaries. Each extends `BerthError` when it reaches clients (its
+ * stable code and HTTP status then come from the protocol's table through `toErrorBody`, the one mapping of any
+ * thrown value to the wire shape); the others stay internal.
+ */
+
+/** A bad `createServer` option (or an option of one of its parts). Code `invalid_request`; the message names the option and the bad value. */
+export class ConfigError extends BerthError {
+  constructor(message: string) {
+    super('invalid_request', message);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * The store cannot be reached now (a database connection error); nothing was decided. Code `unavailable` (503):
+ * clients retry, and a worker whose report hit it is disconnected (1013) so it sends its results again later.
+ * Stores throw it; the dispatcher, the worker reports and the gateway check for it with `instanceof`.
+ */
+export class StoreUnavailableError extends BerthError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('unavailable', message);
+    this.name = 'StoreUnavailableError';
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/**
+ * `Store.insert` of a job whose id is already stored. Atomic in every store (a primary key in SQLite and
+ * PostgreSQL): of two replicas inserting the same id at once, exactly one succeeds. Idempotency keys rely on it.
+ * Internal: the job service answers the stored job instead (a plain 500 if one ever escapes).
+ */
+export class DuplicateJobError extends Error {
+  constructor(readonly jobId: string) {
+    super(`duplicate job id ${jobId}`);
+    this.name = 'DuplicateJobError';
+  }
+}
+
+/**
+ * An optional peer dependency (a database driver) is not installed, or its native addon cannot be loaded. Code
+ * `missing_dependency` (stable, not a wire code: it stops startup, never a request); `packageName` says what to
+ * install.
+ */
+export class MissingDependencyError extends Error {
+  readonly code = 'missing_dependency';
+  constructor(
+    readonly packageName: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message);
+    this.name = 'MissingDependencyError';
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
