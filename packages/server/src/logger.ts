@@ -24,7 +24,7 @@ function format(fields?: Record<string, unknown>): string {
  *
  * @example const log = createConsoleLogger('info');
  */
-export function createConsoleLogger(level: LogLevel = 'info', write: (line: string) => void = (l) => process.stderr.write(l + '\n')): Logger {
+export function createConsoleLogger(level: LogLevel = 'info', write: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Logger {
   const min = LEVELS[level];
   const at = (lvl: Exclude<LogLevel, 'silent'>) => (msg: string, fields?: Record<string, unknown>) => {
     if (LEVELS[lvl] < min) return;

@@ -11,7 +11,7 @@ describe('worker gateway', () => {
     const noAuth = new WebSocket(t.url.replace('http', 'ws') + WORKER_WS_PATH);
     const code = await new Promise((r) => noAuth.once('unexpected-response', (_q, res) => r(res.statusCode)));
     expect(code).toBe(401);
-    const wrongPath = new WebSocket(t.url.replace('http', 'ws') + '/v2/other');
+    const wrongPath = new WebSocket(`${t.url.replace('http', 'ws')}/v2/other`);
     expect(await new Promise((r) => wrongPath.once('unexpected-response', (_q, res) => r(res.statusCode)))).toBe(404);
   });
 
