@@ -47,7 +47,7 @@ describe('parseDevArgs', () => {
     [['--port', '65536'], /--port must be a whole number/],
     [['--port', '80.5'], /--port must be a whole number/],
     [['--host', ' '], /--host must not be empty/],
-    [['--log-level', 'loud'], /--log-level must be one of debug, info, warn, error \(got "loud"\)/],
+    [['--log-level', 'loud'], /--log-level must be one of debug, info, warn, error, silent \(got "loud"\)/],
   ])('%j is a usage error', (argv, message) => {
     expect(() => parseDevArgs(argv, {})).toThrow(UsageError);
     expect(() => parseDevArgs(argv, {})).toThrow(message);

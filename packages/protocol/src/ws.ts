@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { JsonObject, S3Config } from './job.js';
 import { WS_ERROR_CODES } from './errors.js';
+import { WORKER_ID_RE } from './limits.js';
 
 /**
  * The native worker protocol (contract section 10). Workers dial `GET /v2/_worker/ws` (WebSocket) with
@@ -13,7 +14,7 @@ export const PROTOCOL_VERSION = 1;
 export const WORKER_WS_PATH = '/v2/_worker/ws';
 
 const jobRef = { id: z.string().min(1).max(200), attempt: z.number().int().min(1) };
-const workerId = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'workerId: 1-128 of [A-Za-z0-9._:-]');
+const workerId = z.string().regex(WORKER_ID_RE, 'workerId: 1-128 of [A-Za-z0-9._:-]');
 
 // ---------------------------------------------------------------- worker -> server
 

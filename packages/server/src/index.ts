@@ -1,6 +1,6 @@
 export { createServer, type BerthServer, type ListenOptions } from './server.js';
 export { resolveServerOptions, type ServerOptions, type ResolvedServerOptions } from './options.js';
-export { createConsoleLogger, silentLogger, type Logger, type LogLevel } from './logger.js';
+export { createConsoleLogger, silentLogger, type ConsoleLoggerOptions, type Logger, type LogLevel } from './logger.js';
 export { systemClock, ManualClock, type Clock } from './clock.js';
 export { MemoryStore } from './store/memory-store.js';
 export { SqliteStore, type SqliteStoreOptions } from './store/sqlite/sqlite-store.js';

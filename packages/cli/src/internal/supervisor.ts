@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import type { Logger } from './console-logger.js';
+import type { Logger } from '@berth/protocol';
 import { paint, type Style } from './io.js';
 import { workerLine } from './worker-line.js';
 import { formatMs, settlesWithin } from './timing.js';
