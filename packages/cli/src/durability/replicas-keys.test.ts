@@ -1,7 +1,6 @@
-import { PassThrough } from 'node:stream';
 import { createServer, PgKeyStore, PgStore, silentLogger } from '@berth/server';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../cli.js';
+import { runBerth } from '../internal/run-berth.test-helpers.js';
 import { dropSchema, PG_TEST_URL, pgUnavailable, testSchema } from './replicas.test-helpers.js';
 
 const skip = await pgUnavailable();
@@ -10,16 +9,7 @@ afterAll(async () => {
   if (!skip) await dropSchema(schema);
 });
 
-async function berth(...argv: string[]) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d.toString()));
-  stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await main(argv, { stdout, stderr, env: { BERTH_STORE: 'postgres', BERTH_DATABASE_URL: PG_TEST_URL }, cwd: '/' });
-  return { code, out, err };
-}
+const berth = (...argv: string[]) => runBerth(argv, { BERTH_STORE: 'postgres', BERTH_DATABASE_URL: PG_TEST_URL }, '/');
 
 describe.skipIf(skip !== undefined)(`berth keys on PostgreSQL${skip ? ` (skipped: ${skip})` : ''}`, () => {
   it('a key created with berth keys works on every replica at once, and a revocation applies to all', async () => {
