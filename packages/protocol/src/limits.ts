@@ -1,4 +1,4 @@
-/** Limits and defaults of the queue API (contract sections 2 and 5). All durations in milliseconds. */
+/** Limits and defaults of the queue API (docs/api.md). All durations in milliseconds. */
 export const LIMITS = {
   /** Body limit of POST /run, counted while reading. */
   runBodyBytes: 10 * 1024 * 1024,

@@ -4,7 +4,7 @@ import { WS_ERROR_CODES } from './errors.js';
 import { WORKER_ID_RE } from './limits.js';
 
 /**
- * The native worker protocol (contract section 10). Workers dial `GET /v2/_worker/ws` (WebSocket) with
+ * The native worker protocol (docs/worker-protocol.md). Workers dial `GET /v2/_worker/ws` (WebSocket) with
  * `Authorization: Bearer <worker token>`; the first message a worker sends is `hello`. Every message is a JSON
  * object discriminated on `type`. Job messages carry the attempt number the server dispatched; the server
  * accepts results, progress and chunks only for the current attempt of a running job.

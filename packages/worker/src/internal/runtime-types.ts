@@ -23,7 +23,7 @@ export interface WorkerRuntimeOptions {
   drainTimeoutMs?: number;
   /** After the drain deadline hands running jobs back, how long to wait for the control plane to acknowledge them. Default 2000. */
   abortGraceMs?: number;
-  /** Reconnect backoff. Default 250 ms doubling to 10 s. */
+  /** Reconnect backoff. Default 250 ms doubling to 5 s (runtime.ts). */
   reconnect?: BackoffOptions;
   /** Time from dialing to `welcome`. Default 10000. */
   handshakeTimeoutMs?: number;
