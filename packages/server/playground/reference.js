@@ -16,8 +16,8 @@ const refName = (s) => (s?.$ref ? s.$ref.split('/').pop() : undefined);
 
 /** The parts of an `allOf` as one schema, their `properties` merged. */
 function mergeAll(parts) {
-  const out = { properties: {} };
-  for (const p of parts) Object.assign(out, p, { properties: { ...out.properties, ...p.properties } });
+  let out = {};
+  for (const p of parts) out = Object.assign({}, out, p, { properties: { ...out.properties, ...p.properties } });
   return out;
 }
 
