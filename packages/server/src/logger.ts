@@ -18,7 +18,7 @@ const STYLE: Record<EventLevel | 'dim', [number, number]> = { debug: [2, 22], in
 
 /**
  * The console logger of the server and of `berth`: one readable line per event,
- * `12:00:01.123 info  job completed jobId=... ms=12`.
+ * `12:00:01 info  job completed jobId=... ms=12` (UTC, like the worker lines `berth dev` shows).
  *
  * @example const log = createConsoleLogger({ level: 'debug', color: process.stderr.isTTY });
  * @example const log = createConsoleLogger('info', (line) => lines.push(line)); // level, then a writer of lines without `\n`
@@ -30,7 +30,7 @@ export function createConsoleLogger(level?: LogLevel | ConsoleLoggerOptions, wri
   const paint = (style: EventLevel | 'dim', text: string) => (o.color ? `\x1b[${STYLE[style][0]}m${text}\x1b[${STYLE[style][1]}m` : text);
   const at = (lvl: EventLevel) => (msg: string, fields?: Record<string, unknown>) => {
     if (LOG_LEVEL_RANK[lvl] < min) return;
-    const time = new Date().toISOString().slice(11, 23);
+    const time = new Date().toISOString().slice(11, 19);
     const extra = formatLogFields(fields);
     out(`${paint('dim', time)} ${paint(lvl, lvl.padEnd(5))} ${msg}${extra ? ` ${paint('dim', extra)}` : ''}\n`, lvl);
   };
