@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { JsonObject, S3Config } from './job.js';
 import { WS_ERROR_CODES } from './errors.js';
 import { WORKER_ID_RE } from './limits.js';
+import { LOG_EVENT_LEVELS } from './log.js';
 
 /**
  * The native worker protocol (docs/worker-protocol.md). Workers dial `GET /v2/_worker/ws` (WebSocket) with
@@ -59,7 +60,7 @@ export const LOG_LINES_PER_MESSAGE = 100;
 export const LogLine = z.object({
   /** Epoch ms (worker clock). */
   t: z.number(),
-  level: z.enum(['debug', 'info', 'warn', 'error']),
+  level: z.enum(LOG_EVENT_LEVELS),
   msg: z.string().max(LOG_MESSAGE_MAX_CHARS),
   fields: z.record(z.string(), z.unknown()).optional(),
 });

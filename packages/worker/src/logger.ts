@@ -1,4 +1,4 @@
-import { LOG_LEVEL_RANK, type LogFields, type LogLevel } from '@berth/protocol';
+import { LOG_LEVEL_RANK, type LogEventLevel, type LogFields, type LogLevel } from '@berth/protocol';
 
 // Levels, their order and `isLogLevel` are the toolkit's one list (@berth/protocol); re-exported for handlers.
 export { isLogLevel, LOG_LEVELS, type LogFields, type LogLevel } from '@berth/protocol';
@@ -9,7 +9,7 @@ export { isLogLevel, LOG_LEVELS, type LogFields, type LogLevel } from '@berth/pr
  * @example const records: LogRecord[] = []; createLogger({ sink: (r) => records.push(r) });
  */
 export interface LogRecord {
-  level: Exclude<LogLevel, 'silent'>;
+  level: LogEventLevel;
   time: Date;
   msg: string;
   worker?: string;
