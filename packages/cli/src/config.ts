@@ -136,6 +136,7 @@ const ENDPOINT_FIELDS = ['worker', 'command', 'workers', 'minWorkers', 'maxWorke
 
 /** A Debian package name, optionally pinned (`ffmpeg`, `espeak-ng=1.51+dfsg-10`). */
 const APT_PACKAGE_RE = /^[a-z0-9][a-z0-9+.-]*(=[A-Za-z0-9.+~:-]+)?$/;
+const AptPackage = z.string().regex(APT_PACKAGE_RE, { error: (i) => `must be a Debian package name like "ffmpeg" (got ${describeValue(i.input)})` });
 
 const EndpointSchema = z.strictObject(
   {
@@ -154,7 +155,7 @@ const EndpointSchema = z.strictObject(
     concurrency: int(1, 1024).optional(),
     drainTimeoutMs: int(0, 86_400_000).optional(),
     apt: z
-      .array(z.string().regex(APT_PACKAGE_RE, { error: (i) => `must be a Debian package name like "ffmpeg" (got ${describeValue(i.input)})` }), {
+      .array(AptPackage, {
         error: (i) => `must be a list of Debian package names like ["espeak-ng", "ffmpeg"] (got ${describeValue(i.input)})`,
       })
       .optional(),
