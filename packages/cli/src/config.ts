@@ -136,7 +136,9 @@ const ENDPOINT_FIELDS = ['worker', 'command', 'workers', 'minWorkers', 'maxWorke
 
 /** A Debian package name, optionally pinned (`ffmpeg`, `espeak-ng=1.51+dfsg-10`). */
 const APT_PACKAGE_RE = /^[a-z0-9][a-z0-9+.-]*(=[A-Za-z0-9.+~:-]+)?$/;
-const AptPackage = z.string().regex(APT_PACKAGE_RE, { error: (i) => `must be a Debian package name like "ffmpeg" (got ${describeValue(i.input)})` });
+const AptPackage = z.string().regex(APT_PACKAGE_RE, {
+  error: (i) => `must be a Debian package name like "ffmpeg" (got ${describeValue(i.input)})`,
+});
 
 const EndpointSchema = z.strictObject(
   {
