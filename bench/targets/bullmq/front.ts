@@ -39,7 +39,7 @@ async function route(req: http.IncomingMessage, body: string, res: http.ServerRe
 const server = http.createServer((req, res) => {
   const parts: Buffer[] = [];
   req.on('data', (d: Buffer) => parts.push(d));
-  req.on('end', () => route(req, Buffer.concat(parts).toString(), res).catch((err: Error) => json(res, 500, { error: err.message })));
+  req.on('end', () => void route(req, Buffer.concat(parts).toString(), res).catch((err: Error) => json(res, 500, { error: err.message })));
 });
 server.keepAliveTimeout = 60_000;
 server.listen(Number(process.env['PORT']), '127.0.0.1', () => process.stdout.write('listening\n'));

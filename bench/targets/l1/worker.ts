@@ -6,7 +6,9 @@ import { chunks, echo, released, type StreamInput } from '../../lib/noop.js';
 await released();
 const ep = process.env['BENCH_ENDPOINT'] ?? 'echo';
 const ws = new WebSocket(`${process.env['BENCH_URL']!.replace('http', 'ws')}/ws?ep=${ep}&concurrency=${process.env['BENCH_CONCURRENCY'] ?? '64'}`);
-ws.on('message', async (data) => {
+ws.on('message', (data) => void onMessage(data));
+
+async function onMessage(data: unknown): Promise<void> {
   const job = JSON.parse(String(data)) as { id: string; input: unknown };
   if (ep === 'stream') {
     for await (const c of chunks(job.input as StreamInput)) ws.send(JSON.stringify({ id: job.id, chunk: c }));
@@ -14,7 +16,7 @@ ws.on('message', async (data) => {
   } else {
     ws.send(JSON.stringify({ id: job.id, output: echo(job.input) }));
   }
-});
+}
 ws.on('close', () => process.exit(0));
 ws.on('error', (err) => {
   process.stderr.write(`l1 worker: ${err.message}\n`);

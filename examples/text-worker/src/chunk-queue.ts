@@ -2,7 +2,7 @@
 export class ChunkQueue<T> implements AsyncIterable<T> {
   private items: T[] = [];
   private closed = false;
-  private error: unknown;
+  private error: { thrown: unknown } | undefined;
   private wake: (() => void) | undefined;
 
   push(item: T): void {
@@ -16,7 +16,7 @@ export class ChunkQueue<T> implements AsyncIterable<T> {
   }
 
   fail(err: unknown): void {
-    this.error = err ?? new Error('failed');
+    this.error = { thrown: err ?? new Error('failed') };
     this.close();
   }
 
@@ -26,7 +26,7 @@ export class ChunkQueue<T> implements AsyncIterable<T> {
         yield this.items.shift()!;
         continue;
       }
-      if (this.error) throw this.error;
+      if (this.error) throw this.error.thrown;
       if (this.closed) return;
       await new Promise<void>((r) => (this.wake = r));
       this.wake = undefined;

@@ -1,20 +1,10 @@
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { parseEndpointList, parseLogLevel, parsePort } from './args.js';
 import { main } from './cli.js';
 import { parseDevArgs } from './commands/dev.js';
 import { parseServeArgs } from './commands/serve.js';
+import { captureIo } from './internal/run-berth.test-helpers.js';
 import { UsageError } from './internal/usage-error.js';
-
-function fakeIo() {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d.toString()));
-  stderr.on('data', (d: Buffer) => (err += d.toString()));
-  return { io: { stdout, stderr, env: {}, cwd: '/nonexistent' }, out: () => out, err: () => err };
-}
 
 describe('parseDevArgs', () => {
   it('defaults', () => {
@@ -47,7 +37,7 @@ describe('parseDevArgs', () => {
     [['--port', '65536'], /--port must be a whole number/],
     [['--port', '80.5'], /--port must be a whole number/],
     [['--host', ' '], /--host must not be empty/],
-    [['--log-level', 'loud'], /--log-level must be one of debug, info, warn, error \(got "loud"\)/],
+    [['--log-level', 'loud'], /--log-level must be one of debug, info, warn, error, silent \(got "loud"\)/],
   ])('%j is a usage error', (argv, message) => {
     expect(() => parseDevArgs(argv, {})).toThrow(UsageError);
     expect(() => parseDevArgs(argv, {})).toThrow(message);
@@ -87,45 +77,45 @@ describe('small parsers', () => {
 
 describe('main', () => {
   it('--help: exit 0, commands listed', async () => {
-    const f = fakeIo();
+    const f = captureIo();
     expect(await main(['--help'], f.io)).toBe(0);
     expect(f.out()).toMatch(/Commands:\n {2}dev .*\n {2}serve /);
   });
 
   it('help <command> prints that command\'s help', async () => {
-    const f = fakeIo();
+    const f = captureIo();
     expect(await main(['help', 'serve'], f.io)).toBe(0);
     expect(f.out()).toMatch(/^Usage: berth serve/);
   });
 
   it('--version / -v', async () => {
-    const f = fakeIo();
+    const f = captureIo();
     expect(await main(['-v'], f.io)).toBe(0);
     expect(f.out()).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
 
   it('unknown command: exit 2 and a pointer to --help', async () => {
-    const f = fakeIo();
+    const f = captureIo();
     expect(await main(['nope'], f.io)).toBe(2);
     expect(f.err()).toMatch(/berth: unknown command "nope" \(commands: dev, serve, [a-z, ]*\btest, build\b/);
     expect(f.err()).toContain('berth --help');
   });
 
   it('a flag before the command: exit 2', async () => {
-    const f = fakeIo();
+    const f = captureIo();
     expect(await main(['--port', '1'], f.io)).toBe(2);
     expect(f.err()).toContain('unknown option "--port"');
   });
 
   it('unknown flag of a command: exit 2 and a pointer to that command\'s --help', async () => {
-    const f = fakeIo();
+    const f = captureIo();
     expect(await main(['dev', '--nope'], f.io)).toBe(2);
     expect(f.err()).toMatch(/Unknown option '--nope'/);
     expect(f.err()).toContain('berth dev --help');
   });
 
   it('dev without a config file: exit 2, says where it looked', async () => {
-    const f = fakeIo();
+    const f = captureIo();
     expect(await main(['dev'], f.io)).toBe(2);
     expect(f.err()).toMatch(/no config file found in \/nonexistent/);
   });

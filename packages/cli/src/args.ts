@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ENDPOINT_ID_RE } from '@berth/protocol';
+import { ENDPOINT_ID_RE, isLogLevel, LOG_LEVELS, type LogLevel } from '@berth/protocol';
 import { UsageError } from './internal/usage-error.js';
 
 /** The option definitions `parseArgs` takes. */
@@ -50,15 +50,14 @@ export function parseEndpointList(command: string, values: readonly string[] | u
   return [...new Set(ids)];
 }
 
-export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export type { LogLevel };
 
 /** `--log-level`, else `BERTH_LOG_LEVEL`, else `info`. */
 export function parseLogLevel(command: string, value: string | undefined, env: NodeJS.ProcessEnv): LogLevel {
   const raw = value ?? env['BERTH_LOG_LEVEL'] ?? 'info';
   const where = value !== undefined ? '--log-level' : 'BERTH_LOG_LEVEL';
-  if (!(LOG_LEVELS as readonly string[]).includes(raw)) {
+  if (!isLogLevel(raw)) {
     throw new UsageError(`${where} must be one of ${LOG_LEVELS.join(', ')} (got "${raw}")`, command);
   }
-  return raw as LogLevel;
+  return raw;
 }

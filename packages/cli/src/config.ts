@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { ENDPOINT_ID_RE } from '@berth/protocol';
+import { ConfigError, describeValue, ENDPOINT_ID_RE } from '@berth/protocol';
 import type { ModelConfig } from '@berth/server';
 
 /** One endpoint that `berth dev` serves and runs workers for. */
@@ -109,17 +109,11 @@ export interface ResolvedConfig {
   models: Record<string, ModelConfig>;
 }
 
+export { ConfigError };
+
 /** The config file is missing, unreadable or invalid. `berth` prints the message and exits with code 2. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-  readonly file: string;
-  /** One line per problem, each starting with the dotted path of the bad field. */
-  readonly problems: string[];
-  constructor(file: string, message: string, problems: string[] = []) {
-    super(problems.length ? `${message}\n${problems.map((p) => `  - ${p}`).join('\n')}` : message);
-    this.file = file;
-    this.problems = problems;
-  }
+function fileError(file: string, message: string, problems: string[] = []): ConfigError {
+  return new ConfigError(message, { file, problems });
 }
 
 /** Names tried, in order, when `--config` is not given. */
@@ -133,24 +127,27 @@ export const DEFAULT_CONFIG_FILES = [
 
 const int = (min: number, max: number) =>
   z
-    .number({ error: (i) => `must be a number (got ${describe(i.input)})` })
-    .int({ error: (i) => `must be a whole number (got ${describe(i.input)})` })
-    .min(min, { error: (i) => `must be at least ${min} (got ${describe(i.input)})` })
-    .max(max, { error: (i) => `must be at most ${max} (got ${describe(i.input)})` });
+    .number({ error: (i) => `must be a number (got ${describeValue(i.input)})` })
+    .int({ error: (i) => `must be a whole number (got ${describeValue(i.input)})` })
+    .min(min, { error: (i) => `must be at least ${min} (got ${describeValue(i.input)})` })
+    .max(max, { error: (i) => `must be at most ${max} (got ${describeValue(i.input)})` });
 
 const ENDPOINT_FIELDS = ['worker', 'command', 'workers', 'minWorkers', 'maxWorkers', 'idleTimeoutMs', 'concurrency', 'drainTimeoutMs', 'apt'];
 
 /** A Debian package name, optionally pinned (`ffmpeg`, `espeak-ng=1.51+dfsg-10`). */
 const APT_PACKAGE_RE = /^[a-z0-9][a-z0-9+.-]*(=[A-Za-z0-9.+~:-]+)?$/;
+const AptPackage = z.string().regex(APT_PACKAGE_RE, {
+  error: (i) => `must be a Debian package name like "ffmpeg" (got ${describeValue(i.input)})`,
+});
 
 const EndpointSchema = z.strictObject(
   {
     worker: z
-      .string({ error: (i) => `must be the path of a handler file, like "./handler.ts" (got ${describe(i.input)})` })
+      .string({ error: (i) => `must be the path of a handler file, like "./handler.ts" (got ${describeValue(i.input)})` })
       .min(1, 'must not be empty')
       .optional(),
     command: z
-      .string({ error: (i) => `must be a command line, like "python3 handler.py" (got ${describe(i.input)})` })
+      .string({ error: (i) => `must be a command line, like "python3 handler.py" (got ${describeValue(i.input)})` })
       .refine((c) => splitCommand(c).length > 0, 'must not be empty')
       .optional(),
     workers: int(0, 64).optional(),
@@ -160,12 +157,12 @@ const EndpointSchema = z.strictObject(
     concurrency: int(1, 1024).optional(),
     drainTimeoutMs: int(0, 86_400_000).optional(),
     apt: z
-      .array(z.string().regex(APT_PACKAGE_RE, { error: (i) => `must be a Debian package name like "ffmpeg" (got ${describe(i.input)})` }), {
-        error: (i) => `must be a list of Debian package names like ["espeak-ng", "ffmpeg"] (got ${describe(i.input)})`,
+      .array(AptPackage, {
+        error: (i) => `must be a list of Debian package names like ["espeak-ng", "ffmpeg"] (got ${describeValue(i.input)})`,
       })
       .optional(),
   },
-  { error: (i) => `must be an object like {"worker": "./handler.ts"} (got ${describe(i.input)})` },
+  { error: (i) => `must be an object like {"worker": "./handler.ts"} (got ${describeValue(i.input)})` },
 )
   .superRefine((ep, ctx) => {
     if ((ep.worker === undefined) === (ep.command === undefined)) {
@@ -184,26 +181,17 @@ const ConfigSchema = z.strictObject(
     $schema: z.string().optional(),
     endpoints: z
       .record(z.string().regex(ENDPOINT_ID_RE), EndpointSchema, {
-        error: (i) => `must be an object mapping endpoint ids to {"worker": ...} (got ${describe(i.input)})`,
+        error: (i) => `must be an object mapping endpoint ids to {"worker": ...} (got ${describeValue(i.input)})`,
       })
       .refine((eps) => Object.keys(eps).length > 0, 'must name at least one endpoint'),
     models: z
       .record(z.string(), z.looseObject({ endpoint: z.string({ error: 'must name the endpoint that serves the model' }) }), {
-        error: (i) => `must be an object mapping model slugs to {"endpoint": ..., "kind": ...} (got ${describe(i.input)})`,
+        error: (i) => `must be an object mapping model slugs to {"endpoint": ..., "kind": ...} (got ${describeValue(i.input)})`,
       })
       .optional(),
   },
-  { error: (i) => `must be an object like {"endpoints": {...}} (got ${describe(i.input)})` },
+  { error: (i) => `must be an object like {"endpoints": {...}} (got ${describeValue(i.input)})` },
 );
-
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  return String(value);
-}
 
 function formatIssue(issue: z.ZodError['issues'][number]): string {
   const path = issue.path.map(String);
@@ -227,7 +215,7 @@ function formatIssue(issue: z.ZodError['issues'][number]): string {
 export function resolveConfig(value: unknown, file: string): ResolvedConfig {
   const parsed = ConfigSchema.safeParse(value);
   if (!parsed.success) {
-    throw new ConfigError(file, `invalid config file ${file}`, parsed.error.issues.map(formatIssue));
+    throw fileError(file, `invalid config file ${file}`, parsed.error.issues.map(formatIssue));
   }
   const dir = dirname(file);
   return {
@@ -264,15 +252,15 @@ export function resolveConfig(value: unknown, file: string): ResolvedConfig {
 export function findConfigFile(explicit: string | undefined, cwd: string): string {
   if (explicit !== undefined) {
     const file = resolve(cwd, explicit);
-    if (!existsSync(file)) throw new ConfigError(file, `config file not found: ${file}`);
-    if (statSync(file).isDirectory()) throw new ConfigError(file, `--config must name a file, not a folder: ${file}`);
+    if (!existsSync(file)) throw fileError(file, `config file not found: ${file}`);
+    if (statSync(file).isDirectory()) throw fileError(file, `--config must name a file, not a folder: ${file}`);
     return file;
   }
   for (const name of DEFAULT_CONFIG_FILES) {
     const file = resolve(cwd, name);
     if (existsSync(file)) return file;
   }
-  throw new ConfigError(
+  throw fileError(
     resolve(cwd, 'berth.config.json'),
     `no config file found in ${cwd} (looked for ${DEFAULT_CONFIG_FILES.join(', ')}); pass --config <file>`,
   );
@@ -287,7 +275,7 @@ export function findConfigFile(explicit: string | undefined, cwd: string): strin
  */
 export async function loadConfig(file: string): Promise<ResolvedConfig> {
   const abs = resolve(file);
-  if (!existsSync(abs)) throw new ConfigError(abs, `config file not found: ${abs}`);
+  if (!existsSync(abs)) throw fileError(abs, `config file not found: ${abs}`);
   const ext = extname(abs).toLowerCase();
   let value: unknown;
   if (ext === '.json') {
@@ -295,12 +283,12 @@ export async function loadConfig(file: string): Promise<ResolvedConfig> {
     try {
       text = readFileSync(abs, 'utf8');
     } catch (err) {
-      throw new ConfigError(abs, `cannot read config file ${abs}: ${errorMessage(err)}`);
+      throw fileError(abs, `cannot read config file ${abs}: ${errorMessage(err)}`);
     }
     try {
       value = JSON.parse(text);
     } catch (err) {
-      throw new ConfigError(abs, `config file ${abs} is not valid JSON: ${errorMessage(err)}`);
+      throw fileError(abs, `config file ${abs} is not valid JSON: ${errorMessage(err)}`);
     }
   } else if (['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs'].includes(ext)) {
     let mod: Record<string, unknown>;
@@ -308,14 +296,14 @@ export async function loadConfig(file: string): Promise<ResolvedConfig> {
       const { tsImport } = await import('tsx/esm/api');
       mod = (await tsImport(pathToFileURL(abs).href, import.meta.url)) as Record<string, unknown>;
     } catch (err) {
-      throw new ConfigError(abs, `failed to load config file ${abs}: ${errorMessage(err)}`);
+      throw fileError(abs, `failed to load config file ${abs}: ${errorMessage(err)}`);
     }
     value = unwrapDefault(mod);
     if (value === undefined) {
-      throw new ConfigError(abs, `config file ${abs} has no default export; write \`export default defineConfig({ endpoints: {...} })\``);
+      throw fileError(abs, `config file ${abs} has no default export; write \`export default defineConfig({ endpoints: {...} })\``);
     }
   } else {
-    throw new ConfigError(abs, `config file ${abs}: unsupported extension "${ext}" (use .json, .ts, .mts, .js or .mjs)`);
+    throw fileError(abs, `config file ${abs}: unsupported extension "${ext}" (use .json, .ts, .mts, .js or .mjs)`);
   }
   const config = resolveConfig(value, abs);
   await checkModels(config);
@@ -338,7 +326,7 @@ async function checkModels(config: ResolvedConfig): Promise<void> {
       problems.push(errorMessage(err).replace(/^option /, ''));
     }
   }
-  if (problems.length) throw new ConfigError(config.file, `invalid config file ${config.file}`, problems);
+  if (problems.length) throw fileError(config.file, `invalid config file ${config.file}`, problems);
 }
 
 // A .ts file outside an ESM package is compiled as CommonJS: its namespace's `default` is then `module.exports`,
@@ -361,7 +349,7 @@ export function checkWorkerFiles(config: ResolvedConfig): void {
     if (!existsSync(ep.worker)) problems.push(`endpoints.${ep.id}.worker: file not found: ${ep.worker}`);
     else if (statSync(ep.worker).isDirectory()) problems.push(`endpoints.${ep.id}.worker: is a folder, not a file: ${ep.worker}`);
   }
-  if (problems.length) throw new ConfigError(config.file, `worker file missing in ${config.file}`, problems);
+  if (problems.length) throw fileError(config.file, `worker file missing in ${config.file}`, problems);
 }
 
 /** A command line split into words on spaces; single or double quotes group words (no other shell syntax). */

@@ -28,7 +28,10 @@ export interface Args {
   force: boolean;
 }
 
-/** A bad flag or value: printed with a pointer to --help, exit code 2. */
+/**
+ * A bad flag or value: printed with a pointer to --help, exit code 2. The same concept as `UsageError` in
+ * `@berth/protocol`, kept here because create-worker has no dependencies (`npx create-worker` fetches one package).
+ */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }

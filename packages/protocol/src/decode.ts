@@ -27,7 +27,7 @@ export function decode<S extends z.ZodType>(schema: S, value: unknown): DecodeRe
   if (parsed.success) return { ok: true, value: parsed.data as z.infer<S> };
   const issues = formatIssues(parsed.error);
   const first = issues[0];
-  const where = first && first.path ? `${first.path}: ` : '';
+  const where = first?.path ? `${first.path}: ` : '';
   return { ok: false, error: first ? `${where}${first.message}` : 'invalid value', issues };
 }
 

@@ -51,7 +51,6 @@ export const WS_ERROR_CODES = [
   'unknown_endpoint',
   'unauthorized',
   'duplicate_worker',
-  'shutting_down',
 ] as const;
 export type WsErrorCode = (typeof WS_ERROR_CODES)[number];
 
@@ -72,11 +71,6 @@ export class BerthError extends Error {
   get status(): number {
     return ERROR_STATUS[this.code];
   }
-}
-
-/** The HTTP status of a code. */
-export function statusOf(code: ErrorCode): number {
-  return ERROR_STATUS[code];
 }
 
 /** Turns any thrown value into `{status, body}`; unknown errors become a 500 without leaking internals. */

@@ -6,3 +6,6 @@ export * from './decode.js';
 export * from './coalesce.js';
 export * from './runpod-env.js';
 export * from './replies.js';
+export * from './log.js';
+export * from './describe-value.js';
+export * from './user-errors.js';

@@ -1,4 +1,4 @@
-/** Limits and defaults of the queue API (contract sections 2 and 5). All durations in milliseconds. */
+/** Limits and defaults of the queue API (docs/api.md). All durations in milliseconds. */
 export const LIMITS = {
   /** Body limit of POST /run, counted while reading. */
   runBodyBytes: 10 * 1024 * 1024,
@@ -40,6 +40,9 @@ export const LIMITS = {
 
 /** Endpoint ids and model slugs. */
 export const ENDPOINT_ID_RE = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/** Worker ids (`hello.workerId`, `BERTH_WORKER_ID`, the RunPod pull routes' worker segment). */
+export const WORKER_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Job ids as the server mints them: `<uuid v4>-u1` and `sync-<uuid v4>-u1`. */
 export const JOB_ID_RE = /^(sync-)?[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-u\d+$/;

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { JsonObject, S3Config } from './job.js';
 import { WS_ERROR_CODES } from './errors.js';
-import { LIMITS } from './limits.js';
+import { LIMITS, WORKER_ID_RE } from './limits.js';
+import { LOG_EVENT_LEVELS } from './log.js';
 
 /**
- * The native worker protocol (contract section 10). Workers dial `GET /v2/_worker/ws` (WebSocket) with
+ * The native worker protocol (docs/worker-protocol.md). Workers dial `GET /v2/_worker/ws` (WebSocket) with
  * `Authorization: Bearer <worker token>`; the first message a worker sends is `hello`. Every message is a JSON
  * object discriminated on `type`. Job messages carry the attempt number the server dispatched; the server
  * accepts results, progress and chunks only for the current attempt of a running job.
@@ -14,7 +15,7 @@ export const PROTOCOL_VERSION = 1;
 export const WORKER_WS_PATH = '/v2/_worker/ws';
 
 const jobRef = { id: z.string().min(1).max(200), attempt: z.number().int().min(1) };
-const workerId = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'workerId: 1-128 of [A-Za-z0-9._:-]');
+const workerId = z.string().regex(WORKER_ID_RE, 'workerId: 1-128 of [A-Za-z0-9._:-]');
 
 // ---------------------------------------------------------------- worker -> server
 
@@ -59,7 +60,7 @@ export const LOG_LINES_PER_MESSAGE = 100;
 export const LogLine = z.object({
   /** Epoch ms (worker clock). */
   t: z.number(),
-  level: z.enum(['debug', 'info', 'warn', 'error']),
+  level: z.enum(LOG_EVENT_LEVELS),
   msg: z.string().max(LOG_MESSAGE_MAX_CHARS),
   fields: z.record(z.string(), z.unknown()).optional(),
 });

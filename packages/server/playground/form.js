@@ -93,7 +93,7 @@ function makeField(name, raw, required, onChange) {
         control.indeterminate = v === undefined && !required;
         control.checked = v === true;
       } else if (kind === 'enum') {
-        const i = s.enum.findIndex((x) => x === v);
+        const i = s.enum.indexOf(v);
         control.value = i < 0 ? (required ? '0' : '') : String(i);
       } else if (kind === 'json') control.value = v === undefined ? '' : JSON.stringify(v, null, 2);
       else control.value = v === undefined ? '' : String(v);

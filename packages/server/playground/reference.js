@@ -14,8 +14,15 @@ let doc;
 const resolve = (s) => (s?.$ref ? doc.components.schemas[s.$ref.split('/').pop()] : s);
 const refName = (s) => (s?.$ref ? s.$ref.split('/').pop() : undefined);
 
+/** The parts of an `allOf` as one schema, their `properties` merged. */
+function mergeAll(parts) {
+  let out = {};
+  for (const p of parts) out = Object.assign({}, out, p, { properties: { ...out.properties, ...p.properties } });
+  return out;
+}
+
 function schemaBlock(title, schema) {
-  const body = schema?.allOf ? schema.allOf.map(resolve).reduce((a, b) => ({ ...a, ...b, properties: { ...a.properties, ...b.properties } }), {}) : resolve(schema);
+  const body = schema?.allOf ? mergeAll(schema.allOf.map(resolve)) : resolve(schema);
   const input = refName(body?.properties?.input);
   const shown = input ? { ...body, properties: { ...body.properties, input: doc.components.schemas[input] } } : body;
   return el('details', {}, [el('summary', { textContent: `${title}${refName(schema) ? ` (${refName(schema)})` : ''}` }), el('pre', { className: 'json mono', textContent: JSON.stringify(shown, null, 2) })]);

@@ -6,7 +6,7 @@
 // A worker in this process completes every job with a small output, so the figures are the input path's.
 //
 // Run: node --import tsx packages/server/scripts/bench-memory.ts
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { loadavg } from 'node:os';

@@ -1,37 +1,36 @@
-/** Structured logger: a message plus fields (jobId, workerId, endpointId, ...). */
-export interface Logger {
-  debug(msg: string, fields?: Record<string, unknown>): void;
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
+import { formatLogFields, LOG_LEVEL_RANK, type LogEventLevel, type Logger, type LogLevel } from '@berth/protocol';
+
+export { silentLogger, type Logger, type LogLevel } from '@berth/protocol';
+
+/** Options of `createConsoleLogger`. */
+export interface ConsoleLoggerOptions {
+  /** Lowest level printed. Default: `info`. */
+  level?: LogLevel;
+  /** ANSI colors (dim time and fields, colored level). Default: `false`. */
+  color?: boolean;
+  /** Where each line goes (ends with `\n`). Default: stderr. `berth` sends debug and info to stdout. */
+  write?: (line: string, level: LogEventLevel) => void;
 }
 
-const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
-export type LogLevel = keyof typeof LEVELS;
-
-function format(fields?: Record<string, unknown>): string {
-  if (!fields) return '';
-  let out = '';
-  for (const [k, v] of Object.entries(fields)) {
-    if (v === undefined) continue;
-    out += ` ${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`;
-  }
-  return out;
-}
+const STYLE: Record<LogEventLevel | 'dim', [number, number]> = { debug: [2, 22], info: [36, 39], warn: [33, 39], error: [31, 39], dim: [2, 22] };
 
 /**
- * A logger writing one readable line per event to stderr: `12:00:01.123 INFO  job finished jobId=... workerId=...`.
+ * The console logger of the server and of `berth`: one readable line per event,
+ * `12:00:01 info  job completed jobId=... ms=12` (UTC, like the worker lines `berth dev` shows).
  *
- * @example const log = createConsoleLogger('info');
+ * @example const log = createConsoleLogger({ level: 'debug', color: process.stderr.isTTY });
+ * @example const log = createConsoleLogger('info', (line) => lines.push(line)); // level, then a writer of lines without `\n`
  */
-export function createConsoleLogger(level: LogLevel = 'info', write: (line: string) => void = (l) => process.stderr.write(l + '\n')): Logger {
-  const min = LEVELS[level];
-  const at = (lvl: Exclude<LogLevel, 'silent'>) => (msg: string, fields?: Record<string, unknown>) => {
-    if (LEVELS[lvl] < min) return;
-    const time = new Date().toISOString().slice(11, 23);
-    write(`${time} ${lvl.toUpperCase().padEnd(5)} ${msg}${format(fields)}`);
+export function createConsoleLogger(level?: LogLevel | ConsoleLoggerOptions, write?: (line: string) => void): Logger {
+  const o: ConsoleLoggerOptions = typeof level === 'object' ? level : { level: level ?? 'info' };
+  const out = o.write ?? (write ? (line: string) => write(line.slice(0, -1)) : (line: string) => process.stderr.write(line));
+  const min = LOG_LEVEL_RANK[o.level ?? 'info'];
+  const paint = (style: LogEventLevel | 'dim', text: string) => (o.color ? `\x1b[${STYLE[style][0]}m${text}\x1b[${STYLE[style][1]}m` : text);
+  const at = (lvl: LogEventLevel) => (msg: string, fields?: Record<string, unknown>) => {
+    if (LOG_LEVEL_RANK[lvl] < min) return;
+    const time = new Date().toISOString().slice(11, 19);
+    const extra = formatLogFields(fields);
+    out(`${paint('dim', time)} ${paint(lvl, lvl.padEnd(5))} ${msg}${extra ? ` ${paint('dim', extra)}` : ''}\n`, lvl);
   };
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
-
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

@@ -44,7 +44,7 @@ export interface ServerOptions {
   workerGraceMs?: number;
   /** Attempts before a job whose workers keep getting lost is FAILED ("worker lost"). Default: 3. */
   maxAttempts?: number;
-  /** How long RunPod-protocol workers' job-take and job-stop polls are held before 204, ms (1000-80000). Default: 20000. */
+  /** How long RunPod-protocol workers' job-take and job-stop polls are held before 204, ms (100-80000). Default: 20000. */
   pullHoldMs?: number;
   /** Checks run before each operation after authentication (rate limits plug in here). Default: allow all. */
   guard?: Guard;
@@ -80,7 +80,7 @@ export interface ServerOptions {
   cluster?: ClusterBus | false;
   /**
    * Per key x endpoint x operation limits in fixed 10 s windows (`docs/rate-limits.md`). `false` turns them off.
-   * CLI: `BERTH_RATE_LIMITS=off`. Default: on, with the contract's limits and 50 per running worker.
+   * CLI: `BERTH_RATE_LIMITS=off`. Default: on, with the limits of docs/rate-limits.md and 50 per running worker.
    */
   rateLimits?: RateLimitOptions | boolean;
   /** Webhook delivery: signing secret, retries, allowed address kinds (`docs/webhooks.md`). Default: see `WebhookOptions`. */

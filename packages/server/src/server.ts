@@ -259,7 +259,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
         await new Promise<void>((r) => server.close(() => r()));
       }
       await webhooks.stop();
-      files.close();
+      await files.close();
       await cluster?.close();
       await opts.store.close();
     },

@@ -1,17 +1,7 @@
-/**
- * Log levels, from most to least verbose. `silent` prints nothing.
- *
- * @example createLogger({ level: 'debug' })
- */
-export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+import { LOG_LEVEL_RANK, type LogEventLevel, type LogFields, type LogLevel } from '@berth/protocol';
 
-/**
- * Extra structured data of a log line, printed as JSON after the message.
- *
- * @example job.log.info('decoded', { tokens: 42 })
- */
-export type LogFields = Record<string, unknown>;
+// Levels, their order and `isLogLevel` are the toolkit's one list (@berth/protocol); re-exported for handlers.
+export { isLogLevel, LOG_LEVELS, type LogFields, type LogLevel } from '@berth/protocol';
 
 /**
  * One log event, as handed to a `LogSink` (and collected in `runJob(...).logs`).
@@ -19,7 +9,7 @@ export type LogFields = Record<string, unknown>;
  * @example const records: LogRecord[] = []; createLogger({ sink: (r) => records.push(r) });
  */
 export interface LogRecord {
-  level: Exclude<LogLevel, 'silent'>;
+  level: LogEventLevel;
   time: Date;
   msg: string;
   worker?: string;
@@ -73,17 +63,6 @@ export interface LoggerOptions {
   sink?: LogSink;
 }
 
-const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
-
-/**
- * True when `value` names a log level.
- *
- * @example isLogLevel('warn') // true
- */
-export function isLogLevel(value: string): value is LogLevel {
-  return (LOG_LEVELS as readonly string[]).includes(value);
-}
-
 /**
  * Creates a logger.
  *
@@ -98,7 +77,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     const emit =
       (lvl: LogRecord['level']) =>
       (msg: unknown, fields?: LogFields): void => {
-        if (RANK[lvl] < RANK[level]) return;
+        if (LOG_LEVEL_RANK[lvl] < LOG_LEVEL_RANK[level]) return;
         const record: LogRecord = { level: lvl, time: new Date(), msg: typeof msg === 'string' ? msg : safeJson(msg) };
         if (worker !== undefined) record.worker = worker;
         if (job !== undefined) record.job = job;

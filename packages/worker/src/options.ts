@@ -1,4 +1,4 @@
-import { ENDPOINT_ID_RE, WORKER_WS_PATH } from '@berth/protocol';
+import { ConfigError, describeValue, ENDPOINT_ID_RE, LIMITS, WORKER_WS_PATH } from '@berth/protocol';
 import type { z } from 'zod';
 import type { Handler } from './handler.js';
 import { isLogLevel, type LogLevel } from './logger.js';
@@ -7,7 +7,6 @@ import { WORKER_ID_RE, defaultWorkerId } from './internal/transport/worker-id.js
 import { isInputSchema, type InputSchema } from './internal/execute/input-schema.js';
 import { NO_RETRY, type RetryPolicy } from './internal/execute/retry.js';
 import type { BackoffOptions } from './internal/transport/backoff.js';
-import { LIMITS } from '@berth/protocol';
 
 /**
  * Options of `start()`. Environment variables override the values given in code, so the same image can be tuned
@@ -121,13 +120,7 @@ export interface RuntimeTimings {
   abortGraceMs: number;
 }
 
-/** A bad option or environment variable; the message names it and the bad value. */
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 const DEFAULT_CONCURRENCY = 1;
 const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
@@ -147,17 +140,17 @@ export const DEFAULT_TIMINGS: RuntimeTimings = { reconnect: { initialMs: 250, ma
 export function resolveStartOptions(options: StartOptions, env: NodeJS.ProcessEnv): ResolvedStartOptions {
   if (typeof options !== 'object' || options === null) throw new ConfigError('start() needs an options object: start({ handler })');
   const { handler } = options;
-  if (typeof handler !== 'function') throw new ConfigError(`handler must be a function (got ${describe(handler)})`);
+  if (typeof handler !== 'function') throw new ConfigError(`handler must be a function (got ${describeValue(handler)})`);
   const aggregate = options.return_aggregate_stream ?? false;
-  if (typeof aggregate !== 'boolean') throw new ConfigError(`return_aggregate_stream must be a boolean (got ${describe(aggregate)})`);
+  if (typeof aggregate !== 'boolean') throw new ConfigError(`return_aggregate_stream must be a boolean (got ${describeValue(aggregate)})`);
   const modifier = options.concurrencyModifier;
   if (modifier !== undefined && typeof modifier !== 'function') {
-    throw new ConfigError(`concurrencyModifier must be a function (got ${describe(modifier)})`);
+    throw new ConfigError(`concurrencyModifier must be a function (got ${describeValue(modifier)})`);
   }
   if (options.inputSchema !== undefined && !isInputSchema(options.inputSchema)) {
-    throw new ConfigError(`inputSchema must be a zod schema such as z.object({ prompt: z.string() }) (got ${describe(options.inputSchema)})`);
+    throw new ConfigError(`inputSchema must be a zod schema such as z.object({ prompt: z.string() }) (got ${describeValue(options.inputSchema)})`);
   }
-  if (options.name !== undefined && typeof options.name !== 'string') throw new ConfigError(`name must be a string (got ${describe(options.name)})`);
+  if (options.name !== undefined && typeof options.name !== 'string') throw new ConfigError(`name must be a string (got ${describeValue(options.name)})`);
 
   const concurrency = fromEnvInt(env, 'BERTH_CONCURRENCY', 1, MAX_CONCURRENCY) ?? checkInt(options.concurrency, 'concurrency', 1, MAX_CONCURRENCY) ?? DEFAULT_CONCURRENCY;
   const drainTimeoutMs = fromEnvInt(env, 'BERTH_DRAIN_TIMEOUT_MS', 0, MAX_DRAIN_TIMEOUT_MS) ?? checkInt(options.drainTimeoutMs, 'drainTimeoutMs', 0, MAX_DRAIN_TIMEOUT_MS) ?? DEFAULT_DRAIN_TIMEOUT_MS;
@@ -246,7 +239,7 @@ function resolveLogLevel(fromCode: LogLevel | undefined, fromEnv: string | undef
   }
   if (fromCode === undefined) return 'info';
   if (typeof fromCode !== 'string' || !isLogLevel(fromCode)) {
-    throw new ConfigError(`logLevel must be one of debug, info, warn, error, silent (got ${describe(fromCode)})`);
+    throw new ConfigError(`logLevel must be one of debug, info, warn, error, silent (got ${describeValue(fromCode)})`);
   }
   return fromCode;
 }
@@ -269,18 +262,7 @@ function fromEnvInt(env: NodeJS.ProcessEnv, name: string, min: number, max: numb
 function checkInt(value: unknown, name: string, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got ${describe(value)})`);
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got ${describeValue(value)})`);
   }
   return value;
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'function') return 'a function';
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (value === undefined) return 'undefined';
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }

@@ -74,5 +74,5 @@ function sample(cells: Map<string, Cell>): string {
   const names = new Map([...cells].map(([k, c]) => [k, c.name]));
   const all = [...names.values()];
   const preferred = ['en-us', 'en-gb', 'fr-fr', 'de', 'es', 'f3', 'm3', 'klatt', 'whisper'].filter((n) => names.has(n));
-  return [...new Set([...preferred, ...all])].slice(0, 8).map((n) => `"${n}"`).join(', ') + `, ... (${all.length} in all)`;
+  return `${[...new Set([...preferred, ...all])].slice(0, 8).map((n) => `"${n}"`).join(', ')}, ... (${all.length} in all)`;
 }

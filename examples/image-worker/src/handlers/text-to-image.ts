@@ -27,6 +27,14 @@ export function sizeLimits(model: Pick<DiffusionModel, 'vaeScaleFactor' | 'nativ
   return { min: 8 * model.vaeScaleFactor, max: 2 * model.nativeSize, multiple: model.vaeScaleFactor };
 }
 
+/** What is wrong with one requested side (`width` or `height`), if anything; `tooLarge` is added to the range message. */
+export function sideProblem(model: Pick<DiffusionModel, 'vaeScaleFactor' | 'nativeSize'>, name: string, v: number, tooLarge = ''): string | undefined {
+  const { min, max, multiple } = sizeLimits(model);
+  if (v < min || v > max) return `${name}: must be from ${min} to ${max} for this model (got ${v})${tooLarge}`;
+  if (v % multiple !== 0) return `${name}: must be a multiple of ${multiple}, the model's VAE scale factor (got ${v})`;
+  return undefined;
+}
+
 /**
  * The text-to-image handler: validates `input`, runs the diffusion pipeline with per-step progress, optionally
  * upscales, encodes to `output_format`, stores the file and answers `{ image_url }`.
@@ -42,12 +50,8 @@ export function createTextToImageHandler(options: TextToImageHandlerOptions): (j
     const m = await getModel(job.log);
     const width = input.width ?? m.nativeSize;
     const height = input.height ?? m.nativeSize;
-    const { min, max, multiple } = sizeLimits(m);
-    const problems: string[] = [];
-    for (const [name, v] of [['width', width], ['height', height]] as const) {
-      if (v < min || v > max) problems.push(`${name}: must be from ${min} to ${max} for this model (got ${v}); use "upscale" for larger images`);
-      else if (v % multiple !== 0) problems.push(`${name}: must be a multiple of ${multiple}, the model's VAE scale factor (got ${v})`);
-    }
+    const hint = '; use "upscale" for larger images';
+    const problems = [sideProblem(m, 'width', width, hint), sideProblem(m, 'height', height, hint)].filter((p) => p !== undefined);
     if (problems.length) throw new InputError(problems);
 
     const seed = input.seed ?? randomSeed();

@@ -1,4 +1,4 @@
-import * as ort from 'onnxruntime-node';
+import type * as ort from 'onnxruntime-node';
 import { gaussianNoise } from '../noise/gaussian.js';
 import { createScheduler } from '../scheduler/index.js';
 import type { DiffusionModel } from './load.js';

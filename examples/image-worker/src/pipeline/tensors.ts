@@ -10,7 +10,7 @@ export function inputType(session: ort.InferenceSession, name: string): string {
 /** Shape of a session input from its metadata (symbolic dimensions are strings). */
 export function inputShape(session: ort.InferenceSession, name: string): ReadonlyArray<number | string> {
   const meta = session.inputMetadata.find((m) => m.name === name);
-  return meta && meta.isTensor ? meta.shape : [];
+  return meta?.isTensor ? meta.shape : [];
 }
 
 /**

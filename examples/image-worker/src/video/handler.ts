@@ -2,7 +2,7 @@ import type { Job } from '@berth/worker';
 import { uploadOutput } from '@berth/worker/s3';
 import { InputError, parseInput } from '../handlers/input-error.js';
 import { lazyModel } from '../handlers/lazy-model.js';
-import { sizeLimits } from '../handlers/text-to-image.js';
+import { sideProblem } from '../handlers/text-to-image.js';
 import { MAX_SEED, randomSeed } from '../noise/gaussian.js';
 import type { DiffusionModel } from '../pipeline/load.js';
 import { encodeVideo, VIDEO_CONTENT_TYPES, type VideoFormat } from './encode-video.js';
@@ -45,12 +45,10 @@ export function createTextToVideoHandler(options: TextToVideoHandlerOptions): (j
     const m = await getModel(job.log);
     const width = input.width ?? m.nativeSize;
     const height = input.height ?? m.nativeSize;
-    const { min, max, multiple } = sizeLimits(m);
     const problems: string[] = [];
     for (const [name, v] of [['width', width], ['height', height]] as const) {
-      if (v < min || v > max) problems.push(`${name}: must be from ${min} to ${max} for this model (got ${v})`);
-      else if (v % multiple !== 0) problems.push(`${name}: must be a multiple of ${multiple}, the model's VAE scale factor (got ${v})`);
-      else if (input.output_format === 'mp4' && v % 2 !== 0) problems.push(`${name}: must be even for mp4 (H.264 yuv420p) (got ${v})`);
+      const problem = sideProblem(m, name, v) ?? (input.output_format === 'mp4' && v % 2 !== 0 ? `${name}: must be even for mp4 (H.264 yuv420p) (got ${v})` : undefined);
+      if (problem) problems.push(problem);
     }
     if (problems.length) throw new InputError(problems);
 

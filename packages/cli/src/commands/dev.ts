@@ -4,7 +4,7 @@ import { checkWorkerFiles, findConfigFile, loadConfig, type ResolvedConfig, type
 import { curlExamples, dialableUrl, readyLine } from '../internal/banner.js';
 import { sampleRequest } from '../internal/sample-input.js';
 import { withoutWorkerEcho } from '../internal/worker-echo.js';
-import { createConsoleLogger } from '../internal/console-logger.js';
+import { createTerminalLogger } from '../internal/terminal-logger.js';
 import { paint, useColor, type Io } from '../internal/io.js';
 import { keyFromEnv } from '../internal/keys.js';
 import { startServer } from '../internal/listen.js';
@@ -87,7 +87,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   // 2. Secrets.
   const color = useColor(io.stdout, io.env);
   const c = paint(color);
-  const logger = createConsoleLogger({ level: args.logLevel, io, color });
+  const logger = createTerminalLogger(args.logLevel, io, color);
   const apiKey = keyFromEnv(io.env, 'BERTH_API_KEY', 'berth_');
   const workerToken = keyFromEnv(io.env, 'BERTH_WORKER_TOKEN', 'berthw_');
 

@@ -1,27 +1,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { createServer, silentLogger } from '@berth/server';
 import { SqliteKeyStore, SqliteStore } from '@berth/server/sqlite';
 import { WorkerAuth } from '../../../server/src/workers/worker-auth.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../cli.js';
+import { runBerth } from '../internal/run-berth.test-helpers.js';
 import { edgeServerOptions } from '../edge-options.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'berth-cli-keys-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function berth(...argv: string[]) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d.toString()));
-  stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await main(argv, { stdout, stderr, env: {}, cwd: dir });
-  return { code, out, err };
-}
+const berth = (...argv: string[]) => runBerth(argv, {}, dir);
 
 describe('berth keys', () => {
   it('create prints the key once, list shows scopes without secrets, revoke refuses it on a server sharing the file', async () => {

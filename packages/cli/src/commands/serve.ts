@@ -1,6 +1,6 @@
 import { parseEndpointList, parseFlags, parseHost, parseLogLevel, parsePort, type LogLevel } from '../args.js';
 import { curlExamples, dialableUrl, readyLine } from '../internal/banner.js';
-import { createConsoleLogger } from '../internal/console-logger.js';
+import { createTerminalLogger } from '../internal/terminal-logger.js';
 import { paint, useColor, type Io } from '../internal/io.js';
 import { keyFromEnv } from '../internal/keys.js';
 import { startServer } from '../internal/listen.js';
@@ -84,7 +84,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   const endpoints = [...new Set([...args.endpoints, ...(config?.endpoints.map((e) => e.id) ?? [])])];
   const color = useColor(io.stdout, io.env);
   const c = paint(color);
-  const logger = createConsoleLogger({ level: args.logLevel, io, color });
+  const logger = createTerminalLogger(args.logLevel, io, color);
   const apiKey = keyFromEnv(io.env, 'BERTH_API_KEY', 'berth_');
   const workerToken = keyFromEnv(io.env, 'BERTH_WORKER_TOKEN', 'berthw_');
 

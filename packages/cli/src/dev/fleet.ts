@@ -1,7 +1,7 @@
 import { relative } from 'node:path';
 import type { BerthServer } from '@berth/server';
 import type { ResolvedEndpoint } from '../config.js';
-import type { Logger } from '../internal/console-logger.js';
+import type { Logger } from '@berth/protocol';
 import type { WorkerSpec, WorkerSupervisor } from '../internal/supervisor.js';
 import { checkHandler } from './handler-check.js';
 import { decide, nextWorkerId } from './scaling.js';

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, existsSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BIN, REPO_ROOT } from '../e2e/harness.test-helpers.js';
 
@@ -121,7 +120,6 @@ export async function api(base: string, method: string, path: string, body?: unk
   return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
-export const dataFile = (dir: string) => join(dir, 'berth.sqlite');
 
 /**
  * The checker's verdict: the final state of every acknowledged job, polled on any live control plane (replica)

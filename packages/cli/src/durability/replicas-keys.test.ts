@@ -1,8 +1,7 @@
-import { PassThrough } from 'node:stream';
 import { createServer, silentLogger } from '@berth/server';
 import { PgKeyStore, PgStore } from '@berth/server/postgres';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../cli.js';
+import { runBerth } from '../internal/run-berth.test-helpers.js';
 import { dropSchema, PG_TEST_URL, pgUnavailable, testSchema } from './replicas.test-helpers.js';
 
 const skip = await pgUnavailable();
@@ -11,16 +10,7 @@ afterAll(async () => {
   if (!skip) await dropSchema(schema);
 });
 
-async function berth(...argv: string[]) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d.toString()));
-  stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await main(argv, { stdout, stderr, env: { BERTH_STORE: 'postgres', BERTH_DATABASE_URL: PG_TEST_URL }, cwd: '/' });
-  return { code, out, err };
-}
+const berth = (...argv: string[]) => runBerth(argv, { BERTH_STORE: 'postgres', BERTH_DATABASE_URL: PG_TEST_URL }, '/');
 
 describe.skipIf(skip !== undefined)(`berth keys on PostgreSQL${skip ? ` (skipped: ${skip})` : ''}`, () => {
   it('a key created with berth keys works on every replica at once, and a revocation applies to all', async () => {

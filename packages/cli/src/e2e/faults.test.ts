@@ -90,7 +90,7 @@ describe('the worker WebSocket', () => {
       ['{"type":"nope"}'],
       ['[1,2,3]', 'null', '"hello"', '{}'],
       [Buffer.from([0xff, 0x00, 0xfe, 0x01])],
-      ['{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000)],
+      [`${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`],
       ['{"type":"hello","protocol":999,"workerId":"evil","endpointId":"echo","concurrency":1,"stream":false}'],
       ['{"type":"hello","protocol":1,"workerId":"bad id with spaces","endpointId":"echo","concurrency":1,"stream":false}'],
       ['{"type":"hello","protocol":1,"workerId":"w-x","endpointId":"Not_Valid!","concurrency":1,"stream":false}'],

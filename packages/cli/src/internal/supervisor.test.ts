@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Logger } from './console-logger.js';
+import type { Logger } from '@berth/protocol';
 import { WorkerSupervisor, type WorkerSpec } from './supervisor.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'berth-supervisor-'));

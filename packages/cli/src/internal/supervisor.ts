@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import type { Logger } from './console-logger.js';
+import type { Logger } from '@berth/protocol';
 import { paint, type Style } from './io.js';
 import { workerLine } from './worker-line.js';
 import { formatMs, settlesWithin } from './timing.js';
@@ -72,7 +72,7 @@ interface Slot {
   /** The worker said hello to the control plane since it was (re)spawned. */
   connected: boolean;
   /** What to do when the process exits: restart on crash (default), respawn now, or drop the slot. */
-  then: 'restart' | 'respawn' | 'drop';
+  afterExit: 'restart' | 'respawn' | 'drop';
 }
 
 /** How long a retired command worker may take to exit after SIGTERM before its group is killed. */
@@ -112,7 +112,7 @@ export class WorkerSupervisor {
       gaveUp: false,
       exited: Promise.resolve(),
       connected: false,
-      then: 'restart',
+      afterExit: 'restart',
     };
   }
 
@@ -134,7 +134,7 @@ export class WorkerSupervisor {
   retire(workerId: string): Promise<void> {
     const slot = this.#find(workerId);
     if (!slot) return Promise.resolve();
-    slot.then = 'drop';
+    slot.afterExit = 'drop';
     clearTimeout(slot.timer);
     if (!this.#alive(slot)) {
       this.#drop(slot);
@@ -161,7 +161,7 @@ export class WorkerSupervisor {
     clearTimeout(slot.timer);
     slot.timer = undefined;
     if (this.#alive(slot)) {
-      slot.then = 'respawn';
+      slot.afterExit = 'respawn';
       signalWorker(slot.child, slot.spec.command !== undefined, 'SIGKILL');
     } else this.#spawn(slot);
   }
@@ -174,7 +174,7 @@ export class WorkerSupervisor {
 
   /** Worker ids of an endpoint that have a slot: running, starting, or waiting to restart. */
   workerIds(endpointId: string): string[] {
-    return this.#slots.filter((s) => s.spec.endpointId === endpointId && !s.gaveUp && s.then !== 'drop').map((s) => s.spec.workerId);
+    return this.#slots.filter((s) => s.spec.endpointId === endpointId && !s.gaveUp && s.afterExit !== 'drop').map((s) => s.spec.workerId);
   }
 
   #find(workerId: string): Slot | undefined {
@@ -241,7 +241,7 @@ export class WorkerSupervisor {
     slot.child = child;
     slot.startedAt = Date.now();
     slot.connected = false;
-    slot.then = 'restart';
+    slot.afterExit = 'restart';
     let done!: () => void;
     slot.exited = new Promise<void>((r) => (done = r));
 
@@ -276,12 +276,12 @@ export class WorkerSupervisor {
         : code === 0
           ? 'exited with code 0 (does it call start() from @berth/worker?)'
           : `exited with code ${code}`;
-    if (this.#stopping || slot.then === 'drop') {
+    if (this.#stopping || slot.afterExit === 'drop') {
       this.#opts.stdout.write(`${slot.prefix} worker stopped\n`);
       if (!this.#stopping) this.#drop(slot);
       return;
     }
-    if (slot.then === 'respawn') {
+    if (slot.afterExit === 'respawn') {
       this.#spawn(slot);
       return;
     }

@@ -1,13 +1,5 @@
-/** A mistake in how the command was invoked (unknown command or flag, bad flag value). Exit code 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-  /** The command whose `--help` the message should point to, if any. */
-  readonly command: string | undefined;
-  constructor(message: string, command?: string) {
-    super(message);
-    this.command = command;
-  }
-}
+// One UsageError for the whole toolkit (@berth/protocol); re-exported here for the commands' imports.
+export { UsageError } from '@berth/protocol';
 
 /** Exit codes of the `berth` binary. */
 export const EXIT = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Logger } from './console-logger.js';
+import type { Logger } from '@berth/protocol';
 import { withoutWorkerEcho } from './worker-echo.js';
 
 describe('withoutWorkerEcho', () => {

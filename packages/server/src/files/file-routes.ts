@@ -60,7 +60,7 @@ async function upload(deps: FileRoutesDeps, req: ApiRequest): Promise<ApiRespons
     throw new BerthError('unsupported_media_type', `Content-Type ${JSON.stringify(contentType)} cannot be stored; use image/png, image/jpeg, image/webp, video/*, audio/*, application/octet-stream, application/json or text/plain`);
   }
   const job = await deps.store.get(jobId);
-  if (!job || job.status !== 'IN_PROGRESS') throw new BerthError('job_not_found', `job ${jobId.slice(0, 100)} is not running; outputs can only be uploaded while the job runs`);
+  if (job?.status !== 'IN_PROGRESS') throw new BerthError('job_not_found', `job ${jobId.slice(0, 100)} is not running; outputs can only be uploaded while the job runs`);
   if (!(await deps.authorize(req.headers['authorization'], job.endpointId))) throw unauthorized();
   const data = await readBody(req.body, deps.maxBytes, req.headers['content-length']);
   const meta = await deps.files.put(job.id, ext, contentType, data);

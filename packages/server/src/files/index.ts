@@ -20,7 +20,8 @@ export interface OutputFiles {
   handle(req: ApiRequest): Promise<ApiResponse | undefined>;
   /** Deletes expired files; returns how many. */
   sweep(): Promise<number>;
-  close(): void;
+  /** A database-backed store may close asynchronously. */
+  close(): void | Promise<void>;
   readonly store: OutputFileStore;
 }
 

@@ -93,7 +93,7 @@ describe('HTTP API without a socket', () => {
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
     const job = await s.options.store.get(r.body.id);
     expect(Object.getPrototypeOf(job!.input)).toBe(Object.prototype);
-    expect(Object.prototype.hasOwnProperty.call(job!.input, '__proto__')).toBe(true);
+    expect(Object.hasOwn(job!.input, '__proto__')).toBe(true);
   });
 
   it('counts the body while reading: 413 past 10 MB on /run even without Content-Length', async () => {

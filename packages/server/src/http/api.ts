@@ -91,7 +91,7 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
   };
   return async (req) => {
     const parts = req.path.split('/');
-    // `/v2/<ep>/openai/v1/...` (contract section 8): same checks, errors in the OpenAI shape.
+    // `/v2/<ep>/openai/v1/...` (docs/openai.md): same checks, errors in the OpenAI shape.
     const openai = parts[1] === 'v2' && parts[3] === 'openai' && parts.length > 4;
     try {
       if (req.path === '/ping') return { status: 200, json: { status: 'ok' } };

@@ -19,7 +19,6 @@ const post = (path: string, body: string | Buffer, headers: string[] = []) => ra
 const run = (body: string | Buffer, headers: string[] = []) => post('/v2/echo/run', body, headers);
 const get = (path: string, o: Parameters<typeof raw>[2] = {}) => raw('GET', path, o);
 const nested = (n: number) => `{"input": ${'{"a":'.repeat(n)}1${'}'.repeat(n)}}`;
-const HOOK = 'https://example.org/hook';
 
 const CASES: Case[] = [
   // --- bad JSON: 400 invalid_json

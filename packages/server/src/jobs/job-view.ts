@@ -2,7 +2,7 @@ import type { JobObject } from '@berth/protocol';
 import type { JobRecord } from '../store/types.js';
 
 /**
- * The wire job object of a record (contract section 3). While running, `output` carries the latest progress
+ * The wire job object of a record (docs/api.md, "The job object"). While running, `output` carries the latest progress
  * (what RunPod clients expect) and `progress` keeps it separately; `s3Config` never leaves the server.
  */
 export function toJobObject(r: JobRecord): JobObject {

@@ -18,7 +18,7 @@ export interface RateLimitDeps {
 }
 
 /**
- * The rate-limit guard (contract section 6): counts each request per API key x endpoint x operation in fixed
+ * The rate-limit guard (docs/rate-limits.md): counts each request per API key x endpoint x operation in fixed
  * 10-second windows; the effective limit is `max(base, running workers x perWorker)`. Over it: 429
  * `rate_limited` with `Retry-After` (seconds to the end of the window).
  */

@@ -1,13 +1,13 @@
 import type { Operation } from '../http/guard.js';
 import { ConfigError } from '../errors.js';
 
-/** Rate-limit window of the contract (section 6): fixed 10-second windows. */
+/** Rate-limit window (docs/rate-limits.md): fixed 10-second windows. */
 export const RATE_LIMIT_WINDOW_MS = 10_000;
 
 /** Operations that have a base limit; `status` also counts `/status-sync` and the webhook log. */
 export type LimitedOperation = Operation;
 
-/** Base requests per 10-second window per API key x endpoint x operation (contract section 6). */
+/** Base requests per 10-second window per API key x endpoint x operation (docs/rate-limits.md). */
 export const DEFAULT_RATE_LIMITS: Readonly<Record<LimitedOperation, number>> = {
   runsync: 2000,
   run: 1000,

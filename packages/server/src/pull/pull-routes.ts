@@ -1,4 +1,4 @@
-import { BerthError, ENDPOINT_ID_RE, toErrorBody } from '@berth/protocol';
+import { BerthError, ENDPOINT_ID_RE, toErrorBody, WORKER_ID_RE } from '@berth/protocol';
 import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
 import type { WorkerReports } from '../jobs/worker-reports.js';
@@ -17,7 +17,6 @@ const OPS: Record<string, { method: 'GET' | 'POST'; job: boolean }> = {
   'job-done': { method: 'POST', job: true },
   'job-stream': { method: 'POST', job: true },
 };
-const WORKER_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 const MAX_BATCH = 1024;
 
 export interface PullRoutesDeps {

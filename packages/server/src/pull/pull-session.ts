@@ -1,6 +1,6 @@
 import { PROTOCOL_VERSION, type AssignMessage, type ServerMessage } from '@berth/protocol';
 import { WorkerSession, type SessionSocket } from '../ws/worker-session.js';
-import { HeldPoll } from './held-poll.js';
+import type { HeldPoll } from './held-poll.js';
 
 /** The job object job-take answers: RunPod's `{"id", "input", ...}`. */
 export interface PulledJob {

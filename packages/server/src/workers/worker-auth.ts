@@ -51,7 +51,7 @@ export class WorkerAuth {
     const id = this.store ? workerTokenIdOf(secret) : undefined;
     if (id === undefined || !this.store) return null;
     const k = await this.store.get(id);
-    if (!k || k.kind !== 'worker' || k.revokedAt !== null) return null;
+    if (k?.kind !== 'worker' || k.revokedAt !== null) return null;
     if (!timingSafeEqual(Buffer.from(k.hash, 'hex'), Buffer.from(hashApiKey(secret), 'hex'))) return null;
     return { credentialId: k.id, endpoints: k.endpoints };
   }

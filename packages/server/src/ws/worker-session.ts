@@ -25,7 +25,6 @@ export class WorkerSession {
   closed = false;
   /** performance.now() of the last message received. */
   lastSeen: number;
-  readonly connectedAt: number;
 
   constructor(
     private readonly socket: SessionSocket,
@@ -40,7 +39,6 @@ export class WorkerSession {
     this.inputSchema = hello.inputSchema;
     this.concurrency = hello.concurrency;
     this.lastSeen = now;
-    this.connectedAt = now;
   }
 
   /** Jobs the control plane may still push to this worker. */

@@ -31,7 +31,7 @@ const ROUTES: Record<string, OpenAiRoute> = {
 
 /**
  * The route for the path segments after `/v2/<ep>/openai/` (e.g. `['v1', 'chat', 'completions']`), or
- * undefined. Contract section 8.
+ * undefined. See docs/openai.md.
  */
 export function openAiRoute(segments: readonly string[]): OpenAiRoute | undefined {
   const key = segments.join('/');

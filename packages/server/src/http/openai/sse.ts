@@ -1,6 +1,5 @@
 import { isTerminal } from '@berth/protocol';
 import { armWaiter } from '../../jobs/job-events.js';
-import type { JobRecord } from '../../store/types.js';
 import { openAiErrorBody } from './errors.js';
 import { chunksOf, failure, terminalAnswer, workerError } from './job-output.js';
 import type { OpenAiContext } from './index.js';

@@ -1,4 +1,4 @@
-import { jsonSchemaOf, protocolSchemas, SERVER_VERSION, withoutDialect, type JsonSchema } from './schemas.js';
+import { protocolSchemas, SERVER_VERSION, withoutDialect, type JsonSchema } from './schemas.js';
 
 /** An endpoint or public model the caller may use, with the input schema it announced (if any). */
 export interface OpenApiTarget {

@@ -108,7 +108,7 @@ export class MemoryStore implements Store {
       const item = s.queue[s.head]!;
       s.head++;
       const e = this.jobs.get(item.id);
-      if (!e || e.rec.status !== 'IN_QUEUE' || e.queueSeq !== item.seq) continue;
+      if (e?.rec.status !== 'IN_QUEUE' || e.queueSeq !== item.seq) continue;
       this.compact(s);
       this.setStatus(e, 'IN_PROGRESS');
       const r = e.rec;

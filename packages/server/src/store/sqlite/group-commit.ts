@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { WalSync } from './wal-sync.js';
+import type { WalSync } from './wal-sync.js';
 
 interface Waiter {
   resolve: () => void;

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 
-/** Worker ids allowed on the wire (`hello.workerId`). */
-export const WORKER_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+export { WORKER_ID_RE } from '@berth/protocol';
 
 /**
  * The default worker id: `<hostname>-<pid>-<random4>`, with characters the wire does not allow replaced by `-`.
