@@ -1,12 +1,16 @@
 // Errors a person fixes by changing what they wrote (options, environment, config file, command line). Both are
 // reported as their message alone, never with a stack: `berth` exits with code 2, the worker with code 1.
 
+import { BerthError } from './errors.js';
+
 /**
- * A bad option, environment variable or config file; the message names it and the bad value.
+ * A bad option, environment variable or config file; the message names it and the bad value. One class for every
+ * package (worker `start()` options, `createServer` options, `berth.config.json`); it is a `BerthError` with code
+ * `invalid_request`, so where one reaches the wire (a server option checked per request) it maps to a 400.
  *
  * @example throw new ConfigError('BERTH_CONCURRENCY must be a whole number from 1 to 1024 (got "four")');
  */
-export class ConfigError extends Error {
+export class ConfigError extends BerthError {
   override readonly name = 'ConfigError';
   /** The config file, when the problem is in one. */
   readonly file: string | undefined;
@@ -14,7 +18,7 @@ export class ConfigError extends Error {
   readonly problems: string[];
   constructor(message: string, options: { file?: string; problems?: string[] } = {}) {
     const problems = options.problems ?? [];
-    super(problems.length ? `${message}\n${problems.map((p) => `  - ${p}`).join('\n')}` : message);
+    super('invalid_request', problems.length ? `${message}\n${problems.map((p) => `  - ${p}`).join('\n')}` : message);
     this.file = options.file;
     this.problems = problems;
   }

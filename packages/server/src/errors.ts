@@ -6,13 +6,8 @@ import { BerthError } from '@berth/protocol';
  * thrown value to the wire shape); the others stay internal.
  */
 
-/** A bad `createServer` option (or an option of one of its parts). Code `invalid_request`; the message names the option and the bad value. */
-export class ConfigError extends BerthError {
-  constructor(message: string) {
-    super('invalid_request', message);
-    this.name = 'ConfigError';
-  }
-}
+/** A bad `createServer` option (or an option of one of its parts): the one `ConfigError` of every package. */
+export { ConfigError } from '@berth/protocol';
 
 /**
  * The store cannot be reached now (a database connection error); nothing was decided. Code `unavailable` (503):

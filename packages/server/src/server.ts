@@ -120,8 +120,8 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const hasEndpoint = (id: string) => endpoints.has(id);
   // A worker may add an endpoint only when dynamic endpoints are allowed, or with a stored worker token created
   // for that endpoint (creating the token configured it).
-  const registerEndpoint = (id: string, identity?: WorkerIdentity) => {
-    if (!ENDPOINT_ID_RE.test(id) || !(opts.acceptWorkerEndpoints || identity?.endpoints?.includes(id))) return false;
+  const registerEndpoint = (id: string, identity: WorkerIdentity) => {
+    if (!ENDPOINT_ID_RE.test(id) || !(opts.acceptWorkerEndpoints || identity.endpoints?.includes(id))) return false;
     endpoints.add(id);
     return true;
   };
@@ -130,12 +130,9 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     ctx,
     dispatcher,
     reports,
-    // The same credentials as the WebSocket: a stored worker token serves only its endpoints (and configures them).
-    authenticate: async (header, endpointId) => {
-      const identity = await workerAuth.authenticateWorker(header, endpointId);
-      if (identity && !hasEndpoint(endpointId)) registerEndpoint(endpointId, identity);
-      return identity !== null;
-    },
+    // The same credentials as the WebSocket: a stored worker token serves only its endpoints (and configures
+    // them, when its worker first polls or reports: `register` gets the identity).
+    authenticate: (header, endpointId) => workerAuth.authenticateWorker(header, endpointId),
     hasEndpoint,
     register: registerEndpoint,
     draining: () => draining,

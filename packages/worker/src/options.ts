@@ -181,7 +181,7 @@ export function resolveStartOptions(options: StartOptions, env: NodeJS.ProcessEn
 
 function resolveRetry(retry: RetryOptions | undefined, env: NodeJS.ProcessEnv): RetryPolicy {
   if (retry !== undefined && (typeof retry !== 'object' || retry === null)) {
-    throw new ConfigError(`retry must be an object such as { attempts: 3, backoffMs: 1000 } (got ${describe(retry)})`);
+    throw new ConfigError(`retry must be an object such as { attempts: 3, backoffMs: 1000 } (got ${describeValue(retry)})`);
   }
   const attempts =
     fromEnvInt(env, 'BERTH_RETRY_ATTEMPTS', 1, MAX_RETRY_ATTEMPTS) ?? checkInt(retry?.attempts, 'retry.attempts', 1, MAX_RETRY_ATTEMPTS) ?? NO_RETRY.attempts;

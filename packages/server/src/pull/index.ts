@@ -2,6 +2,7 @@ import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
 import type { WorkerReports } from '../jobs/worker-reports.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
+import type { WorkerIdentity } from '../workers/worker-auth.js';
 import { createPullRoutes } from './pull-routes.js';
 import { PullWorkers } from './pull-workers.js';
 
@@ -9,10 +10,11 @@ export interface PullProtocolDeps {
   ctx: CoreContext;
   dispatcher: Dispatcher;
   reports: WorkerReports;
-  /** The worker credential check, for the raw `Authorization` header and the endpoint named in the path. */
-  authenticate(header: string | undefined, endpointId: string): boolean | Promise<boolean>;
+  /** The worker credential check, for the raw `Authorization` header and the endpoint named in the path: who it is, or null. */
+  authenticate(header: string | undefined, endpointId: string): Promise<WorkerIdentity | null>;
   hasEndpoint(id: string): boolean;
-  register(id: string): boolean;
+  /** Adds an endpoint a worker names, when allowed for that identity (a stored per-endpoint token configures its endpoints). */
+  register(id: string, identity: WorkerIdentity): boolean;
   draining(): boolean;
   /** How long job-take and job-stop polls are held before 204. */
   holdMs: number;

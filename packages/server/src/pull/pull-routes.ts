@@ -5,6 +5,7 @@ import type { WorkerReports } from '../jobs/worker-reports.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import { pollStops, takeJobs } from './poll-handlers.js';
 import type { PullWorkers } from './pull-workers.js';
+import type { WorkerIdentity } from '../workers/worker-auth.js';
 import { RepollLimiter } from './repoll-limiter.js';
 import { jobDone, jobStream, pingIds } from './report-handlers.js';
 
@@ -25,7 +26,7 @@ export interface PullRoutesDeps {
   reports: WorkerReports;
   workers: PullWorkers;
   /** THE worker credential check: the raw `Authorization` header (a bare token, or `Bearer <token>`) for an endpoint. */
-  authenticate(header: string | undefined, endpointId: string): boolean | Promise<boolean>;
+  authenticate(header: string | undefined, endpointId: string): Promise<WorkerIdentity | null>;
   /** How long job-take and job-stop polls are held before 204. */
   holdMs: number;
   draining(): boolean;
@@ -64,7 +65,8 @@ async function serve(deps: PullRoutesDeps, req: ApiRequest, parts: string[], op:
   const spec = OPS[op]!;
   const [, , endpointId = '', , workerId = '', jobId] = parts;
   if (parts.length !== (spec.job ? 6 : 5) || !WORKER_ID_RE.test(workerId) || jobId === '') throw new BerthError('route_not_found', `no route ${req.method} ${req.path}`);
-  if (!(await deps.authenticate(req.headers['authorization'], endpointId))) {
+  const identity = await deps.authenticate(req.headers['authorization'], endpointId);
+  if (!identity) {
     throw new BerthError('unauthorized', 'the worker protocol needs a worker token: Authorization: <BERTH_WORKER_TOKEN> (RUNPOD_AI_API_KEY)');
   }
   if (!ENDPOINT_ID_RE.test(endpointId)) throw new BerthError('endpoint_not_found', `endpoint ${endpointId.slice(0, 80)} not found`);
@@ -77,7 +79,7 @@ async function serve(deps: PullRoutesDeps, req: ApiRequest, parts: string[], op:
     return { status: 200, json: {} };
   }
   if (deps.draining() && (op === 'job-take' || op === 'job-take-batch')) throw new BerthError('rate_limited', 'the control plane is shutting down; poll again later');
-  const s = await workers.session(workerId, endpointId);
+  const s = await workers.session(workerId, endpointId, identity);
   switch (op) {
     case 'job-take':
       return takeJobs(s, req, undefined, deps.holdMs, dispatcher);

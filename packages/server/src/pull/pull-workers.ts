@@ -3,6 +3,7 @@ import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
 import type { WorkerReports } from '../jobs/worker-reports.js';
 import { PullSession } from './pull-session.js';
+import type { WorkerIdentity } from '../workers/worker-auth.js';
 
 /** A job the worker got must show up in its pings after this long; two pings in a row without it and it is gone. */
 const PING_GRACE_MS = 1000;
@@ -14,9 +15,9 @@ export interface PullWorkersDeps {
   ctx: CoreContext;
   dispatcher: Dispatcher;
   reports: WorkerReports;
-  /** Whether an endpoint is served; `register` adds one a worker names (when allowed). */
+  /** Whether an endpoint is served; `register` adds one a worker names (when allowed for its identity). */
   hasEndpoint(id: string): boolean;
-  register(id: string): boolean;
+  register(id: string, identity: WorkerIdentity): boolean;
 }
 
 /**
@@ -40,7 +41,7 @@ export class PullWorkers {
   }
 
   /** The session of `workerId` on `endpointId`, created (adopting the jobs its last ping listed) if needed. */
-  async session(workerId: string, endpointId: string): Promise<PullSession> {
+  async session(workerId: string, endpointId: string, identity: WorkerIdentity): Promise<PullSession> {
     const { registry } = this.deps.ctx;
     const other = registry.get(workerId);
     if (other && !(other instanceof PullSession)) throw new BerthError('invalid_request', `worker id ${workerId} is connected over the WebSocket; give each worker its own id`);
@@ -51,7 +52,7 @@ export class PullWorkers {
       s.abandoned = false;
       return s;
     }
-    if (!this.deps.hasEndpoint(endpointId) && !this.deps.register(endpointId)) throw new BerthError('endpoint_not_found', `endpoint ${endpointId} is not served here`);
+    if (!this.deps.hasEndpoint(endpointId) && !this.deps.register(endpointId, identity)) throw new BerthError('endpoint_not_found', `endpoint ${endpointId} is not served here`);
     let pending = this.creating.get(workerId);
     if (!pending) {
       pending = this.create(workerId, endpointId).finally(() => this.creating.delete(workerId));
