@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { overloaded, type BodyBudget } from './body-budget.js';
+import { splitTarget } from './request-target.js';
 import type { ApiRequest, ApiResponse } from './types.js';
 
 /** Maps a node:http request onto the socket-free API and writes its answer (JSON or server-sent events). */
@@ -18,10 +19,19 @@ export function nodeHandler(handle: (req: ApiRequest) => Promise<ApiResponse>, t
       gone = !res.writableFinished;
       if (gone) ac?.abort();
     });
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const target = splitTarget(req.url ?? '/');
     const headers: Record<string, string | undefined> = {};
-    for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-    const apiReq: ApiRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers, body: bodyOf(req, budget, held),
+    const raw = req.headers;
+    for (const k in raw) {
+      const v = raw[k];
+      headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    }
+    let query: URLSearchParams | undefined;
+    const apiReq: ApiRequest = { method: req.method ?? 'GET', path: target.path, headers, body: bodyOf(req, budget, held),
+      // Parsed only when a route reads it.
+      get query() {
+        return (query ??= new URLSearchParams(target.search));
+      },
       get signal() {
         ac ??= new AbortController();
         if (gone) ac.abort();
