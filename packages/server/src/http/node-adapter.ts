@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { overloaded, type BodyBudget } from './body-budget.js';
+import { ClientGone } from './client-gone.js';
 import { splitTarget } from './request-target.js';
 import type { ApiRequest, ApiResponse } from './types.js';
 
@@ -10,8 +11,9 @@ export function nodeHandler(handle: (req: ApiRequest) => Promise<ApiResponse>, t
     // Body bytes this request holds in the budget, given back once its answer is sent (or the client left).
     const held = { bytes: 0 };
     // The abort signal is made only for handlers that ask for it, and fires only when the client left before
-    // the answer was sent: an AbortController and its DOMException per request were a visible share of the CPU.
-    let ac: AbortController | undefined;
+    // the answer was sent: an AbortController and its DOMException per request were a visible share of the CPU,
+    // and so was the AbortController itself for every /runsync (`ClientGone` is a plain object).
+    let ac: ClientGone | undefined;
     let gone = false;
     res.on('close', () => {
       track.active--;
@@ -33,9 +35,9 @@ export function nodeHandler(handle: (req: ApiRequest) => Promise<ApiResponse>, t
         return (query ??= new URLSearchParams(target.search));
       },
       get signal() {
-        ac ??= new AbortController();
+        ac ??= new ClientGone();
         if (gone) ac.abort();
-        return ac.signal;
+        return ac;
       },
     };
     handle(apiReq)
