@@ -47,6 +47,23 @@ describe('sendCoalesced', () => {
     client.close();
   });
 
+  it('joins the frames of separate callbacks of one event-loop iteration (two timers due together): one write', async () => {
+    const { client, received } = await pair();
+    const writes = countWrites(client);
+    await new Promise<void>((resolve) => {
+      setTimeout(() => sendCoalesced(client, 'a'), 1);
+      setTimeout(() => {
+        sendCoalesced(client, 'b');
+        resolve();
+      }, 1);
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(writes()).toBe(1);
+    await expect.poll(() => received.length).toBe(2);
+    expect(received).toEqual(['a', 'b']);
+    client.close();
+  });
+
   it('plain ws.send costs one write per frame (what it replaces)', async () => {
     const { client, received } = await pair();
     const writes = countWrites(client);

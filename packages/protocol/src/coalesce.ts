@@ -8,13 +8,17 @@ interface Corkable {
 }
 
 const corked = new WeakSet<Corkable>();
-const later: (fn: () => void) => void = (globalThis as { process?: { nextTick?: (fn: () => void) => void } }).process?.nextTick ?? queueMicrotask;
+type Later = (fn: () => void) => unknown;
+const g = globalThis as { setImmediate?: Later; process?: { nextTick?: Later } };
+const later: Later = g.setImmediate ?? g.process?.nextTick ?? queueMicrotask;
 
 /**
- * Sends `data` as one WebSocket frame, with the TCP socket under it corked until the callbacks and promise
- * reactions of the current event-loop turn have run (`process.nextTick` runs after the microtask queue drains):
- * the frames sent in one turn (the assigns and acks of one group commit, the results of one batch of jobs) leave
- * in one `writev` instead of one each. Every frame keeps its order and content; only the syscalls are fewer.
+ * Sends `data` as one WebSocket frame, with the TCP socket under it corked until the I/O callbacks of the current
+ * event-loop iteration have run (`setImmediate`: the check phase, right after the poll phase): the frames sent
+ * while one batch of socket reads is handled (the assigns of the HTTP requests read in one poll, the acks of one
+ * batch of results, the results of one batch of jobs, the assigns released by one group commit) leave in one
+ * `writev` instead of one each. Uncorking on `process.nextTick` instead flushed after every single I/O callback,
+ * i.e. one write per HTTP request's assign. Every frame keeps its order and content; only the syscalls are fewer.
  * Without a corkable socket (not `ws`, or not connected yet) it is a plain `send`.
  */
 export function sendCoalesced(ws: CoalescableSocket, data: string): void {

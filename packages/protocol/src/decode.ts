@@ -1,4 +1,6 @@
 import type { z } from 'zod';
+import { fastAck, fastAssign, fastComplete, fastJobRequest, isPlainJsonObject } from './fast-decode.js';
+import { JobRequest } from './job.js';
 import { ServerMessage, WorkerMessage } from './ws.js';
 
 export type DecodeResult<T> = { ok: true; value: T } | { ok: false; error: string; issues?: DecodeIssue[] };
@@ -42,12 +44,32 @@ export function decodeJson<S extends z.ZodType>(schema: S, text: string): Decode
   return decode(schema, value);
 }
 
-/** Decodes one WebSocket text frame sent by a worker. Never throws. */
-export function decodeWorkerMessage(text: string): DecodeResult<WorkerMessage> {
-  return decodeJson(WorkerMessage, text);
+/** Validates the body of POST /run or /runsync (`JobRequest`); a plain `{input}` body skips zod's walk. Never throws. */
+export function decodeJobRequest(value: unknown): DecodeResult<JobRequest> {
+  const fast = fastJobRequest(value);
+  return fast ? { ok: true, value: fast } : decode(JobRequest, value);
 }
 
-/** Decodes one WebSocket text frame sent by the server. Never throws. */
+/** Decodes one WebSocket text frame sent by a worker (`job.complete` without zod's walk). Never throws. */
+export function decodeWorkerMessage(text: string): DecodeResult<WorkerMessage> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, error: 'not valid JSON' };
+  }
+  const fast = isPlainJsonObject(value) ? fastComplete(value) : undefined;
+  return fast ? { ok: true, value: fast } : decode(WorkerMessage, value);
+}
+
+/** Decodes one WebSocket text frame sent by the server (`job.assign`, `job.ack` without zod's walk). Never throws. */
 export function decodeServerMessage(text: string): DecodeResult<ServerMessage> {
-  return decodeJson(ServerMessage, text);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, error: 'not valid JSON' };
+  }
+  const fast = isPlainJsonObject(value) ? (fastAssign(value) ?? fastAck(value)) : undefined;
+  return fast ? { ok: true, value: fast } : decode(ServerMessage, value);
 }

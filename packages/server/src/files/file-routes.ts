@@ -40,8 +40,9 @@ const SERVABLE = /^(image\/(png|jpeg|webp|gif|avif|bmp|tiff)|video\/[a-z0-9.+-]+
  * - `GET /files/<name>?expires=&sig=`: the bytes with their Content-Type, while the signature is valid and the
  *   file has not expired. No API key: the signature is the credential.
  */
-export function createFileRoutes(deps: FileRoutesDeps): (req: ApiRequest) => Promise<ApiResponse | undefined> {
-  return async (req) => {
+/** The file routes; undefined at once (no promise) for any other path. */
+export function createFileRoutes(deps: FileRoutesDeps): (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined {
+  return (req) => {
     if (req.path.startsWith(UPLOAD_PREFIX)) return upload(deps, req);
     if (req.path.startsWith(DOWNLOAD_PREFIX)) return download(deps, req);
     return undefined;

@@ -17,7 +17,8 @@ export const FILE_TTL_MS = 7 * 24 * 3600_000;
 
 export interface OutputFiles {
   /** Answers upload and download requests; undefined for any other path. */
-  handle(req: ApiRequest): Promise<ApiResponse | undefined>;
+  /** Undefined at once (no promise) for paths that are not file routes. */
+  handle(req: ApiRequest): Promise<ApiResponse | undefined> | undefined;
   /** Deletes expired files; returns how many. */
   sweep(): Promise<number>;
   /** A database-backed store may close asynchronously. */

@@ -9,12 +9,19 @@ export interface Authenticator {
   authenticate(header: string | undefined): Principal | Promise<Principal>;
 }
 
+/** Distinct accepted secrets remembered (more clears the memo: it never grows past this). */
+const MEMO_MAX = 64;
+
 /**
  * Checks the `Authorization` header against a set of secrets, accepting `Bearer <key>` and the bare key.
- * Secrets are kept only as SHA-256 digests and compared in constant time.
+ * Secrets are kept as SHA-256 digests and compared in constant time. A secret that matched is remembered (at
+ * most `MEMO_MAX`), so a client's next requests cost a map lookup instead of a SHA-256 and a compare per key
+ * (a visible share of the per-request CPU). Only accepted secrets are remembered: these are the configured keys
+ * themselves, which the process holds anyway (options, environment); unknown ones are hashed every time.
  */
 export class KeyChecker {
   private readonly digests: { id: string; digest: Buffer }[];
+  private readonly memo = new Map<string, Principal>();
 
   constructor(secrets: string[], prefix: string) {
     this.digests = secrets.map((s, i) => ({ id: `${prefix}${i + 1}`, digest: digest(s) }));
@@ -31,9 +38,15 @@ export class KeyChecker {
 
   /** The matching key, or undefined. */
   match(secret: string): Principal | undefined {
+    const known = this.memo.get(secret);
+    if (known) return { keyId: known.keyId };
     const d = digest(secret);
     let found: Principal | undefined;
     for (const k of this.digests) if (timingSafeEqual(k.digest, d)) found ??= { keyId: k.id };
+    if (found) {
+      if (this.memo.size >= MEMO_MAX) this.memo.clear();
+      this.memo.set(secret, { keyId: found.keyId });
+    }
     return found;
   }
 

@@ -38,3 +38,65 @@ describe('node:http adapter', () => {
     expect(status).toBe(413);
   });
 });
+
+describe('node:http adapter: request body backpressure', () => {
+  it('a slow reader holds at most about 64 KiB of a large upload (the rest waits in TCP), then gets it all', async () => {
+    const { createServer } = await import('node:http');
+    const { nodeHandler } = await import('./node-adapter.js');
+    const { BodyBudget } = await import('./body-budget.js');
+    const budget = new BodyBudget(64 * 1024 * 1024);
+    let heldWhileIdle = -1;
+    const server = createServer(
+      nodeHandler(
+        async (req) => {
+          let total = 0;
+          for await (const c of req.body as AsyncIterable<Uint8Array>) {
+            if (total === 0) {
+              await new Promise((r) => setTimeout(r, 300)); // a slow reader: the client keeps sending meanwhile
+              heldWhileIdle = budget.inFlight;
+            }
+            total += c.length;
+          }
+          return { status: 200, json: { total } };
+        },
+        { active: 0 },
+        budget,
+      ),
+    );
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const size = 8 * 1024 * 1024;
+      const r = await fetch(`http://127.0.0.1:${port}/upload`, { method: 'POST', body: Buffer.alloc(size, 120) });
+      expect(await r.json()).toEqual({ total: size });
+      expect(heldWhileIdle).toBeGreaterThan(0);
+      expect(heldWhileIdle).toBeLessThan(512 * 1024);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('reads a small body without pausing the request', async () => {
+    const { createServer } = await import('node:http');
+    const { nodeHandler } = await import('./node-adapter.js');
+    let pauses = 0;
+    const server = createServer((req, res) => {
+      const pause = req.pause.bind(req);
+      req.pause = () => (pauses++, pause());
+      nodeHandler(async (r) => {
+        let total = 0;
+        for await (const c of r.body as AsyncIterable<Uint8Array>) total += c.length;
+        return { status: 200, json: { total } };
+      }, { active: 0 })(req, res);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const r = await fetch(`http://127.0.0.1:${port}/v2/echo/runsync`, { method: 'POST', body: JSON.stringify({ input: { n: 1 } }) });
+      expect(await r.json()).toEqual({ total: Buffer.byteLength(JSON.stringify({ input: { n: 1 } })) });
+      expect(pauses).toBe(0);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+});

@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { overloaded, type BodyBudget } from './body-budget.js';
+import { ClientGone } from './client-gone.js';
+import { splitTarget } from './request-target.js';
 import type { ApiRequest, ApiResponse } from './types.js';
 
 /** Maps a node:http request onto the socket-free API and writes its answer (JSON or server-sent events). */
@@ -9,8 +11,9 @@ export function nodeHandler(handle: (req: ApiRequest) => Promise<ApiResponse>, t
     // Body bytes this request holds in the budget, given back once its answer is sent (or the client left).
     const held = { bytes: 0 };
     // The abort signal is made only for handlers that ask for it, and fires only when the client left before
-    // the answer was sent: an AbortController and its DOMException per request were a visible share of the CPU.
-    let ac: AbortController | undefined;
+    // the answer was sent: an AbortController and its DOMException per request were a visible share of the CPU,
+    // and so was the AbortController itself for every /runsync (`ClientGone` is a plain object).
+    let ac: ClientGone | undefined;
     let gone = false;
     res.on('close', () => {
       track.active--;
@@ -18,14 +21,23 @@ export function nodeHandler(handle: (req: ApiRequest) => Promise<ApiResponse>, t
       gone = !res.writableFinished;
       if (gone) ac?.abort();
     });
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const target = splitTarget(req.url ?? '/');
     const headers: Record<string, string | undefined> = {};
-    for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-    const apiReq: ApiRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers, body: bodyOf(req, budget, held),
+    const raw = req.headers;
+    for (const k in raw) {
+      const v = raw[k];
+      headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    }
+    let query: URLSearchParams | undefined;
+    const apiReq: ApiRequest = { method: req.method ?? 'GET', path: target.path, headers, body: bodyOf(req, budget, held),
+      // Parsed only when a route reads it.
+      get query() {
+        return (query ??= new URLSearchParams(target.search));
+      },
       get signal() {
-        ac ??= new AbortController();
+        ac ??= new ClientGone();
         if (gone) ac.abort();
-        return ac.signal;
+        return ac;
       },
     };
     handle(apiReq)
@@ -39,6 +51,9 @@ export function nodeHandler(handle: (req: ApiRequest) => Promise<ApiResponse>, t
   };
 }
 
+/** Received body bytes waiting for the reader past which the request is paused (TCP backpressure). */
+const QUEUE_PAUSE_BYTES = 64 * 1024;
+
 /** Past this many discarded bytes after a refused body, the connection is dropped. */
 const MAX_DISCARD_BYTES = 32 * 1024 * 1024;
 
@@ -50,6 +65,8 @@ function bodyOf(req: IncomingMessage, budget: BodyBudget | undefined, held: { by
   return {
     [Symbol.asyncIterator]() {
       const queue: Buffer[] = [];
+      let queued = 0; // bytes in `queue`
+      let paused = false;
       let ended = false;
       let failed: Error | undefined;
       let wake: (() => void) | undefined;
@@ -65,7 +82,13 @@ function bodyOf(req: IncomingMessage, budget: BodyBudget | undefined, held: { by
         }
         held.bytes += c.length;
         queue.push(c);
-        req.pause();
+        queued += c.length;
+        // Backpressure only past QUEUE_PAUSE_BYTES: pausing and resuming the request around every chunk cost a
+        // visible share of the per-request CPU for the one-chunk bodies most requests have.
+        if (queued > QUEUE_PAUSE_BYTES && !paused) {
+          paused = true;
+          req.pause();
+        }
         wake?.();
       };
       const discard = () => {
@@ -97,9 +120,15 @@ function bodyOf(req: IncomingMessage, budget: BodyBudget | undefined, held: { by
           for (;;) {
             if (failed) throw failed;
             const c = queue.shift();
-            if (c) return { done: false, value: c };
+            if (c) {
+              queued -= c.length;
+              return { done: false, value: c };
+            }
             if (ended) return { done: true, value: undefined };
-            req.resume();
+            if (paused) {
+              paused = false;
+              req.resume();
+            }
             await new Promise<void>((r) => (wake = r));
             wake = undefined;
           }

@@ -1,3 +1,5 @@
+import type { AbortLike } from './client-gone.js';
+
 /**
  * The socket-free core of the HTTP API: `handle(ApiRequest) -> ApiResponse`. Tests call it directly; the node
  * adapter maps `node:http` onto it.
@@ -11,8 +13,8 @@ export interface ApiRequest {
   headers: Record<string, string | undefined>;
   /** The raw body, read lazily so size limits are enforced while reading. */
   body?: AsyncIterable<Uint8Array> | Uint8Array | string;
-  /** Aborts when the client goes away. */
-  signal?: AbortSignal;
+  /** Aborts when the client goes away (an `AbortSignal`, or the adapter's cheaper `ClientGone`). */
+  signal?: AbortLike;
 }
 
 export type ApiResponse =

@@ -1,3 +1,4 @@
+import type { AbortLike } from '../http/client-gone.js';
 import type { JobRecord } from '../store/types.js';
 
 /** What happened to a job: its record changed, stream chunks arrived, or it was deleted. */
@@ -65,7 +66,7 @@ export class JobEvents {
  * store (use `arm` then `wait`) so an event between the read and the wait is not missed.
  */
 export interface Waiter {
-  wait(timeoutMs: number, signal?: AbortSignal): Promise<JobEventKind | 'timeout' | 'aborted'>;
+  wait(timeoutMs: number, signal?: AbortLike): Promise<JobEventKind | 'timeout' | 'aborted'>;
   /**
    * The chunk batches carried by the events since the last call, oldest first; `complete` is false when some
    * event since then (a change, a deletion, or a chunk without data) means the reader must read the store.

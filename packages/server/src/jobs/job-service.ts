@@ -7,6 +7,7 @@ import { newJob } from './new-job.js';
 import { DuplicateJobError } from '../errors.js';
 import { idempotentJobId, sameRequestOrRefuse, type IdempotencyScope } from './idempotency.js';
 import { armWaiter, type Waiter } from './job-events.js';
+import type { AbortLike } from '../http/client-gone.js';
 import { claimPushed } from './stream-claim.js';
 import { toJobObject } from './job-view.js';
 
@@ -98,7 +99,7 @@ export class JobService {
    * Waits until the job is terminal or `waitMs` elapses (or the client goes away), then answers its job object.
    * A job deleted meanwhile (ttl) answers 404.
    */
-  async waitTerminal(endpointId: string, id: string, waitMs: number, signal?: AbortSignal, known?: JobRecord): Promise<JobObject> {
+  async waitTerminal(endpointId: string, id: string, waitMs: number, signal?: AbortLike, known?: JobRecord): Promise<JobObject> {
     const waiter = armWaiter(this.ctx.events, id);
     try {
       const deadline = performance.now() + waitMs;

@@ -1,3 +1,5 @@
+import type { AbortLike } from '../http/client-gone.js';
+
 /** How a held poll ended: answered with a value, held for its whole time, or dropped by the client. */
 export type PollEnd<T> = { kind: 'answered'; value: T } | { kind: 'timeout' } | { kind: 'aborted' };
 
@@ -14,7 +16,7 @@ export class HeldPoll<T> {
   private wakeTimer: NodeJS.Timeout | undefined;
   private readonly onAbort = () => this.end({ kind: 'aborted' });
 
-  constructor(holdMs: number, private readonly signal: AbortSignal | undefined, private readonly onWake: () => void = () => {}) {
+  constructor(holdMs: number, private readonly signal: AbortLike | undefined, private readonly onWake: () => void = () => {}) {
     this.done = new Promise((r) => (this.settle = r));
     this.timer = setTimeout(() => this.end({ kind: 'timeout' }), holdMs);
     if (signal?.aborted) queueMicrotask(this.onAbort);

@@ -36,29 +36,35 @@ export interface PullRoutesDeps {
  * RunPod's worker protocol under `/v2/<endpoint>/` (see docs/worker-protocol.md, "Pull protocol"). Answers
  * undefined for any other path. Checks: path shape (404), worker token (401), endpoint (404), method (405).
  */
-export function createPullRoutes(deps: PullRoutesDeps): (req: ApiRequest) => Promise<ApiResponse | undefined> {
+export function createPullRoutes(deps: PullRoutesDeps): (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined {
   const limiter = new RepollLimiter();
-  return async (req) => {
+  // Undefined at once (no promise) for any other path: this runs before every request's own route.
+  return (req) => {
     const parts = req.path.split('/');
     const op = parts[1] === 'v2' && parts[0] === '' ? parts[3] : undefined;
     if (op === undefined || !Object.hasOwn(OPS, op)) return undefined;
-    const take = op === 'job-take' || op === 'job-take-batch';
-    const key = `${parts[2]}/${parts[4]}`;
-    if (take && limiter.tooSoon(key, performance.now())) {
-      throw new BerthError('rate_limited', 'job-take failed less than a second ago; poll again in a few seconds');
-    }
-    let status = 500;
-    try {
-      const res = await serve(deps, req, parts, op);
-      status = res.status;
-      return res;
-    } catch (err) {
-      status = toErrorBody(err).status;
-      throw err;
-    } finally {
-      if (take) limiter.record(key, status, performance.now());
-    }
+    return servePull(deps, limiter, req, parts, op);
   };
+}
+
+/** One pull-protocol request; a failed `job-take` makes the next one from that worker wait (`RepollLimiter`). */
+async function servePull(deps: PullRoutesDeps, limiter: RepollLimiter, req: ApiRequest, parts: string[], op: string): Promise<ApiResponse> {
+  const take = op === 'job-take' || op === 'job-take-batch';
+  const key = `${parts[2]}/${parts[4]}`;
+  if (take && limiter.tooSoon(key, performance.now())) {
+    throw new BerthError('rate_limited', 'job-take failed less than a second ago; poll again in a few seconds');
+  }
+  let status = 500;
+  try {
+    const res = await serve(deps, req, parts, op);
+    status = res.status;
+    return res;
+  } catch (err) {
+    status = toErrorBody(err).status;
+    throw err;
+  } finally {
+    if (take) limiter.record(key, status, performance.now());
+  }
 }
 
 async function serve(deps: PullRoutesDeps, req: ApiRequest, parts: string[], op: string): Promise<ApiResponse> {

@@ -1,4 +1,4 @@
-import { BerthError, JobRequest, LIMITS, decode } from '@berth/protocol';
+import { BerthError, LIMITS, decodeJobRequest, type JobRequest } from '@berth/protocol';
 import { readBody, parseJsonBody } from '../body.js';
 import { intParam } from '../query.js';
 import type { RouteContext } from './route-context.js';
@@ -10,7 +10,7 @@ async function readJobRequest(rc: RouteContext, limit: number): Promise<JobReque
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new BerthError('invalid_request', 'request body must be a JSON object like {"input": {...}}');
   }
-  const r = decode(JobRequest, parsed);
+  const r = decodeJobRequest(parsed);
   if (!r.ok) throw new BerthError('invalid_request', r.error, r.issues);
   return r.value;
 }
