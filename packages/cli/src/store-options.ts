@@ -99,7 +99,9 @@ export async function openStore(args: StoreArgs): Promise<OpenedStore> {
     return { store, where: `${redactUrl(url)} (PostgreSQL, schema ${args.databaseSchema})`, keyStore: server.PgKeyStore.on(store.pool) };
   }
   const file = resolve(args.dataDir, 'berth.sqlite');
-  const store = new server.SqliteStore({ file, durability: args.durability });
+  // BERTH_SQLITE_THREAD=1: the connection and its commits on a worker thread (docs/durability.md).
+  const thread = process.env.BERTH_SQLITE_THREAD === '1';
+  const store = new server.SqliteStore({ file, durability: args.durability, thread });
   // API keys from `berth keys create` live in the same file (table api_keys).
   return { store, where: `${file} (SQLite, durability ${args.durability})`, keyStore: new server.SqliteKeyStore(store.db) };
 }
