@@ -195,7 +195,7 @@ export class SqliteCore {
   }
 
   recover(leaseUntil: number): RecoveryReport {
-    this.st.leaseOrphans.run(leaseUntil);
+    this.st.leaseOrphans.run({ until: leaseUntil });
     const { queued, running } = this.live.totals();
     const endpoints = (this.st.endpoints.all() as { endpoint_id: string }[]).map((r) => r.endpoint_id);
     return { queued, running, endpoints };
