@@ -119,7 +119,11 @@ export class SqliteStore implements Store {
 
   claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
     // An empty queue (the counters include the open batch) needs no transaction: nothing to claim.
-    if (this.core && this.core.live.queued(endpointId) === 0) return Promise.resolve(undefined);
+    // On the thread: the queue was empty after the last batch and nothing since can have queued a job.
+    if (this.core ? this.core.live.queued(endpointId) === 0 : this.thread!.surelyEmpty(endpointId)) {
+      this.alive();
+      return Promise.resolve(undefined);
+    }
     return this.write('claim', endpointId, workerId, now);
   }
 

@@ -21,7 +21,11 @@ export interface SerializedError {
   jobId?: string;
 }
 /** A batch's answer: one result per operation, or the COMMIT's error for all of them; batches committed so far. */
-export type BatchAnswer = { results: OpResult[]; commits: number } | { failed: SerializedError; commits: number };
+export type BatchAnswer = ({ results: OpResult[] } | { failed: SerializedError }) & {
+  commits: number;
+  /** Endpoints with queued jobs once the batch ended: an empty queue's claim is answered without the thread. */
+  queued: string[];
+};
 
 export function serializeError(err: unknown): SerializedError {
   if (!(err instanceof Error)) return { name: 'Error', message: String(err) };
@@ -79,9 +83,9 @@ if (port) {
         // the connection is unusable; the next batch reports it
       }
       core.live.rebuild();
-      port.postMessage({ failed: serializeError(err), commits } satisfies BatchAnswer);
+      port.postMessage({ failed: serializeError(err), commits, queued: core.live.queuedEndpoints() } satisfies BatchAnswer);
       return;
     }
-    port.postMessage({ results, commits } satisfies BatchAnswer);
+    port.postMessage({ results, commits, queued: core.live.queuedEndpoints() } satisfies BatchAnswer);
   });
 }

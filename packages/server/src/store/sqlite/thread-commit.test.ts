@@ -65,6 +65,25 @@ describe.each(['normal', 'full'] as const)('SqliteStore on its thread (durabilit
     }
   });
 
+  it('answers a claim on a queue known to be empty without the thread, and sends it when a job may be queued', async () => {
+    const store = new SqliteStore({ file: file(), durability, thread: true });
+    try {
+      const unknown = store.claim('ep', 'w1', T0); // before the thread's first answer nothing is known: asked
+      expect(await unknown).toBeUndefined();
+      let answered = false;
+      void store.claim('ep', 'w1', T0).then(() => (answered = true));
+      await Promise.resolve();
+      expect(answered).toBe(true); // no round trip
+      const job = makeJob();
+      const inserting = store.insert(job); // not awaited: the claim below must not be answered from memory
+      const claimed = await store.claim('ep', 'w1', T0 + 1);
+      await inserting;
+      expect(claimed?.id).toBe(job.id);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('commits what was written before close, and reopens it (also in the event loop)', async () => {
     const f = file();
     const store = new SqliteStore({ file: f, durability, thread: true });

@@ -3,8 +3,11 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { DuplicateJobError } from '../duplicate-job.js';
-import type { Op } from './sqlite-core.js';
+import type { Op, OpName } from './sqlite-core.js';
 import type { BatchAnswer, SerializedError, StoreThreadData } from './store-thread.js';
+
+/** Operations that can put a job in a queue. */
+const QUEUEING: ReadonlySet<OpName> = new Set<OpName>(['insert', 'retry', 'requeue', 'recover']);
 
 interface Waiter {
   resolve: (v: unknown) => void;
@@ -48,6 +51,11 @@ export class ThreadCommit {
   private idleWaiters: (() => void)[] = [];
   /** Batches with at least one write committed so far. */
   commits = 0;
+  /** Endpoints with queued jobs after the last batch answered (unknown before the first answer). */
+  private queued: Set<string> | undefined;
+  /** Operations sent or waiting that may queue a job (an insert, a retry, a requeue, a failed batch's rebuild). */
+  private mayQueue = 0;
+  private mayQueueInFlight = 0;
 
   constructor(data: StoreThreadData) {
     this.worker = startThread(data);
@@ -59,9 +67,18 @@ export class ThreadCommit {
     this.worker.unref();
   }
 
+  /**
+   * True when a claim on `endpointId` would find nothing, known without asking the thread: its queue was empty after
+   * the last batch, and nothing sent or waiting since can queue a job.
+   */
+  surelyEmpty(endpointId: string): boolean {
+    return this.queued !== undefined && this.mayQueue === 0 && this.mayQueueInFlight === 0 && !this.queued.has(endpointId);
+  }
+
   /** Adds `op` to the batch that fills now; resolves with its result once that batch is committed. */
   run(op: Op): Promise<unknown> {
     if (this.broken) return Promise.reject(this.broken);
+    if (QUEUEING.has(op[0])) this.mayQueue++;
     return new Promise((resolve, reject) => {
       this.ops.push(op);
       this.waiters.push({ resolve, reject });
@@ -81,6 +98,8 @@ export class ThreadCommit {
   private send(): void {
     if (this.inFlight || this.ops.length === 0) return;
     this.inFlight = this.waiters;
+    this.mayQueueInFlight = this.mayQueue;
+    this.mayQueue = 0;
     const ops = this.ops;
     this.ops = [];
     this.waiters = [];
@@ -92,6 +111,8 @@ export class ThreadCommit {
     const batch = this.inFlight ?? [];
     this.inFlight = undefined;
     this.commits = m.commits;
+    this.queued = new Set(m.queued);
+    this.mayQueueInFlight = 0;
     if ('failed' in m) {
       const err = revive(m.failed);
       for (const w of batch) w.reject(err);
