@@ -6,7 +6,7 @@ import { DataLock } from './data-lock.js';
 import { GroupCommit } from './group-commit.js';
 import { WalSync } from './wal-sync.js';
 import { openStoreDatabase } from './open-database.js';
-import { SqliteCore, type Op, type OpName } from './sqlite-core.js';
+import { SqliteCore, type Op } from './sqlite-core.js';
 import { ThreadCommit } from './thread-commit.js';
 
 /** Options of `SqliteStore`. */
@@ -93,28 +93,31 @@ export class SqliteStore implements Store {
     if (this.closed) throw new Error('the store is closed');
   }
 
-  /** Runs a write of the core in the open batch (in the event loop) or sends it to the store thread. */
-  private write<K extends OpName>(name: K, ...args: Parameters<SqliteCore[K]>): Promise<ReturnType<SqliteCore[K]>> {
+  /**
+   * A write: in the event loop, `loop` runs in the open batch; on the thread, `op` (the same call by name) is sent.
+   * Both settle after the batch's COMMIT.
+   */
+  private write<T>(loop: (core: SqliteCore) => T, op: Op): Promise<T> {
     this.alive();
-    if (this.thread) return this.thread.run([name, args] as Op) as Promise<ReturnType<SqliteCore[K]>>;
+    if (this.thread) return this.thread.run(op) as Promise<T>;
     const core = this.core!;
-    return this.tx!.write(() => (core[name] as (...a: unknown[]) => ReturnType<SqliteCore[K]>)(...args));
+    return this.tx!.write(() => loop(core));
   }
 
   /** A read: in the event loop it waits for the open batch (nothing uncommitted is shown early). */
-  private read<K extends OpName>(name: K, ...args: Parameters<SqliteCore[K]>): Promise<ReturnType<SqliteCore[K]>> {
+  private read<T>(loop: (core: SqliteCore) => T, op: Op): Promise<T> {
     this.alive();
-    if (this.thread) return this.thread.run([name, args] as Op) as Promise<ReturnType<SqliteCore[K]>>;
+    if (this.thread) return this.thread.run(op) as Promise<T>;
     const core = this.core!;
-    return this.tx!.read(() => (core[name] as (...a: unknown[]) => ReturnType<SqliteCore[K]>)(...args));
+    return this.tx!.read(() => loop(core));
   }
 
   insert(job: JobRecord): Promise<void> {
-    return this.write('insert', job);
+    return this.write((c) => c.insert(job), ['insert', [job]]);
   }
 
   get(id: string): Promise<JobRecord | undefined> {
-    return this.read('get', id);
+    return this.read((c) => c.get(id), ['get', [id]]);
   }
 
   claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
@@ -124,98 +127,98 @@ export class SqliteStore implements Store {
       this.alive();
       return Promise.resolve(undefined);
     }
-    return this.write('claim', endpointId, workerId, now);
+    return this.write((c) => c.claim(endpointId, workerId, now), ['claim', [endpointId, workerId, now]]);
   }
 
   finish(id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): Promise<JobRecord | undefined> {
-    return this.write('finish', id, attempt, patch, now, retention);
+    return this.write((c) => c.finish(id, attempt, patch, now, retention), ['finish', [id, attempt, patch, now, retention]]);
   }
 
   cancel(id: string, now: number, retention: RetentionPolicy): Promise<{ before: JobRecord; after: JobRecord } | undefined> {
-    return this.write('cancel', id, now, retention);
+    return this.write((c) => c.cancel(id, now, retention), ['cancel', [id, now, retention]]);
   }
 
   retry(id: string, now: number): Promise<JobRecord | undefined> {
-    return this.write('retry', id, now);
+    return this.write((c) => c.retry(id, now), ['retry', [id, now]]);
   }
 
   requeue(id: string, attempt: number, now: number, maxAttempts: number, failError: string, retention: RetentionPolicy): Promise<JobRecord | undefined> {
-    return this.write('requeue', id, attempt, now, maxAttempts, failError, retention);
+    return this.write((c) => c.requeue(id, attempt, now, maxAttempts, failError, retention), ['requeue', [id, attempt, now, maxAttempts, failError, retention]]);
   }
 
   setProgress(id: string, attempt: number, progress: unknown): Promise<boolean> {
-    return this.write('setProgress', id, attempt, progress);
+    return this.write((c) => c.setProgress(id, attempt, progress), ['setProgress', [id, attempt, progress]]);
   }
 
   appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number> {
-    return this.write('appendStream', id, attempt, seq, chunks);
+    return this.write((c) => c.appendStream(id, attempt, seq, chunks), ['appendStream', [id, attempt, seq, chunks]]);
   }
 
   takeStream(id: string): Promise<unknown[]> {
     // A reader polling a stream with nothing new (the common case) reads; only taking chunks is a write.
     if (this.core && !this.core.streamPending(id)) return this.tx!.read(() => []);
-    return this.write('takeStream', id);
+    return this.write((c) => c.takeStream(id), ['takeStream', [id]]);
   }
 
   setLease(id: string, attempt: number, until: number | null): Promise<boolean> {
-    return this.write('setLease', id, attempt, until);
+    return this.write((c) => c.setLease(id, attempt, until), ['setLease', [id, attempt, until]]);
   }
 
   runningOn(workerId: string): Promise<JobRecord[]> {
-    return this.read('runningOn', workerId);
+    return this.read((c) => c.runningOn(workerId), ['runningOn', [workerId]]);
   }
 
   setExpiry(id: string, expiresAt: number): Promise<boolean> {
-    return this.write('setExpiry', id, expiresAt);
+    return this.write((c) => c.setExpiry(id, expiresAt), ['setExpiry', [id, expiresAt]]);
   }
 
   purgeQueue(endpointId: string): Promise<string[]> {
-    return this.write('purgeQueue', endpointId);
+    return this.write((c) => c.purgeQueue(endpointId), ['purgeQueue', [endpointId]]);
   }
 
   delete(id: string, cond?: DeleteCondition): Promise<boolean> {
-    return this.write('delete', id, cond);
+    return this.write((c) => c.delete(id, cond), ['delete', [id, cond]]);
   }
 
   due(now: number, limit: number): Promise<DueJobs> {
-    return this.read('due', now, limit);
+    return this.read((c) => c.due(now, limit), ['due', [now, limit]]);
   }
 
   counts(endpointId: string): Promise<EndpointCounts> {
-    return this.read('counts', endpointId);
+    return this.read((c) => c.counts(endpointId), ['counts', [endpointId]]);
   }
 
   queueDepth(endpointId: string): Promise<number> {
     if (this.core) return Promise.resolve(this.core.live.queued(endpointId));
-    return this.read('queueDepth', endpointId);
+    return this.read((c) => c.queueDepth(endpointId), ['queueDepth', [endpointId]]);
   }
 
   recover(leaseUntil: number): Promise<RecoveryReport> {
-    return this.write('recover', leaseUntil);
+    return this.write((c) => c.recover(leaseUntil), ['recover', [leaseUntil]]);
   }
 
   claimWebhooks(now: number, limit: number, leaseUntil: number): Promise<WebhookDelivery[]> {
-    return this.write('claimWebhooks', now, limit, leaseUntil);
+    return this.write((c) => c.claimWebhooks(now, limit, leaseUntil), ['claimWebhooks', [now, limit, leaseUntil]]);
   }
 
   recordWebhookAttempt(deliveryId: string, attempt: WebhookAttempt, nextAttemptAt: number | null): Promise<boolean> {
-    return this.write('recordWebhookAttempt', deliveryId, attempt, nextAttemptAt);
+    return this.write((c) => c.recordWebhookAttempt(deliveryId, attempt, nextAttemptAt), ['recordWebhookAttempt', [deliveryId, attempt, nextAttemptAt]]);
   }
 
   webhookDeliveries(jobId: string): Promise<WebhookDelivery[]> {
-    return this.read('webhookDeliveries', jobId);
+    return this.read((c) => c.webhookDeliveries(jobId), ['webhookDeliveries', [jobId]]);
   }
 
   appendLogs(id: string, lines: JobLogLine[]): Promise<number> {
-    return lines.length === 0 ? this.read('appendLogs', id, lines) : this.write('appendLogs', id, lines);
+    return lines.length === 0 ? this.read((c) => c.appendLogs(id, lines), ['appendLogs', [id, lines]]) : this.write((c) => c.appendLogs(id, lines), ['appendLogs', [id, lines]]);
   }
 
   logs(id: string): Promise<JobLog | undefined> {
-    return this.read('logs', id);
+    return this.read((c) => c.logs(id), ['logs', [id]]);
   }
 
   recent(endpointId: string, limit: number): Promise<JobRecord[]> {
-    return this.read('recent', endpointId, limit);
+    return this.read((c) => c.recent(endpointId, limit), ['recent', [endpointId, limit]]);
   }
 
   async close(): Promise<void> {
