@@ -84,6 +84,18 @@ describe.each(['normal', 'full'] as const)('SqliteStore on its thread (durabilit
     }
   });
 
+  it('fails only the batch holding a value that cannot cross to the thread', async () => {
+    const store = new SqliteStore({ file: file(), durability, thread: true });
+    try {
+      const bad = store.setProgress('nope', 1, { fn: () => 1 });
+      await expect(bad).rejects.toThrow();
+      await store.insert(makeJob());
+      expect(await store.queueDepth('ep')).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('commits what was written before close, and reopens it (also in the event loop)', async () => {
     const f = file();
     const store = new SqliteStore({ file: f, durability, thread: true });

@@ -103,8 +103,19 @@ export class ThreadCommit {
     const ops = this.ops;
     this.ops = [];
     this.waiters = [];
+    try {
+      this.worker.postMessage(ops);
+    } catch (err) {
+      // Not cloneable (a value that is not plain data): nothing was sent, so the batch fails alone.
+      const batch = this.inFlight;
+      this.inFlight = undefined;
+      this.mayQueueInFlight = 0;
+      for (const w of batch) w.reject(err);
+      if (this.ops.length) this.schedule();
+      else for (const r of this.idleWaiters.splice(0)) r();
+      return;
+    }
     this.worker.ref(); // a batch on the thread keeps the process alive until it is answered
-    this.worker.postMessage(ops);
   }
 
   private answered(m: BatchAnswer): void {
