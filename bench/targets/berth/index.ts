@@ -75,6 +75,13 @@ const FLAVOURS: BerthFlavour[] = [
   { name: 'berth-sqlite-normal', description: '`berth serve` SQLite, synchronous=NORMAL (default)', args: (d) => ['--data-dir', d], dataDir: (d) => d },
   { name: 'berth-sqlite-full', description: '`berth serve --durability full` (fsync every commit)', args: (d) => ['--data-dir', d, '--durability', 'full'], dataDir: (d) => d },
 ];
+/** The same SQLite flavours with the connection on a worker thread (`BERTH_SQLITE_THREAD=1`); no `@base` row. */
+const THREAD_FLAVOURS: BerthFlavour[] = FLAVOURS.filter((f) => f.name.startsWith('berth-sqlite-')).map((f) => ({
+  ...f,
+  name: `${f.name}-thread`,
+  description: `${f.description}, connection on a worker thread (BERTH_SQLITE_THREAD=1)`,
+  env: { ...f.env, BERTH_SQLITE_THREAD: '1' },
+}));
 
 /**
  * BENCH_BERTH_BASELINE=<another checkout, built> adds a `<name>@base` row after each Berth row, running that
@@ -85,4 +92,4 @@ const baseline = process.env['BENCH_BERTH_BASELINE'];
 export const BERTH_TARGETS: Target[] = FLAVOURS.flatMap((f) => [
   berthTarget(f),
   ...(baseline ? [berthTarget({ ...f, name: `${f.name}@base`, description: `${f.description}, built from ${baseline}`, bin: join(baseline, 'packages/cli/dist/bin.js'), benchDir: join(baseline, 'bench') })] : []),
-]);
+]).concat(THREAD_FLAVOURS.map(berthTarget));

@@ -1,12 +1,21 @@
-import { expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
 import { API_KEY, ScriptedWorker, bodyReader, call, listening } from '../testing.test-helpers.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 
 // A streamed chunk costs one SQLite commit: the SSE reader is woken as the chunk is written, so its take joins
 // the append's batch (it was two: the append's commit, then the take's). The reader still receives the chunk
 // only after that commit.
-it('an SSE reader takes each chunk in the commit that stored it (SQLite)', async () => {
-  const store = new SqliteStore({ file: ':memory:' });
+const dir = mkdtempSync(join(tmpdir(), 'berth-stream-commits-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+it.each([
+  ['in the event loop', () => new SqliteStore({ file: ':memory:' })],
+  ['on its thread', () => new SqliteStore({ file: join(dir, 'thread.sqlite'), thread: true })],
+])('an SSE reader takes each chunk in the commit that stored it (SQLite %s)', async (_, open) => {
+  const store = open();
   await using t = await listening({ store });
   const w = await ScriptedWorker.connect(t.url);
   const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id as string;

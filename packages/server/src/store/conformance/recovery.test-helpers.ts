@@ -25,7 +25,7 @@ export function recoveryTests(makeStore: MakeStore): void {
       expect((await ctx.store.counts('ep')).inQueue).toBe(1);
     });
 
-    it('leases every running job without a lease on recover, and counts what it holds', async () => {
+    it('leases every running job on recover (a lease ending sooner is extended), and counts what it holds', async () => {
       const a = await ctx.start({}, 'w1');
       const b = await ctx.start({}, 'w2');
       await ctx.store.setLease(b.id, b.attempt, T0 + 5_000);
@@ -34,7 +34,8 @@ export function recoveryTests(makeStore: MakeStore): void {
       await ctx.add();
       expect(await ctx.store.recover(T0 + 60_000)).toEqual({ queued: 2, running: 2, endpoints: ['ep'] });
       expect((await ctx.store.get(a.id))?.leaseUntil).toBe(T0 + 60_000);
-      expect((await ctx.store.get(b.id))?.leaseUntil).toBe(T0 + 5_000); // an earlier lease is kept
+      // A lease ending sooner is extended: its worker could not come back while the control plane was down.
+      expect((await ctx.store.get(b.id))?.leaseUntil).toBe(T0 + 60_000);
       const due = await ctx.store.due(T0 + 60_000, 10);
       expect(due.leaseExpired.map((j) => j.id).sort()).toEqual([a.id, b.id].sort());
       // the lease sweep sends them back with the attempt counted
@@ -46,6 +47,17 @@ export function recoveryTests(makeStore: MakeStore): void {
       const again = must(await ctx.store.claim('ep', 'w3', T0 + 61_000));
       expect(again.id).toBe(a.id);
       expect(again.attempt).toBe(2);
+    });
+
+    it('gives running jobs the grace of the latest restart, not of the first of quick restarts in a row', async () => {
+      const a = await ctx.start({}, 'w1');
+      await ctx.store.recover(T0 + 20_000); // restart 1: the worker has not reconnected when the process dies again
+      await ctx.store.recover(T0 + 27_000); // restart 2, 7 s later
+      expect((await ctx.store.get(a.id))?.leaseUntil).toBe(T0 + 27_000);
+      expect((await ctx.store.due(T0 + 20_000, 10)).leaseExpired).toEqual([]);
+      expect((await ctx.store.due(T0 + 27_000, 10)).leaseExpired.map((j) => j.id)).toEqual([a.id]);
+      await ctx.store.recover(T0 + 25_000); // a later lease is never shortened
+      expect((await ctx.store.get(a.id))?.leaseUntil).toBe(T0 + 27_000);
     });
 
     it('stores a job that is terminal from the start (a refused input): counted, and deleted after its retention', async () => {

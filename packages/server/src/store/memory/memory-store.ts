@@ -327,7 +327,7 @@ export class MemoryStore implements Store {
       if (e.rec.status === 'IN_QUEUE') report.queued++;
       if (e.rec.status !== 'IN_PROGRESS') continue;
       report.running++;
-      if (e.rec.leaseUntil === undefined) {
+      if (e.rec.leaseUntil === undefined || e.rec.leaseUntil < leaseUntil) {
         e.rec.leaseUntil = leaseUntil;
         this.leaseHeap.push(leaseUntil, e.rec.id);
       }

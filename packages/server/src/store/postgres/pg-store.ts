@@ -420,7 +420,7 @@ export class PgStore implements Store {
   async recover(leaseUntil: number): Promise<RecoveryReport> {
     const now = Date.now();
     await this.watch.start(leaseUntil - now).catch(toUnavailable);
-    await this.q(`UPDATE jobs SET lease_until = $1 WHERE status = 'IN_PROGRESS' AND lease_until IS NULL
+    await this.q(`UPDATE jobs SET lease_until = $1 WHERE status = 'IN_PROGRESS' AND (lease_until IS NULL OR lease_until < $1)
       AND (owner IS NULL OR owner = $2 OR owner NOT IN (SELECT id FROM replicas WHERE seen_at >= $3 AND id <> $2))`,
       [leaseUntil, this.replicaId, now - (this.options.replicaTimes ?? DEFAULT_REPLICA_TIMES).deadAfterMs]);
     const [n] = await this.q<{ queued: number; running: number }>(`SELECT count(*) FILTER (WHERE status = 'IN_QUEUE') AS queued,

@@ -51,6 +51,13 @@ export class LiveCounts {
     return this.live.get(endpointId)?.IN_PROGRESS ?? 0;
   }
 
+  /** Endpoints with at least one queued job. */
+  queuedEndpoints(): string[] {
+    const out: string[] = [];
+    for (const [id, l] of this.live) if (l.IN_QUEUE > 0) out.push(id);
+    return out;
+  }
+
   /** Totals over every endpoint. */
   totals(): { queued: number; running: number } {
     let queued = 0;

@@ -71,7 +71,8 @@ export function prepareStatements(db: Database): Statements {
       retried: p(`INSERT INTO endpoint_stats (endpoint_id, retried) VALUES (?, 1) ON CONFLICT (endpoint_id) DO UPDATE SET retried = retried + 1`),
     },
     endpoints: p(`SELECT DISTINCT endpoint_id FROM jobs ORDER BY endpoint_id`),
-    leaseOrphans: p(`UPDATE jobs SET lease_until = ? WHERE status = 'IN_PROGRESS' AND lease_until IS NULL`),
+    // Every running job gets at least the grace of this start: its worker could not reconnect while nobody listened.
+    leaseOrphans: p(`UPDATE jobs SET lease_until = :until WHERE status = 'IN_PROGRESS' AND (lease_until IS NULL OR lease_until < :until)`),
   };
 }
 
