@@ -271,6 +271,16 @@ export class PgStore implements Store {
     return pgStream.take(this.asyncRun, id);
   }
 
+  /**
+   * Sends NOTIFY payloads on `channel` (the cluster bus), from the pool that commits asynchronously: a notification
+   * is a wake-up, not state, so it waits for no WAL flush, and it does not queue behind the main pool's writes.
+   */
+  async notify(channel: string, payloads: string[]): Promise<void> {
+    if (payloads.length === 0) return;
+    this.alive();
+    await this.asyncPool.query(payloads.length === 1 ? named(SQL.notify, [channel, payloads[0]]) : named(SQL.notifyMany, [channel, payloads]));
+  }
+
   /** Output files in the database: every replica serves every signed URL. */
   outputFiles(o: { ttlMs: number; clock: Clock; logger: Logger }): OutputFileStore {
     return new PgFileStore(this.pool, o);

@@ -105,6 +105,9 @@ export const SQL = {
       AND (owner IS NULL OR owner = $2 OR owner NOT IN (SELECT id FROM replicas WHERE seen_at >= $3 AND id <> $2))`,
   liveCounts: `SELECT count(*) FILTER (WHERE status = 'IN_QUEUE') AS queued, count(*) FILTER (WHERE status = 'IN_PROGRESS') AS running FROM jobs`,
   endpoints: `SELECT DISTINCT endpoint_id FROM jobs ORDER BY endpoint_id`,
+  /** The cluster channel ($1) and one payload ($2) or several ($2 text[]). */
+  notify: `SELECT pg_notify($1, $2)`,
+  notifyMany: `SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`,
 } as const;
 
 const names = new Map<string, string>();
