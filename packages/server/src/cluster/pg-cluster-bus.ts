@@ -43,9 +43,16 @@ export class PgClusterBus implements ClusterBus {
     this.channel = `berth_${store.schema}`;
     this.header = header(this.replicaId);
     store.onQueued = (endpointId) => this.publish({ t: 'queued', endpointId });
+    store.chunkNotice = (id, attempt, seq, chunks) => {
+      if (this.closed || !this.othersMayListen()) return undefined;
+      const payload = `${this.header}\n${encodeLine({ t: 'job', id, kind: 'chunk', data: { attempt, seq, chunks } })}`;
+      return Buffer.byteLength(payload) <= MAX_PAYLOAD ? { channel: this.channel, payload } : undefined;
+    };
   }
 
   publish(msg: ClusterMessage): void {
+    // Chunks whose append carried their notification (`PgStore.chunkNotice`) are on their way already.
+    if (msg.t === 'job' && msg.data && this.store.takeNoticed(msg.id, msg.data.attempt, msg.data.seq, msg.data.chunks.length)) return;
     if (this.closed || !this.othersMayListen()) return;
     this.push(encodeLine(msg));
   }

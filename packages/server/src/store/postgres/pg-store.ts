@@ -13,7 +13,7 @@ import { inTransaction } from './transaction.js';
 import { pgJobLogs } from './job-logs.js';
 import { pgOutbox } from './webhook-outbox.js';
 import { DuplicateJobError } from '../duplicate-job.js';
-import { ASYNC_COMMIT, pgStream } from './stream-sql.js';
+import { ASYNC_COMMIT, pgStream, type ChunkNotice } from './stream-sql.js';
 import { PgFileStore } from './pg-file-store.js';
 import type { OutputFileStore } from '../../files/types.js';
 import type { Clock } from '../../clock.js';
@@ -263,8 +263,25 @@ export class PgStore implements Store {
     }
   };
 
-  appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number> {
-    return pgStream.append(this.asyncRun, id, attempt, seq, chunks);
+  /**
+   * Set by the cluster bus while other replicas listen: the notification of a chunk append, sent in the append's
+   * own statement (the chunks reach other replicas one round trip sooner). The bus then skips the event.
+   */
+  chunkNotice: ((id: string, attempt: number, seq: number, chunks: unknown[]) => ChunkNotice | undefined) | undefined;
+  private readonly noticed = new Set<string>();
+
+  async appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number> {
+    const r = await pgStream.append(this.asyncRun, id, attempt, seq, chunks, this.chunkNotice?.(id, attempt, seq, chunks));
+    if (r.notified) {
+      if (this.noticed.size > 1_000) this.noticed.clear(); // entries are taken at once; never let strays pile up
+      this.noticed.add(`${id}\t${attempt}\t${seq}\t${chunks.length}`);
+    }
+    return r.n;
+  }
+
+  /** Whether the append of these chunks notified the other replicas itself (answers true once). */
+  takeNoticed(id: string, attempt: number, seq: number, count: number): boolean {
+    return this.noticed.delete(`${id}\t${attempt}\t${seq}\t${count}`);
   }
 
   takeStream(id: string): Promise<unknown[]> {
