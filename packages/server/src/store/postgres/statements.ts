@@ -7,12 +7,18 @@ import { INSERT_COLUMNS } from './rows.js';
  * plans it once per connection. Conditions in WHERE make each write conditional (status and attempt).
  */
 
+/**
+ * The columns of a job record (`JobRow`), instead of `*`: the table has more (queue position, owner, stream and
+ * log counters) that no caller of a record needs, and `pg` parses every column of every row it returns.
+ */
+export const COLS = INSERT_COLUMNS.replace(/\s+/g, ' ');
+const JOBS_COLS = COLS.split(', ').map((c) => `jobs.${c}`).join(', ');
 const RETAIN = (now: string, sync: string, async: string) => `${now}::bigint + CASE WHEN sync THEN ${sync}::bigint ELSE ${async}::bigint END`;
 const TERMINAL = `('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT')`;
 const insertSql = (seq: string) => `INSERT INTO jobs (${INSERT_COLUMNS}, queue_seq) VALUES (${Array.from({ length: 24 }, (_, i) => `$${i + 1}`).join(', ')}, ${seq})`;
 const stat = (column: 'completed' | 'failed' | 'retried') => `INSERT INTO endpoint_stats (endpoint_id, shard, ${column}) VALUES ($1, $2, 1)
   ON CONFLICT (endpoint_id, shard) DO UPDATE SET ${column} = endpoint_stats.${column} + 1`;
-const due = (where: string, order: string) => `SELECT * FROM jobs WHERE ${where} ORDER BY ${order} LIMIT $2`;
+const due = (where: string, order: string) => `SELECT ${COLS} FROM jobs WHERE ${where} ORDER BY ${order} LIMIT $2`;
 
 /**
  * Claims of one endpoint issued in the same event-loop turn (`claim-batch.ts`): locks up to $2 of the oldest queued
@@ -28,7 +34,7 @@ export const CLAIM_MANY_SQL = `
     started_at = $4::bigint, execution_deadline = $4::bigint + execution_timeout, lease_until = NULL, progress = NULL, queue_seq = NULL,
     stream_len = 0, stream_taken = 0
   FROM numbered WHERE jobs.id = numbered.id
-  RETURNING jobs.*, numbered.rn`;
+  RETURNING ${JOBS_COLS}, numbered.rn`;
 
 /**
  * Results of many jobs reported in the same event-loop turn (`finish-batch.ts`): each job's conditional transition
@@ -45,7 +51,7 @@ export const FINISH_MANY_SQL = `
       output = CASE WHEN jobs.cost IS NOT NULL AND v.output IS NOT NULL AND jsonb_typeof(v.output::jsonb) = 'object'
         THEN (v.output::jsonb || jsonb_build_object('cost', jobs.cost))::text ELSE v.output END
     FROM v WHERE jobs.id = v.id AND jobs.status = 'IN_PROGRESS' AND jobs.attempt = v.attempt AND jobs.webhook IS NULL
-    RETURNING jobs.*, v.idx
+    RETURNING ${JOBS_COLS}, v.idx
   ), s AS (
     INSERT INTO endpoint_stats (endpoint_id, shard, completed, failed)
     SELECT endpoint_id, $9, sum((status = 'COMPLETED')::int), sum((status <> 'COMPLETED')::int) FROM j GROUP BY endpoint_id
@@ -59,31 +65,31 @@ export const SQL = {
   insertOther: insertSql('NULL'),
   /** A synchronous one-row write: flushes the WAL up to here (asynchronous commits included). */
   flush: `INSERT INTO settings (name, value) VALUES ('flush', '') ON CONFLICT (name) DO UPDATE SET value = ''`,
-  get: `SELECT * FROM jobs WHERE id = $1`,
+  get: `SELECT ${COLS} FROM jobs WHERE id = $1`,
   stat: { completed: stat('completed'), failed: stat('failed'), retried: stat('retried') },
   /** $1 id, $2 attempt, $3 status, $4 output JSON, $5 error, $6 now, $7/$8 retention of sync/async jobs. */
   finish: `UPDATE jobs SET status = $3, error = $5, finished_at = $6::bigint, retain_until = ${RETAIN('$6', '$7', '$8')}, execution_deadline = NULL, lease_until = NULL,
       output = CASE WHEN cost IS NOT NULL AND $4::text IS NOT NULL AND jsonb_typeof($4::jsonb) = 'object'
         THEN ($4::jsonb || jsonb_build_object('cost', cost))::text ELSE $4::text END
-    WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 RETURNING *`,
+    WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 RETURNING ${COLS}`,
   /** Whether a running attempt has a webhook (the batched finish leaves those to the transaction with the outbox). */
   hasWebhook: `SELECT 1 AS n FROM jobs WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 AND webhook IS NOT NULL`,
-  cancelLock: `SELECT * FROM jobs WHERE id = $1 AND status IN ('IN_QUEUE', 'IN_PROGRESS') FOR UPDATE`,
+  cancelLock: `SELECT ${COLS} FROM jobs WHERE id = $1 AND status IN ('IN_QUEUE', 'IN_PROGRESS') FOR UPDATE`,
   cancel: `UPDATE jobs SET status = 'CANCELLED', finished_at = $2::bigint, retain_until = ${RETAIN('$2', '$3', '$4')}, execution_deadline = NULL,
       lease_until = NULL, queue_seq = NULL
-    WHERE id = $1 AND status IN ('IN_QUEUE', 'IN_PROGRESS') RETURNING *`,
+    WHERE id = $1 AND status IN ('IN_QUEUE', 'IN_PROGRESS') RETURNING ${COLS}`,
   retry: `UPDATE jobs SET status = 'IN_QUEUE', output = NULL, error = NULL, progress = NULL, worker_id = NULL, owner = NULL, started_at = NULL,
       finished_at = NULL, retain_until = NULL, retries = retries + 1, queued_at = $2, queue_seq = nextval('queue_seq'), stream_len = 0, stream_taken = 0
-    WHERE id = $1 AND status IN ('FAILED', 'TIMED_OUT') RETURNING *`,
+    WHERE id = $1 AND status IN ('FAILED', 'TIMED_OUT') RETURNING ${COLS}`,
   requeue: `UPDATE jobs SET status = 'IN_QUEUE', progress = NULL, worker_id = NULL, owner = NULL, started_at = NULL, execution_deadline = NULL,
       lease_until = NULL, retries = retries + 1, queue_seq = nextval('queue_seq'), stream_len = 0, stream_taken = 0
-    WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 RETURNING *`,
+    WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 RETURNING ${COLS}`,
   dropChunks: `DELETE FROM stream_chunks WHERE job_id = $1`,
   dropChunksOf: `DELETE FROM stream_chunks WHERE job_id = ANY($1)`,
   setProgress: `UPDATE jobs SET progress = $3 WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2`,
   /** Clearing the lease ($3 NULL) means the worker is connected to replica $4 again: it owns the job now. */
   setLease: `UPDATE jobs SET lease_until = $3, owner = CASE WHEN $3::bigint IS NULL THEN $4 ELSE owner END WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2`,
-  runningOn: `SELECT * FROM jobs WHERE worker_id = $1 AND status = 'IN_PROGRESS'`,
+  runningOn: `SELECT ${COLS} FROM jobs WHERE worker_id = $1 AND status = 'IN_PROGRESS'`,
   setExpiry: `UPDATE jobs SET expires_at = $2 WHERE id = $1`,
   purge: `DELETE FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' RETURNING id`,
   deleteIf: `DELETE FROM jobs WHERE id = $1 AND ($2::bigint IS NULL OR expires_at = $2) AND ($3::bigint IS NULL OR retain_until = $3)`,
