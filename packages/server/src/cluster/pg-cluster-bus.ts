@@ -81,13 +81,24 @@ export class PgClusterBus implements ClusterBus {
     this.outbox = [];
     try {
       const payloads: string[] = [];
+      const headBytes = Buffer.byteLength(this.header);
       let cur = this.header;
+      let bytes = headBytes;
       for (const line of batch) {
-        if (cur.length > this.header.length && Buffer.byteLength(cur) + Buffer.byteLength(line) + 1 > MAX_PAYLOAD) {
+        const n = Buffer.byteLength(line) + 1;
+        if (headBytes + n > MAX_PAYLOAD) {
+          // Alone too large for a notification (a presence report of very many endpoints): it would fail the whole
+          // statement, so it is dropped (the others' view of this replica ages out; the store stays the truth).
+          this.onError(new Error(`cluster message of ${n} bytes dropped: larger than a notification`));
+          continue;
+        }
+        if (bytes > headBytes && bytes + n > MAX_PAYLOAD) {
           payloads.push(cur);
           cur = this.header;
+          bytes = headBytes;
         }
         cur += `\n${line}`;
+        bytes += n;
       }
       if (cur.length > this.header.length) payloads.push(cur);
       await this.store.notify(this.channel, payloads);
