@@ -12,8 +12,7 @@ const OTHERS_FRESH_MS = 15_000;
 /**
  * LISTEN/NOTIFY between replicas on one PostgreSQL database. One dedicated connection listens on the channel
  * `berth_<schema>`; messages published during one event-loop turn go out as one NOTIFY (sent on a pooled
- * connection that commits asynchronously: a notification waits for no WAL flush), so a busy replica sends tens
- * of notifications a second, not thousands. Payloads are lines (`wire.ts`): a replica skips its own payloads and
+ * connection), so a busy replica sends tens of notifications a second, not thousands. Payloads are lines (`wire.ts`): a replica skips its own payloads and
  * the events of jobs it has no waiter for without parsing them. When the listening
  * connection drops it reconnects with backoff and then asks for a resync (waiters re-read, queues are pumped).
  * The store's `onQueued` hook feeds it: a job queued on any replica reaches idle workers on the others at once.
