@@ -47,7 +47,9 @@ describe.skipIf(skip !== undefined)(`replicas on one PostgreSQL schema${skip ? `
     const sync = call(a!.server, 'POST', '/v2/echo/runsync?wait=10000', { body: { input: { n: 1 } } });
     const assign = await w.next('job.assign');
     expect(assign.input).toEqual({ n: 1 });
-    expect(b!.bus.stats.received).toBeGreaterThan(0); // woken by A's NOTIFY
+    // A's NOTIFY reaches B (the assign itself may come first: B's own pump, started when its worker connected, can
+    // claim the job as soon as A's insert commits).
+    await until(() => b!.bus.stats.received > 0, 5_000, "A's notification on B");
     w.send({ type: 'job.complete', id: assign.id, attempt: assign.attempt, output: { ok: true } });
     const res = await sync;
     expect(res.status).toBe(200);

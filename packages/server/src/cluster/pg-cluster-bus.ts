@@ -2,59 +2,27 @@ import type { Client, Notification } from 'pg';
 import { loadPg } from '../store/postgres/connect.js';
 import type { PgStore } from '../store/postgres/pg-store.js';
 import type { ClusterBus, ClusterMessage } from './types.js';
-import type { PresenceSnapshot } from './presence.js';
-import type { JobRecord } from '../store/types.js';
+import { decodePayload, encodeLine, header } from './wire.js';
 
 /** NOTIFY payloads must stay under 8000 bytes. */
 const MAX_PAYLOAD = 7_500;
 /** How long a message from another replica counts as proof that others listen (the heartbeat is every 2 s). */
 const OTHERS_FRESH_MS = 15_000;
-const KIND = { change: 'c', chunk: 's', deleted: 'd' } as const;
-const KIND_OF = { c: 'change', s: 'chunk', d: 'deleted' } as const;
-
-/** Chunks (or a job record) larger than this (JSON) go as a bare wake-up: the readers read the store. */
-const MAX_CHUNK_DATA = 6_000;
-
-/** Compact wire form of a message (one NOTIFY carries many). */
-function encode(m: ClusterMessage): unknown[] {
-  if (m.t === 'job') {
-    if (m.data) {
-      const chunks = JSON.stringify(m.data.chunks);
-      if (chunks !== undefined && chunks.length <= MAX_CHUNK_DATA) return ['j', m.id, KIND[m.kind], m.data.seq, m.data.chunks, null, m.data.attempt];
-    }
-    if (m.job && JSON.stringify(m.job).length <= MAX_CHUNK_DATA) return ['j', m.id, KIND[m.kind], null, null, m.job];
-    return ['j', m.id, KIND[m.kind]];
-  }
-  if (m.t === 'queued') return ['q', m.endpointId];
-  if (m.t === 'presence') return m.eps ? ['p', m.replica, m.eps] : ['p', m.replica];
-  return ['x', m.id, m.attempt, m.workerId, m.reason];
-}
-
-function decode(a: unknown[]): ClusterMessage | undefined {
-  const [t, x, y, z, w, v, u] = a as [string, string, unknown, unknown, unknown, unknown, unknown];
-  if (t === 'j' && (y === 'c' || y === 's' || y === 'd')) {
-    if (typeof z === 'number' && Array.isArray(w) && typeof u === 'number') return { t: 'job', id: x, kind: KIND_OF[y], data: { attempt: u, seq: z, chunks: w } };
-    if (v !== null && typeof v === 'object' && (v as JobRecord).id === x) return { t: 'job', id: x, kind: KIND_OF[y], job: v as JobRecord };
-    return { t: 'job', id: x, kind: KIND_OF[y] };
-  }
-  if (t === 'q') return { t: 'queued', endpointId: x };
-  if (t === 'p') return y !== null && typeof y === 'object' ? { t: 'presence', replica: x, eps: y as PresenceSnapshot } : { t: 'presence', replica: x };
-  if (t === 'x') return { t: 'stop', id: x, attempt: y as number, workerId: z as string, reason: w as 'cancelled' };
-  return undefined;
-}
 
 /**
  * LISTEN/NOTIFY between replicas on one PostgreSQL database. One dedicated connection listens on the channel
  * `berth_<schema>`; messages published during one event-loop turn go out as one NOTIFY (sent on a pooled
- * connection), so a busy replica sends tens of notifications a second, not thousands. When the listening
+ * connection), so a busy replica sends tens of notifications a second, not thousands. Payloads are lines (`wire.ts`): a replica skips its own payloads and
+ * the events of jobs it has no waiter for without parsing them. When the listening
  * connection drops it reconnects with backoff and then asks for a resync (waiters re-read, queues are pumped).
  * The store's `onQueued` hook feeds it: a job queued on any replica reaches idle workers on the others at once.
  */
 export class PgClusterBus implements ClusterBus {
   readonly replicaId: string;
   private readonly channel: string;
+  private readonly header: string;
   private client: Client | undefined;
-  private outbox: unknown[][] = [];
+  private outbox: string[] = [];
   private flushing = false;
   private closed = false;
   private connectedOnce = false;
@@ -72,13 +40,24 @@ export class PgClusterBus implements ClusterBus {
   ) {
     this.replicaId = store.replicaId;
     this.channel = `berth_${store.schema}`;
+    this.header = header(this.replicaId);
     store.onQueued = (endpointId) => this.publish({ t: 'queued', endpointId });
+    store.chunkNotice = (id, attempt, seq, chunks) => {
+      if (this.closed || !this.othersMayListen()) return undefined;
+      const payload = `${this.header}\n${encodeLine({ t: 'job', id, kind: 'chunk', data: { attempt, seq, chunks } })}`;
+      return Buffer.byteLength(payload) <= MAX_PAYLOAD ? { channel: this.channel, payload } : undefined;
+    };
   }
 
   publish(msg: ClusterMessage): void {
+    // Chunks whose append carried their notification (`PgStore.chunkNotice`) are on their way already.
+    if (msg.t === 'job' && msg.data && this.store.takeNoticed(msg.id, msg.data.attempt, msg.data.seq, msg.data.chunks.length)) return;
     if (this.closed || !this.othersMayListen()) return;
-    this.push(encode(msg));
+    this.push(encodeLine(msg));
   }
+
+  /** Set by `wireCluster`: whether this replica has waiters for a job (others' events of other jobs are skipped). */
+  interestedIn: ((jobId: string) => boolean) | undefined;
 
   /**
    * A lone replica (one replica, or the only one alive) sends nothing: notifications cost a statement each. Others
@@ -88,7 +67,7 @@ export class PgClusterBus implements ClusterBus {
     return this.store.otherReplicas > 0 || Date.now() - this.othersSeenAt < OTHERS_FRESH_MS;
   }
 
-  private push(encoded: unknown[]): void {
+  private push(encoded: string): void {
     this.outbox.push(encoded);
     if (!this.flushing) {
       this.flushing = true;
@@ -101,21 +80,27 @@ export class PgClusterBus implements ClusterBus {
     this.outbox = [];
     try {
       const payloads: string[] = [];
-      let cur: unknown[][] = [];
-      let size = 0;
-      for (const m of batch) {
-        const len = JSON.stringify(m).length + 1;
-        if (size + len > MAX_PAYLOAD && cur.length) {
-          payloads.push(JSON.stringify({ r: this.replicaId, m: cur }));
-          cur = [];
-          size = 0;
+      const headBytes = Buffer.byteLength(this.header);
+      let cur = this.header;
+      let bytes = headBytes;
+      for (const line of batch) {
+        const n = Buffer.byteLength(line) + 1;
+        if (headBytes + n > MAX_PAYLOAD) {
+          // Alone too large for a notification (a presence report of very many endpoints): it would fail the whole
+          // statement, so it is dropped (the others' view of this replica ages out; the store stays the truth).
+          this.onError(new Error(`cluster message of ${n} bytes dropped: larger than a notification`));
+          continue;
         }
-        cur.push(m);
-        size += len;
+        if (bytes > headBytes && bytes + n > MAX_PAYLOAD) {
+          payloads.push(cur);
+          cur = this.header;
+          bytes = headBytes;
+        }
+        cur += `\n${line}`;
+        bytes += n;
       }
-      if (cur.length) payloads.push(JSON.stringify({ r: this.replicaId, m: cur }));
-      if (payloads.length === 1) await this.store.pool.query('SELECT pg_notify($1, $2)', [this.channel, payloads[0]]);
-      else if (payloads.length) await this.store.pool.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [this.channel, payloads]);
+      if (cur.length > this.header.length) payloads.push(cur);
+      await this.store.notify(this.channel, payloads);
       this.stats.sent += payloads.length;
     } catch (err) {
       this.onError(err); // best effort: the pump timer and the sweep catch up
@@ -138,18 +123,11 @@ export class PgClusterBus implements ClusterBus {
 
   private receive(n: Notification): void {
     if (!n.payload) return;
-    let parsed: { r?: string; m?: unknown[][] };
-    try {
-      parsed = JSON.parse(n.payload) as typeof parsed;
-    } catch {
-      return;
-    }
-    if (parsed.r === this.replicaId || !Array.isArray(parsed.m)) return;
+    const msgs = decodePayload(n.payload, this.header, this.interestedIn ?? (() => true));
+    if (!msgs) return;
     this.stats.received++;
     this.othersSeenAt = Date.now();
-    for (const a of parsed.m) {
-      const msg = Array.isArray(a) ? decode(a) : undefined;
-      if (!msg) continue;
+    for (const msg of msgs) {
       if (msg.t === 'queued') this.store.queuedElsewhere(msg.endpointId); // before the pump, so its claim queries
       for (const fn of this.handlers) fn(msg);
     }
@@ -178,7 +156,7 @@ export class PgClusterBus implements ClusterBus {
     }
     this.client = client;
     this.retryMs = 100;
-    this.push(['h']); // hello: replicas that thought they were alone start sending at once
+    this.push(encodeLine({ t: 'hello' })); // hello: replicas that thought they were alone start sending at once
     if (this.connectedOnce) {
       this.stats.reconnects++;
       this.store.queuedElsewhere(); // notifications may have been missed: every queue may hold jobs

@@ -28,6 +28,11 @@ export interface ClusterBus {
   readonly replicaId: string;
   /** Sends to every other replica (batched; best effort). */
   publish(msg: ClusterMessage): void;
+  /**
+   * Set by `wireCluster`: whether this replica has waiters for a job. A bus may drop other replicas' events of
+   * jobs nobody here waits for before decoding them (`PgClusterBus` does).
+   */
+  interestedIn?: ((jobId: string) => boolean) | undefined;
   /** Messages from other replicas. */
   onMessage(fn: (msg: ClusterMessage) => void): void;
   /** Called after the channel came back from an outage, when messages may have been missed. */

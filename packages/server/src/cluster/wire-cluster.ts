@@ -35,6 +35,7 @@ export interface ClusterLink {
 export function wireCluster(ctx: CoreContext, dispatcher: Dispatcher, bus: ClusterBus, opts: WireClusterOptions = {}): ClusterLink {
   const { events, registry, logger } = ctx;
   bus.onResync(() => (lastPresence = '')); // tell the others again after an outage
+  bus.interestedIn = (id) => events.has(id);
   events.forward = (id, kind, data, job) => bus.publish({ t: 'job', id, kind, ...(data ? { data } : {}), ...(job ? { job } : {}) });
   dispatcher.remoteStop = (job, reason) => {
     if (job.workerId !== undefined) bus.publish({ t: 'stop', id: job.id, attempt: job.attempt, workerId: job.workerId, reason });
@@ -99,6 +100,7 @@ export function wireCluster(ctx: CoreContext, dispatcher: Dispatcher, bus: Clust
       bus.publish({ t: 'presence', replica: bus.replicaId }); // leaving: the others stop counting its workers
       await new Promise((r) => setImmediate(r)); // lets the bus send it
       events.forward = undefined;
+      bus.interestedIn = undefined;
       dispatcher.remoteStop = undefined;
       await bus.close();
     },

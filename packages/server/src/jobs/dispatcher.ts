@@ -77,7 +77,7 @@ export class Dispatcher {
     const msg = { type: 'job.assign' as const, id: job.id, attempt: job.attempt, input: job.input, ...(job.s3Config ? { s3Config: job.s3Config } : {}), ...(job.executionDeadline !== undefined ? { deadline: job.executionDeadline } : {}) };
     session.send(msg);
     logger.debug('job dispatched', { jobId: job.id, workerId: session.workerId, attempt: job.attempt });
-    events.emit(job.id, 'change');
+    events.emit(job.id, 'change', undefined, job); // the claimed record as stored: /runsync waiters need not read it
     return true;
   }
 

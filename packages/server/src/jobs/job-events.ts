@@ -34,6 +34,11 @@ export class JobEvents {
     };
   }
 
+  /** Whether a waiter is subscribed to the job (other replicas' events of other jobs can be dropped unread). */
+  has(id: string): boolean {
+    return this.listeners.has(id);
+  }
+
   /** Sends to other replicas too (`cluster/wire-cluster.ts`); unset in a single process. */
   forward: ((id: string, kind: JobEventKind, data?: ChunkData, job?: JobRecord) => void) | undefined;
 

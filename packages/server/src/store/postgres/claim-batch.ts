@@ -10,21 +10,10 @@ interface Waiter {
 
 /**
  * Claims of one endpoint issued in the same event-loop turn (a worker with 64 free credits asks for 64 jobs at
- * once) become one statement: it locks up to N of the oldest queued jobs with `FOR UPDATE SKIP LOCKED` and gives
- * the k-th oldest to the k-th caller, so FIFO order holds and an empty queue costs one query, not N.
+ * once) become one statement (`CLAIM_MANY_SQL` in `statements.ts`): it locks up to N of the oldest queued jobs with
+ * `FOR UPDATE SKIP LOCKED` and gives the k-th oldest to the k-th caller, so FIFO order holds and an empty queue
+ * costs one query, not N.
  */
-export const CLAIM_MANY_SQL = `
-  WITH picked AS (
-    SELECT id, queue_seq FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' ORDER BY queue_seq LIMIT $2 FOR UPDATE SKIP LOCKED
-  ), numbered AS (
-    SELECT id, row_number() OVER (ORDER BY queue_seq) AS rn FROM picked
-  )
-  UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, worker_id = ($3::text[])[numbered.rn], owner = $5,
-    started_at = $4::bigint, execution_deadline = $4::bigint + execution_timeout, lease_until = NULL, progress = NULL, queue_seq = NULL,
-    stream_len = 0, stream_taken = 0
-  FROM numbered WHERE jobs.id = numbered.id
-  RETURNING jobs.*, numbered.rn`;
-
 export class ClaimBatcher {
   private readonly pending = new Map<string, Waiter[]>();
 

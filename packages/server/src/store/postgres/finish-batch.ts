@@ -1,34 +1,15 @@
 import type { JobRow } from './rows.js';
 
-/**
- * Results of many jobs reported in the same event-loop turn end in one statement: each job's conditional
- * transition (IN_PROGRESS with that attempt, no webhook) and the outcome counters, in one implicit transaction.
- * Parameters per item: id, attempt, status, output (JSON text or null), error, now, keep_sync, keep_async.
- */
-export const FINISH_MANY_SQL = `
-  WITH v AS (
-    SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[])
-      WITH ORDINALITY AS t(id, attempt, status, output, error, now, keep_sync, keep_async, idx)
-  ), j AS (
-    UPDATE jobs SET status = v.status, error = v.error, finished_at = v.now,
-      retain_until = v.now + CASE WHEN jobs.sync THEN v.keep_sync ELSE v.keep_async END, execution_deadline = NULL, lease_until = NULL,
-      output = CASE WHEN jobs.cost IS NOT NULL AND v.output IS NOT NULL AND jsonb_typeof(v.output::jsonb) = 'object'
-        THEN (v.output::jsonb || jsonb_build_object('cost', jobs.cost))::text ELSE v.output END
-    FROM v WHERE jobs.id = v.id AND jobs.status = 'IN_PROGRESS' AND jobs.attempt = v.attempt AND jobs.webhook IS NULL
-    RETURNING jobs.*, v.idx
-  ), s AS (
-    INSERT INTO endpoint_stats (endpoint_id, shard, completed, failed)
-    SELECT endpoint_id, $9, sum((status = 'COMPLETED')::int), sum((status <> 'COMPLETED')::int) FROM j GROUP BY endpoint_id
-    ON CONFLICT (endpoint_id, shard) DO UPDATE SET completed = endpoint_stats.completed + EXCLUDED.completed, failed = endpoint_stats.failed + EXCLUDED.failed
-  )
-  SELECT * FROM j`;
-
 interface Item {
   params: unknown[];
   resolve: (row: JobRow | undefined) => void;
   reject: (err: unknown) => void;
 }
 
+/**
+ * Results of many jobs reported in the same event-loop turn end in one statement (`FINISH_MANY_SQL` in
+ * `statements.ts`): each job's conditional transition and the outcome counters, in one implicit transaction.
+ */
 export class FinishBatcher {
   private pending: Item[] = [];
 

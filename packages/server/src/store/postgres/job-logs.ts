@@ -1,6 +1,7 @@
 import type { PoolClient } from 'pg';
 import { JOB_LOG_MAX_LINES, type JobLog, type JobLogLine, type JobRecord } from '../types.js';
 import { toRecord, type JobRow } from './rows.js';
+import { COLS } from './statements.js';
 import { toLogLine, type LogRow } from '../job-row.js';
 
 type Queryable = Pick<PoolClient, 'query'>;
@@ -45,7 +46,7 @@ export const pgJobLogs = {
   },
 
   async recent(c: Queryable, endpointId: string, limit: number): Promise<JobRecord[]> {
-    const r = await c.query<JobRow>(`SELECT * FROM jobs WHERE endpoint_id = $1 ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $2`, [endpointId, Math.max(0, limit)]);
+    const r = await c.query<JobRow>(`SELECT ${COLS} FROM jobs WHERE endpoint_id = $1 ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $2`, [endpointId, Math.max(0, limit)]);
     return r.rows.map(toRecord);
   },
 };

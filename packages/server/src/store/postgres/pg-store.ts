@@ -1,17 +1,19 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { isTerminal } from '@berth/protocol';
 import type { DeleteCondition, DueJobs, EndpointCounts, FinishPatch, JobLog, JobLogLine, JobRecord, RecoveryReport, RetentionPolicy, Store, WebhookAttempt, WebhookDelivery } from '../types.js';
-import { createPool, isConnectionError, toUnavailable, type PgConnectionOptions } from './connect.js';
+import { createPool, toUnavailable, type PgConnectionOptions } from './connect.js';
 import { DEFAULT_REPLICA_TIMES, ReplicaWatch, type ReplicaTimes } from './replica-watch.js';
-import { INSERT_COLUMNS, insertValues, json, toRecord, type JobRow } from './rows.js';
+import { insertValues, json, toRecord, type JobRow } from './rows.js';
 import { migrate } from './schema.js';
-import { ClaimBatcher, CLAIM_MANY_SQL } from './claim-batch.js';
-import { FinishBatcher, FINISH_MANY_SQL } from './finish-batch.js';
+import { ClaimBatcher } from './claim-batch.js';
+import { FinishBatcher } from './finish-batch.js';
+import { CLAIM_MANY_SQL, FINISH_MANY_SQL, named, SQL } from './statements.js';
+import { inTransaction } from './transaction.js';
 import { pgJobLogs } from './job-logs.js';
 import { pgOutbox } from './webhook-outbox.js';
 import { DuplicateJobError } from '../../errors.js';
-import { ASYNC_COMMIT, pgStream } from './stream-sql.js';
+import { ASYNC_COMMIT, pgStream, type ChunkNotice } from './stream-sql.js';
 import { PgFileStore } from './pg-file-store.js';
 import { PgClusterBus } from '../../cluster/pg-cluster-bus.js';
 import type { ClusterBus } from '../../cluster/types.js';
@@ -33,26 +35,6 @@ type Q = Pick<PoolClient, 'query'>;
 type Stat = 'completed' | 'failed' | 'retried';
 const SHARDS = 16;
 const EMPTY_HINT_MS = 1_000;
-const insertSql = (seq: string) => `INSERT INTO jobs (${INSERT_COLUMNS}, queue_seq) VALUES (${Array.from({ length: 24 }, (_, i) => `$${i + 1}`).join(', ')}, ${seq})`;
-const INSERT_QUEUED = insertSql("nextval('queue_seq')");
-const INSERT_OTHER = insertSql('NULL');
-
-const names = new Map<string, string>();
-/**
- * A named (prepared) statement: PostgreSQL parses and plans it once per connection instead of on every call. Every
- * SQL text here is a fixed template, so the names (a hash of the text) are few.
- */
-function named(text: string, values: unknown[]): { name: string; text: string; values: unknown[] } {
-  let name = names.get(text);
-  if (name === undefined) {
-    name = `berth_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
-    names.set(text, name);
-  }
-  return { name, text, values };
-}
-const RETAIN = (now: string, sync: string, async: string) => `${now}::bigint + CASE WHEN sync THEN ${sync}::bigint ELSE ${async}::bigint END`;
-const TERMINAL = `('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT')`;
-
 /**
  * The PostgreSQL store: several `berth serve` replicas share one database. Every state change is one conditional
  * UPDATE (status and attempt in its WHERE), claims take the oldest queued job with `FOR UPDATE SKIP LOCKED`, and
@@ -136,32 +118,9 @@ export class PgStore implements Store {
     }
   }
 
-  private async tx<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
+  private tx<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
     this.alive();
-    let c: PoolClient;
-    try {
-      c = await this.pool.connect();
-    } catch (err) {
-      return toUnavailable(err);
-    }
-    let broken: Error | undefined;
-    // A checked-out connection that dies between two statements emits 'error' on the client (no pool listener
-    // then): keep it from crashing the process; the next statement fails and the connection is dropped.
-    const onError = (err: Error) => (broken = err);
-    c.on('error', onError);
-    try {
-      await c.query('BEGIN');
-      const out = await fn(c);
-      await c.query('COMMIT');
-      return out;
-    } catch (err) {
-      if (isConnectionError(err)) broken = err as Error;
-      else await c.query('ROLLBACK').catch((e: Error) => (broken = e));
-      return toUnavailable(err);
-    } finally {
-      c.off('error', onError);
-      c.release(broken); // a broken connection is dropped, not returned to the pool
-    }
+    return inTransaction(this.pool, fn);
   }
 
   private async one(c: Q, sql: string, params: unknown[]): Promise<JobRecord | undefined> {
@@ -171,8 +130,7 @@ export class PgStore implements Store {
 
   private async stat(c: Q, endpointId: string, column: Stat): Promise<void> {
     const shard = Math.floor(Math.random() * SHARDS);
-    await c.query(`INSERT INTO endpoint_stats (endpoint_id, shard, ${column}) VALUES ($1, $2, 1)
-      ON CONFLICT (endpoint_id, shard) DO UPDATE SET ${column} = endpoint_stats.${column} + 1`, [endpointId, shard]);
+    await c.query(named(SQL.stat[column], [endpointId, shard]));
   }
 
   private queued(endpointId: string): void {
@@ -190,7 +148,7 @@ export class PgStore implements Store {
   async insert(job: JobRecord): Promise<void> {
     const write = async (c: Q) => {
       try {
-        await c.query(named(job.status === 'IN_QUEUE' ? INSERT_QUEUED : INSERT_OTHER, insertValues(job)));
+        await c.query(named(job.status === 'IN_QUEUE' ? SQL.insertQueued : SQL.insertOther, insertValues(job)));
       } catch (err) {
         if ((err as { code?: string }).code === '23505') throw new DuplicateJobError(job.id);
         throw err;
@@ -215,11 +173,11 @@ export class PgStore implements Store {
 
   /** A synchronous commit of a one-row write: the WAL up to here, asynchronous commits included, is on disk. */
   async flush(): Promise<void> {
-    await this.q(`INSERT INTO settings (name, value) VALUES ('flush', '') ON CONFLICT (name) DO UPDATE SET value = ''`);
+    await this.q(SQL.flush);
   }
 
   async get(id: string): Promise<JobRecord | undefined> {
-    const [r] = await this.q(`SELECT * FROM jobs WHERE id = $1`, [id]);
+    const [r] = await this.q(SQL.get, [id]);
     return r && toRecord(r);
   }
 
@@ -229,20 +187,13 @@ export class PgStore implements Store {
     return this.claims.claim(endpointId, workerId, now);
   }
 
-  private finishSql(extraWhere: string): string {
-    return `UPDATE jobs SET status = $3, error = $5, finished_at = $6::bigint, retain_until = ${RETAIN('$6', '$7', '$8')}, execution_deadline = NULL, lease_until = NULL,
-         output = CASE WHEN cost IS NOT NULL AND $4::text IS NOT NULL AND jsonb_typeof($4::jsonb) = 'object'
-           THEN ($4::jsonb || jsonb_build_object('cost', cost))::text ELSE $4::text END
-       WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2${extraWhere} RETURNING *`;
-  }
-
   private finishParams(id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): unknown[] {
     const output = patch.status === 'COMPLETED' ? json(patch.output) : null;
     return [id, attempt, patch.status, output, patch.status === 'COMPLETED' ? null : patch.error, now, retention.sync, retention.async];
   }
 
   private async finishOn(c: Q, id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): Promise<JobRecord | undefined> {
-    const job = await this.one(c, this.finishSql(''), this.finishParams(id, attempt, patch, now, retention));
+    const job = await this.one(c, SQL.finish, this.finishParams(id, attempt, patch, now, retention));
     if (!job) return undefined;
     await this.stat(c, job.endpointId, job.status === 'COMPLETED' ? 'completed' : 'failed');
     await pgOutbox.added(c, job, now);
@@ -258,7 +209,7 @@ export class PgStore implements Store {
     this.alive();
     const r = await this.finishes.add(this.finishParams(id, attempt, patch, now, retention));
     if (r) return toRecord(r);
-    const [w] = await this.q<{ n: number }>(`SELECT 1 AS n FROM jobs WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 AND webhook IS NOT NULL`, [id, attempt]);
+    const [w] = await this.q<{ n: number }>(SQL.hasWebhook, [id, attempt]);
     return w ? 'webhook' : undefined;
   }
 
@@ -270,12 +221,9 @@ export class PgStore implements Store {
 
   cancel(id: string, now: number, retention: RetentionPolicy): Promise<{ before: JobRecord; after: JobRecord } | undefined> {
     return this.tx(async (c) => {
-      const before = await this.one(c, `SELECT * FROM jobs WHERE id = $1 AND status IN ('IN_QUEUE', 'IN_PROGRESS') FOR UPDATE`, [id]);
+      const before = await this.one(c, SQL.cancelLock, [id]);
       if (!before) return undefined;
-      const after = await this.one(c,
-        `UPDATE jobs SET status = 'CANCELLED', finished_at = $2::bigint, retain_until = ${RETAIN('$2', '$3', '$4')}, execution_deadline = NULL,
-           lease_until = NULL, queue_seq = NULL
-         WHERE id = $1 AND status IN ('IN_QUEUE', 'IN_PROGRESS') RETURNING *`, [id, now, retention.sync, retention.async]);
+      const after = await this.one(c, SQL.cancel, [id, now, retention.sync, retention.async]);
       if (!after) return undefined;
       await pgOutbox.added(c, after, now);
       return { before, after };
@@ -284,12 +232,9 @@ export class PgStore implements Store {
 
   async retry(id: string, now: number): Promise<JobRecord | undefined> {
     const job = await this.tx(async (c) => {
-      const job = await this.one(c,
-        `UPDATE jobs SET status = 'IN_QUEUE', output = NULL, error = NULL, progress = NULL, worker_id = NULL, owner = NULL, started_at = NULL,
-           finished_at = NULL, retain_until = NULL, retries = retries + 1, queued_at = $2, queue_seq = nextval('queue_seq'), stream_len = 0, stream_taken = 0
-         WHERE id = $1 AND status IN ('FAILED', 'TIMED_OUT') RETURNING *`, [id, now]);
+      const job = await this.one(c, SQL.retry, [id, now]);
       if (!job) return undefined;
-      await c.query(`DELETE FROM stream_chunks WHERE job_id = $1`, [id]);
+      await c.query(named(SQL.dropChunks, [id]));
       await this.stat(c, job.endpointId, 'retried');
       return job;
     });
@@ -300,12 +245,9 @@ export class PgStore implements Store {
   async requeue(id: string, attempt: number, now: number, maxAttempts: number, failError: string, retention: RetentionPolicy): Promise<JobRecord | undefined> {
     if (attempt >= maxAttempts) return this.finish(id, attempt, { status: 'FAILED', error: failError }, now, retention);
     const job = await this.tx(async (c) => {
-      const job = await this.one(c,
-        `UPDATE jobs SET status = 'IN_QUEUE', progress = NULL, worker_id = NULL, owner = NULL, started_at = NULL, execution_deadline = NULL,
-           lease_until = NULL, retries = retries + 1, queue_seq = nextval('queue_seq'), stream_len = 0, stream_taken = 0
-         WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 RETURNING *`, [id, attempt]);
+      const job = await this.one(c, SQL.requeue, [id, attempt]);
       if (!job) return undefined;
-      await c.query(`DELETE FROM stream_chunks WHERE job_id = $1`, [id]);
+      await c.query(named(SQL.dropChunks, [id]));
       await this.stat(c, job.endpointId, 'retried');
       return job;
     });
@@ -315,7 +257,7 @@ export class PgStore implements Store {
 
   async setProgress(id: string, attempt: number, progress: unknown): Promise<boolean> {
     this.alive();
-    const r = await this.pool.query(named(`UPDATE jobs SET progress = $3 WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2`, [id, attempt, json(progress)])).catch(toUnavailable);
+    const r = await this.pool.query(named(SQL.setProgress, [id, attempt, json(progress)])).catch(toUnavailable);
     return (r.rowCount ?? 0) > 0;
   }
 
@@ -328,12 +270,40 @@ export class PgStore implements Store {
     }
   };
 
-  appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number> {
-    return pgStream.append(this.asyncRun, id, attempt, seq, chunks);
+  /**
+   * Set by the cluster bus while other replicas listen: the notification of a chunk append, sent in the append's
+   * own statement (the chunks reach other replicas one round trip sooner). The bus then skips the event.
+   */
+  chunkNotice: ((id: string, attempt: number, seq: number, chunks: unknown[]) => ChunkNotice | undefined) | undefined;
+  private readonly noticed = new Set<string>();
+
+  async appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number> {
+    const r = await pgStream.append(this.asyncRun, id, attempt, seq, chunks, this.chunkNotice?.(id, attempt, seq, chunks));
+    if (r.notified) {
+      if (this.noticed.size > 1_000) this.noticed.clear(); // entries are taken at once; never let strays pile up
+      this.noticed.add(`${id}\t${attempt}\t${seq}\t${chunks.length}`);
+    }
+    return r.n;
+  }
+
+  /** Whether the append of these chunks notified the other replicas itself (answers true once). */
+  takeNoticed(id: string, attempt: number, seq: number, count: number): boolean {
+    return this.noticed.delete(`${id}\t${attempt}\t${seq}\t${count}`);
   }
 
   takeStream(id: string): Promise<unknown[]> {
     return pgStream.take(this.asyncRun, id);
+  }
+
+  /**
+   * Sends NOTIFY payloads on `channel` (the cluster bus). On the main pool: a transaction that only notifies writes
+   * no WAL of its own, so its commit waits for no flush anyway, and the second pool's connections are left to the
+   * claims, appends and /runsync inserts (measured: moving it there made cross-replica /runsync and /run slower).
+   */
+  async notify(channel: string, payloads: string[]): Promise<void> {
+    if (payloads.length === 0) return;
+    this.alive();
+    await this.pool.query(payloads.length === 1 ? named(SQL.notify, [channel, payloads[0]]) : named(SQL.notifyMany, [channel, payloads]));
   }
 
   /** Output files in the database: every replica serves every signed URL. */
@@ -348,27 +318,25 @@ export class PgStore implements Store {
   async setLease(id: string, attempt: number, until: number | null): Promise<boolean> {
     this.alive();
     // Clearing the lease means the worker is connected here again: this replica owns the job now.
-    const r = await this.pool.query(
-      `UPDATE jobs SET lease_until = $3, owner = CASE WHEN $3::bigint IS NULL THEN $4 ELSE owner END WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2`,
-      [id, attempt, until, this.replicaId]).catch(toUnavailable);
+    const r = await this.pool.query(named(SQL.setLease, [id, attempt, until, this.replicaId])).catch(toUnavailable);
     return (r.rowCount ?? 0) > 0;
   }
 
   async runningOn(workerId: string): Promise<JobRecord[]> {
-    return (await this.q(`SELECT * FROM jobs WHERE worker_id = $1 AND status = 'IN_PROGRESS'`, [workerId])).map(toRecord);
+    return (await this.q(SQL.runningOn, [workerId])).map(toRecord);
   }
 
   async setExpiry(id: string, expiresAt: number): Promise<boolean> {
     this.alive();
-    const r = await this.pool.query(`UPDATE jobs SET expires_at = $2 WHERE id = $1`, [id, expiresAt]).catch(toUnavailable);
+    const r = await this.pool.query(named(SQL.setExpiry, [id, expiresAt])).catch(toUnavailable);
     return (r.rowCount ?? 0) > 0;
   }
 
   purgeQueue(endpointId: string): Promise<string[]> {
     return this.tx(async (c) => {
-      const r = await c.query<{ id: string }>(`DELETE FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' RETURNING id`, [endpointId]);
+      const r = await c.query<{ id: string }>(named(SQL.purge, [endpointId]));
       const ids = r.rows.map((x) => x.id);
-      if (ids.length) await c.query(`DELETE FROM stream_chunks WHERE job_id = ANY($1)`, [ids]);
+      if (ids.length) await c.query(named(SQL.dropChunksOf, [ids]));
       await pgJobLogs.jobsDeleted(c, ids);
       await pgOutbox.jobDeleted(c, ids);
       return ids;
@@ -377,10 +345,9 @@ export class PgStore implements Store {
 
   delete(id: string, cond?: DeleteCondition): Promise<boolean> {
     return this.tx(async (c) => {
-      const r = await c.query(`DELETE FROM jobs WHERE id = $1 AND ($2::bigint IS NULL OR expires_at = $2) AND ($3::bigint IS NULL OR retain_until = $3)`,
-        [id, cond?.expiresAt ?? null, cond?.retainUntil ?? null]);
+      const r = await c.query(named(SQL.deleteIf, [id, cond?.expiresAt ?? null, cond?.retainUntil ?? null]));
       if (!r.rowCount) return false;
-      await c.query(`DELETE FROM stream_chunks WHERE job_id = $1`, [id]);
+      await c.query(named(SQL.dropChunks, [id]));
       await pgJobLogs.jobsDeleted(c, [id]);
       await pgOutbox.jobDeleted(c, [id]);
       return true;
@@ -388,28 +355,19 @@ export class PgStore implements Store {
   }
 
   async due(now: number, limit: number): Promise<DueJobs> {
-    const all = async (where: string, order: string) => (await this.q(`SELECT * FROM jobs WHERE ${where} ORDER BY ${order} LIMIT $2`, [now, limit])).map(toRecord);
-    const [expired, timedOut, retained, leaseExpired] = await Promise.all([
-      all(`expires_at <= $1`, 'expires_at'),
-      all(`execution_deadline <= $1 AND status = 'IN_PROGRESS'`, 'execution_deadline'),
-      all(`retain_until <= $1 AND status IN ${TERMINAL}`, 'retain_until'),
-      all(`lease_until <= $1 AND status = 'IN_PROGRESS'`, 'lease_until'),
-    ]);
+    const all = async (sql: string) => (await this.q(sql, [now, limit])).map(toRecord);
+    const [expired, timedOut, retained, leaseExpired] = await Promise.all([all(SQL.due.expired), all(SQL.due.timedOut), all(SQL.due.retained), all(SQL.due.leaseExpired)]);
     return { expired, timedOut, retained, leaseExpired };
   }
 
   async counts(endpointId: string): Promise<EndpointCounts> {
     const [s] = await this.q<{ completed: number | null; failed: number | null; retried: number | null; in_queue: number; in_progress: number }>(
-      `SELECT (SELECT sum(completed) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS completed,
-              (SELECT sum(failed) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS failed,
-              (SELECT sum(retried) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS retried,
-              (SELECT count(*) FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE') AS in_queue,
-              (SELECT count(*) FROM jobs WHERE endpoint_id = $1 AND status = 'IN_PROGRESS') AS in_progress`, [endpointId]);
+      SQL.counts, [endpointId]);
     return { completed: s?.completed ?? 0, failed: s?.failed ?? 0, retried: s?.retried ?? 0, inProgress: s?.in_progress ?? 0, inQueue: s?.in_queue ?? 0 };
   }
 
   async queueDepth(endpointId: string): Promise<number> {
-    const [r] = await this.q<{ n: number }>(`SELECT count(*) AS n FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE'`, [endpointId]);
+    const [r] = await this.q<{ n: number }>(SQL.queueDepth, [endpointId]);
     return r?.n ?? 0;
   }
 
@@ -420,12 +378,9 @@ export class PgStore implements Store {
   async recover(leaseUntil: number): Promise<RecoveryReport> {
     const now = Date.now();
     await this.watch.start(leaseUntil - now).catch(toUnavailable);
-    await this.q(`UPDATE jobs SET lease_until = $1 WHERE status = 'IN_PROGRESS' AND (lease_until IS NULL OR lease_until < $1)
-      AND (owner IS NULL OR owner = $2 OR owner NOT IN (SELECT id FROM replicas WHERE seen_at >= $3 AND id <> $2))`,
-      [leaseUntil, this.replicaId, now - (this.options.replicaTimes ?? DEFAULT_REPLICA_TIMES).deadAfterMs]);
-    const [n] = await this.q<{ queued: number; running: number }>(`SELECT count(*) FILTER (WHERE status = 'IN_QUEUE') AS queued,
-      count(*) FILTER (WHERE status = 'IN_PROGRESS') AS running FROM jobs`);
-    const eps = await this.q<{ endpoint_id: string }>(`SELECT DISTINCT endpoint_id FROM jobs ORDER BY endpoint_id`);
+    await this.q(SQL.leaseOrphans, [leaseUntil, this.replicaId, now - (this.options.replicaTimes ?? DEFAULT_REPLICA_TIMES).deadAfterMs]);
+    const [n] = await this.q<{ queued: number; running: number }>(SQL.liveCounts);
+    const eps = await this.q<{ endpoint_id: string }>(SQL.endpoints);
     return { queued: n?.queued ?? 0, running: n?.running ?? 0, endpoints: eps.map((r) => r.endpoint_id) };
   }
 

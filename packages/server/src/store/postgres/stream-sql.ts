@@ -6,8 +6,8 @@
  * (the worker's) appends to a job, in order; readers take with a conditional move of `stream_taken`.
  */
 
-/** Appends the chunks after `stream_len` (no gap, duplicates skipped); answers how many were new. */
-const APPEND_SQL = `
+/** Appends the chunks after `stream_len` (no gap, duplicates skipped); `n`: how many were new. */
+const APPEND_CTE = `
   WITH prev AS (SELECT stream_len FROM jobs WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2),
   up AS (
     UPDATE jobs SET stream_len = $3 + cardinality($4::text[])
@@ -18,8 +18,14 @@ const APPEND_SQL = `
     SELECT $1, $3 + t.i - 1, t.d FROM unnest($4::text[]) WITH ORDINALITY AS t(d, i), prev
     WHERE EXISTS (SELECT 1 FROM up) AND $3 + t.i - 1 >= prev.stream_len
     ON CONFLICT DO NOTHING RETURNING 1
-  )
-  SELECT count(*)::int AS n FROM ins`;
+  ), r AS (SELECT count(*)::int AS n FROM ins)`;
+const APPEND_SQL = `${APPEND_CTE} SELECT n, false AS notified FROM r`;
+/**
+ * The same, and when every chunk was new, `pg_notify($5, $6)` in the same statement: the cluster channel's chunk
+ * event (payload prepared by the caller) commits with the chunks, without a round trip of its own.
+ */
+const APPEND_NOTIFY_SQL = `${APPEND_CTE}
+  SELECT n, CASE WHEN n = cardinality($4::text[]) THEN (SELECT true FROM pg_notify($5, $6)) ELSE false END AS notified FROM r`;
 
 /** Moves `stream_taken` from $2 to $3 if no other reader moved it (and drops the chunks before it); $4: attempt or NULL. */
 const CLAIM_SQL = `
@@ -33,12 +39,22 @@ const PEEK_SQL = `
   LEFT JOIN stream_chunks c ON c.job_id = j.id AND c.seq >= j.stream_taken AND c.seq < j.stream_len
   WHERE j.id = $1 ORDER BY c.seq`;
 
+/** A notification to send with a chunk append (see `PgStore.chunkNotice`). */
+export interface ChunkNotice {
+  channel: string;
+  payload: string;
+}
+
 type Run = <R extends object>(sql: string, params: unknown[]) => Promise<R[]>;
 
 export const pgStream = {
-  async append(run: Run, id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number> {
-    const [r] = await run<{ n: number }>(APPEND_SQL, [id, attempt, seq, chunks.map((x) => JSON.stringify(x) ?? 'null')]);
-    return r?.n ?? 0;
+  /** `notice`: a NOTIFY sent with the append when every chunk is new (`notified`). */
+  async append(run: Run, id: string, attempt: number, seq: number, chunks: unknown[], notice?: ChunkNotice): Promise<{ n: number; notified: boolean }> {
+    const data = chunks.map((x) => JSON.stringify(x) ?? 'null');
+    const [r] = notice
+      ? await run<{ n: number; notified: boolean }>(APPEND_NOTIFY_SQL, [id, attempt, seq, data, notice.channel, notice.payload])
+      : await run<{ n: number; notified: boolean }>(APPEND_SQL, [id, attempt, seq, data]);
+    return { n: r?.n ?? 0, notified: r?.notified === true };
   },
 
   async claim(run: Run, id: string, from: number, to: number, attempt: number | null = null): Promise<boolean> {

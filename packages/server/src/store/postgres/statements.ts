@@ -1,0 +1,129 @@
+import { createHash } from 'node:crypto';
+import { INSERT_COLUMNS } from './rows.js';
+
+/**
+ * Every SQL text the PostgreSQL job store runs (`pg-store.ts`), apart from the code like the SQLite store's
+ * `sqlite/statements.ts`. Each is a fixed template run as a named statement (`named`): PostgreSQL parses and
+ * plans it once per connection. Conditions in WHERE make each write conditional (status and attempt).
+ */
+
+/**
+ * The columns of a job record (`JobRow`), instead of `*`: the table has more (queue position, owner, stream and
+ * log counters) that no caller of a record needs, and `pg` parses every column of every row it returns.
+ */
+export const COLS = INSERT_COLUMNS.replace(/\s+/g, ' ');
+const JOBS_COLS = COLS.split(', ').map((c) => `jobs.${c}`).join(', ');
+const RETAIN = (now: string, sync: string, async: string) => `${now}::bigint + CASE WHEN sync THEN ${sync}::bigint ELSE ${async}::bigint END`;
+const TERMINAL = `('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT')`;
+const insertSql = (seq: string) => `INSERT INTO jobs (${INSERT_COLUMNS}, queue_seq) VALUES (${Array.from({ length: 24 }, (_, i) => `$${i + 1}`).join(', ')}, ${seq})`;
+const stat = (column: 'completed' | 'failed' | 'retried') => `INSERT INTO endpoint_stats (endpoint_id, shard, ${column}) VALUES ($1, $2, 1)
+  ON CONFLICT (endpoint_id, shard) DO UPDATE SET ${column} = endpoint_stats.${column} + 1`;
+const due = (where: string, order: string) => `SELECT ${COLS} FROM jobs WHERE ${where} ORDER BY ${order} LIMIT $2`;
+
+/**
+ * Claims of one endpoint issued in the same event-loop turn (`claim-batch.ts`): locks up to $2 of the oldest queued
+ * jobs with `FOR UPDATE SKIP LOCKED` and gives the k-th oldest to the k-th worker id of $3, so FIFO order holds.
+ */
+export const CLAIM_MANY_SQL = `
+  WITH picked AS (
+    SELECT id, queue_seq FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' ORDER BY queue_seq LIMIT $2 FOR UPDATE SKIP LOCKED
+  ), numbered AS (
+    SELECT id, row_number() OVER (ORDER BY queue_seq) AS rn FROM picked
+  )
+  UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, worker_id = ($3::text[])[numbered.rn], owner = $5,
+    started_at = $4::bigint, execution_deadline = $4::bigint + execution_timeout, lease_until = NULL, progress = NULL, queue_seq = NULL,
+    stream_len = 0, stream_taken = 0
+  FROM numbered WHERE jobs.id = numbered.id
+  RETURNING ${JOBS_COLS}, numbered.rn`;
+
+/**
+ * Results of many jobs reported in the same event-loop turn (`finish-batch.ts`): each job's conditional transition
+ * (IN_PROGRESS with that attempt, no webhook) and the outcome counters, in one implicit transaction.
+ * Parameters per item: id, attempt, status, output (JSON text or null), error, now, keep_sync, keep_async; $9: shard.
+ */
+export const FINISH_MANY_SQL = `
+  WITH v AS (
+    SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[])
+      WITH ORDINALITY AS t(id, attempt, status, output, error, now, keep_sync, keep_async, idx)
+  ), j AS (
+    UPDATE jobs SET status = v.status, error = v.error, finished_at = v.now,
+      retain_until = v.now + CASE WHEN jobs.sync THEN v.keep_sync ELSE v.keep_async END, execution_deadline = NULL, lease_until = NULL,
+      output = CASE WHEN jobs.cost IS NOT NULL AND v.output IS NOT NULL AND jsonb_typeof(v.output::jsonb) = 'object'
+        THEN (v.output::jsonb || jsonb_build_object('cost', jobs.cost))::text ELSE v.output END
+    FROM v WHERE jobs.id = v.id AND jobs.status = 'IN_PROGRESS' AND jobs.attempt = v.attempt AND jobs.webhook IS NULL
+    RETURNING ${JOBS_COLS}, v.idx
+  ), s AS (
+    INSERT INTO endpoint_stats (endpoint_id, shard, completed, failed)
+    SELECT endpoint_id, $9, sum((status = 'COMPLETED')::int), sum((status <> 'COMPLETED')::int) FROM j GROUP BY endpoint_id
+    ON CONFLICT (endpoint_id, shard) DO UPDATE SET completed = endpoint_stats.completed + EXCLUDED.completed, failed = endpoint_stats.failed + EXCLUDED.failed
+  )
+  SELECT * FROM j`;
+
+/** The job store's statements, by name ($n parameters as documented per group). */
+export const SQL = {
+  insertQueued: insertSql("nextval('queue_seq')"),
+  insertOther: insertSql('NULL'),
+  /** A synchronous one-row write: flushes the WAL up to here (asynchronous commits included). */
+  flush: `INSERT INTO settings (name, value) VALUES ('flush', '') ON CONFLICT (name) DO UPDATE SET value = ''`,
+  get: `SELECT ${COLS} FROM jobs WHERE id = $1`,
+  stat: { completed: stat('completed'), failed: stat('failed'), retried: stat('retried') },
+  /** $1 id, $2 attempt, $3 status, $4 output JSON, $5 error, $6 now, $7/$8 retention of sync/async jobs. */
+  finish: `UPDATE jobs SET status = $3, error = $5, finished_at = $6::bigint, retain_until = ${RETAIN('$6', '$7', '$8')}, execution_deadline = NULL, lease_until = NULL,
+      output = CASE WHEN cost IS NOT NULL AND $4::text IS NOT NULL AND jsonb_typeof($4::jsonb) = 'object'
+        THEN ($4::jsonb || jsonb_build_object('cost', cost))::text ELSE $4::text END
+    WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 RETURNING ${COLS}`,
+  /** Whether a running attempt has a webhook (the batched finish leaves those to the transaction with the outbox). */
+  hasWebhook: `SELECT 1 AS n FROM jobs WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 AND webhook IS NOT NULL`,
+  cancelLock: `SELECT ${COLS} FROM jobs WHERE id = $1 AND status IN ('IN_QUEUE', 'IN_PROGRESS') FOR UPDATE`,
+  cancel: `UPDATE jobs SET status = 'CANCELLED', finished_at = $2::bigint, retain_until = ${RETAIN('$2', '$3', '$4')}, execution_deadline = NULL,
+      lease_until = NULL, queue_seq = NULL
+    WHERE id = $1 AND status IN ('IN_QUEUE', 'IN_PROGRESS') RETURNING ${COLS}`,
+  retry: `UPDATE jobs SET status = 'IN_QUEUE', output = NULL, error = NULL, progress = NULL, worker_id = NULL, owner = NULL, started_at = NULL,
+      finished_at = NULL, retain_until = NULL, retries = retries + 1, queued_at = $2, queue_seq = nextval('queue_seq'), stream_len = 0, stream_taken = 0
+    WHERE id = $1 AND status IN ('FAILED', 'TIMED_OUT') RETURNING ${COLS}`,
+  requeue: `UPDATE jobs SET status = 'IN_QUEUE', progress = NULL, worker_id = NULL, owner = NULL, started_at = NULL, execution_deadline = NULL,
+      lease_until = NULL, retries = retries + 1, queue_seq = nextval('queue_seq'), stream_len = 0, stream_taken = 0
+    WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 RETURNING ${COLS}`,
+  dropChunks: `DELETE FROM stream_chunks WHERE job_id = $1`,
+  dropChunksOf: `DELETE FROM stream_chunks WHERE job_id = ANY($1)`,
+  setProgress: `UPDATE jobs SET progress = $3 WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2`,
+  /** Clearing the lease ($3 NULL) means the worker is connected to replica $4 again: it owns the job now. */
+  setLease: `UPDATE jobs SET lease_until = $3, owner = CASE WHEN $3::bigint IS NULL THEN $4 ELSE owner END WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2`,
+  runningOn: `SELECT ${COLS} FROM jobs WHERE worker_id = $1 AND status = 'IN_PROGRESS'`,
+  setExpiry: `UPDATE jobs SET expires_at = $2 WHERE id = $1`,
+  purge: `DELETE FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' RETURNING id`,
+  deleteIf: `DELETE FROM jobs WHERE id = $1 AND ($2::bigint IS NULL OR expires_at = $2) AND ($3::bigint IS NULL OR retain_until = $3)`,
+  /** $1 now, $2 limit. */
+  due: {
+    expired: due(`expires_at <= $1`, 'expires_at'),
+    timedOut: due(`execution_deadline <= $1 AND status = 'IN_PROGRESS'`, 'execution_deadline'),
+    retained: due(`retain_until <= $1 AND status IN ${TERMINAL}`, 'retain_until'),
+    leaseExpired: due(`lease_until <= $1 AND status = 'IN_PROGRESS'`, 'lease_until'),
+  },
+  counts: `SELECT (SELECT sum(completed) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS completed,
+      (SELECT sum(failed) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS failed,
+      (SELECT sum(retried) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS retried,
+      (SELECT count(*) FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE') AS in_queue,
+      (SELECT count(*) FROM jobs WHERE endpoint_id = $1 AND status = 'IN_PROGRESS') AS in_progress`,
+  queueDepth: `SELECT count(*) AS n FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE'`,
+  /** On start: $1 lease until, $2 this replica, $3 seen-since of a live replica. */
+  leaseOrphans: `UPDATE jobs SET lease_until = $1 WHERE status = 'IN_PROGRESS' AND (lease_until IS NULL OR lease_until < $1)
+      AND (owner IS NULL OR owner = $2 OR owner NOT IN (SELECT id FROM replicas WHERE seen_at >= $3 AND id <> $2))`,
+  liveCounts: `SELECT count(*) FILTER (WHERE status = 'IN_QUEUE') AS queued, count(*) FILTER (WHERE status = 'IN_PROGRESS') AS running FROM jobs`,
+  endpoints: `SELECT DISTINCT endpoint_id FROM jobs ORDER BY endpoint_id`,
+  /** The cluster channel ($1) and one payload ($2) or several ($2 text[]). */
+  notify: `SELECT pg_notify($1, $2)`,
+  notifyMany: `SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`,
+} as const;
+
+const names = new Map<string, string>();
+
+/** A named (prepared) statement: its name is a hash of the text, so the same text is prepared once per connection. */
+export function named(text: string, values: unknown[] = []): { name: string; text: string; values: unknown[] } {
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `berth_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    names.set(text, name);
+  }
+  return { name, text, values };
+}
