@@ -6,26 +6,19 @@
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
-export default defineConfig(
-  {
-    files: [
-      'packages/*/src/**/*.ts',
-      'examples/*/**/*.ts',
-      'templates/*/src/**/*.ts',
-      'bench/**/*.ts',
-    ],
-    ignores: ['**/node_modules/**', '**/dist/**'],
-    languageOptions: {
-      parser: tseslint.parser,
-      parserOptions: { project: './tsconfig.check.json', tsconfigRootDir: import.meta.dirname },
-    },
-    plugins: { '@typescript-eslint': tseslint.plugin },
-    linterOptions: { reportUnusedDisableDirectives: 'error' },
-    rules: {
-      '@typescript-eslint/no-floating-promises': 'error',
-      '@typescript-eslint/no-misused-promises': 'error',
-      '@typescript-eslint/await-thenable': 'error',
-      '@typescript-eslint/only-throw-error': 'error',
-    },
+export default defineConfig({
+  files: ['packages/*/src/**/*.ts', 'examples/*/**/*.ts', 'templates/*/src/**/*.ts', 'bench/**/*.ts'],
+  ignores: ['**/node_modules/**', '**/dist/**'],
+  languageOptions: {
+    parser: tseslint.parser,
+    parserOptions: { project: './tsconfig.check.json', tsconfigRootDir: import.meta.dirname },
   },
-);
+  plugins: { '@typescript-eslint': tseslint.plugin },
+  linterOptions: { reportUnusedDisableDirectives: 'error' },
+  rules: {
+    '@typescript-eslint/no-floating-promises': 'error',
+    '@typescript-eslint/no-misused-promises': 'error',
+    '@typescript-eslint/await-thenable': 'error',
+    '@typescript-eslint/only-throw-error': 'error',
+  },
+});

@@ -21,14 +21,18 @@ const EXPECTED: Record<string, string[]> = {
 };
 
 describe('bench harness', () => {
-  it('runs every available target and every workload it lists, with well-formed results', { timeout: 240_000 }, async () => {
+  it('runs every available target and every workload it lists, with well-formed results', {
+    timeout: 240_000,
+  }, async () => {
     const runnable: Target[] = [];
     for (const t of TARGETS) {
       const why = await t.unavailable?.();
       if (why) console.warn(`bench smoke: skipping ${t.name}: ${why}`);
       else runnable.push(t);
     }
-    expect(runnable.map((t) => t.name)).toEqual(expect.arrayContaining(['L0', 'L1', 'berth-memory', 'berth-sqlite-normal', 'berth-sqlite-full']));
+    expect(runnable.map((t) => t.name)).toEqual(
+      expect.arrayContaining(['L0', 'L1', 'berth-memory', 'berth-sqlite-normal', 'berth-sqlite-full']),
+    );
     const results = await runBench(runnable, TINY);
     for (const [i, r] of results.entries()) {
       const t = runnable[i]!;
@@ -59,7 +63,11 @@ describe('bench harness', () => {
     // An in-process "L0" that answers COMPLETED with the wrong output.
     const server = http.createServer((req, res) => {
       req.resume();
-      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'x', status: 'COMPLETED', output: { n: -1 } })));
+      req.on('end', () =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ id: 'x', status: 'COMPLETED', output: { n: -1 } })),
+      );
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -1,7 +1,39 @@
 /** The quick (< 2 min) and full presets; every size can be overridden on the command line. */
 import type { BenchConfig } from './workloads/types.js';
 
-export const QUICK: BenchConfig = { rounds: 2, warmup: 50, c1Calls: 150, c50Seconds: 1, runJobs: 300, statusSeconds: 0.5, fillJobs: 20_000, fillRounds: 1, streamChunks: 300, concurrency: 50 };
-export const FULL: BenchConfig = { rounds: 3, warmup: 300, c1Calls: 1000, c50Seconds: 4, runJobs: 3000, statusSeconds: 2, fillJobs: 100_000, fillRounds: 1, streamChunks: 1000, concurrency: 50 };
+export const QUICK: BenchConfig = {
+  rounds: 2,
+  warmup: 50,
+  c1Calls: 150,
+  c50Seconds: 1,
+  runJobs: 300,
+  statusSeconds: 0.5,
+  fillJobs: 20_000,
+  fillRounds: 1,
+  streamChunks: 300,
+  concurrency: 50,
+};
+export const FULL: BenchConfig = {
+  rounds: 3,
+  warmup: 300,
+  c1Calls: 1000,
+  c50Seconds: 4,
+  runJobs: 3000,
+  statusSeconds: 2,
+  fillJobs: 100_000,
+  fillRounds: 1,
+  streamChunks: 1000,
+  concurrency: 50,
+};
 /** For the smoke test: exercises every path, times nothing that matters. */
-export const TINY: BenchConfig = { rounds: 1, warmup: 5, c1Calls: 10, c50Seconds: 0.2, runJobs: 50, statusSeconds: 0.2, fillJobs: 100, streamChunks: 20, concurrency: 10 };
+export const TINY: BenchConfig = {
+  rounds: 1,
+  warmup: 5,
+  c1Calls: 10,
+  c50Seconds: 0.2,
+  runJobs: 50,
+  statusSeconds: 0.2,
+  fillJobs: 100,
+  streamChunks: 20,
+  concurrency: 10,
+};

@@ -19,13 +19,21 @@ const ROUNDS = Number(values.rounds ?? 3);
 const URL_ = process.env['BENCH_DATABASE_URL'] ?? 'postgres://root@127.0.0.1:5432/test';
 const schema = `berth_bench_${Math.random().toString(16).slice(2, 10)}`;
 const dir = mkdtempSync(join(tmpdir(), 'berth-pg-dispatch-'));
-const pg = { name: 'pg', description: '', args: () => ['--store', 'postgres', '--database-url', URL_, '--database-schema', schema] };
+const pg = {
+  name: 'pg',
+  description: '',
+  args: () => ['--store', 'postgres', '--database-url', URL_, '--database-schema', schema],
+};
 
 async function c1(base: string, headers: Record<string, string>) {
-  const r = await closedLoop(1, async (n) => {
-    const res = await request(`${base}/runsync`, 'POST', { input: input(n) }, headers);
-    return res.status === 200 ? isEcho(res.body, n) : `HTTP ${res.status}`;
-  }, { count: CALLS, seconds: 60 });
+  const r = await closedLoop(
+    1,
+    async (n) => {
+      const res = await request(`${base}/runsync`, 'POST', { input: input(n) }, headers);
+      return res.status === 200 ? isEcho(res.body, n) : `HTTP ${res.status}`;
+    },
+    { count: CALLS, seconds: 60 },
+  );
   if (r.failed) throw new Error(`${r.failed} calls failed: ${r.firstError}`);
   return r;
 }
@@ -38,11 +46,19 @@ try {
   started.push(a, b, sqlite);
   await (await b.startWorker('echo')).go();
   await (await sqlite.startWorker('echo')).go();
-  const rows: Record<string, { p50: number[]; p99: number[] }> = { 'sqlite (same process)': { p50: [], p99: [] }, 'pg: submit on B, worker on B': { p50: [], p99: [] }, 'pg: submit on A, worker on B': { p50: [], p99: [] } };
+  const rows: Record<string, { p50: number[]; p99: number[] }> = {
+    'sqlite (same process)': { p50: [], p99: [] },
+    'pg: submit on B, worker on B': { p50: [], p99: [] },
+    'pg: submit on A, worker on B': { p50: [], p99: [] },
+  };
   await c1(b.base('echo'), b.headers); // warm-up
   await c1(a.base('echo'), a.headers);
   for (let r = 0; r < ROUNDS; r++) {
-    for (const [name, run] of [['sqlite (same process)', sqlite], ['pg: submit on B, worker on B', b], ['pg: submit on A, worker on B', a]] as const) {
+    for (const [name, run] of [
+      ['sqlite (same process)', sqlite],
+      ['pg: submit on B, worker on B', b],
+      ['pg: submit on A, worker on B', a],
+    ] as const) {
       const res = await c1(run.base('echo'), run.headers);
       rows[name]!.p50.push(res.p50);
       rows[name]!.p99.push(res.p99);
@@ -55,8 +71,11 @@ try {
   const lite = med(rows['sqlite (same process)']!.p50);
   console.log(`\n/runsync c=1, ${CALLS} calls x ${ROUNDS} interleaved rounds (median of rounds)\n`);
   console.log('| path | p50 (ms) | p99 (ms) |\n|---|---:|---:|');
-  for (const [name, v] of Object.entries(rows)) console.log(`| ${name} | ${med(v.p50).toFixed(2)} | ${med(v.p99).toFixed(2)} |`);
-  console.log(`\ncrossing replicas adds ${(cross - same).toFixed(2)} ms at p50 (x${(cross / same).toFixed(2)}); PostgreSQL same-replica vs SQLite: x${(same / lite).toFixed(2)}`);
+  for (const [name, v] of Object.entries(rows))
+    console.log(`| ${name} | ${med(v.p50).toFixed(2)} | ${med(v.p99).toFixed(2)} |`);
+  console.log(
+    `\ncrossing replicas adds ${(cross - same).toFixed(2)} ms at p50 (x${(cross / same).toFixed(2)}); PostgreSQL same-replica vs SQLite: x${(same / lite).toFixed(2)}`,
+  );
 } finally {
   await Promise.all(started.map((r) => r.stop()));
   await dropBenchSchema(schema);

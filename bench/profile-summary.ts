@@ -8,7 +8,10 @@ interface Node {
   callFrame: { functionName: string; url: string; lineNumber: number };
   hitCount?: number;
 }
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '30' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { top: { type: 'string', default: '30' } },
+});
 const top = Number(values.top);
 for (const file of positionals) {
   const prof = JSON.parse(readFileSync(file, 'utf8')) as { nodes: Node[]; samples: number[]; timeDeltas: number[] };
@@ -28,7 +31,12 @@ for (const file of positionals) {
     [...m.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
-      .map(([k, us]) => `  ${((100 * us) / total).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms  ${k}`)
+      .map(
+        ([k, us]) =>
+          `  ${((100 * us) / total).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms  ${k}`,
+      )
       .join('\n');
-  console.log(`${file}: ${(total / 1000).toFixed(0)} ms sampled\nby function (self):\n${show(fn)}\nby file (self):\n${show(url)}\n`);
+  console.log(
+    `${file}: ${(total / 1000).toFixed(0)} ms sampled\nby function (self):\n${show(fn)}\nby file (self):\n${show(url)}\n`,
+  );
 }

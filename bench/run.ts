@@ -32,7 +32,8 @@ if (values.seconds) cfg.c50Seconds = Number(values.seconds);
 if (values.skip) cfg.skip = values.skip.split(',');
 const only = values.only?.split(',');
 const targets = only ? TARGETS.filter((t) => only.includes(t.name)) : TARGETS;
-if (targets.length === 0) throw new Error(`--only matched no target; targets: ${TARGETS.map((t) => t.name).join(', ')}`);
+if (targets.length === 0)
+  throw new Error(`--only matched no target; targets: ${TARGETS.map((t) => t.name).join(', ')}`);
 
 // Bounded: whatever happens, the bench stops by itself.
 const maxMinutes = Number(values['max-minutes'] ?? (values.quick ? 5 : 90));
@@ -41,8 +42,12 @@ setTimeout(() => {
   process.exit(2);
 }, maxMinutes * 60_000).unref();
 
-const cpuModel = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? cpus()[0]?.model ?? 'unknown';
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+const cpuModel =
+  /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? cpus()[0]?.model ?? 'unknown';
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 const meta: Record<string, string> = {
   mode: values.quick ? 'quick' : 'full',
   rounds: String(cfg.rounds),
@@ -52,7 +57,9 @@ const meta: Record<string, string> = {
   'load before': load(),
   date: new Date().toISOString(),
 };
-process.stderr.write(`bench: ${targets.map((t) => t.name).join(', ')}; ${JSON.stringify(cfg)}; load ${meta['load before']}\n`);
+process.stderr.write(
+  `bench: ${targets.map((t) => t.name).join(', ')}; ${JSON.stringify(cfg)}; load ${meta['load before']}\n`,
+);
 const t0 = performance.now();
 const results = await runBench(targets, cfg, (l) => process.stderr.write(`${l}\n`));
 meta['load after'] = load();

@@ -48,7 +48,10 @@ export function preflight({ env = process.env, log = console.log, error = consol
     log(`npm test: installing ${pkgs.join(' ')} with apt-get (the tests run them)`);
     const opts = { stdio: ['ignore', 'inherit', 'inherit'], env: { ...env, DEBIAN_FRONTEND: 'noninteractive' } };
     const update = spawnSync('apt-get', ['update', '-qq'], opts);
-    const install = update.status === 0 ? spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...pkgs], opts) : update;
+    const install =
+      update.status === 0
+        ? spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...pkgs], opts)
+        : update;
     if (install.status === 0) pkgs = missingPackages(path);
     if (pkgs.length === 0) return 0;
     error(`apt-get could not install them (exit code ${install.status}).`);

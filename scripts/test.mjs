@@ -12,7 +12,14 @@ const out = 'node_modules/.cache/berth-test-results.json';
 mkdirSync('node_modules/.cache', { recursive: true });
 rmSync(out, { force: true });
 const vitest = new URL('../node_modules/vitest/vitest.mjs', import.meta.url).pathname;
-const args = [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`, ...process.argv.slice(2)];
+const args = [
+  vitest,
+  'run',
+  '--reporter=default',
+  '--reporter=json',
+  `--outputFile.json=${out}`,
+  ...process.argv.slice(2),
+];
 const r = spawnSync(process.execPath, args, { stdio: 'inherit' });
 let summary = 'Tests: no results were written';
 try {

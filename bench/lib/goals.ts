@@ -34,20 +34,52 @@ export interface GoalSpec {
 }
 
 /** Per round: `f(a[i], b[i])`. */
-export const pair = (a: number[], b: number[], f: (x: number, y: number) => number) => a.map((x, i) => f(x, b[i] ?? NaN));
-const ratio = (pick: Pick, a: string, b: string, key: string, keyB = key) => pair(pick(a, key), pick(b, keyB), (x, y) => x / y);
+export const pair = (a: number[], b: number[], f: (x: number, y: number) => number) =>
+  a.map((x, i) => f(x, b[i] ?? NaN));
+const ratio = (pick: Pick, a: string, b: string, key: string, keyB = key) =>
+  pair(pick(a, key), pick(b, keyB), (x, y) => x / y);
 
 /** Fewer queued jobs than this and heap per job is mostly the GC's noise (the old 2,000-job fill showed 359 B). */
 export const MIN_HEAP_FILL = 20_000;
 
 /** Issue #18: ahead of BullMQ on the durable path (the peer of the same durability class). */
 export const DURABLE_PATH_GOALS: GoalSpec[] = [
-  { goal: 'berth-sqlite-normal /runsync c=50 ÷ bullmq-aof-everysec', kind: 'min', limit: 2, values: (p) => ratio(p, 'berth-sqlite-normal', 'bullmq-aof-everysec', 'runsync_c50_rps') },
-  { goal: 'berth-sqlite-full /runsync c=50 ÷ bullmq-aof-always', kind: 'min', limit: 2, values: (p) => ratio(p, 'berth-sqlite-full', 'bullmq-aof-always', 'runsync_c50_rps') },
-  { goal: 'berth-sqlite-normal /run completions ÷ bullmq-aof-everysec', kind: 'min', limit: 1.5, values: (p) => ratio(p, 'berth-sqlite-normal', 'bullmq-aof-everysec', 'run_completions_per_s') },
-  { goal: 'berth-sqlite-normal drain ÷ bullmq-aof-everysec', kind: 'min', limit: 1.5, values: (p) => ratio(p, 'berth-sqlite-normal', 'bullmq-aof-everysec', 'drain_jobs_per_s') },
-  { goal: 'berth-memory /runsync c=50 CPU per job ÷ L1', kind: 'max', limit: 2, values: (p) => ratio(p, 'berth-memory', 'L1', 'runsync_c50_cpu_ms_per_job') },
-  { goal: 'berth-sqlite-normal /runsync c=50 CPU per job ÷ L1', kind: 'max', limit: 3, values: (p) => ratio(p, 'berth-sqlite-normal', 'L1', 'runsync_c50_cpu_ms_per_job') },
+  {
+    goal: 'berth-sqlite-normal /runsync c=50 ÷ bullmq-aof-everysec',
+    kind: 'min',
+    limit: 2,
+    values: (p) => ratio(p, 'berth-sqlite-normal', 'bullmq-aof-everysec', 'runsync_c50_rps'),
+  },
+  {
+    goal: 'berth-sqlite-full /runsync c=50 ÷ bullmq-aof-always',
+    kind: 'min',
+    limit: 2,
+    values: (p) => ratio(p, 'berth-sqlite-full', 'bullmq-aof-always', 'runsync_c50_rps'),
+  },
+  {
+    goal: 'berth-sqlite-normal /run completions ÷ bullmq-aof-everysec',
+    kind: 'min',
+    limit: 1.5,
+    values: (p) => ratio(p, 'berth-sqlite-normal', 'bullmq-aof-everysec', 'run_completions_per_s'),
+  },
+  {
+    goal: 'berth-sqlite-normal drain ÷ bullmq-aof-everysec',
+    kind: 'min',
+    limit: 1.5,
+    values: (p) => ratio(p, 'berth-sqlite-normal', 'bullmq-aof-everysec', 'drain_jobs_per_s'),
+  },
+  {
+    goal: 'berth-memory /runsync c=50 CPU per job ÷ L1',
+    kind: 'max',
+    limit: 2,
+    values: (p) => ratio(p, 'berth-memory', 'L1', 'runsync_c50_cpu_ms_per_job'),
+  },
+  {
+    goal: 'berth-sqlite-normal /runsync c=50 CPU per job ÷ L1',
+    kind: 'max',
+    limit: 3,
+    values: (p) => ratio(p, 'berth-sqlite-normal', 'L1', 'runsync_c50_cpu_ms_per_job'),
+  },
   {
     goal: 'berth-sqlite-normal /runsync c=1 p50 − L1 p50 (ms)',
     kind: 'max',
@@ -61,7 +93,9 @@ export const DURABLE_PATH_GOALS: GoalSpec[] = [
     values: (p) => p('berth-sqlite-normal', 'fill_heap_b_per_job'),
     unmeasured: (p) => {
       const n = p('berth-sqlite-normal', 'fill_jobs').find(Number.isFinite);
-      return n !== undefined && n < MIN_HEAP_FILL ? `not measured: the fill queued ${n} jobs, under ${MIN_HEAP_FILL.toLocaleString('en-US')}` : undefined;
+      return n !== undefined && n < MIN_HEAP_FILL
+        ? `not measured: the fill queued ${n} jobs, under ${MIN_HEAP_FILL.toLocaleString('en-US')}`
+        : undefined;
     },
   },
 ];
@@ -73,7 +107,8 @@ export function evaluate(spec: GoalSpec, pick: Pick): Goal {
   const note = spec.unmeasured?.(pick);
   const values = note ? [] : spec.values(pick);
   const summary = summarize(values);
-  const pass = summary.n === 0 ? undefined : spec.kind === 'min' ? summary.median >= spec.limit : summary.median <= spec.limit;
+  const pass =
+    summary.n === 0 ? undefined : spec.kind === 'min' ? summary.median >= spec.limit : summary.median <= spec.limit;
   return { goal: spec.goal, values, summary, limit: spec.limit, kind: spec.kind, pass, ...(note ? { note } : {}) };
 }
 

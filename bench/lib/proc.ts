@@ -29,7 +29,11 @@ export interface Proc {
 /** Spawns a tracked process (killed when the bench exits); `ipc` adds an IPC channel. */
 export function start(cmd: string, args: string[], opts: SpawnOptions & { ipc?: boolean } = {}): Proc {
   const { ipc, ...rest } = opts;
-  const child = spawn(cmd, args, { cwd: REPO_ROOT, stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'], ...rest });
+  const child = spawn(cmd, args, {
+    cwd: REPO_ROOT,
+    stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
+    ...rest,
+  });
   if (child.pid === undefined) throw new Error(`could not start ${cmd}`);
   live.add(child);
   const out: string[] = [];
@@ -57,9 +61,18 @@ export function start(cmd: string, args: string[], opts: SpawnOptions & { ipc?: 
           err ? reject(err) : resolve();
         };
         const check = () => re.test(output()) && done();
-        const timer = setTimeout(() => done(new Error(`${cmd} ${args.join(' ')}: no ${re} in ${timeoutMs} ms:\n${output().slice(-2000)}`)), timeoutMs);
+        const timer = setTimeout(
+          () => done(new Error(`${cmd} ${args.join(' ')}: no ${re} in ${timeoutMs} ms:\n${output().slice(-2000)}`)),
+          timeoutMs,
+        );
         listeners.add(check);
-        void exited.then(() => done(new Error(`${cmd} ${args.join(' ')} exited (${child.exitCode ?? child.signalCode}) before ${re}:\n${output().slice(-2000)}`)));
+        void exited.then(() =>
+          done(
+            new Error(
+              `${cmd} ${args.join(' ')} exited (${child.exitCode ?? child.signalCode}) before ${re}:\n${output().slice(-2000)}`,
+            ),
+          ),
+        );
         check();
       }),
     kill: async (signal = 'SIGKILL') => {
@@ -70,8 +83,15 @@ export function start(cmd: string, args: string[], opts: SpawnOptions & { ipc?: 
 }
 
 /** `node --import tsx <script>` with the given environment. */
-export function startTs(script: string, env: Record<string, string>, opts: { ipc?: boolean; nodeArgs?: string[] } = {}): Proc {
-  return start(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', script], { env: { ...process.env, ...env }, ipc: opts.ipc ?? false });
+export function startTs(
+  script: string,
+  env: Record<string, string>,
+  opts: { ipc?: boolean; nodeArgs?: string[] } = {},
+): Proc {
+  return start(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', script], {
+    env: { ...process.env, ...env },
+    ipc: opts.ipc ?? false,
+  });
 }
 
 /** utime + stime of a process in ms (0 once it is gone). */

@@ -43,7 +43,12 @@ export function ratios(results: TargetResult[]): { target: string; vsL1: Summary
 
 export function markdown(results: TargetResult[], meta: Record<string, string>): string {
   const lines: string[] = [];
-  lines.push(`Cells: median over rounds (min–max). ${Object.entries(meta).map(([k, v]) => `${k}: ${v}`).join('; ')}.`, '');
+  lines.push(
+    `Cells: median over rounds (min–max). ${Object.entries(meta)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('; ')}.`,
+    '',
+  );
   lines.push(`| figure | ${results.map((r) => r.name).join(' | ')} |`, `|---|${results.map(() => '---:').join('|')}|`);
   for (const [key, label] of FIGURES) {
     if (!results.some((r) => r.rounds[key])) continue;
@@ -54,7 +59,9 @@ export function markdown(results: TargetResult[], meta: Record<string, string>):
   lines.push('', '| goal | measured (median, min–max over rounds) | target | verdict |', '|---|---:|---:|---|');
   for (const g of goals(results)) {
     const verdict = g.pass === undefined ? (g.note ?? 'n/a') : g.pass ? 'PASS' : 'MISS';
-    lines.push(`| ${g.goal} | ${fmtSummary(g.summary)} | ${g.kind === 'min' ? '≥' : '≤'} ${fmtNum(g.limit)} | ${verdict} |`);
+    lines.push(
+      `| ${g.goal} | ${fmtSummary(g.summary)} | ${g.kind === 'min' ? '≥' : '≤'} ${fmtNum(g.limit)} | ${verdict} |`,
+    );
   }
   const errs = results.flatMap((r) => r.errors.map((e) => `- ${r.name}: ${e}`));
   if (errs.length) lines.push('', '**Errors**', ...errs);

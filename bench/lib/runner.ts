@@ -50,12 +50,19 @@ async function measure(t: Target, cfg: BenchConfig, round: number, errors: strin
     });
     f['startup_ms'] = readyMs;
   });
-  if (has('fill') && round < (cfg.fillRounds ?? cfg.rounds)) await attempt('fill', async () => void Object.assign(f, (await withTarget(t, (run) => fill(run, cfg))).value));
+  if (has('fill') && round < (cfg.fillRounds ?? cfg.rounds))
+    await attempt('fill', async () => void Object.assign(f, (await withTarget(t, (run) => fill(run, cfg))).value));
   return f;
 }
 
-export async function runBench(targets: readonly Target[], cfg: BenchConfig, log: (line: string) => void = () => {}): Promise<TargetResult[]> {
-  const results = targets.map((t): TargetResult => ({ name: t.name, description: t.description, rounds: {}, errors: [] }));
+export async function runBench(
+  targets: readonly Target[],
+  cfg: BenchConfig,
+  log: (line: string) => void = () => {},
+): Promise<TargetResult[]> {
+  const results = targets.map(
+    (t): TargetResult => ({ name: t.name, description: t.description, rounds: {}, errors: [] }),
+  );
   for (let round = 0; round < cfg.rounds; round++) {
     for (const [i, t] of targets.entries()) {
       const r = results[i]!;
@@ -66,7 +73,9 @@ export async function runBench(targets: readonly Target[], cfg: BenchConfig, log
         .filter((k) => f[k] !== undefined)
         .map((k) => `${k}=${f[k]!.toFixed(k.endsWith('rps') ? 0 : 2)}`)
         .join(' ');
-      log(`round ${round + 1}/${cfg.rounds} ${t.name}: ${brief} (${((performance.now() - t0) / 1000).toFixed(1)} s)${r.errors.length ? ` errors: ${r.errors.length}` : ''}`);
+      log(
+        `round ${round + 1}/${cfg.rounds} ${t.name}: ${brief} (${((performance.now() - t0) / 1000).toFixed(1)} s)${r.errors.length ? ` errors: ${r.errors.length}` : ''}`,
+      );
     }
   }
   return results;

@@ -16,7 +16,10 @@ export function dirBytes(dir: string): number {
 }
 
 /** /health of a RunPod-style endpoint: `{ jobs: { completed }, workers: { idle, running } }`. */
-export async function health(base: string, headers: Record<string, string>): Promise<{ completed: number; workers: number }> {
+export async function health(
+  base: string,
+  headers: Record<string, string>,
+): Promise<{ completed: number; workers: number }> {
   const r = await request(`${base}/health`, 'GET', undefined, headers);
   if (r.status !== 200) throw new Error(`GET ${base}/health: ${r.status} ${JSON.stringify(r.body)}`);
   const w = r.body.workers as Record<string, number>;

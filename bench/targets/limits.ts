@@ -7,7 +7,11 @@ import type { Running, Target } from './types.js';
 async function startScript(script: string): Promise<{ proc: Proc; url: string; readyMs: number }> {
   const port = await freePort();
   const t0 = performance.now();
-  const proc = startTs(join(BENCH_DIR, script), { PORT: String(port) }, { ipc: true, nodeArgs: ['--expose-gc', '--import', join(BENCH_DIR, 'lib/heap-probe.mjs')] });
+  const proc = startTs(
+    join(BENCH_DIR, script),
+    { PORT: String(port) },
+    { ipc: true, nodeArgs: ['--expose-gc', '--import', join(BENCH_DIR, 'lib/heap-probe.mjs')] },
+  );
   await proc.waitFor(/listening/);
   return { proc, url: `http://127.0.0.1:${port}`, readyMs: performance.now() - t0 };
 }
@@ -34,7 +38,8 @@ export const L0: Target = {
 
 export const L1: Target = {
   name: 'L1',
-  description: 'HTTP -> in-memory FIFO -> WebSocket (`ws`) -> worker process -> HTTP reply, no store/validation/auth (the design limit)',
+  description:
+    'HTTP -> in-memory FIFO -> WebSocket (`ws`) -> worker process -> HTTP reply, no store/validation/auth (the design limit)',
   workloads: ['runsync', 'run', 'status', 'fill', 'stream'],
   async start(): Promise<Running> {
     const { proc, url, readyMs } = await startScript('targets/l1/server.ts');
@@ -48,7 +53,11 @@ export const L1: Target = {
       heapUsed: () => heapUsed(proc),
       storeBytes: async () => NaN,
       startWorker: async (ep) => {
-        const w = startTs(join(BENCH_DIR, 'targets/l1/worker.ts'), { BENCH_URL: url, BENCH_ENDPOINT: ep, BENCH_HOLD: '1' }, { ipc: true });
+        const w = startTs(
+          join(BENCH_DIR, 'targets/l1/worker.ts'),
+          { BENCH_URL: url, BENCH_ENDPOINT: ep, BENCH_HOLD: '1' },
+          { ipc: true },
+        );
         workers.add(w);
         return healthWorker(w, base(ep), {});
       },

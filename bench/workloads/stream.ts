@@ -32,7 +32,8 @@ async function oneJob(run: Running, chunks: number, gapMs: number): Promise<{ la
   });
   if (bad) throw new Error(`stream: ${bad}`);
   if (!done) throw new Error('stream: the SSE response ended without a done event');
-  if (seen.length !== chunks || seen.some((i, k) => i !== k)) throw new Error(`stream: got ${seen.length}/${chunks} chunks, or out of order`);
+  if (seen.length !== chunks || seen.some((i, k) => i !== k))
+    throw new Error(`stream: got ${seen.length}/${chunks} chunks, or out of order`);
   // From the first chunk produced to the last one received: the whole pipe, including any batching.
   return { lat, perSecond: chunks / ((last - first) / 1000) };
 }
@@ -43,7 +44,11 @@ export async function stream(run: Running, cfg: BenchConfig): Promise<Figures> {
   try {
     const paced = await oneJob(run, cfg.streamChunks, 1);
     const burst = await oneJob(run, cfg.streamChunks, 0);
-    return { stream_chunk_p50_ms: percentile(paced.lat, 50), stream_chunk_p99_ms: percentile(paced.lat, 99), stream_chunks_per_s: burst.perSecond };
+    return {
+      stream_chunk_p50_ms: percentile(paced.lat, 50),
+      stream_chunk_p99_ms: percentile(paced.lat, 99),
+      stream_chunks_per_s: burst.perSecond,
+    };
   } finally {
     await worker.stop();
   }

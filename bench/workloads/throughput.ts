@@ -5,7 +5,8 @@ import type { Running, Target } from '../targets/types.js';
 import { input, isEcho, type BenchConfig, type Figures } from './types.js';
 
 function check(what: string, r: { ok: number; failed: number; firstError?: string }) {
-  if (r.failed > 0 || r.ok === 0) throw new Error(`${what}: ${r.ok} ok, ${r.failed} failed (${r.firstError ?? 'no calls'})`);
+  if (r.failed > 0 || r.ok === 0)
+    throw new Error(`${what}: ${r.ok} ok, ${r.failed} failed (${r.firstError ?? 'no calls'})`);
 }
 
 export async function throughput(t: Target, run: Running, cfg: BenchConfig, pids: () => number[]): Promise<Figures> {
@@ -49,7 +50,12 @@ export async function throughput(t: Target, run: Running, cfg: BenchConfig, pids
   );
   check(`/run c=${cfg.concurrency}`, sub);
   f['run_c50_submit_rps'] = sub.perSecond;
-  await until(async () => (await run.completed('echo')) - done0 >= cfg.runJobs, 120_000, `${cfg.runJobs} completions`, 5);
+  await until(
+    async () => (await run.completed('echo')) - done0 >= cfg.runJobs,
+    120_000,
+    `${cfg.runJobs} completions`,
+    5,
+  );
   f['run_completions_per_s'] = cfg.runJobs / ((performance.now() - t0) / 1000);
   f['run_cpu_ms_per_job'] = (totalCpuMs(pids()) - cpu0) / cfg.runJobs;
 

@@ -31,6 +31,7 @@ export const input = (n: number) => ({ n, prompt: 'a queued job with a small inp
 /** True when `body` is the completed echo of `input(n)`. */
 export function isEcho(body: any, n: number): true | string {
   if (body?.status !== 'COMPLETED') return `status ${body?.status ?? 'missing'}: ${JSON.stringify(body).slice(0, 200)}`;
-  if (body.output?.n !== n || body.output?.prompt !== input(n).prompt) return `wrong output for n=${n}: ${JSON.stringify(body.output).slice(0, 200)}`;
+  if (body.output?.n !== n || body.output?.prompt !== input(n).prompt)
+    return `wrong output for n=${n}: ${JSON.stringify(body.output).slice(0, 200)}`;
   return true;
 }

@@ -8,5 +8,16 @@ import { createTextToVideoHandler } from './src/video/handler.js';
 const where = configureModels();
 // Checked before connecting: models readable, and ffmpeg for MP4 (the default format; WebP needs only sharp).
 const ffmpeg = commandProblem(process.env['FFMPEG_BIN'] ?? 'ffmpeg');
-exitOnProblems('video worker', [...modelProblems(where, { image: true }), ...(ffmpeg ? [`${ffmpeg} (MP4 needs it: apt-get install ffmpeg, or "apt": ["ffmpeg"] in berth.config.json)`] : [])], MODELS_HINT);
-start({ handler: createTextToVideoHandler({ loadModel: (log) => loadImageModel(where, (msg, fields) => log.info(msg, fields)) }) });
+exitOnProblems(
+  'video worker',
+  [
+    ...modelProblems(where, { image: true }),
+    ...(ffmpeg ? [`${ffmpeg} (MP4 needs it: apt-get install ffmpeg, or "apt": ["ffmpeg"] in berth.config.json)`] : []),
+  ],
+  MODELS_HINT,
+);
+start({
+  handler: createTextToVideoHandler({
+    loadModel: (log) => loadImageModel(where, (msg, fields) => log.info(msg, fields)),
+  }),
+});

@@ -30,12 +30,31 @@ const PROMPTS = ['Once upon a time', 'Tom had a red ball', 'The sun was hot', 'L
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const f = (x: number, d = 1) => x.toFixed(d);
 
-const loaded = await loadModel(resolveTextWorkerOptions({ model: STORIES }, THREADS === 'default' ? {} : { BERTH_TEXT_THREADS: THREADS }), createLogger({ level: 'warn' }));
+const loaded = await loadModel(
+  resolveTextWorkerOptions({ model: STORIES }, THREADS === 'default' ? {} : { BERTH_TEXT_THREADS: THREADS }),
+  createLogger({ level: 'warn' }),
+);
 const decode = (ids: number[]) => loaded.tokenizer.decode(ids, { skip_special_tokens: true });
-const engineOf = (maxBatch: number) => new BatchEngine(loaded.model, { decode, eosTokenIds: [], contextLength: loaded.contextLength, maxBatch });
-const chatIds = (p: string) => loaded.tokenizer.encode(loaded.tokenizer.apply_chat_template([{ role: 'user', content: p }], { add_generation_prompt: true, tokenize: false }), { add_special_tokens: false });
+const engineOf = (maxBatch: number) =>
+  new BatchEngine(loaded.model, { decode, eosTokenIds: [], contextLength: loaded.contextLength, maxBatch });
+const chatIds = (p: string) =>
+  loaded.tokenizer.encode(
+    loaded.tokenizer.apply_chat_template([{ role: 'user', content: p }], {
+      add_generation_prompt: true,
+      tokenize: false,
+    }),
+    { add_special_tokens: false },
+  );
 // eosTokenIds [] and temperature 1 with a seed: every request makes exactly TOKENS tokens, comparable everywhere.
-const req = (i: number, extra: Partial<GenerateRequest> = {}): GenerateRequest => ({ promptIds: chatIds(PROMPTS[i % PROMPTS.length]!), maxTokens: TOKENS, temperature: 1, topP: 1, stop: [], seed: i, ...extra });
+const req = (i: number, extra: Partial<GenerateRequest> = {}): GenerateRequest => ({
+  promptIds: chatIds(PROMPTS[i % PROMPTS.length]!),
+  maxTokens: TOKENS,
+  temperature: 1,
+  topP: 1,
+  stop: [],
+  seed: i,
+  ...extra,
+});
 
 async function inProcessSingle() {
   const e = engineOf(1);
@@ -67,18 +86,34 @@ async function aggregate(run: () => Promise<number>) {
 async function inProcessAggregate(concurrency: number, maxBatch: number) {
   const e = engineOf(maxBatch);
   await e.generate(req(0));
-  return aggregate(async () => (await Promise.all(Array.from({ length: concurrency }, (_, i) => e.generate(req(i))))).reduce((s, r) => s + r.completionTokens, 0));
+  return aggregate(async () =>
+    (await Promise.all(Array.from({ length: concurrency }, (_, i) => e.generate(req(i))))).reduce(
+      (s, r) => s + r.completionTokens,
+      0,
+    ),
+  );
 }
 
 const berth = await startBerthDev({
   config: join(REPO_ROOT, 'examples/text-worker/berth.config.json'),
   // The worker's engine sees no end-of-sequence token either (BERTH_TEXT_IGNORE_EOS), so both sides make TOKENS tokens.
-  env: { BERTH_MODELS_DIR: MODELS_DIR, BERTH_LOG_LEVEL: 'warn', BERTH_TEXT_IGNORE_EOS: '1', BERTH_TEXT_THREADS: THREADS === 'default' ? '' : THREADS },
+  env: {
+    BERTH_MODELS_DIR: MODELS_DIR,
+    BERTH_LOG_LEVEL: 'warn',
+    BERTH_TEXT_IGNORE_EOS: '1',
+    BERTH_TEXT_THREADS: THREADS === 'default' ? '' : THREADS,
+  },
   waitForWorkers: ['text'],
 });
 try {
   const client = new OpenAI({ apiKey: berth.apiKey, baseURL: `${berth.url}/v2/text/openai/v1`, maxRetries: 0 });
-  const ask = (i: number) => ({ model: 'stories260K', messages: [{ role: 'user' as const, content: PROMPTS[i % PROMPTS.length]! }], max_tokens: TOKENS, temperature: 1, seed: i });
+  const ask = (i: number) => ({
+    model: 'stories260K',
+    messages: [{ role: 'user' as const, content: PROMPTS[i % PROMPTS.length]! }],
+    max_tokens: TOKENS,
+    temperature: 1,
+    seed: i,
+  });
 
   async function berthSingle() {
     await client.chat.completions.create(ask(0));
@@ -88,7 +123,11 @@ try {
       const t0 = performance.now();
       let first = 0;
       let usage = 0;
-      const stream = await client.chat.completions.create({ ...ask(r), stream: true, stream_options: { include_usage: true } });
+      const stream = await client.chat.completions.create({
+        ...ask(r),
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       for await (const c of stream) {
         if (c.choices[0]?.delta.content) first ||= performance.now();
         if (c.usage) usage = c.usage.completion_tokens;
@@ -109,20 +148,33 @@ try {
       Array.from({ length: concurrency }, async (_, i) => {
         if (!stream) return (await client.chat.completions.create(ask(i))).usage!.completion_tokens;
         let n = 0;
-        for await (const c of await client.chat.completions.create({ ...ask(i), stream: true, stream_options: { include_usage: true } })) if (c.usage) n = c.usage.completion_tokens;
+        for await (const c of await client.chat.completions.create({
+          ...ask(i),
+          stream: true,
+          stream_options: { include_usage: true },
+        }))
+          if (c.usage) n = c.usage.completion_tokens;
         return n;
       }),
     );
   }
 
-  console.log(`stories260K, ${TOKENS} tokens per request, median of ${ROUNDS} rounds (aggregates: of ${AGG_ROUNDS}); onnxruntime threads: ${THREADS}; ${cpus().length} CPUs, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  console.log(
+    `stories260K, ${TOKENS} tokens per request, median of ${ROUNDS} rounds (aggregates: of ${AGG_ROUNDS}); onnxruntime threads: ${THREADS}; ${cpus().length} CPUs, load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
   const ip = await inProcessSingle();
   const bs = await berthSingle();
   console.log('\nOne request (streaming)           time to first token   tokens/s');
   console.log(`  in-process engine               ${f(ip.ttft, 2).padStart(8)} ms         ${f(ip.tps).padStart(8)}`);
-  console.log(`  through Berth (openai client)   ${f(bs.ttft, 2).padStart(8)} ms         ${f(bs.tps).padStart(8)}   (${f(bs.tps / ip.tps, 2)}x of in-process)`);
+  console.log(
+    `  through Berth (openai client)   ${f(bs.ttft, 2).padStart(8)} ms         ${f(bs.tps).padStart(8)}   (${f(bs.tps / ip.tps, 2)}x of in-process)`,
+  );
 
-  console.log('\nAggregate tokens/s     in-process, one at a time   in-process, batched   Berth non-streaming   Berth streaming');
+  console.log(
+    '\nAggregate tokens/s     in-process, one at a time   in-process, batched   Berth non-streaming   Berth streaming',
+  );
   let at16 = { batched: NaN, viaBerthSse: NaN };
   for (const c of [1, 4, 16]) {
     const serial = await inProcessAggregate(c, 1);
@@ -130,15 +182,23 @@ try {
     const viaBerth = await berthAggregate(c, false);
     const viaBerthSse = await berthAggregate(c, true);
     if (c === 16) at16 = { batched, viaBerthSse };
-    console.log(`  concurrency ${String(c).padEnd(3)}        ${f(serial).padStart(8)}                  ${f(batched).padStart(8)} (${f(batched / serial, 2)}x)   ${f(viaBerth).padStart(8)}            ${f(viaBerthSse).padStart(8)}`);
+    console.log(
+      `  concurrency ${String(c).padEnd(3)}        ${f(serial).padStart(8)}                  ${f(batched).padStart(8)} (${f(batched / serial, 2)}x)   ${f(viaBerth).padStart(8)}            ${f(viaBerthSse).padStart(8)}`,
+    );
   }
 
   // The streaming goals of issue #18, as ratios measured in this run.
   const verdict = (x: number, min: number) => `${f(x, 2)}x (goal >= ${min}x: ${x >= min ? 'PASS' : 'MISS'})`;
   console.log('\nStreaming ratios (same run)');
   console.log(`  one streamed request through Berth / in-process tokens/s      ${verdict(bs.tps / ip.tps, 0.9)}`);
-  console.log(`  c=16 streaming through Berth / in-process batched tokens/s    ${verdict(at16.viaBerthSse / at16.batched, 0.8)}`);
-  console.log(`  load average after: ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  console.log(
+    `  c=16 streaming through Berth / in-process batched tokens/s    ${verdict(at16.viaBerthSse / at16.batched, 0.8)}`,
+  );
+  console.log(
+    `  load average after: ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
 } finally {
   await berth[Symbol.asyncDispose]();
   await loaded.model.dispose();

@@ -17,9 +17,15 @@ const URL_ = process.env['BENCH_DATABASE_URL'] ?? 'postgres://root@127.0.0.1:543
 const ALL: Workload[] = ['runsync', 'run', 'status', 'fill', 'stream'];
 const TOKEN = 'berthw_bench_token';
 
-type PgClient = { connect(): Promise<void>; query(sql: string): Promise<{ rows: { n: string }[] }>; end(): Promise<void> };
+type PgClient = {
+  connect(): Promise<void>;
+  query(sql: string): Promise<{ rows: { n: string }[] }>;
+  end(): Promise<void>;
+};
 async function sql(text: string): Promise<{ n: string }[]> {
-  const { Client } = createRequire(join(REPO_ROOT, 'packages/server/package.json'))('pg') as { Client: new (o: { connectionString: string }) => PgClient };
+  const { Client } = createRequire(join(REPO_ROOT, 'packages/server/package.json'))('pg') as {
+    Client: new (o: { connectionString: string }) => PgClient;
+  };
   const c = new Client({ connectionString: URL_ });
   await c.connect();
   try {
@@ -36,7 +42,8 @@ export async function dropBenchSchema(schema: string): Promise<void> {
 
 /** Bytes the schema's tables and indexes take. */
 async function schemaBytes(schema: string): Promise<number> {
-  const rows = await sql(`SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::text AS n FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
+  const rows =
+    await sql(`SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::text AS n FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
     WHERE s.nspname = '${schema}' AND c.relkind = 'r'`);
   return Number(rows[0]?.n ?? NaN);
 }
@@ -49,20 +56,39 @@ interface Build {
 
 async function startSet(replicas: number, dir: string, build: Build = {}): Promise<Running> {
   const schema = `berth_bench_${randomBytes(5).toString('hex')}`;
-  const flavour = { name: 'pg', description: '', args: () => ['--store', 'postgres', '--database-url', URL_, '--database-schema', schema], ...build };
+  const flavour = {
+    name: 'pg',
+    description: '',
+    args: () => ['--store', 'postgres', '--database-url', URL_, '--database-schema', schema],
+    ...build,
+  };
   const t0 = performance.now();
   const first = await startBerth(flavour, join(dir, 'r0')); // migrates the schema
-  const rest = await Promise.all(Array.from({ length: replicas - 1 }, (_, i) => startBerth(flavour, join(dir, `r${i + 1}`))));
+  const rest = await Promise.all(
+    Array.from({ length: replicas - 1 }, (_, i) => startBerth(flavour, join(dir, `r${i + 1}`))),
+  );
   const all = [first, ...rest];
   const readyMs = performance.now() - t0;
   const drop = () => dropBenchSchema(schema);
-  if (replicas === 1) return { ...first, storeBytes: () => schemaBytes(schema), stop: async () => { await first.stop(); await drop(); } };
+  if (replicas === 1)
+    return {
+      ...first,
+      storeBytes: () => schemaBytes(schema),
+      stop: async () => {
+        await first.stop();
+        await drop();
+      },
+    };
   const ports = all.map((r) => Number(new URL(r.base('echo')).port));
   const lb = await roundRobin(ports);
   // The stream reader goes straight to a replica other than its worker's: every chunk crosses replicas.
   let streamReplica: number | undefined;
-  const base = (ep: string) => (ep === 'stream' && streamReplica !== undefined ? all[(streamReplica + 1) % all.length]!.base(ep) : `${lb.url}/v2/${ep}`);
-  const workersOnAll = async (ep: string) => (await Promise.all(all.map((r) => health(r.base(ep), r.headers)))).reduce((s, h) => s + h.workers, 0);
+  const base = (ep: string) =>
+    ep === 'stream' && streamReplica !== undefined
+      ? all[(streamReplica + 1) % all.length]!.base(ep)
+      : `${lb.url}/v2/${ep}`;
+  const workersOnAll = async (ep: string) =>
+    (await Promise.all(all.map((r) => health(r.base(ep), r.headers)))).reduce((s, h) => s + h.workers, 0);
   let placed = 0;
   const extra: { kill(s?: NodeJS.Signals): Promise<void> }[] = [];
   return {
@@ -77,7 +103,11 @@ async function startSet(replicas: number, dir: string, build: Build = {}): Promi
       const at = placed++ % all.length;
       if (ep === 'stream') streamReplica = at;
       const url = new URL(all[at]!.base(ep)).origin;
-      const proc = startTs(join(build.benchDir ?? BENCH_DIR, 'targets/berth/worker.ts'), { BERTH_URL: url, BERTH_ENDPOINT_ID: ep, BERTH_WORKER_TOKEN: TOKEN, BERTH_LOG_LEVEL: 'error', BENCH_HOLD: '1' }, { ipc: true });
+      const proc = startTs(
+        join(build.benchDir ?? BENCH_DIR, 'targets/berth/worker.ts'),
+        { BERTH_URL: url, BERTH_ENDPOINT_ID: ep, BERTH_WORKER_TOKEN: TOKEN, BERTH_LOG_LEVEL: 'error', BENCH_HOLD: '1' },
+        { ipc: true },
+      );
       extra.push(proc);
       return {
         proc,
@@ -100,8 +130,19 @@ async function startSet(replicas: number, dir: string, build: Build = {}): Promi
 }
 
 const SETS: Target[] = [
-  { name: 'berth-postgres', description: '`berth serve --store postgres` (PostgreSQL 15, local, synchronous_commit on)', workloads: ALL, start: (d) => startSet(1, d) },
-  { name: 'berth-postgres-x3', description: '3 `berth serve --store postgres` replicas on one schema behind a TCP round-robin balancer; workers on the replicas in turn (the first on replica 0); the SSE reader on another replica than the stream worker', workloads: ALL, start: (d) => startSet(3, d) },
+  {
+    name: 'berth-postgres',
+    description: '`berth serve --store postgres` (PostgreSQL 15, local, synchronous_commit on)',
+    workloads: ALL,
+    start: (d) => startSet(1, d),
+  },
+  {
+    name: 'berth-postgres-x3',
+    description:
+      '3 `berth serve --store postgres` replicas on one schema behind a TCP round-robin balancer; workers on the replicas in turn (the first on replica 0); the SSE reader on another replica than the stream worker',
+    workloads: ALL,
+    start: (d) => startSet(3, d),
+  },
 ];
 
 /** With BENCH_BERTH_BASELINE (see ../berth/index.ts): a `<name>@base` row after each, from that checkout. */
@@ -109,6 +150,17 @@ const baseline = process.env['BENCH_BERTH_BASELINE'];
 export const POSTGRES_TARGETS: Target[] = SETS.flatMap((t, i) => [
   t,
   ...(baseline
-    ? [{ ...t, name: `${t.name}@base`, description: `${t.description}, built from ${baseline}`, start: (d: string) => startSet(i === 0 ? 1 : 3, d, { bin: join(baseline, 'packages/cli/dist/bin.js'), benchDir: join(baseline, 'bench') }) }]
+    ? [
+        {
+          ...t,
+          name: `${t.name}@base`,
+          description: `${t.description}, built from ${baseline}`,
+          start: (d: string) =>
+            startSet(i === 0 ? 1 : 3, d, {
+              bin: join(baseline, 'packages/cli/dist/bin.js'),
+              benchDir: join(baseline, 'bench'),
+            }),
+        },
+      ]
     : []),
 ]);

@@ -34,10 +34,35 @@ export async function startBerth(flavour: BerthFlavour, dir: string): Promise<Ru
   // BENCH_CPU_PROF=<dir>: write V8 CPU profiles of the control plane and workers there (see README.md).
   const prof = process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['BENCH_CPU_PROF']] : [];
   const t0 = performance.now();
-  const serve = start(process.execPath, [...prof, '--expose-gc', '--import', PROBE, bin, 'serve', '--port', String(port), '--endpoint', 'echo,stream', '--log-level', 'warn', ...flavour.args(dir)], {
-    env: { ...process.env, ...flavour.env, BERTH_API_KEY: KEY, BERTH_WORKER_TOKEN: TOKEN, BERTH_RATE_LIMITS: 'off', NO_COLOR: '1' },
-    ipc: true,
-  });
+  const serve = start(
+    process.execPath,
+    [
+      ...prof,
+      '--expose-gc',
+      '--import',
+      PROBE,
+      bin,
+      'serve',
+      '--port',
+      String(port),
+      '--endpoint',
+      'echo,stream',
+      '--log-level',
+      'warn',
+      ...flavour.args(dir),
+    ],
+    {
+      env: {
+        ...process.env,
+        ...flavour.env,
+        BERTH_API_KEY: KEY,
+        BERTH_WORKER_TOKEN: TOKEN,
+        BERTH_RATE_LIMITS: 'off',
+        NO_COLOR: '1',
+      },
+      ipc: true,
+    },
+  );
   await serve.waitFor(/Press Ctrl-C to stop/);
   const readyMs = performance.now() - t0;
   const url = `http://127.0.0.1:${port}`;
@@ -52,7 +77,11 @@ export async function startBerth(flavour: BerthFlavour, dir: string): Promise<Ru
     heapUsed: () => heapUsed(serve),
     storeBytes: async () => (flavour.dataDir ? dirBytes(flavour.dataDir(dir)) : NaN),
     startWorker: async (ep) => {
-      const proc = startTs(join(flavour.benchDir ?? BENCH_DIR, 'targets/berth/worker.ts'), { BERTH_URL: url, BERTH_ENDPOINT_ID: ep, BERTH_WORKER_TOKEN: TOKEN, BERTH_LOG_LEVEL: 'error', BENCH_HOLD: '1' }, { ipc: true, nodeArgs: prof });
+      const proc = startTs(
+        join(flavour.benchDir ?? BENCH_DIR, 'targets/berth/worker.ts'),
+        { BERTH_URL: url, BERTH_ENDPOINT_ID: ep, BERTH_WORKER_TOKEN: TOKEN, BERTH_LOG_LEVEL: 'error', BENCH_HOLD: '1' },
+        { ipc: true, nodeArgs: prof },
+      );
       workers.add(proc);
       return healthWorker(proc, base(ep), headers);
     },
@@ -67,13 +96,28 @@ export async function startBerth(flavour: BerthFlavour, dir: string): Promise<Ru
 }
 
 export function berthTarget(flavour: BerthFlavour): Target {
-  return { name: flavour.name, description: flavour.description, workloads: ALL, start: (dir) => startBerth(flavour, dir) };
+  return {
+    name: flavour.name,
+    description: flavour.description,
+    workloads: ALL,
+    start: (dir) => startBerth(flavour, dir),
+  };
 }
 
 const FLAVOURS: BerthFlavour[] = [
   { name: 'berth-memory', description: '`berth serve --store memory`', args: () => ['--store', 'memory'] },
-  { name: 'berth-sqlite-normal', description: '`berth serve` SQLite, synchronous=NORMAL (default)', args: (d) => ['--data-dir', d], dataDir: (d) => d },
-  { name: 'berth-sqlite-full', description: '`berth serve --durability full` (fsync every commit)', args: (d) => ['--data-dir', d, '--durability', 'full'], dataDir: (d) => d },
+  {
+    name: 'berth-sqlite-normal',
+    description: '`berth serve` SQLite, synchronous=NORMAL (default)',
+    args: (d) => ['--data-dir', d],
+    dataDir: (d) => d,
+  },
+  {
+    name: 'berth-sqlite-full',
+    description: '`berth serve --durability full` (fsync every commit)',
+    args: (d) => ['--data-dir', d, '--durability', 'full'],
+    dataDir: (d) => d,
+  },
 ];
 /** The same SQLite flavours with the connection on a worker thread (`BERTH_SQLITE_THREAD=1`); no `@base` row. */
 const THREAD_FLAVOURS: BerthFlavour[] = FLAVOURS.filter((f) => f.name.startsWith('berth-sqlite-')).map((f) => ({
@@ -91,5 +135,15 @@ const THREAD_FLAVOURS: BerthFlavour[] = FLAVOURS.filter((f) => f.name.startsWith
 const baseline = process.env['BENCH_BERTH_BASELINE'];
 export const BERTH_TARGETS: Target[] = FLAVOURS.flatMap((f) => [
   berthTarget(f),
-  ...(baseline ? [berthTarget({ ...f, name: `${f.name}@base`, description: `${f.description}, built from ${baseline}`, bin: join(baseline, 'packages/cli/dist/bin.js'), benchDir: join(baseline, 'bench') })] : []),
+  ...(baseline
+    ? [
+        berthTarget({
+          ...f,
+          name: `${f.name}@base`,
+          description: `${f.description}, built from ${baseline}`,
+          bin: join(baseline, 'packages/cli/dist/bin.js'),
+          benchDir: join(baseline, 'bench'),
+        }),
+      ]
+    : []),
 ]).concat(THREAD_FLAVOURS.map(berthTarget));

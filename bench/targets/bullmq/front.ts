@@ -12,7 +12,14 @@ const json = (res: http.ServerResponse, status: number, body: unknown) => {
   const s = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(s) }).end(s);
 };
-const STATE: Record<string, string> = { waiting: 'IN_QUEUE', delayed: 'IN_QUEUE', prioritized: 'IN_QUEUE', active: 'IN_PROGRESS', completed: 'COMPLETED', failed: 'FAILED' };
+const STATE: Record<string, string> = {
+  waiting: 'IN_QUEUE',
+  delayed: 'IN_QUEUE',
+  prioritized: 'IN_QUEUE',
+  active: 'IN_PROGRESS',
+  completed: 'COMPLETED',
+  failed: 'FAILED',
+};
 
 async function route(req: http.IncomingMessage, body: string, res: http.ServerResponse): Promise<void> {
   const [, , , name, id] = (req.url ?? '').split('?')[0]!.split('/');
@@ -26,12 +33,19 @@ async function route(req: http.IncomingMessage, body: string, res: http.ServerRe
     const job = await queue.getJob(id);
     if (!job) return json(res, 404, { error: 'not found' });
     const state = await job.getState();
-    return json(res, 200, { id, status: STATE[state] ?? state, ...(state === 'completed' ? { output: job.returnvalue } : {}) });
+    return json(res, 200, {
+      id,
+      status: STATE[state] ?? state,
+      ...(state === 'completed' ? { output: job.returnvalue } : {}),
+    });
   }
   if (name === 'health') {
     const c = await queue.getJobCounts('completed', 'waiting', 'active');
     const workers = (await queue.getWorkers()).length;
-    return json(res, 200, { jobs: { completed: c['completed'], inQueue: c['waiting'] }, workers: { idle: workers, running: 0 } });
+    return json(res, 200, {
+      jobs: { completed: c['completed'], inQueue: c['waiting'] },
+      workers: { idle: workers, running: 0 },
+    });
   }
   json(res, 404, { error: 'not found' });
 }
@@ -39,7 +53,13 @@ async function route(req: http.IncomingMessage, body: string, res: http.ServerRe
 const server = http.createServer((req, res) => {
   const parts: Buffer[] = [];
   req.on('data', (d: Buffer) => parts.push(d));
-  req.on('end', () => void route(req, Buffer.concat(parts).toString(), res).catch((err: Error) => json(res, 500, { error: err.message })));
+  req.on(
+    'end',
+    () =>
+      void route(req, Buffer.concat(parts).toString(), res).catch((err: Error) =>
+        json(res, 500, { error: err.message }),
+      ),
+  );
 });
 server.keepAliveTimeout = 60_000;
 server.listen(Number(process.env['PORT']), '127.0.0.1', () => process.stdout.write('listening\n'));

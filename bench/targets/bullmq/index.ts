@@ -10,10 +10,28 @@ async function startPeer(fsync: 'everysec' | 'always', dir: string): Promise<Run
   const port = await freePort();
   const t0 = performance.now();
   // Our own redis-server on a free port (never the shared one on 6379); no RDB snapshots, AOF only.
-  const redis = start('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', fsync, '--save', '', '--maxmemory-policy', 'noeviction']);
+  const redis = start('redis-server', [
+    '--port',
+    String(redisPort),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--appendonly',
+    'yes',
+    '--appendfsync',
+    fsync,
+    '--save',
+    '',
+    '--maxmemory-policy',
+    'noeviction',
+  ]);
   await redis.waitFor(/Ready to accept connections/);
   const env = { PORT: String(port), REDIS_PORT: String(redisPort) };
-  const front = startTs(join(BENCH_DIR, 'targets/bullmq/front.ts'), env, { ipc: true, nodeArgs: ['--expose-gc', '--import', join(BENCH_DIR, 'lib/heap-probe.mjs')] });
+  const front = startTs(join(BENCH_DIR, 'targets/bullmq/front.ts'), env, {
+    ipc: true,
+    nodeArgs: ['--expose-gc', '--import', join(BENCH_DIR, 'lib/heap-probe.mjs')],
+  });
   await front.waitFor(/listening/);
   const readyMs = performance.now() - t0;
   const url = `http://127.0.0.1:${port}`;
@@ -44,6 +62,7 @@ export const BULLMQ_TARGETS: Target[] = (['everysec', 'always'] as const).map((f
   name: `bullmq-aof-${fsync}`,
   description: `BullMQ + redis-server (--appendfsync ${fsync}), HTTP front with one shared QueueEvents, worker concurrency 64`,
   workloads: ['runsync', 'run', 'status', 'fill'],
-  unavailable: async () => (spawnSync('redis-server', ['--version']).status === 0 ? undefined : 'redis-server is not installed'),
+  unavailable: async () =>
+    spawnSync('redis-server', ['--version']).status === 0 ? undefined : 'redis-server is not installed',
   start: (dir: string) => startPeer(fsync, dir),
 }));

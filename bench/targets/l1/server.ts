@@ -56,7 +56,15 @@ const server = http.createServer((req, res) => {
     if (v2 !== 'v2') return json(res, 404, { error: 'not found' });
     if (req.method === 'POST' && (route === 'run' || route === 'runsync')) {
       const body = JSON.parse(Buffer.concat(parts).toString()) as { input: unknown };
-      const job: Job = { id: `l1-${++next}`, ep, input: body.input, status: 'IN_QUEUE', waiters: [], chunks: [], sse: [] };
+      const job: Job = {
+        id: `l1-${++next}`,
+        ep,
+        input: body.input,
+        status: 'IN_QUEUE',
+        waiters: [],
+        chunks: [],
+        sse: [],
+      };
       jobs.set(job.id, job);
       fifo(ep).items.push(job);
       if (route === 'runsync') job.waiters.push((j) => json(res, 200, view(j)));
@@ -76,7 +84,10 @@ const server = http.createServer((req, res) => {
     }
     if (route === 'health') {
       const idle = workers.filter((w) => w.ep === ep).length;
-      return json(res, 200, { jobs: { completed: completed.get(ep) ?? 0, inQueue: fifo(ep).items.length - fifo(ep).head }, workers: { idle, running: 0 } });
+      return json(res, 200, {
+        jobs: { completed: completed.get(ep) ?? 0, inQueue: fifo(ep).items.length - fifo(ep).head },
+        workers: { idle, running: 0 },
+      });
     }
     json(res, 404, { error: 'not found' });
   });
@@ -86,7 +97,11 @@ server.keepAliveTimeout = 60_000;
 const wss = new WebSocketServer({ server, path: '/ws' });
 wss.on('connection', (ws, req) => {
   const url = new URL(req.url ?? '/', 'http://x');
-  const conn: Conn = { ws, ep: url.searchParams.get('ep') ?? 'echo', free: Number(url.searchParams.get('concurrency') ?? 1) };
+  const conn: Conn = {
+    ws,
+    ep: url.searchParams.get('ep') ?? 'echo',
+    free: Number(url.searchParams.get('concurrency') ?? 1),
+  };
   workers.push(conn);
   ws.on('message', (data) => {
     const m = JSON.parse(String(data)) as { id: string; chunk?: unknown; done?: boolean; output?: unknown };

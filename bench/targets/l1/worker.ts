@@ -5,7 +5,9 @@ import { chunks, echo, released, type StreamInput } from '../../lib/noop.js';
 
 await released();
 const ep = process.env['BENCH_ENDPOINT'] ?? 'echo';
-const ws = new WebSocket(`${process.env['BENCH_URL']!.replace('http', 'ws')}/ws?ep=${ep}&concurrency=${process.env['BENCH_CONCURRENCY'] ?? '64'}`);
+const ws = new WebSocket(
+  `${process.env['BENCH_URL']!.replace('http', 'ws')}/ws?ep=${ep}&concurrency=${process.env['BENCH_CONCURRENCY'] ?? '64'}`,
+);
 ws.on('message', (data) => void onMessage(data));
 
 async function onMessage(data: unknown): Promise<void> {

@@ -22,7 +22,18 @@ for (const chars of [100, 500, 1000]) {
   for (const format of ['wav', 'mp3', 'ogg'] as AudioFormat[]) {
     const [bytes, enc] = await time(() => encodeAudio(wav, format, signal));
     console.log(
-      [chars, duration.toFixed(2), synth.toFixed(3), (synth / duration).toFixed(4), format, bytes.length, enc.toFixed(3), Math.round(bytes.length / duration)].map(String).join('  '),
+      [
+        chars,
+        duration.toFixed(2),
+        synth.toFixed(3),
+        (synth / duration).toFixed(4),
+        format,
+        bytes.length,
+        enc.toFixed(3),
+        Math.round(bytes.length / duration),
+      ]
+        .map(String)
+        .join('  '),
     );
   }
 }

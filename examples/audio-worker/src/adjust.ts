@@ -11,7 +11,11 @@ export const MAX_SEMITONES = 4;
  *
  * @example const faster = await adjustSpeech(wav, { speed: 1.5, pitch: 50 });
  */
-export async function adjustSpeech(wav: Uint8Array, { speed, pitch }: { speed: number; pitch: number }, signal?: AbortSignal): Promise<Uint8Array> {
+export async function adjustSpeech(
+  wav: Uint8Array,
+  { speed, pitch }: { speed: number; pitch: number },
+  signal?: AbortSignal,
+): Promise<Uint8Array> {
   if (speed === 1 && pitch === 50) return wav;
   const { sampleRate } = readWav(wav);
   const factor = 2 ** ((((pitch - 50) / 50) * MAX_SEMITONES) / 12);
@@ -22,6 +26,25 @@ export async function adjustSpeech(wav: Uint8Array, { speed, pitch }: { speed: n
   if (tempo < 0.5) filters.push(`atempo=${Math.sqrt(tempo)}`, `atempo=${Math.sqrt(tempo)}`);
   else if (tempo !== 1) filters.push(`atempo=${tempo}`);
   const ffmpeg = process.env['FFMPEG_BIN'] ?? 'ffmpeg';
-  const args = ['-hide_banner', '-loglevel', 'error', '-f', 'wav', '-i', 'pipe:0', '-af', filters.join(','), '-map_metadata', '-1', '-fflags', '+bitexact', '-c:a', 'pcm_s16le', '-f', 'wav', 'pipe:1'];
+  const args = [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'wav',
+    '-i',
+    'pipe:0',
+    '-af',
+    filters.join(','),
+    '-map_metadata',
+    '-1',
+    '-fflags',
+    '+bitexact',
+    '-c:a',
+    'pcm_s16le',
+    '-f',
+    'wav',
+    'pipe:1',
+  ];
   return fixWavSizes(new Uint8Array(await runProcess(ffmpeg, args, { stdin: wav, ...(signal ? { signal } : {}) })));
 }

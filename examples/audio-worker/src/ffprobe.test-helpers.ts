@@ -19,10 +19,31 @@ export function probe(bytes: Uint8Array): Probe {
   try {
     const file = join(dir, 'media');
     writeFileSync(file, bytes);
-    const out = execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'format=format_name,duration:stream=codec_name,sample_rate,channels', '-of', 'json', file], { encoding: 'utf8' });
-    const j = JSON.parse(out) as { format: { format_name: string; duration: string }; streams: { codec_name: string; sample_rate: string; channels: number }[] };
+    const out = execFileSync(
+      'ffprobe',
+      [
+        '-v',
+        'error',
+        '-show_entries',
+        'format=format_name,duration:stream=codec_name,sample_rate,channels',
+        '-of',
+        'json',
+        file,
+      ],
+      { encoding: 'utf8' },
+    );
+    const j = JSON.parse(out) as {
+      format: { format_name: string; duration: string };
+      streams: { codec_name: string; sample_rate: string; channels: number }[];
+    };
     const s = j.streams[0]!;
-    return { formatName: j.format.format_name, codec: s.codec_name, duration: Number(j.format.duration), sampleRate: Number(s.sample_rate), channels: s.channels };
+    return {
+      formatName: j.format.format_name,
+      codec: s.codec_name,
+      duration: Number(j.format.duration),
+      sampleRate: Number(s.sample_rate),
+      channels: s.channels,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -40,6 +61,13 @@ export async function fetchOutput(url: string): Promise<Uint8Array> {
 export function useTempOutputDir(): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'berth-audio-worker-'));
   process.env['BERTH_OUTPUT_DIR'] = dir;
-  for (const k of ['BUCKET_ENDPOINT_URL', 'BUCKET_ACCESS_KEY_ID', 'BUCKET_SECRET_ACCESS_KEY', 'BERTH_URL', 'BERTH_WORKER_TOKEN']) delete process.env[k];
+  for (const k of [
+    'BUCKET_ENDPOINT_URL',
+    'BUCKET_ACCESS_KEY_ID',
+    'BUCKET_SECRET_ACCESS_KEY',
+    'BERTH_URL',
+    'BERTH_WORKER_TOKEN',
+  ])
+    delete process.env[k];
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }

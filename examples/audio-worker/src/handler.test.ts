@@ -68,7 +68,10 @@ describe('text-to-speech handler (espeak-ng)', () => {
     [{ text: '' }, /^invalid_input: text: must not be empty$/],
     [{ text: '   ' }, /^invalid_input: text: must not be empty$/],
     [{ text: 'x'.repeat(5001) }, /^invalid_input: text: must be at most 5000 characters \(got 5001\)$/],
-    [{ text, voice: 'klingon' }, /^invalid_input: voice: unknown voice "klingon" \(espeak-ng languages include "en-us", /],
+    [
+      { text, voice: 'klingon' },
+      /^invalid_input: voice: unknown voice "klingon" \(espeak-ng languages include "en-us", /,
+    ],
     [{ text, voice: 'en-us+robot' }, /^invalid_input: voice: unknown voice variant "robot" \(variants include /],
     [{ text, voice: 'en us' }, /^invalid_input: voice: must be a voice name like "en-us"/],
     [{ text, speed: 3 }, /^invalid_input: speed: must be from 0.5 to 2 \(got 3\)$/],

@@ -30,7 +30,9 @@ export interface TtsHandlerOptions {
  * @example start({ handler: createTtsHandler({ engine: createEspeakEngine() }) });
  */
 export function createTtsHandler(options: TtsHandlerOptions): (job: Job<unknown>) => Promise<TtsOutput> {
-  const store = options.store ?? ((job, bytes, format) => uploadOutput(job, bytes, { contentType: AUDIO_CONTENT_TYPES[format], extension: format }));
+  const store =
+    options.store ??
+    ((job, bytes, format) => uploadOutput(job, bytes, { contentType: AUDIO_CONTENT_TYPES[format], extension: format }));
   const { engine } = options;
   return async (job) => {
     const input = parseTtsInput(job.input);
@@ -38,7 +40,16 @@ export function createTtsHandler(options: TtsHandlerOptions): (job: Job<unknown>
     if (!checked.ok) throw new InputError([`voice: ${checked.problem}`]);
     const started = performance.now();
     job.progress({ stage: 'synthesize', percent: 0 });
-    const wav = await engine.synthesize({ text: input.text, voice: checked.voice, ...(checked.engineVoice ? { engineVoice: checked.engineVoice } : {}), speed: input.speed, pitch: input.pitch }, job.signal);
+    const wav = await engine.synthesize(
+      {
+        text: input.text,
+        voice: checked.voice,
+        ...(checked.engineVoice ? { engineVoice: checked.engineVoice } : {}),
+        speed: input.speed,
+        pitch: input.pitch,
+      },
+      job.signal,
+    );
     const { duration } = readWav(wav);
     const synthesized = performance.now();
     job.progress({ stage: 'encode', format: input.output_format, percent: 80 });

@@ -59,7 +59,13 @@ export function runProcess(command: string, args: readonly string[], options: Ru
       options.signal?.removeEventListener('abort', onAbort);
       if (failure !== undefined) reject(failure);
       else if (code === 0) resolve(Buffer.concat(out));
-      else reject(new ProcessError(`${command} exited with ${code ?? sig}: ${stderr.trim().split('\n').slice(-3).join(' / ') || 'no error output'}`, stderr));
+      else
+        reject(
+          new ProcessError(
+            `${command} exited with ${code ?? sig}: ${stderr.trim().split('\n').slice(-3).join(' / ') || 'no error output'}`,
+            stderr,
+          ),
+        );
     });
     child.stdin.end(options.stdin ?? '');
   });

@@ -8,7 +8,10 @@ const TTS = fileURLToPath(new URL('../tts.ts', import.meta.url));
 describe('audio worker startup check', () => {
   it('finds espeak-ng and ffmpeg when installed; names the missing ones', () => {
     expect(missingPrograms({})).toEqual([]);
-    expect(missingPrograms({ ESPEAK_NG_BIN: '/nonexistent/espeak-ng', FFMPEG_BIN: '/nonexistent/ffmpeg' })).toEqual(['/nonexistent/espeak-ng (ENOENT)', '/nonexistent/ffmpeg (ENOENT)']);
+    expect(missingPrograms({ ESPEAK_NG_BIN: '/nonexistent/espeak-ng', FFMPEG_BIN: '/nonexistent/ffmpeg' })).toEqual([
+      '/nonexistent/espeak-ng (ENOENT)',
+      '/nonexistent/ffmpeg (ENOENT)',
+    ]);
     // The transformers.js engine does not need espeak-ng.
     expect(missingPrograms({ TTS_MODEL: 'x', ESPEAK_NG_BIN: '/nonexistent/espeak-ng' })).toEqual([]);
   });
@@ -17,7 +20,13 @@ describe('audio worker startup check', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', TTS], {
       encoding: 'utf8',
       timeout: 60_000,
-      env: { PATH: process.env['PATH'], ESPEAK_NG_BIN: '/nonexistent/espeak-ng', BERTH_URL: 'http://127.0.0.1:9', BERTH_ENDPOINT_ID: 'tts', BERTH_WORKER_TOKEN: 'berthw_x' },
+      env: {
+        PATH: process.env['PATH'],
+        ESPEAK_NG_BIN: '/nonexistent/espeak-ng',
+        BERTH_URL: 'http://127.0.0.1:9',
+        BERTH_ENDPOINT_ID: 'tts',
+        BERTH_WORKER_TOKEN: 'berthw_x',
+      },
     });
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('audio worker cannot start: cannot run /nonexistent/espeak-ng (ENOENT).');

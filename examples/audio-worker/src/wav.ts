@@ -20,7 +20,8 @@ export interface WavInfo {
 export function readWav(bytes: Uint8Array): WavInfo {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const tag = (at: number) => String.fromCharCode(...bytes.subarray(at, at + 4));
-  if (bytes.length < 12 || tag(0) !== 'RIFF' || tag(8) !== 'WAVE') throw new Error('not a WAV file (no RIFF/WAVE header)');
+  if (bytes.length < 12 || tag(0) !== 'RIFF' || tag(8) !== 'WAVE')
+    throw new Error('not a WAV file (no RIFF/WAVE header)');
   let at = 12;
   let fmt: { channels: number; sampleRate: number; bitsPerSample: number } | undefined;
   while (at + 8 <= bytes.length) {
@@ -28,7 +29,11 @@ export function readWav(bytes: Uint8Array): WavInfo {
     const size = view.getUint32(at + 4, true);
     if (id === 'fmt ') {
       if (view.getUint16(at + 8, true) !== 1) throw new Error('not a PCM WAV file');
-      fmt = { channels: view.getUint16(at + 10, true), sampleRate: view.getUint32(at + 12, true), bitsPerSample: view.getUint16(at + 22, true) };
+      fmt = {
+        channels: view.getUint16(at + 10, true),
+        sampleRate: view.getUint32(at + 12, true),
+        bitsPerSample: view.getUint16(at + 22, true),
+      };
     } else if (id === 'data') {
       if (!fmt) throw new Error('WAV file without a fmt chunk before its data');
       const dataOffset = at + 8;

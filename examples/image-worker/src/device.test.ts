@@ -12,11 +12,15 @@ const MODELS = fileURLToPath(new URL('../../../../shared/models', import.meta.ur
 describe.runIf(process.env['BERTH_DEVICE'] === undefined)('image worker device selection (no GPU here)', () => {
   it('auto: the CUDA execution provider does not load, so the CPU is used and said once', async () => {
     const lines: [string, Record<string, unknown>][] = [];
-    const model = await loadImageModel(resolveModelLocations({ BERTH_MODELS_DIR: MODELS }), (msg, fields) => lines.push([msg, fields]));
+    const model = await loadImageModel(resolveModelLocations({ BERTH_MODELS_DIR: MODELS }), (msg, fields) =>
+      lines.push([msg, fields]),
+    );
     const device = lines.filter(([m]) => m.startsWith('device: '));
     expect(device).toHaveLength(1);
     expect(device[0]![0]).toMatch(
-      nvidiaDriverPresent() ? /^device: cpu \(CUDA did not load: .+; set BERTH_DEVICE=cpu to skip trying\)$/ : /^device: cpu \(no NVIDIA driver: \/dev\/nvidiactl is missing; .+\)$/,
+      nvidiaDriverPresent()
+        ? /^device: cpu \(CUDA did not load: .+; set BERTH_DEVICE=cpu to skip trying\)$/
+        : /^device: cpu \(no NVIDIA driver: \/dev\/nvidiactl is missing; .+\)$/,
     );
     expect(lines.find(([m]) => m === 'model loaded')?.[1]).toMatchObject({ device: 'cpu' });
     expect(model.unet.inputNames.length).toBeGreaterThan(0);

@@ -17,7 +17,10 @@ export function configureModels(processEnv: NodeJS.ProcessEnv = process.env): Mo
 }
 
 /** Loads the diffusion model at `where.image` (downloading a hub repo once when allowed). */
-export async function loadImageModel(where: ModelLocations, log?: (msg: string, fields: Record<string, unknown>) => void): Promise<DiffusionModel> {
+export async function loadImageModel(
+  where: ModelLocations,
+  log?: (msg: string, fields: Record<string, unknown>) => void,
+): Promise<DiffusionModel> {
   const dir = await ensureModelFolder(where.image, DIFFUSION_FILES, {
     allowRemote: where.allowRemote,
     onFile: (file, bytes) => log?.('downloaded', { model: where.image, file, bytes }),
@@ -27,11 +30,20 @@ export async function loadImageModel(where: ModelLocations, log?: (msg: string, 
     (d) =>
       loadDiffusionModel(dir, {
         ...(where.tokenizer ? { tokenizer: where.tokenizer } : {}),
-        sessionOptions: { executionProviders: d === 'cuda' ? ['cuda', 'cpu'] : ['cpu'], graphOptimizationLevel: 'all', ...(where.threads ? { intraOpNumThreads: where.threads } : {}) },
+        sessionOptions: {
+          executionProviders: d === 'cuda' ? ['cuda', 'cpu'] : ['cpu'],
+          graphOptimizationLevel: 'all',
+          ...(where.threads ? { intraOpNumThreads: where.threads } : {}),
+        },
       }),
     log ? { log: (line) => log(line, { model: where.image }) } : {},
   );
-  log?.('model loaded', { model: where.image, device, seconds: Number(model.loadSeconds.toFixed(3)), nativeSize: model.nativeSize });
+  log?.('model loaded', {
+    model: where.image,
+    device,
+    seconds: Number(model.loadSeconds.toFixed(3)),
+    nativeSize: model.nativeSize,
+  });
   return model;
 }
 

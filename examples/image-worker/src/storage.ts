@@ -8,6 +8,10 @@ import { CONTENT_TYPES, type OutputFormat } from './image/encode.js';
  *
  * @example const { url } = await storeImage(job, png, 'png');
  */
-export async function storeImage(job: UploadableJob, bytes: Uint8Array, format: OutputFormat): Promise<{ url: string; expiresAt: string }> {
+export async function storeImage(
+  job: UploadableJob,
+  bytes: Uint8Array,
+  format: OutputFormat,
+): Promise<{ url: string; expiresAt: string }> {
   return uploadOutput(job, bytes, { contentType: CONTENT_TYPES[format], extension: format });
 }

@@ -23,9 +23,15 @@ export function createTextHandler(m: TextModel): Handler {
     if (typeof input['openai_route'] === 'string') {
       const body = input['openai_input'];
       try {
-        return yield* openAiJob(m, job, input['openai_route'], typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {});
+        return yield* openAiJob(
+          m,
+          job,
+          input['openai_route'],
+          typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {},
+        );
       } catch (err) {
-        if (err instanceof InputError) return { error: { message: err.message, type: 'invalid_request_error', param: err.param, code: err.code } };
+        if (err instanceof InputError)
+          return { error: { message: err.message, type: 'invalid_request_error', param: err.param, code: err.code } };
         throw err;
       }
     }
@@ -33,13 +39,24 @@ export function createTextHandler(m: TextModel): Handler {
     let ids: number[];
     if (input['messages'] !== undefined) ids = m.chatPrompt(readMessages(input['messages']));
     else if (typeof input['prompt'] === 'string' && input['prompt'] !== '') ids = m.textPrompt(input['prompt']);
-    else throw new InputError('prompt', 'input needs "prompt" (a non-empty string) or "messages", e.g. {"prompt": "Once upon a time", "max_tokens": 50}');
-    const output = (results: GenerateResult[]) => ({ text: results.map((r) => r.text), input_tokens: ids.length, output_tokens: results.reduce((n, r) => n + r.completionTokens, 0) });
+    else
+      throw new InputError(
+        'prompt',
+        'input needs "prompt" (a non-empty string) or "messages", e.g. {"prompt": "Once upon a time", "max_tokens": 50}',
+      );
+    const output = (results: GenerateResult[]) => ({
+      text: results.map((r) => r.text),
+      input_tokens: ids.length,
+      output_tokens: results.reduce((n, r) => n + r.completionTokens, 0),
+    });
     m.fit(ids, s, PLAIN_DEFAULT_MAX_TOKENS);
     if (input['stream'] !== true) return output(await m.complete(ids, s, PLAIN_DEFAULT_MAX_TOKENS, job));
     const q = new ChunkQueue<{ index: number; text: string }>();
     const done = m.complete(ids, s, PLAIN_DEFAULT_MAX_TOKENS, job, (index, text) => q.push({ index, text }));
-    done.then(() => q.close(), (err: unknown) => q.fail(err));
+    done.then(
+      () => q.close(),
+      (err: unknown) => q.fail(err),
+    );
     yield* q;
     return output(await done);
   };

@@ -24,11 +24,19 @@ export interface TextWorker {
 }
 
 /** Loads the model (the cold start: download progress and load time are logged) and builds the handler. */
-export async function createTextWorker(options: TextWorkerOptions = {}, log: Logger = createLogger()): Promise<TextWorker> {
+export async function createTextWorker(
+  options: TextWorkerOptions = {},
+  log: Logger = createLogger(),
+): Promise<TextWorker> {
   const o = resolveTextWorkerOptions(options, process.env);
   const loaded = await loadModel(o, log);
   const decode = (ids: number[]) => loaded.tokenizer.decode(ids, { skip_special_tokens: true });
-  const engine = new BatchEngine(loaded.model, { decode, eosTokenIds: o.ignoreEos ? [] : loaded.eosTokenIds, contextLength: loaded.contextLength, maxBatch: o.maxBatch });
+  const engine = new BatchEngine(loaded.model, {
+    decode,
+    eosTokenIds: o.ignoreEos ? [] : loaded.eosTokenIds,
+    contextLength: loaded.contextLength,
+    maxBatch: o.maxBatch,
+  });
   const model = new TextModel(engine, loaded.tokenizer, loaded.contextLength, o.modelName);
   return { handler: createTextHandler(model), model, loaded, options: o };
 }

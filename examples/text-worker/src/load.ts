@@ -9,7 +9,10 @@ import type { ResolvedTextWorkerOptions } from './options.js';
 export interface TextTokenizer {
   encode(text: string, options?: { add_special_tokens?: boolean }): number[];
   decode(ids: number[], options?: { skip_special_tokens?: boolean }): string;
-  apply_chat_template(messages: { role: string; content: string }[], options: { add_generation_prompt: boolean; tokenize: false }): string;
+  apply_chat_template(
+    messages: { role: string; content: string }[],
+    options: { add_generation_prompt: boolean; tokenize: false },
+  ): string;
 }
 
 export interface LoadedModel {
@@ -31,11 +34,16 @@ const REQUIRED_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json'
 /** Checks a local model folder before loading, so a missing folder or file is reported by name. */
 export function checkLocalFolder(dir: string): void {
   if (!existsSync(dir)) {
-    throw new ModelLoadError(`model folder ${dir} does not exist. Point BERTH_TEXT_MODEL at a transformers.js folder (config.json, tokenizer.json, onnx/model.onnx) or at a hub id, or fix BERTH_MODELS_DIR`);
+    throw new ModelLoadError(
+      `model folder ${dir} does not exist. Point BERTH_TEXT_MODEL at a transformers.js folder (config.json, tokenizer.json, onnx/model.onnx) or at a hub id, or fix BERTH_MODELS_DIR`,
+    );
   }
   const missing = REQUIRED_FILES.filter((f) => !existsSync(join(dir, f)));
   if (!existsSync(join(dir, 'onnx'))) missing.push('onnx/');
-  if (missing.length) throw new ModelLoadError(`model folder ${dir} is missing ${missing.join(', ')}; a transformers.js text model needs config.json, tokenizer.json, tokenizer_config.json and onnx/model*.onnx`);
+  if (missing.length)
+    throw new ModelLoadError(
+      `model folder ${dir} is missing ${missing.join(', ')}; a transformers.js text model needs config.json, tokenizer.json, tokenizer_config.json and onnx/model*.onnx`,
+    );
 }
 
 /**
@@ -46,7 +54,12 @@ export async function loadModel(o: ResolvedTextWorkerOptions, log: Logger): Prom
   const started = performance.now();
   env.allowRemoteModels = o.allowRemote;
   if (o.local) checkLocalFolder(o.model);
-  log.info('loading model (cold start)', { model: o.model, dtype: o.dtype ?? 'default', device: o.device, remote: o.allowRemote });
+  log.info('loading model (cold start)', {
+    model: o.model,
+    dtype: o.dtype ?? 'default',
+    device: o.device,
+    remote: o.allowRemote,
+  });
   const lastPct = new Map<string, number>();
   const progress = (p: { status: string; file?: string; progress?: number; loaded?: number; total?: number }) => {
     // A local folder is read, not downloaded: its "progress" is not worth a log line.
@@ -58,8 +71,13 @@ export async function loadModel(o: ResolvedTextWorkerOptions, log: Logger): Prom
   };
   const id = o.local && !isAbsolute(o.model) ? join(process.cwd(), o.model) : o.model;
   try {
-    const tokenizer = (await AutoTokenizer.from_pretrained(id, { progress_callback: progress })) as unknown as TextTokenizer & { model_max_length?: number };
-    type Model = LoadedModel['model'] & { config: Record<string, unknown>; generation_config?: Record<string, unknown> | null };
+    const tokenizer = (await AutoTokenizer.from_pretrained(id, {
+      progress_callback: progress,
+    })) as unknown as TextTokenizer & { model_max_length?: number };
+    type Model = LoadedModel['model'] & {
+      config: Record<string, unknown>;
+      generation_config?: Record<string, unknown> | null;
+    };
     const load = async (device: string): Promise<Model> =>
       (await AutoModelForCausalLM.from_pretrained(id, {
         ...(o.dtype ? { dtype: o.dtype as 'fp32' } : {}),
@@ -69,7 +87,12 @@ export async function loadModel(o: ResolvedTextWorkerOptions, log: Logger): Prom
       })) as unknown as Model;
     // auto (the default, from BERTH_DEVICE): CUDA when it loads, else the CPU with one log line; other devices as given.
     const model = ['auto', 'cpu', 'cuda'].includes(o.device)
-      ? (await loadOnDevice(load, { env: { BERTH_DEVICE: o.device }, log: (line) => log.info(line, { model: o.model }) })).value
+      ? (
+          await loadOnDevice(load, {
+            env: { BERTH_DEVICE: o.device },
+            log: (line) => log.info(line, { model: o.model }),
+          })
+        ).value
       : await load(o.device);
     const eos = model.generation_config?.['eos_token_id'] ?? model.config['eos_token_id'];
     const eosTokenIds = (Array.isArray(eos) ? eos : [eos]).filter((x): x is number => typeof x === 'number');

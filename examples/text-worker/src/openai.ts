@@ -23,7 +23,12 @@ const finish = (r: GenerateResult) => (r.finishReason === 'cancelled' ? 'stop' :
 export async function* openAiJob(m: TextModel, job: Job, route: string, body: Body): AsyncGenerator<unknown, unknown> {
   if (route === '/v1/models') return modelsList(m);
   const chat = route === '/v1/chat/completions';
-  if (!chat && route !== '/v1/completions') throw new InputError('openai_route', `unknown route ${JSON.stringify(route)}; this worker serves /v1/chat/completions, /v1/completions and /v1/models`, 'route_not_found');
+  if (!chat && route !== '/v1/completions')
+    throw new InputError(
+      'openai_route',
+      `unknown route ${JSON.stringify(route)}; this worker serves /v1/chat/completions, /v1/completions and /v1/models`,
+      'route_not_found',
+    );
   const s = readSettings(body);
   let promptIds: number[];
   let prompt = '';
@@ -42,15 +47,44 @@ export async function* openAiJob(m: TextModel, job: Job, route: string, body: Bo
   if (body['stream'] !== true) {
     const results = await m.complete(promptIds, s, defaultMax, job);
     return chat
-      ? { ...base, object: 'chat.completion', choices: results.map((r, index) => ({ index, message: { role: 'assistant', content: r.text }, logprobs: null, finish_reason: finish(r) })), usage: usageOf(results) }
-      : { ...base, object: 'text_completion', choices: results.map((r, index) => ({ index, text: echo + r.text, logprobs: null, finish_reason: finish(r) })), usage: usageOf(results) };
+      ? {
+          ...base,
+          object: 'chat.completion',
+          choices: results.map((r, index) => ({
+            index,
+            message: { role: 'assistant', content: r.text },
+            logprobs: null,
+            finish_reason: finish(r),
+          })),
+          usage: usageOf(results),
+        }
+      : {
+          ...base,
+          object: 'text_completion',
+          choices: results.map((r, index) => ({
+            index,
+            text: echo + r.text,
+            logprobs: null,
+            finish_reason: finish(r),
+          })),
+          usage: usageOf(results),
+        };
   }
 
   const object = chat ? 'chat.completion.chunk' : 'text_completion';
   const chunk = (index: number, text: string, reason: string | null, first = false) => ({
     ...base,
     object,
-    choices: [chat ? { index, delta: first ? { role: 'assistant', content: text } : reason ? {} : { content: text }, logprobs: null, finish_reason: reason } : { index, text, logprobs: null, finish_reason: reason }],
+    choices: [
+      chat
+        ? {
+            index,
+            delta: first ? { role: 'assistant', content: text } : reason ? {} : { content: text },
+            logprobs: null,
+            finish_reason: reason,
+          }
+        : { index, text, logprobs: null, finish_reason: reason },
+    ],
   });
   const q = new ChunkQueue<unknown>();
   for (let i = 0; i < s.n; i++) if (chat || echo) q.push(chunk(i, echo, null, chat));
@@ -71,7 +105,11 @@ export async function* openAiJob(m: TextModel, job: Job, route: string, body: Bo
   return {
     ...base,
     object: chat ? 'chat.completion' : 'text_completion',
-    choices: results.map((r, index) => (chat ? { index, message: { role: 'assistant', content: r.text }, logprobs: null, finish_reason: finish(r) } : { index, text: echo + r.text, logprobs: null, finish_reason: finish(r) })),
+    choices: results.map((r, index) =>
+      chat
+        ? { index, message: { role: 'assistant', content: r.text }, logprobs: null, finish_reason: finish(r) }
+        : { index, text: echo + r.text, logprobs: null, finish_reason: finish(r) },
+    ),
     usage,
   };
 }

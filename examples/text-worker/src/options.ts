@@ -62,7 +62,8 @@ function envInt(env: NodeJS.ProcessEnv, name: string, min: number, max: number):
   const raw = envStr(env, name);
   if (raw === undefined) return undefined;
   const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n < min || n > max) throw new Error(`${name} must be a whole number from ${min} to ${max} (got ${JSON.stringify(raw)})`);
+  if (!/^\d+$/.test(raw) || n < min || n > max)
+    throw new Error(`${name} must be a whole number from ${min} to ${max} (got ${JSON.stringify(raw)})`);
   return n;
 }
 
@@ -77,7 +78,8 @@ export function resolveTextWorkerOptions(o: TextWorkerOptions, env: NodeJS.Proce
     throw new Error(`BERTH_TEXT_ALLOW_REMOTE must be 1 or 0 (got ${JSON.stringify(remoteEnv)})`);
   }
   const allowRemote = remoteEnv !== undefined ? remoteEnv === '1' || remoteEnv === 'true' : (o.allowRemote ?? !local);
-  const dtype = envStr(env, 'BERTH_TEXT_DTYPE') ?? o.dtype ?? (model === HUB_DEFAULT_MODEL ? HUB_DEFAULT_DTYPE : undefined);
+  const dtype =
+    envStr(env, 'BERTH_TEXT_DTYPE') ?? o.dtype ?? (model === HUB_DEFAULT_MODEL ? HUB_DEFAULT_DTYPE : undefined);
   const concurrency = envInt(env, 'BERTH_CONCURRENCY', 1, 1024);
   return {
     model,
@@ -85,7 +87,10 @@ export function resolveTextWorkerOptions(o: TextWorkerOptions, env: NodeJS.Proce
     dtype,
     device: envStr(env, 'BERTH_TEXT_DEVICE') ?? o.device ?? envStr(env, 'BERTH_DEVICE') ?? 'auto',
     allowRemote,
-    modelName: envStr(env, 'BERTH_TEXT_MODEL_NAME') ?? o.modelName ?? (local ? model.replace(/\/+$/, '').split('/').pop()! : model),
+    modelName:
+      envStr(env, 'BERTH_TEXT_MODEL_NAME') ??
+      o.modelName ??
+      (local ? model.replace(/\/+$/, '').split('/').pop()! : model),
     maxBatch: envInt(env, 'BERTH_TEXT_MAX_BATCH', 1, 256) ?? o.maxBatch ?? concurrency ?? 16,
     contextLength: envInt(env, 'BERTH_TEXT_CONTEXT', 2, 1_000_000) ?? o.contextLength,
     threads: envInt(env, 'BERTH_TEXT_THREADS', 1, 256) ?? o.threads,

@@ -36,7 +36,10 @@ function num(b: Body, key: string, min: number, max: number, int: boolean): numb
   const v = b[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max || (int && !Number.isInteger(v))) {
-    throw new InputError(key, `must be a ${int ? 'whole number' : 'number'} from ${min} to ${max} (got ${JSON.stringify(v)})`);
+    throw new InputError(
+      key,
+      `must be a ${int ? 'whole number' : 'number'} from ${min} to ${max} (got ${JSON.stringify(v)})`,
+    );
   }
   return v;
 }
@@ -48,7 +51,8 @@ export function readSettings(b: Body): SamplingSettings {
   let stop: string[] = [];
   if (typeof stopRaw === 'string') stop = [stopRaw];
   else if (Array.isArray(stopRaw)) stop = stopRaw.filter((s): s is string => typeof s === 'string' && s !== '');
-  else if (stopRaw !== undefined && stopRaw !== null) throw new InputError('stop', 'must be a string or an array of strings');
+  else if (stopRaw !== undefined && stopRaw !== null)
+    throw new InputError('stop', 'must be a string or an array of strings');
   return {
     maxTokens: num(b, 'max_completion_tokens', 1, 1e6, true) ?? num(b, 'max_tokens', 1, 1e6, true),
     temperature: num(b, 'temperature', 0, 2, false) ?? DEFAULTS.temperature,
@@ -66,14 +70,16 @@ export interface ChatMessage {
 
 /** `messages` as `{role, content}` strings (text parts joined). */
 export function readMessages(v: unknown): ChatMessage[] {
-  if (!Array.isArray(v) || v.length === 0) throw new InputError('messages', 'must be a non-empty array of {"role", "content"} objects');
+  if (!Array.isArray(v) || v.length === 0)
+    throw new InputError('messages', 'must be a non-empty array of {"role", "content"} objects');
   return v.map((m: unknown, i) => {
     const role = (m as Body | null)?.['role'];
     const content = (m as Body | null)?.['content'];
     if (typeof role !== 'string') throw new InputError(`messages[${i}].role`, 'must be a string');
     if (typeof content === 'string') return { role, content };
     if (content === undefined || content === null) return { role, content: '' };
-    if (Array.isArray(content)) return { role, content: content.map((p: Body) => (typeof p?.['text'] === 'string' ? p['text'] : '')).join('') };
+    if (Array.isArray(content))
+      return { role, content: content.map((p: Body) => (typeof p?.['text'] === 'string' ? p['text'] : '')).join('') };
     throw new InputError(`messages[${i}].content`, 'must be a string or an array of text parts');
   });
 }

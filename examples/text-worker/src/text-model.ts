@@ -29,7 +29,12 @@ export class TextModel {
   /** The number of tokens to generate; throws `context_length_exceeded` when the prompt leaves no room. */
   fit(promptIds: number[], s: SamplingSettings, defaultMaxTokens: number | undefined): number {
     const room = this.contextLength - promptIds.length;
-    if (room < 1) throw new InputError('messages', `the prompt has ${promptIds.length} tokens; this model's context is ${this.contextLength} tokens`, 'context_length_exceeded');
+    if (room < 1)
+      throw new InputError(
+        'messages',
+        `the prompt has ${promptIds.length} tokens; this model's context is ${this.contextLength} tokens`,
+        'context_length_exceeded',
+      );
     return Math.min(s.maxTokens ?? defaultMaxTokens ?? room, room);
   }
 
@@ -37,7 +42,13 @@ export class TextModel {
    * Generates `s.n` completions of one prompt concurrently (they share forward passes). `onDelta(i, text)`
    * receives each choice's new text as it is made. Choice `i` uses seed `seed + i`.
    */
-  async complete(promptIds: number[], s: SamplingSettings, defaultMaxTokens: number | undefined, job: Pick<Job, 'signal' | 'log'>, onDelta?: (index: number, text: string) => void): Promise<GenerateResult[]> {
+  async complete(
+    promptIds: number[],
+    s: SamplingSettings,
+    defaultMaxTokens: number | undefined,
+    job: Pick<Job, 'signal' | 'log'>,
+    onDelta?: (index: number, text: string) => void,
+  ): Promise<GenerateResult[]> {
     const maxTokens = this.fit(promptIds, s, defaultMaxTokens);
     const seed = s.seed ?? Math.floor(Math.random() * 2 ** 31);
     const signal = job.signal;
@@ -58,13 +69,24 @@ export class TextModel {
     );
     const ms = performance.now() - started;
     const tokens = results.reduce((n, r) => n + r.completionTokens, 0);
-    job.log.info('generated', { promptTokens: promptIds.length, completionTokens: tokens, finish: results.map((r) => r.finishReason).join(','), ms: Math.round(ms), tokensPerSecond: Math.round(tokens / Math.max(ms / 1000, 1e-3)), engineLoad: this.engine.load });
+    job.log.info('generated', {
+      promptTokens: promptIds.length,
+      completionTokens: tokens,
+      finish: results.map((r) => r.finishReason).join(','),
+      ms: Math.round(ms),
+      tokensPerSecond: Math.round(tokens / Math.max(ms / 1000, 1e-3)),
+      engineLoad: this.engine.load,
+    });
     return results;
   }
 }
 
 /** OpenAI `usage` of a set of choices of one prompt. */
-export function usageOf(results: GenerateResult[]): { prompt_tokens: number; completion_tokens: number; total_tokens: number } {
+export function usageOf(results: GenerateResult[]): {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+} {
   const prompt = results[0]?.promptTokens ?? 0;
   const completion = results.reduce((sum, r) => sum + r.completionTokens, 0);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };

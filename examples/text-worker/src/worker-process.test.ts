@@ -9,10 +9,17 @@ import { MODELS_DIR, REPO_ROOT } from './testing.test-helpers.js';
 const DIR = join(REPO_ROOT, 'examples/text-worker');
 
 /** Runs `node --import tsx worker.ts <args>` in the example folder; resolves with exit code and output. */
-function runWorker(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runWorker(
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const { BERTH_URL: _u, BERTH_MODELS_DIR: _m, BERTH_TEXT_MODEL: _t, ...base } = process.env;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'worker.ts', ...args], { cwd: DIR, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'worker.ts', ...args], {
+      cwd: DIR,
+      env: { ...base, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -39,16 +46,25 @@ describe('text worker process', () => {
   });
 
   it('names the missing files of an incomplete folder', () => {
-    expect(() => checkLocalFolder(join(MODELS_DIR, 'esrgan-x2'))).toThrow(/esrgan-x2 is missing tokenizer\.json, tokenizer_config\.json;/);
+    expect(() => checkLocalFolder(join(MODELS_DIR, 'esrgan-x2'))).toThrow(
+      /esrgan-x2 is missing tokenizer\.json, tokenizer_config\.json;/,
+    );
     expect(() => checkLocalFolder(join(MODELS_DIR, 'stories260K'))).not.toThrow();
   });
 
   it('runs one job offline with --test-input and logs the load as a cold start', async () => {
-    const r = await runWorker({ BERTH_MODELS_DIR: MODELS_DIR }, ['--test-input', JSON.stringify({ input: { prompt: 'Once upon a time', max_tokens: 8, temperature: 0 } })]);
+    const r = await runWorker({ BERTH_MODELS_DIR: MODELS_DIR }, [
+      '--test-input',
+      JSON.stringify({ input: { prompt: 'Once upon a time', max_tokens: 8, temperature: 0 } }),
+    ]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('loading model (cold start)');
     expect(r.stderr).toMatch(/model loaded .*"loadMs":\d+/);
     expect(r.stderr, 'a local folder is not a download').not.toContain('model download');
-    expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toEqual({ id: 'local-test', status: 'COMPLETED', output: { text: [', there was a little girl'], input_tokens: 5, output_tokens: 8 } });
+    expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toEqual({
+      id: 'local-test',
+      status: 'COMPLETED',
+      output: { text: [', there was a little girl'], input_tokens: 5, output_tokens: 8 },
+    });
   });
 });

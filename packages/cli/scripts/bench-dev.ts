@@ -23,10 +23,21 @@ mkdirSync(join(REPO_ROOT, '.berth'), { recursive: true });
 const dir = mkdtempSync(join(REPO_ROOT, '.berth', 'bench-dev-'));
 try {
   writeFileSync(join(dir, 'version.ts'), 'export const V = 0;\n');
-  writeFileSync(join(dir, 'echo.ts'), `import { start } from '@berth/worker';\nimport { V } from './version.js';\nstart({ handler: (job) => ({ v: V, input: job.input }) });\n`);
-  writeFileSync(join(dir, 'berth.config.json'), JSON.stringify({ endpoints: { echo: { worker: './echo.ts', maxWorkers: 1, idleTimeoutMs: 300 } } }));
+  writeFileSync(
+    join(dir, 'echo.ts'),
+    `import { start } from '@berth/worker';\nimport { V } from './version.js';\nstart({ handler: (job) => ({ v: V, input: job.input }) });\n`,
+  );
+  writeFileSync(
+    join(dir, 'berth.config.json'),
+    JSON.stringify({ endpoints: { echo: { worker: './echo.ts', maxWorkers: 1, idleTimeoutMs: 300 } } }),
+  );
   await using berth = await startBerthDev({ config: join(dir, 'berth.config.json'), args: ['--store', 'memory'] });
-  const idle = () => pollUntil(() => berth.json<HealthReply>('/v2/echo/health'), (r) => r.body.workers.idle + r.body.workers.running + r.body.workers.initializing === 0, 20_000);
+  const idle = () =>
+    pollUntil(
+      () => berth.json<HealthReply>('/v2/echo/health'),
+      (r) => r.body.workers.idle + r.body.workers.running + r.body.workers.initializing === 0,
+      20_000,
+    );
 
   // 1. Cold against warm.
   const cold: number[] = [];
@@ -46,7 +57,12 @@ try {
     await berth.post('/v2/echo/runsync', { input: {} });
     const saved = Date.now();
     writeFileSync(join(dir, 'version.ts'), `export const V = ${i};\n`);
-    const r = await pollUntil(() => berth.post('/v2/echo/runsync', { input: {} }), (x) => x.body?.output?.v === i, 20_000, 20);
+    const r = await pollUntil(
+      () => berth.post('/v2/echo/runsync', { input: {} }),
+      (x) => x.body?.output?.v === i,
+      20_000,
+      20,
+    );
     if (r.body.status !== 'COMPLETED') throw new Error(`reload ${i}: ${JSON.stringify(r.body)}`);
     const line = berth.lines.find((l) => l.at >= saved && /worker connected workerId=echo-1/.test(l.text));
     reload.push((line?.at ?? Date.now()) - saved);

@@ -14,7 +14,13 @@ import { MemoryStore } from '@berth/server/memory';
 import { SqliteStore } from '@berth/server/sqlite';
 import { REPO_ROOT } from '../src/e2e/harness.test-helpers.js';
 
-const { values } = parseArgs({ options: { jobs: { type: 'string', default: '3000' }, rounds: { type: 'string', default: '3' }, queued: { type: 'string', default: '20000' } } });
+const { values } = parseArgs({
+  options: {
+    jobs: { type: 'string', default: '3000' },
+    rounds: { type: 'string', default: '3' },
+    queued: { type: 'string', default: '20000' },
+  },
+});
 const JOBS = Number(values.jobs);
 const ROUNDS = Number(values.rounds);
 const QUEUED = Number(values.queued);
@@ -40,7 +46,14 @@ function cpuMs(): number {
 }
 
 async function serve(store: Store) {
-  const server = createServer({ store, apiKeys: [KEY], workerTokens: [TOKEN], endpoints: ['echo'], logger: silentLogger, rateLimits: false });
+  const server = createServer({
+    store,
+    apiKeys: [KEY],
+    workerTokens: [TOKEN],
+    endpoints: ['echo'],
+    logger: silentLogger,
+    rateLimits: false,
+  });
   const { url } = await server.listen({ port: 0 });
   return { server, url };
 }
@@ -48,13 +61,24 @@ async function serve(store: Store) {
 function worker(url: string): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'examples/basic/echo.ts')], {
     cwd: REPO_ROOT,
-    env: { ...process.env, BERTH_URL: url, BERTH_ENDPOINT_ID: 'echo', BERTH_WORKER_TOKEN: TOKEN, BERTH_CONCURRENCY: '64', BERTH_LOG_LEVEL: 'error' },
+    env: {
+      ...process.env,
+      BERTH_URL: url,
+      BERTH_ENDPOINT_ID: 'echo',
+      BERTH_WORKER_TOKEN: TOKEN,
+      BERTH_CONCURRENCY: '64',
+      BERTH_LOG_LEVEL: 'error',
+    },
     stdio: 'ignore',
   });
 }
 
 async function api(url: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(url + path, { method, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+  const res = await fetch(url + path, {
+    method,
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
   return (await res.json()) as Record<string, any>;
 }
 
@@ -123,8 +147,12 @@ async function fillAndRestart(t: Target): Promise<{ heapPerJob: number; dbBytes:
   return { heapPerJob, dbBytes, restartMs };
 }
 
-const results = new Map<string, { jobsPerSec: number[]; cpuPerJob: number[]; heapPerJob: number[]; dbBytes: number[]; restartMs: number[] }>();
-for (const t of TARGETS) results.set(t.name, { jobsPerSec: [], cpuPerJob: [], heapPerJob: [], dbBytes: [], restartMs: [] });
+const results = new Map<
+  string,
+  { jobsPerSec: number[]; cpuPerJob: number[]; heapPerJob: number[]; dbBytes: number[]; restartMs: number[] }
+>();
+for (const t of TARGETS)
+  results.set(t.name, { jobsPerSec: [], cpuPerJob: [], heapPerJob: [], dbBytes: [], restartMs: [] });
 for (let round = 1; round <= ROUNDS; round++) {
   for (const t of TARGETS) {
     const r = results.get(t.name)!;
@@ -135,17 +163,24 @@ for (let round = 1; round <= ROUNDS; round++) {
     r.heapPerJob.push(b.heapPerJob);
     r.dbBytes.push(b.dbBytes);
     r.restartMs.push(b.restartMs);
-    console.error(`round ${round}/${ROUNDS} ${t.name}: ${a.jobsPerSec.toFixed(0)} jobs/s, heap ${b.heapPerJob.toFixed(0)} B/queued job`);
+    console.error(
+      `round ${round}/${ROUNDS} ${t.name}: ${a.jobsPerSec.toFixed(0)} jobs/s, heap ${b.heapPerJob.toFixed(0)} B/queued job`,
+    );
   }
 }
 const base = median(results.get('memory')!.jobsPerSec);
 console.log(`\n/run (c=50) + completion by one worker process (concurrency 64), ${JOBS} jobs x ${ROUNDS} rounds:`);
 for (const [name, r] of results) {
-  console.log(`  ${name.padEnd(14)} ${fmt(r.jobsPerSec, 'jobs/s')}  = ${(median(r.jobsPerSec) / base).toFixed(2)} x memory; control-plane+client CPU ${fmt(r.cpuPerJob, 'ms/job', 2)}`);
+  console.log(
+    `  ${name.padEnd(14)} ${fmt(r.jobsPerSec, 'jobs/s')}  = ${(median(r.jobsPerSec) / base).toFixed(2)} x memory; control-plane+client CPU ${fmt(r.cpuPerJob, 'ms/job', 2)}`,
+  );
 }
 console.log(`\n${QUEUED} queued jobs, no worker:`);
 for (const [name, r] of results) {
-  const db = name === 'memory' ? '' : `; database ${(median(r.dbBytes) / 1e6).toFixed(1)} MB; restart to ready ${fmt(r.restartMs, 'ms')}`;
+  const db =
+    name === 'memory'
+      ? ''
+      : `; database ${(median(r.dbBytes) / 1e6).toFixed(1)} MB; restart to ready ${fmt(r.restartMs, 'ms')}`;
   console.log(`  ${name.padEnd(14)} heap growth ${fmt(r.heapPerJob, 'B/job')}${db}`);
 }
 rmSync(dir, { recursive: true, force: true });

@@ -14,7 +14,14 @@ import { uploadOutput } from '@berth/worker/s3';
 import { ScriptedWorker, WORKER_TOKEN, listening, API_KEY } from '../../server/src/testing.test-helpers.js';
 import { S3RVER_KEY, startS3rver } from '../../worker/src/s3/s3rver.test-helpers.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '3' }, clients: { type: 'string', default: '8' }, files: { type: 'string', default: '30' }, images: { type: 'string', default: '0' } } });
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '3' },
+    clients: { type: 'string', default: '8' },
+    files: { type: 'string', default: '30' },
+    images: { type: 'string', default: '0' },
+  },
+});
 const seconds = Number(values.seconds);
 const clients = Number(values.clients);
 const files = Number(values.files);
@@ -24,7 +31,14 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-const models = { 'shapes-diffusion': { endpoint: 'echo', kind: 'image' as const, price: { base: 0.0002, perMegapixelStep: 0.0005 }, limits: { defaultWidth: 64, defaultHeight: 64, minSize: 32, maxSize: 128, sizeMultiple: 4 } } };
+const models = {
+  'shapes-diffusion': {
+    endpoint: 'echo',
+    kind: 'image' as const,
+    price: { base: 0.0002, perMegapixelStep: 0.0005 },
+    limits: { defaultWidth: 64, defaultHeight: 64, minSize: 32, maxSize: 128, sizeMultiple: 4 },
+  },
+};
 // Rate limits off: both routes share the echo endpoint's runsync window.
 await using s = await listening({ models, sweepIntervalMs: 1000, rateLimits: false });
 const worker = await ScriptedWorker.connect(s.url, { concurrency: 64 });
@@ -32,10 +46,13 @@ await worker.next('welcome');
 // Completes every assignment at once with an image-like output.
 worker.ws.on('message', (data) => {
   const msg = JSON.parse(data.toString()) as { type: string; id: string; attempt: number };
-  if (msg.type === 'job.assign') worker.send({ type: 'job.complete', id: msg.id, attempt: msg.attempt, output: { image_url: 'http://x/y.png' } });
+  if (msg.type === 'job.assign')
+    worker.send({ type: 'job.complete', id: msg.id, attempt: msg.attempt, output: { image_url: 'http://x/y.png' } });
 });
 const headers = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
-const body = JSON.stringify({ input: { prompt: 'a big red circle on a blue background', width: 64, height: 64, num_inference_steps: 20 } });
+const body = JSON.stringify({
+  input: { prompt: 'a big red circle on a blue background', width: 64, height: 64, num_inference_steps: 20 },
+});
 
 async function round(path: string): Promise<{ rps: number; p50: number; failures: number }> {
   const lat: number[] = [];
@@ -70,9 +87,15 @@ for (let i = 0; i < 3; i++) {
   slugP50.push(b.p50);
   if (a.failures + b.failures) console.log(`round ${i}: ${a.failures + b.failures} non-COMPLETED answers`);
 }
-console.log(`runsync, endpoint id (baseline): median ${median(plain).toFixed(0)} req/s, p50 ${median(plainP50).toFixed(2)} ms  (${clients} clients, 3 rounds of ${seconds} s)`);
-console.log(`runsync, model slug:             median ${median(slug).toFixed(0)} req/s, p50 ${median(slugP50).toFixed(2)} ms`);
-console.log(`ratio slug / endpoint:           ${(median(slug) / median(plain)).toFixed(3)} (throughput), ${(median(slugP50) / median(plainP50)).toFixed(3)} (p50 latency)`);
+console.log(
+  `runsync, endpoint id (baseline): median ${median(plain).toFixed(0)} req/s, p50 ${median(plainP50).toFixed(2)} ms  (${clients} clients, 3 rounds of ${seconds} s)`,
+);
+console.log(
+  `runsync, model slug:             median ${median(slug).toFixed(0)} req/s, p50 ${median(slugP50).toFixed(2)} ms`,
+);
+console.log(
+  `ratio slug / endpoint:           ${(median(slug) / median(plain)).toFixed(3)} (throughput), ${(median(slugP50) / median(plainP50)).toFixed(3)} (p50 latency)`,
+);
 
 // 2. Output files, 1 MB each.
 const data = Uint8Array.from({ length: 1 << 20 }, (_, i) => (i * 2654435761) >>> 24);
@@ -80,7 +103,9 @@ const data = Uint8Array.from({ length: 1 << 20 }, (_, i) => (i * 2654435761) >>>
 const hold = await ScriptedWorker.connect(s.url, { workerId: 'holder', concurrency: 1 });
 worker.ws.removeAllListeners('message');
 await worker.close();
-const runBody = await (await fetch(`${s.url}/v2/echo/run`, { method: 'POST', headers, body: JSON.stringify({ input: {} }) })).json() as { id: string };
+const runBody = (await (
+  await fetch(`${s.url}/v2/echo/run`, { method: 'POST', headers, body: JSON.stringify({ input: {} }) })
+).json()) as { id: string };
 await hold.next('welcome');
 let jobId = '';
 for (;;) {
@@ -93,7 +118,13 @@ for (;;) {
 const cp: number[] = [];
 for (let i = 0; i < files; i++) {
   const t = performance.now();
-  const up = (await (await fetch(`${s.url}/v2/_worker/files/${jobId}?ext=png`, { method: 'PUT', headers: { authorization: `Bearer ${WORKER_TOKEN}`, 'content-type': 'image/png' }, body: data })).json()) as { url: string };
+  const up = (await (
+    await fetch(`${s.url}/v2/_worker/files/${jobId}?ext=png`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${WORKER_TOKEN}`, 'content-type': 'image/png' },
+      body: data,
+    })
+  ).json()) as { url: string };
   const got = new Uint8Array(await (await fetch(up.url)).arrayBuffer());
   if (got.length !== data.length) throw new Error('control plane returned the wrong size');
   cp.push(performance.now() - t);
@@ -102,7 +133,10 @@ await hold.close();
 const s3times: number[] = [];
 {
   await using s3 = await startS3rver('bench');
-  const job = { id: 'bench-job', s3Config: { accessId: S3RVER_KEY, accessSecret: S3RVER_KEY, bucketName: 'bench', endpointUrl: s3.endpoint } };
+  const job = {
+    id: 'bench-job',
+    s3Config: { accessId: S3RVER_KEY, accessSecret: S3RVER_KEY, bucketName: 'bench', endpointUrl: s3.endpoint },
+  };
   for (let i = 0; i < files; i++) {
     const t = performance.now();
     const up = await uploadOutput(job, data, { contentType: 'image/png', extension: 'png' });
@@ -111,8 +145,12 @@ const s3times: number[] = [];
     s3times.push(performance.now() - t);
   }
 }
-console.log(`1 MB file, control plane upload + signed download: median ${median(cp).toFixed(1)} ms (${(1000 / median(cp)).toFixed(0)} MB/s round trip, ${files} files)`);
-console.log(`1 MB file, s3rver uploadOutput + presigned download: median ${median(s3times).toFixed(1)} ms (${files} files)`);
+console.log(
+  `1 MB file, control plane upload + signed download: median ${median(cp).toFixed(1)} ms (${(1000 / median(cp)).toFixed(0)} MB/s round trip, ${files} files)`,
+);
+console.log(
+  `1 MB file, s3rver uploadOutput + presigned download: median ${median(s3times).toFixed(1)} ms (${files} files)`,
+);
 console.log(`ratio control plane / s3rver: ${(median(cp) / median(s3times)).toFixed(3)}`);
 
 // 3. Whole stack with the real image worker.
@@ -121,8 +159,20 @@ if (images > 0) {
   const { join, resolve } = await import('node:path');
   const { REPO_ROOT, startBerthDev } = await import('../src/e2e/harness.test-helpers.js');
   const modelsDir = process.env['BERTH_MODELS_DIR'] ?? resolve(REPO_ROOT, '../shared/models');
-  await using dev = await startBerthDev({ config: join(REPO_ROOT, 'examples/image-worker/berth.config.json'), env: { BERTH_MODELS_DIR: modelsDir }, waitForWorkers: ['image'], readyTimeoutMs: 60_000 });
-  const input = { prompt: 'a big red circle on a blue background', width: 64, height: 64, num_inference_steps: 20, guidance: 5, output_format: 'png' };
+  await using dev = await startBerthDev({
+    config: join(REPO_ROOT, 'examples/image-worker/berth.config.json'),
+    env: { BERTH_MODELS_DIR: modelsDir },
+    waitForWorkers: ['image'],
+    readyTimeoutMs: 60_000,
+  });
+  const input = {
+    prompt: 'a big red circle on a blue background',
+    width: 64,
+    height: 64,
+    num_inference_steps: 20,
+    guidance: 5,
+    output_format: 'png',
+  };
   const once = async (path: string, seed: number) => {
     const t = performance.now();
     const r = await dev.post(path, { input: { ...input, seed } });
@@ -140,8 +190,12 @@ if (images > 0) {
     slugMs.push(b.ms);
     slugExec.push(b.exec);
   }
-  console.log(`64x64 / 20 steps / png, /v2/image/runsync (baseline):       median ${median(plainMs).toFixed(0)} ms per image (${images} images)`);
-  console.log(`64x64 / 20 steps / png, /v2/shapes-diffusion/runsync:     median ${median(slugMs).toFixed(0)} ms per image, executionTime median ${median(slugExec)} ms`);
+  console.log(
+    `64x64 / 20 steps / png, /v2/image/runsync (baseline):       median ${median(plainMs).toFixed(0)} ms per image (${images} images)`,
+  );
+  console.log(
+    `64x64 / 20 steps / png, /v2/shapes-diffusion/runsync:     median ${median(slugMs).toFixed(0)} ms per image, executionTime median ${median(slugExec)} ms`,
+  );
   console.log(`ratio slug / endpoint: ${(median(slugMs) / median(plainMs)).toFixed(3)}`);
 }
 process.exit(0);

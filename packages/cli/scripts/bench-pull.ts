@@ -14,7 +14,13 @@ import { parseArgs } from 'node:util';
 import { createServer } from '@berth/server';
 import { PyWorker, runpodEnv, runpodSkipReason } from '../../server/src/pull/runpod-python.test-helpers.js';
 
-const { values } = parseArgs({ options: { jobs: { type: 'string', default: '400' }, 'py-jobs': { type: 'string', default: '100' }, concurrency: { type: 'string', default: '4' } } });
+const { values } = parseArgs({
+  options: {
+    jobs: { type: 'string', default: '400' },
+    'py-jobs': { type: 'string', default: '100' },
+    concurrency: { type: 'string', default: '4' },
+  },
+});
 const JOBS = Number(values.jobs);
 const PY_JOBS = Number(values['py-jobs']);
 const C = values.concurrency!;
@@ -23,13 +29,26 @@ const KEY = 'bench-key';
 const TOKEN = 'bench-token';
 const noop = () => {};
 
-const server = createServer({ apiKeys: [KEY], workerTokens: [TOKEN], endpoints: ['ws', 'pull', 'py'], logger: { debug: noop, info: noop, warn: noop, error: noop } });
+const server = createServer({
+  apiKeys: [KEY],
+  workerTokens: [TOKEN],
+  endpoints: ['ws', 'pull', 'py'],
+  logger: { debug: noop, info: noop, warn: noop, error: noop },
+});
 const { url } = await server.listen({ port: 0 });
 const node = [process.execPath, '--import', 'tsx', HANDLER];
 
 async function measure(ep: string, n: number, spawnWorker: () => PyWorker): Promise<number> {
   for (let i = 0; i < n; i += 50) {
-    await Promise.all(Array.from({ length: Math.min(50, n - i) }, () => fetch(`${url}/v2/${ep}/run`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` }, body: '{"input":{}}' }).then((r) => r.arrayBuffer())));
+    await Promise.all(
+      Array.from({ length: Math.min(50, n - i) }, () =>
+        fetch(`${url}/v2/${ep}/run`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${KEY}` },
+          body: '{"input":{}}',
+        }).then((r) => r.arrayBuffer()),
+      ),
+    );
   }
   const worker = spawnWorker();
   try {
@@ -47,13 +66,62 @@ async function measure(ep: string, n: number, spawnWorker: () => PyWorker): Prom
 }
 
 const results: Record<string, number> = {};
-results['websocket (Berth worker)'] = await measure('ws', JOBS, () => new PyWorker({ BERTH_URL: url, BERTH_ENDPOINT_ID: 'ws', BERTH_WORKER_TOKEN: TOKEN, BERTH_WORKER_ID: 'ws-1', BERTH_TEST_HANDLER: 'noop', BERTH_CONCURRENCY: C, BERTH_LOG_LEVEL: 'warn' }, HANDLER, node));
-results['pull (Berth worker, RunPod mode)'] = await measure('pull', JOBS, () => new PyWorker({ ...runpodEnv(url, 'pull', 'pull-1', TOKEN), BERTH_TEST_HANDLER: 'noop', BERTH_CONCURRENCY: C, BERTH_LOG_LEVEL: 'warn' }, HANDLER, node));
+results['websocket (Berth worker)'] = await measure(
+  'ws',
+  JOBS,
+  () =>
+    new PyWorker(
+      {
+        BERTH_URL: url,
+        BERTH_ENDPOINT_ID: 'ws',
+        BERTH_WORKER_TOKEN: TOKEN,
+        BERTH_WORKER_ID: 'ws-1',
+        BERTH_TEST_HANDLER: 'noop',
+        BERTH_CONCURRENCY: C,
+        BERTH_LOG_LEVEL: 'warn',
+      },
+      HANDLER,
+      node,
+    ),
+);
+results['pull (Berth worker, RunPod mode)'] = await measure(
+  'pull',
+  JOBS,
+  () =>
+    new PyWorker(
+      {
+        ...runpodEnv(url, 'pull', 'pull-1', TOKEN),
+        BERTH_TEST_HANDLER: 'noop',
+        BERTH_CONCURRENCY: C,
+        BERTH_LOG_LEVEL: 'warn',
+      },
+      HANDLER,
+      node,
+    ),
+);
 const skip = runpodSkipReason();
 if (skip) console.log(`runpod-python skipped: ${skip}`);
-else results['pull (runpod-python 1.12)'] = await measure('py', PY_JOBS, () => new PyWorker({ ...runpodEnv(url, 'py', 'py-1', TOKEN), BERTH_TEST_HANDLER: 'noop', BERTH_TEST_CONCURRENCY: C, RUNPOD_DEBUG_LEVEL: 'ERROR' }));
+else
+  results['pull (runpod-python 1.12)'] = await measure(
+    'py',
+    PY_JOBS,
+    () =>
+      new PyWorker({
+        ...runpodEnv(url, 'py', 'py-1', TOKEN),
+        BERTH_TEST_HANDLER: 'noop',
+        BERTH_TEST_CONCURRENCY: C,
+        RUNPOD_DEBUG_LEVEL: 'ERROR',
+      }),
+  );
 await server.close({ drainMs: 100 });
 
 const base = results['websocket (Berth worker)']!;
-console.log(`no-op jobs/s, concurrency ${C} per worker, ${JOBS} jobs (${PY_JOBS} for runpod-python); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-for (const [name, rate] of Object.entries(results)) console.log(`  ${name.padEnd(34)} ${rate.toFixed(1).padStart(8)} jobs/s   ${(rate / base).toFixed(2)}x websocket   ${(1000 / rate).toFixed(2)} ms/job`);
+console.log(
+  `no-op jobs/s, concurrency ${C} per worker, ${JOBS} jobs (${PY_JOBS} for runpod-python); load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
+for (const [name, rate] of Object.entries(results))
+  console.log(
+    `  ${name.padEnd(34)} ${rate.toFixed(1).padStart(8)} jobs/s   ${(rate / base).toFixed(2)}x websocket   ${(1000 / rate).toFixed(2)} ms/job`,
+  );

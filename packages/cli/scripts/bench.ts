@@ -8,7 +8,11 @@ import { parseArgs } from 'node:util';
 import { BASIC_ENDPOINTS, startBerthDev } from '../src/e2e/harness.test-helpers.js';
 
 const { values } = parseArgs({
-  options: { starts: { type: 'string', default: '5' }, clients: { type: 'string', default: '10' }, seconds: { type: 'string', default: '5' } },
+  options: {
+    starts: { type: 'string', default: '5' },
+    clients: { type: 'string', default: '10' },
+    seconds: { type: 'string', default: '5' },
+  },
 });
 const starts = Number(values.starts);
 const clients = Number(values.clients);
@@ -19,7 +23,8 @@ const median = (xs: number[]) => {
   const mid = Math.floor(s.length / 2);
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 };
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
 
 // 1. Startup.
 const ready: number[] = [];

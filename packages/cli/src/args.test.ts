@@ -8,7 +8,14 @@ import { UsageError } from './internal/usage-error.js';
 
 describe('parseDevArgs', () => {
   it('defaults', () => {
-    expect(parseDevArgs([], {})).toMatchObject({ help: false, config: undefined, port: 8080, host: '127.0.0.1', logLevel: 'info', watch: true });
+    expect(parseDevArgs([], {})).toMatchObject({
+      help: false,
+      config: undefined,
+      port: 8080,
+      host: '127.0.0.1',
+      logLevel: 'info',
+      watch: true,
+    });
     expect(parseDevArgs(['--no-watch'], {}).watch).toBe(false);
   });
 
@@ -82,7 +89,7 @@ describe('main', () => {
     expect(f.out()).toMatch(/Commands:\n {2}dev .*\n {2}serve /);
   });
 
-  it('help <command> prints that command\'s help', async () => {
+  it("help <command> prints that command's help", async () => {
     const f = captureIo();
     expect(await main(['help', 'serve'], f.io)).toBe(0);
     expect(f.out()).toMatch(/^Usage: berth serve/);
@@ -107,7 +114,7 @@ describe('main', () => {
     expect(f.err()).toContain('unknown option "--port"');
   });
 
-  it('unknown flag of a command: exit 2 and a pointer to that command\'s --help', async () => {
+  it("unknown flag of a command: exit 2 and a pointer to that command's --help", async () => {
     const f = captureIo();
     expect(await main(['dev', '--nope'], f.io)).toBe(2);
     expect(f.err()).toMatch(/Unknown option '--nope'/);

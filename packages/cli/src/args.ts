@@ -38,7 +38,10 @@ export function parseHost(command: string, value: string | undefined, fallback: 
 
 /** `--endpoint a,b --endpoint c`: endpoint ids, each matching the endpoint id pattern; duplicates dropped. */
 export function parseEndpointList(command: string, values: readonly string[] | undefined): string[] {
-  const ids = (values ?? []).flatMap((v) => v.split(',')).map((s) => s.trim()).filter((s) => s !== '');
+  const ids = (values ?? [])
+    .flatMap((v) => v.split(','))
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   for (const id of ids) {
     if (!ENDPOINT_ID_RE.test(id)) {
       throw new UsageError(

@@ -18,8 +18,16 @@ const COMMANDS: Record<string, Command> = {
   dev: { summary: 'run the queue API and your workers locally (scaling, hot reload)', help: DEV_HELP, run: runDev },
   serve: { summary: 'run only the control plane; workers connect from anywhere', help: SERVE_HELP, run: runServe },
   keys: { summary: 'create, list and revoke API keys in the data folder', help: KEYS_HELP, run: runKeys },
-  test: { summary: 'run one job through a handler locally; exit 0 if it completed, 1 if not', help: TEST_HELP, run: runTest },
-  build: { summary: 'bundle workers into deployable folders with Dockerfiles (CPU and CUDA)', help: BUILD_HELP, run: runBuild },
+  test: {
+    summary: 'run one job through a handler locally; exit 0 if it completed, 1 if not',
+    help: TEST_HELP,
+    run: runTest,
+  },
+  build: {
+    summary: 'bundle workers into deployable folders with Dockerfiles (CPU and CUDA)',
+    help: BUILD_HELP,
+    run: runBuild,
+  },
 };
 
 export const MAIN_HELP = `berth: queue-based inference endpoints, on your machine

@@ -21,13 +21,36 @@ function problems(value: unknown): string[] {
 
 describe('resolveConfig', () => {
   it('applies defaults and resolves worker paths against the config folder', () => {
-    const config = resolveConfig({ endpoints: { echo: { worker: './echo.ts', concurrency: 4 }, 'gpu-2': { worker: 'w/x.ts', workers: 3 } } }, file);
+    const config = resolveConfig(
+      { endpoints: { echo: { worker: './echo.ts', concurrency: 4 }, 'gpu-2': { worker: 'w/x.ts', workers: 3 } } },
+      file,
+    );
     expect(config).toEqual({
       file,
       dir: tmp,
       endpoints: [
-        { id: 'echo', worker: join(tmp, 'echo.ts'), workers: 1, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5000, concurrency: 4, drainTimeoutMs: undefined, apt: [] },
-        { id: 'gpu-2', worker: join(tmp, 'w/x.ts'), workers: 3, minWorkers: 3, maxWorkers: 3, idleTimeoutMs: 5000, concurrency: undefined, drainTimeoutMs: undefined, apt: [] },
+        {
+          id: 'echo',
+          worker: join(tmp, 'echo.ts'),
+          workers: 1,
+          minWorkers: 1,
+          maxWorkers: 1,
+          idleTimeoutMs: 5000,
+          concurrency: 4,
+          drainTimeoutMs: undefined,
+          apt: [],
+        },
+        {
+          id: 'gpu-2',
+          worker: join(tmp, 'w/x.ts'),
+          workers: 3,
+          minWorkers: 3,
+          maxWorkers: 3,
+          idleTimeoutMs: 5000,
+          concurrency: undefined,
+          drainTimeoutMs: undefined,
+          apt: [],
+        },
       ],
       models: {},
     });
@@ -38,49 +61,102 @@ describe('resolveConfig', () => {
       { endpoints: { a: { worker: 'a.ts', maxWorkers: 3, idleTimeoutMs: 250 }, b: { worker: 'b.ts', minWorkers: 2 } } },
       file,
     ).endpoints;
-    expect(eps.map(({ workers, minWorkers, maxWorkers, idleTimeoutMs }) => ({ workers, minWorkers, maxWorkers, idleTimeoutMs }))).toEqual([
+    expect(
+      eps.map(({ workers, minWorkers, maxWorkers, idleTimeoutMs }) => ({
+        workers,
+        minWorkers,
+        maxWorkers,
+        idleTimeoutMs,
+      })),
+    ).toEqual([
       { workers: 0, minWorkers: 0, maxWorkers: 3, idleTimeoutMs: 250 },
       { workers: 2, minWorkers: 2, maxWorkers: 2, idleTimeoutMs: 5000 },
     ]);
   });
 
   it.each([
-    [{ worker: 'a.ts', workers: 1, maxWorkers: 2 }, 'endpoints.echo.workers: give either "workers" (a fixed count) or "minWorkers"/"maxWorkers" (scaling), not both'],
-    [{ worker: 'a.ts', minWorkers: 3, maxWorkers: 2 }, 'endpoints.echo.maxWorkers: must be at least minWorkers (3) (got 2)'],
+    [
+      { worker: 'a.ts', workers: 1, maxWorkers: 2 },
+      'endpoints.echo.workers: give either "workers" (a fixed count) or "minWorkers"/"maxWorkers" (scaling), not both',
+    ],
+    [
+      { worker: 'a.ts', minWorkers: 3, maxWorkers: 2 },
+      'endpoints.echo.maxWorkers: must be at least minWorkers (3) (got 2)',
+    ],
     [{ worker: 'a.ts', idleTimeoutMs: -1 }, 'endpoints.echo.idleTimeoutMs: must be at least 0 (got -1)'],
   ])('scaling %j -> %s', (ep, problem) => {
     expect(problems({ endpoints: { echo: ep } })).toEqual([problem]);
   });
 
   it('accepts apt packages (pinned too) and a drain deadline', () => {
-    expect(resolveConfig({ endpoints: { a: { worker: 'a.ts', apt: ['espeak-ng', 'ffmpeg=7:5.1.6-0+deb12u1'], drainTimeoutMs: 60000 } } }, file).endpoints[0]).toMatchObject({
+    expect(
+      resolveConfig(
+        { endpoints: { a: { worker: 'a.ts', apt: ['espeak-ng', 'ffmpeg=7:5.1.6-0+deb12u1'], drainTimeoutMs: 60000 } } },
+        file,
+      ).endpoints[0],
+    ).toMatchObject({
       apt: ['espeak-ng', 'ffmpeg=7:5.1.6-0+deb12u1'],
       drainTimeoutMs: 60000,
     });
   });
 
   it('accepts $schema and workers: 0', () => {
-    expect(resolveConfig({ $schema: 'x', endpoints: { a: { worker: 'a.ts', workers: 0 } } }, file).endpoints[0]?.workers).toBe(0);
+    expect(
+      resolveConfig({ $schema: 'x', endpoints: { a: { worker: 'a.ts', workers: 0 } } }, file).endpoints[0]?.workers,
+    ).toBe(0);
   });
 
   it.each([
     [{ endpoints: { Echo: { worker: 'a.ts' } } }, 'endpoints: "Echo" is not a valid endpoint id'],
-    [{ endpoints: { 'a_b': { worker: 'a.ts' } } }, 'endpoints: "a_b" is not a valid endpoint id'],
+    [{ endpoints: { a_b: { worker: 'a.ts' } } }, 'endpoints: "a_b" is not a valid endpoint id'],
     [{ endpoints: { echo: { worker: 'a.ts', workers: -1 } } }, 'endpoints.echo.workers: must be at least 0 (got -1)'],
-    [{ endpoints: { echo: { worker: 'a.ts', workers: 1.5 } } }, 'endpoints.echo.workers: must be a whole number (got 1.5)'],
+    [
+      { endpoints: { echo: { worker: 'a.ts', workers: 1.5 } } },
+      'endpoints.echo.workers: must be a whole number (got 1.5)',
+    ],
     [{ endpoints: { echo: { worker: 'a.ts', workers: '2' } } }, 'endpoints.echo.workers: must be a number (got "2")'],
-    [{ endpoints: { echo: { worker: 'a.ts', concurrency: 0 } } }, 'endpoints.echo.concurrency: must be at least 1 (got 0)'],
-    [{ endpoints: { echo: { worker: 'a.ts', concurrency: 5000 } } }, 'endpoints.echo.concurrency: must be at most 1024 (got 5000)'],
-    [{ endpoints: { echo: {} } }, 'endpoints.echo.worker: give either "worker" (a handler file, like "./handler.ts") or "command" (like "python3 handler.py"), exactly one'],
-    [{ endpoints: { echo: { worker: 'a.ts', command: 'python3 h.py' } } }, 'endpoints.echo.worker: give either "worker"'],
+    [
+      { endpoints: { echo: { worker: 'a.ts', concurrency: 0 } } },
+      'endpoints.echo.concurrency: must be at least 1 (got 0)',
+    ],
+    [
+      { endpoints: { echo: { worker: 'a.ts', concurrency: 5000 } } },
+      'endpoints.echo.concurrency: must be at most 1024 (got 5000)',
+    ],
+    [
+      { endpoints: { echo: {} } },
+      'endpoints.echo.worker: give either "worker" (a handler file, like "./handler.ts") or "command" (like "python3 handler.py"), exactly one',
+    ],
+    [
+      { endpoints: { echo: { worker: 'a.ts', command: 'python3 h.py' } } },
+      'endpoints.echo.worker: give either "worker"',
+    ],
     [{ endpoints: { echo: { command: '   ' } } }, 'endpoints.echo.command: must not be empty'],
-    [{ endpoints: { echo: { command: 3 } } }, 'endpoints.echo.command: must be a command line, like "python3 handler.py" (got 3)'],
+    [
+      { endpoints: { echo: { command: 3 } } },
+      'endpoints.echo.command: must be a command line, like "python3 handler.py" (got 3)',
+    ],
     [{ endpoints: { echo: { worker: '' } } }, 'endpoints.echo.worker: must not be empty'],
-    [{ endpoints: { echo: './echo.ts' } }, 'endpoints.echo: must be an object like {"worker": "./handler.ts"} (got "./echo.ts")'],
-    [{ endpoints: { echo: { worker: 'a.ts', concurency: 2 } } }, 'endpoints.echo: unknown field "concurency" (known: worker, command, workers, minWorkers, maxWorkers, idleTimeoutMs, concurrency, drainTimeoutMs, apt)'],
-    [{ endpoints: { echo: { worker: 'a.ts', apt: 'ffmpeg' } } }, 'endpoints.echo.apt: must be a list of Debian package names like ["espeak-ng", "ffmpeg"] (got "ffmpeg")'],
-    [{ endpoints: { echo: { worker: 'a.ts', apt: ['ffmpeg; rm -rf /'] } } }, 'endpoints.echo.apt.0: must be a Debian package name like "ffmpeg" (got "ffmpeg; rm -rf /")'],
-    [{ endpoints: { echo: { worker: 'a.ts', drainTimeoutMs: -1 } } }, 'endpoints.echo.drainTimeoutMs: must be at least 0 (got -1)'],
+    [
+      { endpoints: { echo: './echo.ts' } },
+      'endpoints.echo: must be an object like {"worker": "./handler.ts"} (got "./echo.ts")',
+    ],
+    [
+      { endpoints: { echo: { worker: 'a.ts', concurency: 2 } } },
+      'endpoints.echo: unknown field "concurency" (known: worker, command, workers, minWorkers, maxWorkers, idleTimeoutMs, concurrency, drainTimeoutMs, apt)',
+    ],
+    [
+      { endpoints: { echo: { worker: 'a.ts', apt: 'ffmpeg' } } },
+      'endpoints.echo.apt: must be a list of Debian package names like ["espeak-ng", "ffmpeg"] (got "ffmpeg")',
+    ],
+    [
+      { endpoints: { echo: { worker: 'a.ts', apt: ['ffmpeg; rm -rf /'] } } },
+      'endpoints.echo.apt.0: must be a Debian package name like "ffmpeg" (got "ffmpeg; rm -rf /")',
+    ],
+    [
+      { endpoints: { echo: { worker: 'a.ts', drainTimeoutMs: -1 } } },
+      'endpoints.echo.drainTimeoutMs: must be at least 0 (got -1)',
+    ],
     [{ endpoint: {} }, '(top level): unknown field "endpoint" (known: endpoints, models)'],
     [{ endpoints: {} }, 'endpoints: must name at least one endpoint'],
     [{ endpoints: [] }, 'endpoints: must be an object mapping endpoint ids to {"worker": ...} (got an array)'],
@@ -92,8 +168,16 @@ describe('resolveConfig', () => {
 
   it('a command endpoint: words split on spaces (quotes group them), files it names are watched', () => {
     writeFileSync(join(tmp, 'h.py'), 'pass\n');
-    const c = resolveConfig({ endpoints: { py: { command: `python3 -u h.py --name "two words"` } } }, join(tmp, 'berth.config.json'));
-    expect(c.endpoints[0]).toMatchObject({ command: ['python3', '-u', 'h.py', '--name', 'two words'], commandFiles: [join(tmp, 'h.py')], worker: join(tmp, 'h.py'), workers: 1 });
+    const c = resolveConfig(
+      { endpoints: { py: { command: `python3 -u h.py --name "two words"` } } },
+      join(tmp, 'berth.config.json'),
+    );
+    expect(c.endpoints[0]).toMatchObject({
+      command: ['python3', '-u', 'h.py', '--name', 'two words'],
+      commandFiles: [join(tmp, 'h.py')],
+      worker: join(tmp, 'h.py'),
+      workers: 1,
+    });
   });
 
   it('reports every problem at once', () => {
@@ -109,19 +193,54 @@ describe('resolveConfig', () => {
 describe('loadConfig', () => {
   it('checks the models section with the server rules and against the endpoints of the file', async () => {
     const f = join(tmp, 'models.config.json');
-    const models = { 'shapes-diffusion': { endpoint: 'image', kind: 'image', price: { perMegapixelStep: 0.0002 }, limits: { defaultWidth: 64, defaultHeight: 64, minSize: 32, maxSize: 128, sizeMultiple: 4 } } };
+    const models = {
+      'shapes-diffusion': {
+        endpoint: 'image',
+        kind: 'image',
+        price: { perMegapixelStep: 0.0002 },
+        limits: { defaultWidth: 64, defaultHeight: 64, minSize: 32, maxSize: 128, sizeMultiple: 4 },
+      },
+    };
     writeFileSync(f, JSON.stringify({ endpoints: { image: { worker: './t2i.ts' } }, models }));
     expect((await loadConfig(f)).models).toEqual(models);
-    writeFileSync(f, JSON.stringify({ endpoints: { image: { worker: './t2i.ts' } }, models: { 'shapes-diffusion': { endpoint: 'img', kind: 'image' } } }));
-    await expect(loadConfig(f)).rejects.toThrow(/models\.shapes-diffusion\.endpoint: "img" is not an endpoint of this file \(known: image\)/);
-    writeFileSync(f, JSON.stringify({ endpoints: { image: { worker: './t2i.ts' } }, models: { 'shapes-diffusion': { endpoint: 'image', kind: 'speech' } } }));
-    await expect(loadConfig(f)).rejects.toThrow(/models\.shapes-diffusion\.kind must be one of image, upscale, audio, video \(got "speech"\)/);
+    writeFileSync(
+      f,
+      JSON.stringify({
+        endpoints: { image: { worker: './t2i.ts' } },
+        models: { 'shapes-diffusion': { endpoint: 'img', kind: 'image' } },
+      }),
+    );
+    await expect(loadConfig(f)).rejects.toThrow(
+      /models\.shapes-diffusion\.endpoint: "img" is not an endpoint of this file \(known: image\)/,
+    );
+    writeFileSync(
+      f,
+      JSON.stringify({
+        endpoints: { image: { worker: './t2i.ts' } },
+        models: { 'shapes-diffusion': { endpoint: 'image', kind: 'speech' } },
+      }),
+    );
+    await expect(loadConfig(f)).rejects.toThrow(
+      /models\.shapes-diffusion\.kind must be one of image, upscale, audio, video \(got "speech"\)/,
+    );
   });
 
   it('loads JSON', async () => {
     const f = join(tmp, 'a.json');
     writeFileSync(f, JSON.stringify({ endpoints: { echo: { worker: './echo.ts' } } }));
-    expect((await loadConfig(f)).endpoints).toEqual([{ id: 'echo', worker: join(tmp, 'echo.ts'), workers: 1, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5000, concurrency: undefined, drainTimeoutMs: undefined, apt: [] }]);
+    expect((await loadConfig(f)).endpoints).toEqual([
+      {
+        id: 'echo',
+        worker: join(tmp, 'echo.ts'),
+        workers: 1,
+        minWorkers: 1,
+        maxWorkers: 1,
+        idleTimeoutMs: 5000,
+        concurrency: undefined,
+        drainTimeoutMs: undefined,
+        apt: [],
+      },
+    ]);
   });
 
   it('names the file when the JSON is broken', async () => {
@@ -136,7 +255,19 @@ describe('loadConfig', () => {
       f,
       `const defineConfig = <T,>(c: T): T => c;\nconst workers: number = 2;\nexport default defineConfig({ endpoints: { ts: { worker: './ts.ts', workers } } });\n`,
     );
-    expect((await loadConfig(f)).endpoints).toEqual([{ id: 'ts', worker: join(tmp, 'ts.ts'), workers: 2, minWorkers: 2, maxWorkers: 2, idleTimeoutMs: 5000, concurrency: undefined, drainTimeoutMs: undefined, apt: [] }]);
+    expect((await loadConfig(f)).endpoints).toEqual([
+      {
+        id: 'ts',
+        worker: join(tmp, 'ts.ts'),
+        workers: 2,
+        minWorkers: 2,
+        maxWorkers: 2,
+        idleTimeoutMs: 5000,
+        concurrency: undefined,
+        drainTimeoutMs: undefined,
+        apt: [],
+      },
+    ]);
   });
 
   it('loads TypeScript in an ESM package ("type": "module")', async () => {
@@ -145,7 +276,19 @@ describe('loadConfig', () => {
     writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
     const f = join(dir, 'berth.config.ts');
     writeFileSync(f, `export default { endpoints: { esm: { worker: './w.ts', concurrency: 2 as number } } };\n`);
-    expect((await loadConfig(f)).endpoints).toEqual([{ id: 'esm', worker: join(dir, 'w.ts'), workers: 1, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5000, concurrency: 2, drainTimeoutMs: undefined, apt: [] }]);
+    expect((await loadConfig(f)).endpoints).toEqual([
+      {
+        id: 'esm',
+        worker: join(dir, 'w.ts'),
+        workers: 1,
+        minWorkers: 1,
+        maxWorkers: 1,
+        idleTimeoutMs: 5000,
+        concurrency: 2,
+        drainTimeoutMs: undefined,
+        apt: [],
+      },
+    ]);
   });
 
   it('a module without a default export', async () => {
@@ -202,7 +345,16 @@ describe('findConfigFile', () => {
 describe('checkWorkerFiles', () => {
   it('names the endpoint, the field and the missing file', () => {
     writeFileSync(join(tmp, 'here.ts'), '');
-    const config = resolveConfig({ endpoints: { ok: { worker: './here.ts' }, gone: { worker: './gone.ts' }, ext: { worker: './x.ts', workers: 0 } } }, file);
+    const config = resolveConfig(
+      {
+        endpoints: {
+          ok: { worker: './here.ts' },
+          gone: { worker: './gone.ts' },
+          ext: { worker: './x.ts', workers: 0 },
+        },
+      },
+      file,
+    );
     expect(() => checkWorkerFiles(config)).toThrow(`endpoints.gone.worker: file not found: ${join(tmp, 'gone.ts')}`);
   });
 });

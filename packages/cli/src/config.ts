@@ -132,7 +132,17 @@ const int = (min: number, max: number) =>
     .min(min, { error: (i) => `must be at least ${min} (got ${describeValue(i.input)})` })
     .max(max, { error: (i) => `must be at most ${max} (got ${describeValue(i.input)})` });
 
-const ENDPOINT_FIELDS = ['worker', 'command', 'workers', 'minWorkers', 'maxWorkers', 'idleTimeoutMs', 'concurrency', 'drainTimeoutMs', 'apt'];
+const ENDPOINT_FIELDS = [
+  'worker',
+  'command',
+  'workers',
+  'minWorkers',
+  'maxWorkers',
+  'idleTimeoutMs',
+  'concurrency',
+  'drainTimeoutMs',
+  'apt',
+];
 
 /** A Debian package name, optionally pinned (`ffmpeg`, `espeak-ng=1.51+dfsg-10`). */
 const APT_PACKAGE_RE = /^[a-z0-9][a-z0-9+.-]*(=[A-Za-z0-9.+~:-]+)?$/;
@@ -140,39 +150,56 @@ const AptPackage = z.string().regex(APT_PACKAGE_RE, {
   error: (i) => `must be a Debian package name like "ffmpeg" (got ${describeValue(i.input)})`,
 });
 
-const EndpointSchema = z.strictObject(
-  {
-    worker: z
-      .string({ error: (i) => `must be the path of a handler file, like "./handler.ts" (got ${describeValue(i.input)})` })
-      .min(1, 'must not be empty')
-      .optional(),
-    command: z
-      .string({ error: (i) => `must be a command line, like "python3 handler.py" (got ${describeValue(i.input)})` })
-      .refine((c) => splitCommand(c).length > 0, 'must not be empty')
-      .optional(),
-    workers: int(0, 64).optional(),
-    minWorkers: int(0, 64).optional(),
-    maxWorkers: int(0, 64).optional(),
-    idleTimeoutMs: int(0, 86_400_000).default(5_000),
-    concurrency: int(1, 1024).optional(),
-    drainTimeoutMs: int(0, 86_400_000).optional(),
-    apt: z
-      .array(AptPackage, {
-        error: (i) => `must be a list of Debian package names like ["espeak-ng", "ffmpeg"] (got ${describeValue(i.input)})`,
-      })
-      .optional(),
-  },
-  { error: (i) => `must be an object like {"worker": "./handler.ts"} (got ${describeValue(i.input)})` },
-)
+const EndpointSchema = z
+  .strictObject(
+    {
+      worker: z
+        .string({
+          error: (i) => `must be the path of a handler file, like "./handler.ts" (got ${describeValue(i.input)})`,
+        })
+        .min(1, 'must not be empty')
+        .optional(),
+      command: z
+        .string({ error: (i) => `must be a command line, like "python3 handler.py" (got ${describeValue(i.input)})` })
+        .refine((c) => splitCommand(c).length > 0, 'must not be empty')
+        .optional(),
+      workers: int(0, 64).optional(),
+      minWorkers: int(0, 64).optional(),
+      maxWorkers: int(0, 64).optional(),
+      idleTimeoutMs: int(0, 86_400_000).default(5_000),
+      concurrency: int(1, 1024).optional(),
+      drainTimeoutMs: int(0, 86_400_000).optional(),
+      apt: z
+        .array(AptPackage, {
+          error: (i) =>
+            `must be a list of Debian package names like ["espeak-ng", "ffmpeg"] (got ${describeValue(i.input)})`,
+        })
+        .optional(),
+    },
+    { error: (i) => `must be an object like {"worker": "./handler.ts"} (got ${describeValue(i.input)})` },
+  )
   .superRefine((ep, ctx) => {
     if ((ep.worker === undefined) === (ep.command === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['worker'], message: 'give either "worker" (a handler file, like "./handler.ts") or "command" (like "python3 handler.py"), exactly one' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['worker'],
+        message:
+          'give either "worker" (a handler file, like "./handler.ts") or "command" (like "python3 handler.py"), exactly one',
+      });
     }
     if (ep.workers !== undefined && (ep.minWorkers !== undefined || ep.maxWorkers !== undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['workers'], message: 'give either "workers" (a fixed count) or "minWorkers"/"maxWorkers" (scaling), not both' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['workers'],
+        message: 'give either "workers" (a fixed count) or "minWorkers"/"maxWorkers" (scaling), not both',
+      });
     }
     if (ep.minWorkers !== undefined && ep.maxWorkers !== undefined && ep.minWorkers > ep.maxWorkers) {
-      ctx.addIssue({ code: 'custom', path: ['maxWorkers'], message: `must be at least minWorkers (${ep.minWorkers}) (got ${ep.maxWorkers})` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['maxWorkers'],
+        message: `must be at least minWorkers (${ep.minWorkers}) (got ${ep.maxWorkers})`,
+      });
     }
   });
 
@@ -185,9 +212,14 @@ const ConfigSchema = z.strictObject(
       })
       .refine((eps) => Object.keys(eps).length > 0, 'must name at least one endpoint'),
     models: z
-      .record(z.string(), z.looseObject({ endpoint: z.string({ error: 'must name the endpoint that serves the model' }) }), {
-        error: (i) => `must be an object mapping model slugs to {"endpoint": ..., "kind": ...} (got ${describeValue(i.input)})`,
-      })
+      .record(
+        z.string(),
+        z.looseObject({ endpoint: z.string({ error: 'must name the endpoint that serves the model' }) }),
+        {
+          error: (i) =>
+            `must be an object mapping model slugs to {"endpoint": ..., "kind": ...} (got ${describeValue(i.input)})`,
+        },
+      )
       .optional(),
   },
   { error: (i) => `must be an object like {"endpoints": {...}} (got ${describeValue(i.input)})` },
@@ -227,7 +259,10 @@ export function resolveConfig(value: unknown, file: string): ResolvedConfig {
       const minWorkers = scaling ? (ep.minWorkers ?? 0) : (ep.workers ?? 1);
       const maxWorkers = scaling ? (ep.maxWorkers ?? Math.max(1, minWorkers)) : minWorkers;
       const command = ep.command === undefined ? undefined : splitCommand(ep.command);
-      const commandFiles = command?.slice(1).map((a) => resolve(dir, a)).filter((f) => existsSync(f) && statSync(f).isFile());
+      const commandFiles = command
+        ?.slice(1)
+        .map((a) => resolve(dir, a))
+        .filter((f) => existsSync(f) && statSync(f).isFile());
       return {
         id,
         worker: command ? (commandFiles?.[0] ?? file) : resolve(dir, ep.worker!),
@@ -300,7 +335,10 @@ export async function loadConfig(file: string): Promise<ResolvedConfig> {
     }
     value = unwrapDefault(mod);
     if (value === undefined) {
-      throw fileError(abs, `config file ${abs} has no default export; write \`export default defineConfig({ endpoints: {...} })\``);
+      throw fileError(
+        abs,
+        `config file ${abs} has no default export; write \`export default defineConfig({ endpoints: {...} })\``,
+      );
     }
   } else {
     throw fileError(abs, `config file ${abs}: unsupported extension "${ext}" (use .json, .ts, .mts, .js or .mjs)`);
@@ -316,7 +354,10 @@ async function checkModels(config: ResolvedConfig): Promise<void> {
   const problems: string[] = [];
   const ids = new Set(config.endpoints.map((e) => e.id));
   for (const [slug, m] of Object.entries(config.models)) {
-    if (!ids.has(m.endpoint)) problems.push(`models.${slug}.endpoint: "${m.endpoint}" is not an endpoint of this file (known: ${[...ids].join(', ')})`);
+    if (!ids.has(m.endpoint))
+      problems.push(
+        `models.${slug}.endpoint: "${m.endpoint}" is not an endpoint of this file (known: ${[...ids].join(', ')})`,
+      );
     if (ids.has(slug)) problems.push(`models.${slug}: a model slug must differ from every endpoint id`);
   }
   if (problems.length === 0) {
@@ -333,7 +374,8 @@ async function checkModels(config: ResolvedConfig): Promise<void> {
 // marked `__esModule`, whose own `default` (if any) is the config.
 function unwrapDefault(mod: Record<string, unknown>): unknown {
   const value = mod['default'];
-  if (value !== null && typeof value === 'object' && '__esModule' in value) return (value as Record<string, unknown>)['default'];
+  if (value !== null && typeof value === 'object' && '__esModule' in value)
+    return (value as Record<string, unknown>)['default'];
   return value;
 }
 
@@ -347,7 +389,8 @@ export function checkWorkerFiles(config: ResolvedConfig): void {
   for (const ep of config.endpoints) {
     if (ep.maxWorkers === 0 || ep.command) continue;
     if (!existsSync(ep.worker)) problems.push(`endpoints.${ep.id}.worker: file not found: ${ep.worker}`);
-    else if (statSync(ep.worker).isDirectory()) problems.push(`endpoints.${ep.id}.worker: is a folder, not a file: ${ep.worker}`);
+    else if (statSync(ep.worker).isDirectory())
+      problems.push(`endpoints.${ep.id}.worker: is a folder, not a file: ${ep.worker}`);
   }
   if (problems.length) throw fileError(config.file, `worker file missing in ${config.file}`, problems);
 }

@@ -16,12 +16,20 @@ export const EDGE_ENV_HELP = `  BERTH_WEBHOOK_SECRET    sign webhooks with this 
 `;
 
 /** Webhook and rate-limit options from the environment (`docs/webhooks.md`, `docs/rate-limits.md`). */
-export function edgeServerOptions(env: NodeJS.ProcessEnv, command: 'dev' | 'serve'): Pick<ServerOptions, 'webhooks' | 'rateLimits' | 'publicUrl' | 'filesSecret' | 'maxBodyBytesInFlight' | 'maxConnections'> {
+export function edgeServerOptions(
+  env: NodeJS.ProcessEnv,
+  command: 'dev' | 'serve',
+): Pick<
+  ServerOptions,
+  'webhooks' | 'rateLimits' | 'publicUrl' | 'filesSecret' | 'maxBodyBytesInFlight' | 'maxConnections'
+> {
   // Output file URLs (docs/output-storage.md).
   const publicUrl = env['BERTH_PUBLIC_URL']?.trim();
-  if (publicUrl && !/^https?:\/\/[^/]/.test(publicUrl)) throw new UsageError(`BERTH_PUBLIC_URL must be an http(s) URL (got "${publicUrl}")`, command);
+  if (publicUrl && !/^https?:\/\/[^/]/.test(publicUrl))
+    throw new UsageError(`BERTH_PUBLIC_URL must be an http(s) URL (got "${publicUrl}")`, command);
   const filesSecret = env['BERTH_FILES_SECRET']?.trim();
-  if (filesSecret !== undefined && filesSecret !== '' && filesSecret.length < 16) throw new UsageError('BERTH_FILES_SECRET must be at least 16 characters', command);
+  if (filesSecret !== undefined && filesSecret !== '' && filesSecret.length < 16)
+    throw new UsageError('BERTH_FILES_SECRET must be at least 16 characters', command);
   const files = { ...(publicUrl ? { publicUrl } : {}), ...(filesSecret ? { filesSecret } : {}) };
   const secret = env['BERTH_WEBHOOK_SECRET']?.trim();
   if (secret && !/^whsec_[A-Za-z0-9+/]{32,}={0,2}$/.test(secret)) {
@@ -30,20 +38,29 @@ export function edgeServerOptions(env: NodeJS.ProcessEnv, command: 'dev' | 'serv
   const rawAllow = env['BERTH_WEBHOOK_ALLOW']?.trim();
   let allow: Allowable[] = command === 'dev' ? ['loopback'] : [];
   if (rawAllow !== undefined && rawAllow !== '') {
-    const parts = rawAllow.split(',').map((s) => s.trim()).filter((s) => s !== '' && s !== 'none');
+    const parts = rawAllow
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '' && s !== 'none');
     for (const p of parts) {
-      if (!(ALLOWABLE as readonly string[]).includes(p)) throw new UsageError(`BERTH_WEBHOOK_ALLOW: "${p}" is not one of ${ALLOWABLE.join(', ')}, none`, command);
+      if (!(ALLOWABLE as readonly string[]).includes(p))
+        throw new UsageError(`BERTH_WEBHOOK_ALLOW: "${p}" is not one of ${ALLOWABLE.join(', ')}, none`, command);
     }
     allow = parts as Allowable[];
   }
   const limits = env['BERTH_RATE_LIMITS']?.trim().toLowerCase();
-  if (limits !== undefined && limits !== '' && limits !== 'on' && limits !== 'off') throw new UsageError(`BERTH_RATE_LIMITS must be on or off (got "${limits}")`, command);
+  if (limits !== undefined && limits !== '' && limits !== 'on' && limits !== 'off')
+    throw new UsageError(`BERTH_RATE_LIMITS must be on or off (got "${limits}")`, command);
   // Memory and connection bounds (docs/api.md, limits).
   const bounds: Pick<ServerOptions, 'maxBodyBytesInFlight' | 'maxConnections'> = {};
-  for (const [name, key] of [['BERTH_MAX_BODY_BYTES_IN_FLIGHT', 'maxBodyBytesInFlight'], ['BERTH_MAX_CONNECTIONS', 'maxConnections']] as const) {
+  for (const [name, key] of [
+    ['BERTH_MAX_BODY_BYTES_IN_FLIGHT', 'maxBodyBytesInFlight'],
+    ['BERTH_MAX_CONNECTIONS', 'maxConnections'],
+  ] as const) {
     const raw = env[name]?.trim();
     if (raw === undefined || raw === '') continue;
-    if (!/^[1-9]\d{0,15}$/.test(raw)) throw new UsageError(`${name} must be a positive whole number (got "${raw}")`, command);
+    if (!/^[1-9]\d{0,15}$/.test(raw))
+      throw new UsageError(`${name} must be a positive whole number (got "${raw}")`, command);
     bounds[key] = Number(raw);
   }
   return { webhooks: { allow, ...(secret ? { secret } : {}) }, rateLimits: limits !== 'off', ...files, ...bounds };

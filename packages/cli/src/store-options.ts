@@ -48,25 +48,40 @@ export const STORE_ENV_HELP = `  BERTH_STORE, BERTH_DATA_DIR, BERTH_DURABILITY  
 
 function whole(command: string, flag: string, value: string | undefined, min: number): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`${flag} must be a whole number >= ${min} (got "${value}")`, command);
+  if (!/^\d+$/.test(value) || Number(value) < min)
+    throw new UsageError(`${flag} must be a whole number >= ${min} (got "${value}")`, command);
   return Number(value);
 }
 
 /** Reads the store flags (falling back to `BERTH_STORE`, `BERTH_DATA_DIR`, `BERTH_DURABILITY`, `BERTH_DATABASE_URL`, ...). */
-export function parseStoreArgs(command: string, v: Record<string, unknown>, env: NodeJS.ProcessEnv, cwd: string): StoreArgs {
+export function parseStoreArgs(
+  command: string,
+  v: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): StoreArgs {
   const kind = (v['store'] as string | undefined) ?? env['BERTH_STORE'] ?? 'sqlite';
-  if (kind !== 'sqlite' && kind !== 'memory' && kind !== 'postgres') throw new UsageError(`--store must be sqlite, postgres or memory (got "${kind}")`, command);
+  if (kind !== 'sqlite' && kind !== 'memory' && kind !== 'postgres')
+    throw new UsageError(`--store must be sqlite, postgres or memory (got "${kind}")`, command);
   const databaseUrl = (v['database-url'] as string | undefined) ?? env['BERTH_DATABASE_URL'];
   if (kind === 'postgres' && (databaseUrl === undefined || databaseUrl.trim() === '')) {
-    throw new UsageError('--store postgres needs --database-url (or BERTH_DATABASE_URL), e.g. postgres://berth@db.internal:5432/berth', command);
+    throw new UsageError(
+      '--store postgres needs --database-url (or BERTH_DATABASE_URL), e.g. postgres://berth@db.internal:5432/berth',
+      command,
+    );
   }
   if (databaseUrl !== undefined && kind === 'postgres' && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new UsageError(`--database-url must start with postgres:// (got "${redactUrl(databaseUrl)}")`, command);
   }
   const databaseSchema = (v['database-schema'] as string | undefined) ?? env['BERTH_DATABASE_SCHEMA'] ?? 'berth';
-  if (!/^[a-z_][a-z0-9_]{0,40}$/.test(databaseSchema)) throw new UsageError(`--database-schema must be lower-case letters, digits and _ (got "${databaseSchema}")`, command);
+  if (!/^[a-z_][a-z0-9_]{0,40}$/.test(databaseSchema))
+    throw new UsageError(
+      `--database-schema must be lower-case letters, digits and _ (got "${databaseSchema}")`,
+      command,
+    );
   const durability = (v['durability'] as string | undefined) ?? env['BERTH_DURABILITY'] ?? 'normal';
-  if (durability !== 'normal' && durability !== 'full') throw new UsageError(`--durability must be normal or full (got "${durability}")`, command);
+  if (durability !== 'normal' && durability !== 'full')
+    throw new UsageError(`--durability must be normal or full (got "${durability}")`, command);
   const dir = (v['data-dir'] as string | undefined) ?? env['BERTH_DATA_DIR'] ?? '.berth';
   if (dir.trim() === '') throw new UsageError('--data-dir must not be empty', command);
   return {
@@ -100,7 +115,11 @@ export async function openStore(args: StoreArgs): Promise<OpenedStore> {
     const url = args.databaseUrl ?? '';
     const store = await PgStore.open({ url, schema: args.databaseSchema });
     // API keys live in the same schema (table api_keys): every replica and `berth keys` share them.
-    return { store, where: `${redactUrl(url)} (PostgreSQL, schema ${args.databaseSchema})`, keyStore: PgKeyStore.on(store.pool) };
+    return {
+      store,
+      where: `${redactUrl(url)} (PostgreSQL, schema ${args.databaseSchema})`,
+      keyStore: PgKeyStore.on(store.pool),
+    };
   }
   const { SqliteStore, SqliteKeyStore } = await import('@berth/server/sqlite');
   const file = resolve(args.dataDir, 'berth.sqlite');
@@ -117,13 +136,19 @@ export async function openStoreOrExit(args: StoreArgs, stderr: NodeJS.WritableSt
     return await openStore(args);
   } catch (err) {
     const where = args.kind === 'postgres' ? redactUrl(args.databaseUrl ?? '') : args.dataDir;
-    stderr.write(`berth: cannot open the data store in ${where}: ${err instanceof Error ? err.message : String(err)}\n`);
+    stderr.write(
+      `berth: cannot open the data store in ${where}: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
     return EXIT.failure;
   }
 }
 
 /** Server options that come from the store flags. */
-export function storeServerOptions(args: StoreArgs): { maxAttempts?: number; workerGraceMs?: number; filesDir?: string } {
+export function storeServerOptions(args: StoreArgs): {
+  maxAttempts?: number;
+  workerGraceMs?: number;
+  filesDir?: string;
+} {
   return {
     // Output files workers upload without S3 live next to the database (memory store: a temp folder).
     // (PostgreSQL: each replica keeps its own folder; several replicas should have workers upload to S3.)

@@ -60,5 +60,12 @@ export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv): A
     throw new UsageError(`unknown template "${v.template}" (templates: ${TEMPLATES.map((t) => t.name).join(', ')})`);
   }
   const local = v.local ?? (env['BERTH_LOCAL_REPO'] || undefined);
-  return { help: v.help === true, dir: positionals[0], template: v.template, install: v['no-install'] !== true, local, force: v.force === true };
+  return {
+    help: v.help === true,
+    dir: positionals[0],
+    template: v.template,
+    install: v['no-install'] !== true,
+    local,
+    force: v.force === true,
+  };
 }

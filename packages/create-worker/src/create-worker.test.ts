@@ -38,7 +38,9 @@ describe('create-worker (unit)', () => {
     const help = run(process.execPath, [BIN, '--help'], work, 10_000);
     expect(help.code).toBe(0);
     for (const t of TEMPLATES) expect(help.stdout).toContain(t.name);
-    expect(run(process.execPath, [BIN, 'x', '--template', 'nope'], work, 10_000).out).toContain('unknown template "nope" (templates: basic');
+    expect(run(process.execPath, [BIN, 'x', '--template', 'nope'], work, 10_000).out).toContain(
+      'unknown template "nope" (templates: basic',
+    );
     expect(run(process.execPath, [BIN, 'x', '--bogus'], work, 10_000).code).toBe(2);
   });
 
@@ -52,11 +54,17 @@ describe('create-worker (unit)', () => {
     const r = run(process.execPath, [BIN, 'published', '--no-install'], work, 30_000);
     expect(r.code, r.out).toBe(0);
     const pkg = JSON.parse(readFileSync(join(work, 'published/package.json'), 'utf8'));
-    expect(pkg).toMatchObject({ name: 'published', dependencies: { '@berth/worker': '^0.1.0' }, devDependencies: { '@berth/cli': '^0.1.0' } });
+    expect(pkg).toMatchObject({
+      name: 'published',
+      dependencies: { '@berth/worker': '^0.1.0' },
+      devDependencies: { '@berth/cli': '^0.1.0' },
+    });
     expect(pkg.scripts).toMatchObject({ dev: 'berth dev', test: 'vitest run', build: 'berth build' });
     expect(existsSync(join(work, 'published/.gitignore'))).toBe(true);
     expect(existsSync(join(work, 'published/_gitignore'))).toBe(false);
-    expect(JSON.parse(readFileSync(join(work, 'published/berth.config.json'), 'utf8')).endpoints).toHaveProperty('published');
+    expect(JSON.parse(readFileSync(join(work, 'published/berth.config.json'), 'utf8')).endpoints).toHaveProperty(
+      'published',
+    );
     expect(readFileSync(join(work, 'published/README.md'), 'utf8')).toContain('npm run dev');
   });
 });
@@ -67,14 +75,21 @@ for (const template of TEMPLATES) {
     const dir = join(work, `gen-${template.name}`);
     let installed = false;
 
-    it('creates and installs offline against this checkout', () => {
-      const r = run(process.execPath, [BIN, dir, '--template', template.name, '--local', REPO], work, INSTALL_MS, { npm_config_user_agent: '', npm_config_ignore_scripts: 'true' });
-      expect(r.code, r.out.slice(-3000)).toBe(0);
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-      expect(pkg.dependencies['@berth/worker']).toMatch(/^file:vendor\/berth-worker-.*\.tgz$/);
-      expect(existsSync(join(dir, 'node_modules/@berth/worker/dist/index.js'))).toBe(true);
-      installed = true;
-    }, INSTALL_MS + 30_000);
+    it(
+      'creates and installs offline against this checkout',
+      () => {
+        const r = run(process.execPath, [BIN, dir, '--template', template.name, '--local', REPO], work, INSTALL_MS, {
+          npm_config_user_agent: '',
+          npm_config_ignore_scripts: 'true',
+        });
+        expect(r.code, r.out.slice(-3000)).toBe(0);
+        const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+        expect(pkg.dependencies['@berth/worker']).toMatch(/^file:vendor\/berth-worker-.*\.tgz$/);
+        expect(existsSync(join(dir, 'node_modules/@berth/worker/dist/index.js'))).toBe(true);
+        installed = true;
+      },
+      INSTALL_MS + 30_000,
+    );
 
     it('its tests pass (npm test)', () => {
       expect(installed).toBe(true);
@@ -83,13 +98,17 @@ for (const template of TEMPLATES) {
       expect(r.out).toMatch(/Tests\s+\d+ passed/);
     }, 200_000);
 
-    it.runIf(template.name !== 'basic')('without BERTH_MODELS_DIR, npm test says to set it (no path outside the project)', () => {
-      expect(installed).toBe(true);
-      const r = run('npm', ['test'], dir, 120_000, { BERTH_MODELS_DIR: undefined });
-      expect(r.code).not.toBe(0);
-      expect(r.out).toMatch(/set BERTH_MODELS_DIR to the folder holding (tiny-sd|stories260K)\//);
-      expect(r.out).not.toContain('shared/models');
-    }, 130_000);
+    it.runIf(template.name !== 'basic')(
+      'without BERTH_MODELS_DIR, npm test says to set it (no path outside the project)',
+      () => {
+        expect(installed).toBe(true);
+        const r = run('npm', ['test'], dir, 120_000, { BERTH_MODELS_DIR: undefined });
+        expect(r.code).not.toBe(0);
+        expect(r.out).toMatch(/set BERTH_MODELS_DIR to the folder holding (tiny-sd|stories260K)\//);
+        expect(r.out).not.toContain('shared/models');
+      },
+      130_000,
+    );
 
     it('berth test runs test_input.json through the handler: exit 0', () => {
       expect(installed).toBe(true);
@@ -104,7 +123,8 @@ for (const template of TEMPLATES) {
       const r = run('npm', ['run', 'build'], dir, 300_000);
       expect(r.code, r.out.slice(-3000)).toBe(0);
       const endpoint = Object.keys(JSON.parse(readFileSync(join(dir, 'berth.config.json'), 'utf8')).endpoints)[0]!;
-      for (const f of ['worker.mjs', 'package.json', 'Dockerfile', 'Dockerfile.cuda', 'deploy.json', '.dockerignore']) expect(existsSync(join(dir, 'build', endpoint, f))).toBe(true);
+      for (const f of ['worker.mjs', 'package.json', 'Dockerfile', 'Dockerfile.cuda', 'deploy.json', '.dockerignore'])
+        expect(existsSync(join(dir, 'build', endpoint, f))).toBe(true);
     }, 330_000);
 
     it('berth dev serves it: a job from test_input.json completes (cold start from zero workers)', async () => {

@@ -16,13 +16,23 @@ const work = mkdtempSync(join(tmpdir(), 'create-from-clone-'));
 afterAll(() => rm(work, { recursive: true, force: true }), 120_000);
 
 const npm = (args: string[], cwd: string, timeout: number) => {
-  const r = spawnSync('npm', args, { cwd, encoding: 'utf8', timeout, env: { ...process.env, NO_COLOR: '1', npm_config_ignore_scripts: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = spawnSync('npm', args, {
+    cwd,
+    encoding: 'utf8',
+    timeout,
+    env: { ...process.env, NO_COLOR: '1', npm_config_ignore_scripts: 'true' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return { code: r.status, out: `${r.stdout}\n${r.stderr}` };
 };
 
 describe('npm run create (create-worker from a clone)', () => {
   it('folder relative to where npm ran; --local is this checkout; no install with --no-install', () => {
-    const r = npm(['--prefix', REPO, 'run', 'create', '--', 'rel-worker', '--template', 'image', '--no-install'], work, 120_000);
+    const r = npm(
+      ['--prefix', REPO, 'run', 'create', '--', 'rel-worker', '--template', 'image', '--no-install'],
+      work,
+      120_000,
+    );
     expect(r.code, r.out.slice(-2000)).toBe(0);
     const pkg = JSON.parse(readFileSync(join(work, 'rel-worker/package.json'), 'utf8'));
     expect(pkg.dependencies['@berth/worker']).toMatch(/^file:vendor\/berth-worker-.*\.tgz$/);

@@ -59,27 +59,33 @@ async function create(argv: readonly string[], io: CreateIo): Promise<number> {
   const endpointId = endpointIdFrom(basename(dir));
 
   // 2. Which template (asked when interactive and not given).
-  const template = args.template !== undefined ? findTemplate(args.template) : interactive ? await pickTemplate(io) : TEMPLATES[0]!;
+  const template =
+    args.template !== undefined ? findTemplate(args.template) : interactive ? await pickTemplate(io) : TEMPLATES[0]!;
 
   // 3. Copy it, renaming _gitignore; name the package and the endpoint after the folder.
   const source = templatesRoot(template.name);
   const files = copyTemplate(source, dir);
   const local = args.local !== undefined ? packLocal(args.local, dir) : undefined;
-  if (args.local !== undefined) io.stdout.write(`Packed ${localVersions(args.local).join(', ')} from ${resolve(args.local)} into vendor/\n`);
+  if (args.local !== undefined)
+    io.stdout.write(`Packed ${localVersions(args.local).join(', ')} from ${resolve(args.local)} into vendor/\n`);
   rewritePackageJson(dir, name, local);
   rewriteConfig(dir, endpointId);
   const pm = packageManager(io.env);
 
   // 4. README with the next steps.
   writeFileSync(join(dir, 'README.md'), readme({ name, endpointId, template, pm, local: local !== undefined }));
-  io.stdout.write(`Created ${name} (template ${template.name}, endpoint ${endpointId}) in ${dir}:\n${[...files, 'README.md'].map((f) => `  ${f}`).join('\n')}\n`);
+  io.stdout.write(
+    `Created ${name} (template ${template.name}, endpoint ${endpointId}) in ${dir}:\n${[...files, 'README.md'].map((f) => `  ${f}`).join('\n')}\n`,
+  );
 
   // 5. Install, unless --no-install.
   if (args.install) {
     io.stdout.write(`\nInstalling dependencies with ${pm} (this can take a minute)...\n`);
     const code = await install(pm, dir, { ...io.env, ...template.installEnv }, io);
     if (code !== 0) {
-      io.stderr.write(`create-worker: ${pm} install failed (exit code ${code}); the project is in ${dir}, run \`${pm} install\` there to retry\n`);
+      io.stderr.write(
+        `create-worker: ${pm} install failed (exit code ${code}); the project is in ${dir}, run \`${pm} install\` there to retry\n`,
+      );
       return 1;
     }
   }
@@ -87,7 +93,9 @@ async function create(argv: readonly string[], io: CreateIo): Promise<number> {
   // 6. What next.
   const cd = relative(io.cwd, dir) || '.';
   const steps = [`cd ${cd}`, ...(args.install ? [] : [`${pm} install`]), run(pm, 'test'), run(pm, 'dev')];
-  io.stdout.write(`\nDone. Next:\n${steps.map((s) => `  ${s}`).join('\n')}\n${template.notes.map((n) => `Note: ${n}\n`).join('')}`);
+  io.stdout.write(
+    `\nDone. Next:\n${steps.map((s) => `  ${s}`).join('\n')}\n${template.notes.map((n) => `Note: ${n}\n`).join('')}`,
+  );
   return 0;
 }
 
@@ -103,11 +111,15 @@ export function templatesRoot(name: string): string {
     const dir = fileURLToPath(new URL(`${base}${name}`, import.meta.url));
     if (existsSync(join(dir, 'package.json'))) return dir;
   }
-  throw new Error(`template ${name} not found next to create-worker (looked in its templates/ folder and the repository's)`);
+  throw new Error(
+    `template ${name} not found next to create-worker (looked in its templates/ folder and the repository's)`,
+  );
 }
 
 async function pickTemplate(io: CreateIo): Promise<Template> {
-  io.stdout.write(`Templates:\n${TEMPLATES.map((t, i) => `  ${i + 1}. ${t.name.padEnd(6)} ${t.description}`).join('\n')}\n`);
+  io.stdout.write(
+    `Templates:\n${TEMPLATES.map((t, i) => `  ${i + 1}. ${t.name.padEnd(6)} ${t.description}`).join('\n')}\n`,
+  );
   for (;;) {
     const answer = (await ask(io, `Template [1-${TEMPLATES.length} or name] (1): `)) || '1';
     const t = TEMPLATES[Number(answer) - 1] ?? TEMPLATES.find((x) => x.name === answer);

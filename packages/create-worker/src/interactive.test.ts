@@ -32,8 +32,12 @@ describe('create-worker in a terminal', () => {
     expect(output()).toMatch(/1\. basic .*\n\s+2\. text /);
     expect(output()).toContain('No template "nope".');
     const dir = join(work, 'My Story Bot');
-    expect(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies).toHaveProperty('@huggingface/transformers');
-    expect(Object.keys(JSON.parse(readFileSync(join(dir, 'berth.config.json'), 'utf8')).endpoints)).toEqual(['my-story-bot']);
+    expect(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies).toHaveProperty(
+      '@huggingface/transformers',
+    );
+    expect(Object.keys(JSON.parse(readFileSync(join(dir, 'berth.config.json'), 'utf8')).endpoints)).toEqual([
+      'my-story-bot',
+    ]);
     expect(output()).toContain('Note: The model is read from $BERTH_MODELS_DIR/stories260K');
   });
 

@@ -15,8 +15,10 @@ export function packLocal(repo: string, project: string): Record<string, string>
   const root = resolve(repo);
   const dirs = BERTH_PACKAGES.map((p) => join(root, 'packages', p));
   for (const dir of dirs) {
-    if (!existsSync(join(dir, 'package.json'))) throw new Error(`--local ${repo}: ${dir} is missing; is it a Berth checkout?`);
-    if (!existsSync(join(dir, 'dist'))) throw new Error(`--local ${repo}: ${dir}/dist is missing; run \`npm run build\` in ${root} first`);
+    if (!existsSync(join(dir, 'package.json')))
+      throw new Error(`--local ${repo}: ${dir} is missing; is it a Berth checkout?`);
+    if (!existsSync(join(dir, 'dist')))
+      throw new Error(`--local ${repo}: ${dir}/dist is missing; run \`npm run build\` in ${root} first`);
   }
   const vendor = join(project, 'vendor');
   mkdirSync(vendor, { recursive: true });
@@ -34,7 +36,10 @@ export function packLocal(repo: string, project: string): Record<string, string>
 /** `name@version` of each package in a local checkout (shown in the summary). */
 export function localVersions(repo: string): string[] {
   return BERTH_PACKAGES.map((p) => {
-    const pkg = JSON.parse(readFileSync(join(resolve(repo), 'packages', p, 'package.json'), 'utf8')) as { name: string; version: string };
+    const pkg = JSON.parse(readFileSync(join(resolve(repo), 'packages', p, 'package.json'), 'utf8')) as {
+      name: string;
+      version: string;
+    };
     return `${pkg.name}@${pkg.version}`;
   });
 }

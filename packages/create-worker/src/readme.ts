@@ -25,13 +25,13 @@ ${notes}
 
 \`\`\`sh
 ${[
-    [`${pm} install`, 'if create-worker did not already'],
-    [run(pm, 'test'), "the handler's tests (vitest, no server needed)"],
-    ['npx berth test', 'one job from test_input.json through the real worker runtime; exit 0/1'],
-    [`BERTH_API_KEY=dev-key ${run(pm, 'dev')}`, 'the queue API on http://127.0.0.1:8080 and your workers, hot reload'],
-  ]
-    .map(([cmd, what]) => `${cmd!.padEnd(36)} # ${what}`)
-    .join('\n')}
+  [`${pm} install`, 'if create-worker did not already'],
+  [run(pm, 'test'), "the handler's tests (vitest, no server needed)"],
+  ['npx berth test', 'one job from test_input.json through the real worker runtime; exit 0/1'],
+  [`BERTH_API_KEY=dev-key ${run(pm, 'dev')}`, 'the queue API on http://127.0.0.1:8080 and your workers, hot reload'],
+]
+  .map(([cmd, what]) => `${cmd!.padEnd(36)} # ${what}`)
+  .join('\n')}
 \`\`\`
 
 Then, in another terminal:

@@ -23,7 +23,12 @@ const later: Later = g.setImmediate ?? g.process?.nextTick ?? queueMicrotask;
  */
 export function sendCoalesced(ws: CoalescableSocket, data: string): void {
   const socket = (ws as { _socket?: Partial<Corkable> | null })._socket;
-  if (socket && typeof socket.cork === 'function' && typeof socket.uncork === 'function' && !corked.has(socket as Corkable)) {
+  if (
+    socket &&
+    typeof socket.cork === 'function' &&
+    typeof socket.uncork === 'function' &&
+    !corked.has(socket as Corkable)
+  ) {
     const s = socket as Corkable;
     s.cork();
     corked.add(s);

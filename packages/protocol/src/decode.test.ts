@@ -42,7 +42,8 @@ function settle(fn: () => DecodeResult<unknown>, label: string): DecodeResult<un
   expect(r.error.length, label).toBeGreaterThan(3);
   expect(r.error.length, `${label}: error too long to read`).toBeLessThan(600);
   expect(r.error, label).not.toContain('[object Object]');
-  for (const issue of r.issues ?? []) expect(typeof issue.path === 'string' && typeof issue.message === 'string', label).toBe(true);
+  for (const issue of r.issues ?? [])
+    expect(typeof issue.path === 'string' && typeof issue.message === 'string', label).toBe(true);
   return r;
 }
 
@@ -112,14 +113,42 @@ describe('decoders never throw', () => {
   it.each(TEXT_DECODERS)('%s survives mutated valid messages', (name, fn) => {
     const rand = random(7 + name.length);
     const seeds: Record<string, unknown>[] = [
-      { type: 'hello', protocol: 1, workerId: 'w', endpointId: 'e', concurrency: 2, stream: false, inflight: [{ id: 'j', attempt: 1 }] },
+      {
+        type: 'hello',
+        protocol: 1,
+        workerId: 'w',
+        endpointId: 'e',
+        concurrency: 2,
+        stream: false,
+        inflight: [{ id: 'j', attempt: 1 }],
+      },
       { type: 'job.stream', id: 'j', attempt: 1, seq: 0, chunks: ['a'] },
       { type: 'job.assign', id: 'j', attempt: 1, input: { a: 1 }, deadline: 5 },
       { type: 'welcome', protocol: 1, workerId: 'w', heartbeatMs: 1000, stale: [] },
-      { input: { a: 1 }, webhook: 'https://x.org', policy: { ttl: 20_000 }, s3Config: { accessId: 'a', accessSecret: 's', bucketName: 'b', endpointUrl: 'https://s3.x.org' } },
+      {
+        input: { a: 1 },
+        webhook: 'https://x.org',
+        policy: { ttl: 20_000 },
+        s3Config: { accessId: 'a', accessSecret: 's', bucketName: 'b', endpointUrl: 'https://s3.x.org' },
+      },
       { id: 'j', status: 'COMPLETED', output: 1, delayTime: 3 },
     ];
-    const junk = [null, -1, 0, 1.5, '', 'x', [], {}, [[[]]], { __proto__: null }, true, 'IN_QUEUE', 1e308, 'x'.repeat(10_000)];
+    const junk = [
+      null,
+      -1,
+      0,
+      1.5,
+      '',
+      'x',
+      [],
+      {},
+      [[[]]],
+      { __proto__: null },
+      true,
+      'IN_QUEUE',
+      1e308,
+      'x'.repeat(10_000),
+    ];
     for (let i = 0; i < 2_000; i++) {
       const msg: Record<string, unknown> = { ...seeds[Math.floor(rand() * seeds.length)] };
       const keys = Object.keys(msg);
@@ -192,7 +221,10 @@ describe('decoders never throw', () => {
     // Inherited keys cannot come out of JSON.parse; zod reads them like own keys, which is fine: only no throw.
     settle(() => decode(schema, Object.create({ type: 'ping', t: 1, input: {} })), `decode(${name}, inherited)`);
     settle(() => decode(schema, cyclic), `decode(${name}, cyclic)`);
-    settle(() => decode(schema, { type: 'job.complete', id: 'j', attempt: 1, input: { deep: nested }, output: nested }), `decode(${name}, deep)`);
+    settle(
+      () => decode(schema, { type: 'job.complete', id: 'j', attempt: 1, input: { deep: nested }, output: nested }),
+      `decode(${name}, deep)`,
+    );
   });
 
   it('reports a refinement that throws as a refusal', () => {
@@ -203,8 +235,9 @@ describe('decoders never throw', () => {
   });
 
   it('leaves Object.prototype untouched', () => {
-    for (const text of GARBAGE_TEXT.filter((t) => t.includes('__proto__'))) for (const [, fn] of TEXT_DECODERS) fn(text);
-    expect((({}) as Record<string, unknown>).polluted).toBeUndefined();
+    for (const text of GARBAGE_TEXT.filter((t) => t.includes('__proto__')))
+      for (const [, fn] of TEXT_DECODERS) fn(text);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.keys(Object.prototype)).toEqual([]);
   });
 });
@@ -219,10 +252,17 @@ describe('decode results', () => {
   });
 
   it('put no path prefix on a root issue', () => {
-    expect(decode(JobRequest, 5)).toMatchObject({ ok: false, error: expect.stringMatching(/^Invalid input/), issues: [{ path: '' }] });
+    expect(decode(JobRequest, 5)).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^Invalid input/),
+      issues: [{ path: '' }],
+    });
   });
 
   it('return the parsed value on success', () => {
-    expect(decodeJson(JobRequest, '{"input":{"prompt":"hi"}}')).toEqual({ ok: true, value: { input: { prompt: 'hi' } } });
+    expect(decodeJson(JobRequest, '{"input":{"prompt":"hi"}}')).toEqual({
+      ok: true,
+      value: { input: { prompt: 'hi' } },
+    });
   });
 });

@@ -4,7 +4,11 @@ import { JobRequest } from './job.js';
 import { ServerMessage, WorkerMessage } from './ws.js';
 
 /** The same answer as zod's, key order included (JSON text compares both), and never the input object itself. */
-function sameAsZod(fast: { ok: boolean; value?: unknown; error?: string }, slow: { ok: boolean; value?: unknown; error?: string }, input: unknown) {
+function sameAsZod(
+  fast: { ok: boolean; value?: unknown; error?: string },
+  slow: { ok: boolean; value?: unknown; error?: string },
+  input: unknown,
+) {
   expect(fast.ok).toBe(slow.ok);
   if (!fast.ok) return expect(fast.error).toBe(slow.error);
   expect(fast.value).toEqual(slow.value);

@@ -10,7 +10,8 @@ import type { z } from 'zod';
  * `decode.test.ts` compares both on every shape.
  */
 
-export const isPlainJsonObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isPlainJsonObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 const isJobId = (v: unknown): v is string => typeof v === 'string' && v.length >= 1 && v.length <= 200;
 const isAttempt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 1;
 
@@ -30,14 +31,33 @@ export function fastJobRequest(v: unknown): JobRequest | undefined {
 
 /** `job.complete` (the worker's result). */
 export function fastComplete(v: Record<string, unknown>): z.infer<typeof CompleteMessage> | undefined {
-  if (v['type'] !== 'job.complete' || !isJobId(v['id']) || !isAttempt(v['attempt']) || !('output' in v) || v['output'] === undefined) return undefined;
+  if (
+    v['type'] !== 'job.complete' ||
+    !isJobId(v['id']) ||
+    !isAttempt(v['attempt']) ||
+    !('output' in v) ||
+    v['output'] === undefined
+  )
+    return undefined;
   return { type: 'job.complete', id: v['id'], attempt: v['attempt'], output: v['output'] };
 }
 
 /** `job.assign` without `s3Config` (the server's dispatch). */
 export function fastAssign(v: Record<string, unknown>): z.infer<typeof AssignMessage> | undefined {
-  if (v['type'] !== 'job.assign' || !isJobId(v['id']) || !isAttempt(v['attempt']) || !isPlainJsonObject(v['input']) || 's3Config' in v) return undefined;
-  const out: z.infer<typeof AssignMessage> = { type: 'job.assign', id: v['id'], attempt: v['attempt'], input: v['input'] };
+  if (
+    v['type'] !== 'job.assign' ||
+    !isJobId(v['id']) ||
+    !isAttempt(v['attempt']) ||
+    !isPlainJsonObject(v['input']) ||
+    's3Config' in v
+  )
+    return undefined;
+  const out: z.infer<typeof AssignMessage> = {
+    type: 'job.assign',
+    id: v['id'],
+    attempt: v['attempt'],
+    input: v['input'],
+  };
   const deadline = v['deadline'];
   if (deadline !== undefined) {
     if (typeof deadline !== 'number' || !Number.isSafeInteger(deadline)) return undefined;
@@ -51,5 +71,3 @@ export function fastAck(v: Record<string, unknown>): z.infer<typeof AckMessage> 
   if (v['type'] !== 'job.ack' || !isJobId(v['id']) || !isAttempt(v['attempt'])) return undefined;
   return { type: 'job.ack', id: v['id'], attempt: v['attempt'] };
 }
-
-

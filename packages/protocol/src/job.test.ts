@@ -3,7 +3,13 @@ import { decode } from './decode.js';
 import { JobRequest, isTerminal, JOB_STATUSES } from './job.js';
 import { LIMITS } from './limits.js';
 
-const S3 = { accessId: 'AK', accessSecret: 'SK', bucketName: 'bucket', endpointUrl: 'https://s3.example.org', objectPath: 'out/' };
+const S3 = {
+  accessId: 'AK',
+  accessSecret: 'SK',
+  bucketName: 'bucket',
+  endpointUrl: 'https://s3.example.org',
+  objectPath: 'out/',
+};
 const ok = (body: unknown) => decode(JobRequest, body);
 const DAY = 24 * 3600_000;
 
@@ -18,7 +24,12 @@ function expectRefused(body: unknown, path: string): void {
 
 describe('JobRequest', () => {
   it('accepts the full documented body', () => {
-    const body = { input: { prompt: 'hi', n: [1, { a: null }] }, webhook: 'https://example.org/hook', policy: { executionTimeout: 600_000, ttl: DAY, lowPriority: true }, s3Config: S3 };
+    const body = {
+      input: { prompt: 'hi', n: [1, { a: null }] },
+      webhook: 'https://example.org/hook',
+      policy: { executionTimeout: 600_000, ttl: DAY, lowPriority: true },
+      s3Config: S3,
+    };
     expect(ok(body)).toEqual({ ok: true, value: body });
     expect(ok({ input: {} })).toEqual({ ok: true, value: { input: {} } });
   });
@@ -54,7 +65,7 @@ describe('JobRequest', () => {
       expect(Object.getPrototypeOf(r.value.input)).toBe(Object.prototype);
       expect(Object.getPrototypeOf(r.value)).toBe(Object.prototype);
     }
-    expect((({}) as Record<string, unknown>).polluted).toBeUndefined();
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   describe('policy', () => {
@@ -71,11 +82,24 @@ describe('JobRequest', () => {
     });
 
     it.each(bounds)('accepts %s at its bounds', (key, min, max) => {
-      for (const v of [min, min + 1, max - 1, max]) expect(ok({ input: {}, policy: { [key]: v } }).ok, `${key}=${v}`).toBe(true);
+      for (const v of [min, min + 1, max - 1, max])
+        expect(ok({ input: {}, policy: { [key]: v } }).ok, `${key}=${v}`).toBe(true);
     });
 
     it.each(bounds)('refuses %s out of bounds, fractional or not a number', (key, min, max) => {
-      for (const v of [min - 1, max + 1, 0, -min, min + 0.5, Number.MAX_SAFE_INTEGER, `${min}`, null, true, [min], { ms: min }]) {
+      for (const v of [
+        min - 1,
+        max + 1,
+        0,
+        -min,
+        min + 0.5,
+        Number.MAX_SAFE_INTEGER,
+        `${min}`,
+        null,
+        true,
+        [min],
+        { ms: min },
+      ]) {
         expectRefused({ input: {}, policy: { [key]: v } }, `policy.${key}`);
       }
       const r = ok({ input: {}, policy: { [key]: min - 1 } });
@@ -96,14 +120,23 @@ describe('JobRequest', () => {
   });
 
   describe('webhook', () => {
-    it.each(['http://example.org/hook', 'https://example.org:8443/a/b?c=d#e', 'http://127.0.0.1:3000/'])('accepts %s', (webhook) => {
-      expect(ok({ input: {}, webhook }).ok).toBe(true);
-    });
-
-    it.each(['ftp://example.org/x', 'javascript:alert(1)', 'file:///etc/passwd', 'data:text/plain,hi', 'example.org/hook', '', 'https://', `https://example.org/${'a'.repeat(2048)}`])(
-      'refuses %s',
-      (webhook) => expectRefused({ input: {}, webhook }, 'webhook'),
+    it.each(['http://example.org/hook', 'https://example.org:8443/a/b?c=d#e', 'http://127.0.0.1:3000/'])(
+      'accepts %s',
+      (webhook) => {
+        expect(ok({ input: {}, webhook }).ok).toBe(true);
+      },
     );
+
+    it.each([
+      'ftp://example.org/x',
+      'javascript:alert(1)',
+      'file:///etc/passwd',
+      'data:text/plain,hi',
+      'example.org/hook',
+      '',
+      'https://',
+      `https://example.org/${'a'.repeat(2048)}`,
+    ])('refuses %s', (webhook) => expectRefused({ input: {}, webhook }, 'webhook'));
 
     it.each([null, 42, { url: 'https://example.org' }])('refuses a non-string webhook (%j)', (webhook) => {
       expectRefused({ input: {}, webhook }, 'webhook');

@@ -33,7 +33,14 @@ describe('id patterns', () => {
     expect(JOB_ID_RE.test(id)).toBe(true);
   });
 
-  it.each([uuid, `${uuid}-u`, `async-${uuid}-u1`, `${uuid.toUpperCase()}-u1`, `${uuid.replace('-4b7c', '-1b7c')}-u1`, `${uuid}-u1\n`])('refuses job id %s', (id) => {
+  it.each([
+    uuid,
+    `${uuid}-u`,
+    `async-${uuid}-u1`,
+    `${uuid.toUpperCase()}-u1`,
+    `${uuid.replace('-4b7c', '-1b7c')}-u1`,
+    `${uuid}-u1\n`,
+  ])('refuses job id %s', (id) => {
     expect(JOB_ID_RE.test(id)).toBe(false);
   });
 });

@@ -12,7 +12,13 @@ export const LOG_EVENT_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogEventLevel = (typeof LOG_EVENT_LEVELS)[number];
 
 /** Rank of each level: a logger at level L prints an event at level E when `LOG_LEVEL_RANK[E] >= LOG_LEVEL_RANK[L]`. */
-export const LOG_LEVEL_RANK: Readonly<Record<LogLevel, number>> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+export const LOG_LEVEL_RANK: Readonly<Record<LogLevel, number>> = {
+  debug: 10,
+  info: 20,
+  warn: 30,
+  error: 40,
+  silent: 100,
+};
 
 /**
  * True when `value` names a log level.

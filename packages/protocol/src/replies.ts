@@ -7,19 +7,39 @@ import { JobStatus, type HealthReply, type PurgeReply, type RunReply, type Strea
 
 const count = z.number().int().min(0);
 
-export const RunReplySchema = z.object({ id: z.string(), status: z.literal('IN_QUEUE') }).meta({ description: 'Reply of POST /run and /retry.' });
+export const RunReplySchema = z
+  .object({ id: z.string(), status: z.literal('IN_QUEUE') })
+  .meta({ description: 'Reply of POST /run and /retry.' });
 export const StreamReplySchema = z
-  .object({ id: z.string(), status: JobStatus, stream: z.array(z.object({ output: z.unknown() })), error: z.string().optional() })
+  .object({
+    id: z.string(),
+    status: JobStatus,
+    stream: z.array(z.object({ output: z.unknown() })),
+    error: z.string().optional(),
+  })
   .meta({ description: 'Reply of /stream: the chunks not yet delivered to any reader.' });
-export const PurgeReplySchema = z.object({ removed: count, status: z.literal('completed') }).meta({ description: 'Reply of POST /purge-queue.' });
+export const PurgeReplySchema = z
+  .object({ removed: count, status: z.literal('completed') })
+  .meta({ description: 'Reply of POST /purge-queue.' });
 export const HealthReplySchema = z
   .object({
     jobs: z.object({ completed: count, failed: count, inProgress: count, inQueue: count, retried: count }),
-    workers: z.object({ idle: count, initializing: count, ready: count, running: count, throttled: count, unhealthy: count }),
+    workers: z.object({
+      idle: count,
+      initializing: count,
+      ready: count,
+      running: count,
+      throttled: count,
+      unhealthy: count,
+    }),
   })
   .meta({ description: 'Reply of GET /health.' });
 export const ErrorBodySchema = z
-  .object({ error: z.string(), code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]), details: z.unknown().optional() })
+  .object({
+    error: z.string(),
+    code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
+    details: z.unknown().optional(),
+  })
   .meta({ description: 'The one error body of every non-OpenAI route (docs/errors.md).' });
 
 // Compile-time: each schema's type and its interface accept each other.

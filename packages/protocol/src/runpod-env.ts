@@ -4,7 +4,13 @@
  * ping URLs (docs/worker-protocol.md, "Pull protocol"). `$ID` and `$RUNPOD_POD_ID` stay literal: the worker
  * substitutes them (the query string is required: the worker appends `&...`). Machine checks (4 GB RAM, free disk, a TCP connect to 8.8.8.8:53, the GPU test) are skipped.
  */
-export function runpodWorkerEnv(url: string, endpointId: string, workerId: string, workerToken: string, pingIntervalMs = 1000): Record<string, string> {
+export function runpodWorkerEnv(
+  url: string,
+  endpointId: string,
+  workerId: string,
+  workerToken: string,
+  pingIntervalMs = 1000,
+): Record<string, string> {
   const v2 = `${url.replace(/\/+$/, '')}/v2/${endpointId}`;
   return {
     RUNPOD_POD_ID: workerId,

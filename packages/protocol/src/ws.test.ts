@@ -6,13 +6,31 @@ type ByType<M extends { type: string }> = { [K in M['type']]: Extract<M, { type:
 
 /** One valid example of every worker -> server message (the mapped type makes a missing one a type error). */
 const WORKER: ByType<WorkerMessage> = {
-  hello: { type: 'hello', protocol: PROTOCOL_VERSION, workerId: 'gpu-1.pod:a_b', endpointId: 'my-endpoint', concurrency: 4, stream: true, inflight: [{ id: 'j1', attempt: 2 }], sdkVersion: '0.1.0', inputSchema: { type: 'object', properties: { prompt: { type: 'string' } } } },
+  hello: {
+    type: 'hello',
+    protocol: PROTOCOL_VERSION,
+    workerId: 'gpu-1.pod:a_b',
+    endpointId: 'my-endpoint',
+    concurrency: 4,
+    stream: true,
+    inflight: [{ id: 'j1', attempt: 2 }],
+    sdkVersion: '0.1.0',
+    inputSchema: { type: 'object', properties: { prompt: { type: 'string' } } },
+  },
   concurrency: { type: 'concurrency', concurrency: 0 },
   'job.progress': { type: 'job.progress', id: 'j1', attempt: 1, progress: { pct: 50, note: 'half' } },
   'job.stream': { type: 'job.stream', id: 'j1', attempt: 1, seq: 3, chunks: ['tok', { delta: 'x' }, null, 7] },
   'job.complete': { type: 'job.complete', id: 'j1', attempt: 1, output: { text: ['done'], n: 1.5 } },
   'job.fail': { type: 'job.fail', id: 'j1', attempt: 3, error: 'boom', aborted: true },
-  'job.log': { type: 'job.log', id: 'j1', attempt: 2, lines: [{ t: 1_700_000_000_000, level: 'warn', msg: 'low memory', fields: { freeMb: 12 } }, { t: 1_700_000_000_001, level: 'info', msg: 'done' }] },
+  'job.log': {
+    type: 'job.log',
+    id: 'j1',
+    attempt: 2,
+    lines: [
+      { t: 1_700_000_000_000, level: 'warn', msg: 'low memory', fields: { freeMb: 12 } },
+      { t: 1_700_000_000_001, level: 'info', msg: 'done' },
+    ],
+  },
   draining: { type: 'draining' },
   ping: { type: 'ping', t: 1_700_000_000_000 },
   pong: { type: 'pong', t: 12.5 },
@@ -20,14 +38,27 @@ const WORKER: ByType<WorkerMessage> = {
 
 /** One valid example of every server -> worker message. */
 const SERVER: ByType<ServerMessage> = {
-  welcome: { type: 'welcome', protocol: PROTOCOL_VERSION, workerId: 'w-1', heartbeatMs: 5_000, stale: [{ id: 'old', attempt: 1 }], acks: true },
+  welcome: {
+    type: 'welcome',
+    protocol: PROTOCOL_VERSION,
+    workerId: 'w-1',
+    heartbeatMs: 5_000,
+    stale: [{ id: 'old', attempt: 1 }],
+    acks: true,
+  },
   'job.ack': { type: 'job.ack', id: 'j1', attempt: 2 },
   'job.assign': {
     type: 'job.assign',
     id: 'j1',
     attempt: 1,
     input: { prompt: 'hi', nested: { a: [1, 2] } },
-    s3Config: { accessId: 'a', accessSecret: 's', bucketName: 'b', endpointUrl: 'https://s3.example.org', objectPath: 'x/y' },
+    s3Config: {
+      accessId: 'a',
+      accessSecret: 's',
+      bucketName: 'b',
+      endpointUrl: 'https://s3.example.org',
+      objectPath: 'x/y',
+    },
     deadline: 1_700_000_060_000,
   },
   'job.cancel': { type: 'job.cancel', id: 'j1', attempt: 2, reason: 'timed_out' },
@@ -43,7 +74,10 @@ const WORKER_MINIMAL = [
   { type: 'job.progress', id: 'j', attempt: 1, progress: null },
   { type: 'job.complete', id: 'j', attempt: 1, output: 'plain string' },
 ];
-const SERVER_MINIMAL = [{ type: 'job.assign', id: 'j', attempt: 1, input: {} }, ...['cancelled', 'expired', 'stale'].map((reason) => ({ type: 'job.cancel', id: 'j', attempt: 1, reason }))];
+const SERVER_MINIMAL = [
+  { type: 'job.assign', id: 'j', attempt: 1, input: {} },
+  ...['cancelled', 'expired', 'stale'].map((reason) => ({ type: 'job.cancel', id: 'j', attempt: 1, reason })),
+];
 
 describe('WebSocket messages', () => {
   it('have an example for every message type of the unions', () => {
@@ -51,13 +85,19 @@ describe('WebSocket messages', () => {
     expect(Object.keys(SERVER).sort()).toEqual(ServerMessage.options.map((o) => o.shape.type.value).sort());
   });
 
-  it.each(Object.values(WORKER).concat(WORKER_MINIMAL as WorkerMessage[]))('worker message $type round-trips', (msg) => {
-    expect(decodeWorkerMessage(JSON.stringify(msg))).toEqual({ ok: true, value: msg });
-  });
+  it.each(Object.values(WORKER).concat(WORKER_MINIMAL as WorkerMessage[]))(
+    'worker message $type round-trips',
+    (msg) => {
+      expect(decodeWorkerMessage(JSON.stringify(msg))).toEqual({ ok: true, value: msg });
+    },
+  );
 
-  it.each(Object.values(SERVER).concat(SERVER_MINIMAL as ServerMessage[]))('server message $type round-trips', (msg) => {
-    expect(decodeServerMessage(JSON.stringify(msg))).toEqual({ ok: true, value: msg });
-  });
+  it.each(Object.values(SERVER).concat(SERVER_MINIMAL as ServerMessage[]))(
+    'server message $type round-trips',
+    (msg) => {
+      expect(decodeServerMessage(JSON.stringify(msg))).toEqual({ ok: true, value: msg });
+    },
+  );
 
   it('defaults hello.inflight and welcome.stale to [] and welcome.acks to false (a server that does not acknowledge)', () => {
     const { inflight: _i, ...hello } = WORKER.hello;
@@ -72,8 +112,14 @@ describe('WebSocket messages', () => {
   });
 
   it('refuses a message sent in the wrong direction', () => {
-    expect(decodeWorkerMessage(JSON.stringify(SERVER['job.assign']))).toMatchObject({ ok: false, error: expect.stringContaining('type') });
-    expect(decodeServerMessage(JSON.stringify(WORKER.hello))).toMatchObject({ ok: false, error: expect.stringContaining('type') });
+    expect(decodeWorkerMessage(JSON.stringify(SERVER['job.assign']))).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('type'),
+    });
+    expect(decodeServerMessage(JSON.stringify(WORKER.hello))).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('type'),
+    });
   });
 
   const badWorker: [string, unknown][] = [
@@ -93,7 +139,10 @@ describe('WebSocket messages', () => {
     ['workerId over 128 chars', { ...WORKER.hello, workerId: 'w'.repeat(129) }],
     ['empty workerId', { ...WORKER.hello, workerId: '' }],
     ['hello without stream flag', { ...WORKER.hello, stream: undefined }],
-    ['inflight over 1024', { ...WORKER.hello, inflight: Array.from({ length: 1025 }, (_, i) => ({ id: `j${i}`, attempt: 1 })) }],
+    [
+      'inflight over 1024',
+      { ...WORKER.hello, inflight: Array.from({ length: 1025 }, (_, i) => ({ id: `j${i}`, attempt: 1 })) },
+    ],
     ['ping without t', { type: 'ping' }],
   ];
   it.each(badWorker)('refuses a worker message with %s', (_, msg) => {

@@ -36,7 +36,10 @@ export const HelloMessage = z.object({
    */
   inputSchema: z.record(z.string(), z.unknown()).optional(),
 });
-export const ConcurrencyMessage = z.object({ type: z.literal('concurrency'), concurrency: z.number().int().min(0).max(LIMITS.workerConcurrencyMax) });
+export const ConcurrencyMessage = z.object({
+  type: z.literal('concurrency'),
+  concurrency: z.number().int().min(0).max(LIMITS.workerConcurrencyMax),
+});
 export const ProgressMessage = z.object({ type: z.literal('job.progress'), ...jobRef, progress: z.unknown() });
 export const StreamMessage = z.object({
   type: z.literal('job.stream'),
@@ -65,7 +68,11 @@ export const LogLine = z.object({
   fields: z.record(z.string(), z.unknown()).optional(),
 });
 /** What a handler logged while running an attempt (`job.log.*` and `console.*` inside the handler). */
-export const LogMessage = z.object({ type: z.literal('job.log'), ...jobRef, lines: z.array(LogLine).min(1).max(LOG_LINES_PER_MESSAGE) });
+export const LogMessage = z.object({
+  type: z.literal('job.log'),
+  ...jobRef,
+  lines: z.array(LogLine).min(1).max(LOG_LINES_PER_MESSAGE),
+});
 export const DrainingMessage = z.object({ type: z.literal('draining') });
 export const PingMessage = z.object({ type: z.literal('ping'), t: z.number() });
 export const PongMessage = z.object({ type: z.literal('pong'), t: z.number() });

@@ -69,7 +69,10 @@ export async function api(path, { method = 'GET', body, signal } = {}) {
     json = undefined;
   }
   if (!res.ok) {
-    const message = json && typeof json.error === 'string' ? json.error : json?.error?.message ?? (text.slice(0, 200) || res.statusText);
+    const message =
+      json && typeof json.error === 'string'
+        ? json.error
+        : (json?.error?.message ?? (text.slice(0, 200) || res.statusText));
     const code = json?.code ?? json?.error?.code ?? 'http_error';
     throw new ApiError(res.status, code, message);
   }
@@ -77,14 +80,18 @@ export async function api(path, { method = 'GET', body, signal } = {}) {
 }
 
 /** The path of a job route: `/v2/<target>/<op>[/<jobId>]`. */
-export const route = (target, op, jobId) => `/v2/${encodeURIComponent(target)}/${op}${jobId ? `/${encodeURIComponent(jobId)}` : ''}`;
+export const route = (target, op, jobId) =>
+  `/v2/${encodeURIComponent(target)}/${op}${jobId ? `/${encodeURIComponent(jobId)}` : ''}`;
 
 /**
  * Reads `/stream/<jobId>` as server-sent events, calling `onChunk(output)` per chunk; resolves with the terminal job
  * object of the `done` event. Falls back to the JSON long-poll loop when the answer is not an event stream.
  */
 export async function followStream(target, jobId, onChunk, signal) {
-  const res = await fetch(route(target, 'stream', jobId), { headers: headers({ Accept: 'text/event-stream' }), signal });
+  const res = await fetch(route(target, 'stream', jobId), {
+    headers: headers({ Accept: 'text/event-stream' }),
+    signal,
+  });
   if (!res.ok) {
     const body = await res.json().catch(() => ({}));
     throw new ApiError(res.status, body.code ?? 'http_error', body.error ?? res.statusText);
@@ -110,7 +117,8 @@ export async function followStream(target, jobId, onChunk, signal) {
       const event = parseEvent(block);
       if (!event) continue;
       if (event.type === 'done') return event.data;
-      if (event.type === 'error') throw new ApiError(404, event.data?.code ?? 'stream_error', event.data?.error ?? 'stream ended');
+      if (event.type === 'error')
+        throw new ApiError(404, event.data?.code ?? 'stream_error', event.data?.error ?? 'stream ended');
       if (event.data && 'output' in event.data) onChunk(event.data.output);
     }
   }

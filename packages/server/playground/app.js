@@ -8,7 +8,13 @@ import { mountRunner, openJob } from './run.js';
 import { copyText, LANGUAGES, snippets } from './snippets.js';
 import { problemText } from './validate.js';
 
-const state = { targets: new Map(), streams: new Map(), target: undefined, form: undefined, lang: sessionStorage.getItem('berth.lang') ?? 'curl' };
+const state = {
+  targets: new Map(),
+  streams: new Map(),
+  target: undefined,
+  form: undefined,
+  lang: sessionStorage.getItem('berth.lang') ?? 'curl',
+};
 
 // --- API key ---------------------------------------------------------------------------------------------------
 takeKeyFromFragment();
@@ -25,13 +31,17 @@ keyStatus();
 
 // --- Catalog and picker ----------------------------------------------------------------------------------------
 async function loadCatalog() {
-  if (!getKey()) return show('page-error', 'Enter the API key (berth dev prints it), or open this page as /#key=<your key>.');
+  if (!getKey())
+    return show('page-error', 'Enter the API key (berth dev prints it), or open this page as /#key=<your key>.');
   let catalog;
   try {
     catalog = await api('/v2/_berth/catalog');
   } catch (err) {
     if (err.status === 401) $('key-status').textContent = 'Key refused (401): paste another one.';
-    return show('page-error', `Could not load endpoints: ${errorText(err)}${err.status === 401 ? ' (check the API key)' : ''}`);
+    return show(
+      'page-error',
+      `Could not load endpoints: ${errorText(err)}${err.status === 401 ? ' (check the API key)' : ''}`,
+    );
   }
   show('page-error');
   $('key-status').textContent = 'Key accepted for this tab.';
@@ -50,8 +60,32 @@ async function loadCatalog() {
     }
     select.append(g);
   };
-  group('Endpoints', catalog.endpoints.map((e) => ({ key: `ep:${e.id}`, label: e.id, id: e.id, endpoint: e.id, stream: e.stream, schema: e.inputSchema, priced: false, info: e })));
-  group('Public models', (catalog.models ?? []).map((m) => ({ key: `model:${m.slug}`, label: `${m.slug} (${m.kind})`, id: m.slug, endpoint: m.endpoint, stream: streams.get(m.endpoint) === true, schema: m.inputSchema, priced: m.priced, info: m })));
+  group(
+    'Endpoints',
+    catalog.endpoints.map((e) => ({
+      key: `ep:${e.id}`,
+      label: e.id,
+      id: e.id,
+      endpoint: e.id,
+      stream: e.stream,
+      schema: e.inputSchema,
+      priced: false,
+      info: e,
+    })),
+  );
+  group(
+    'Public models',
+    (catalog.models ?? []).map((m) => ({
+      key: `model:${m.slug}`,
+      label: `${m.slug} (${m.kind})`,
+      id: m.slug,
+      endpoint: m.endpoint,
+      stream: streams.get(m.endpoint) === true,
+      schema: m.inputSchema,
+      priced: m.priced,
+      info: m,
+    })),
+  );
   const saved = sessionStorage.getItem('berth.target');
   if (saved && state.targets.has(saved)) select.value = saved;
   selectTarget();
@@ -63,7 +97,11 @@ function selectTarget() {
   state.target = t;
   sessionStorage.setItem('berth.target', t.key);
   const info = t.info;
-  const w = info.workers ? ` · workers: ${Object.entries(info.workers).map(([k, v]) => `${k} ${v}`).join(', ')}` : '';
+  const w = info.workers
+    ? ` · workers: ${Object.entries(info.workers)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`
+    : '';
   $('target-info').textContent = info.slug
     ? `${info.description ?? ''} · served by endpoint ${info.endpoint}${info.priced ? ' · priced' : ''}`
     : `${t.stream ? 'Streams output' : 'Does not stream'}${t.schema ? '' : noSchemaText(info.workers)}${w}`;
@@ -142,7 +180,9 @@ for (const button of document.querySelectorAll('button.copy')) {
   button.addEventListener('click', async () => {
     const pre = $(`snippet-${button.dataset.snippet}`);
     const ok = await copyText(pre.textContent, pre);
-    $('copy-status').textContent = ok ? `Copied the /${button.dataset.snippet} code.` : 'Selected: press Ctrl+C (or Cmd+C) to copy.';
+    $('copy-status').textContent = ok
+      ? `Copied the /${button.dataset.snippet} code.`
+      : 'Selected: press Ctrl+C (or Cmd+C) to copy.';
   });
 }
 
@@ -182,5 +222,10 @@ setInterval(() => {
   if (!document.hidden && state.target) void refreshJobs();
 }, 4000);
 
-mountRunner({ target: () => state.target, input: () => state.form.read(), problems: (mark) => state.form.check(mark), settled: () => void refreshJobs() });
+mountRunner({
+  target: () => state.target,
+  input: () => state.form.read(),
+  problems: (mark) => state.form.check(mark),
+  settled: () => void refreshJobs(),
+});
 void loadCatalog();

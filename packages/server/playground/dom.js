@@ -17,4 +17,4 @@ export const sleep = (ms, signal) =>
   });
 
 /** "401 unauthorized: ..." for API errors, the message otherwise. */
-export const errorText = (err) => (err instanceof ApiError ? err.text : err.message ?? String(err));
+export const errorText = (err) => (err instanceof ApiError ? err.text : (err.message ?? String(err)));

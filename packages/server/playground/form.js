@@ -17,7 +17,8 @@ function unwrap(schema) {
   if (Array.isArray(alts)) {
     const real = alts.filter((s) => s?.type !== 'null');
     if (real.length === 1) return { ...schema, ...real[0], anyOf: undefined, oneOf: undefined };
-    if (real.every((s) => s && 'const' in s)) return { ...schema, enum: real.map((s) => s.const), anyOf: undefined, oneOf: undefined };
+    if (real.every((s) => s && 'const' in s))
+      return { ...schema, enum: real.map((s) => s.const), anyOf: undefined, oneOf: undefined };
   }
   if (schema && 'const' in schema && !schema.enum) return { ...schema, enum: [schema.const] };
   return schema ?? {};
@@ -44,7 +45,10 @@ function makeField(name, raw, required, onChange) {
     s.enum.forEach((v, i) => control.append(el('option', { value: String(i), textContent: String(v) })));
   } else if (kind === 'boolean') control = el('input', { type: 'checkbox' });
   else if (kind === 'number' || kind === 'integer') {
-    control = el('input', { type: 'number', step: s.multipleOf !== undefined ? String(s.multipleOf) : kind === 'integer' ? '1' : 'any' });
+    control = el('input', {
+      type: 'number',
+      step: s.multipleOf !== undefined ? String(s.multipleOf) : kind === 'integer' ? '1' : 'any',
+    });
     const min = s.minimum ?? s.exclusiveMinimum;
     const max = s.maximum ?? s.exclusiveMaximum;
     if (min !== undefined) control.min = String(min);
@@ -55,13 +59,20 @@ function makeField(name, raw, required, onChange) {
   control.name = name;
   if (s.maxLength !== undefined && 'maxLength' in control) control.maxLength = s.maxLength;
   if (required) control.setAttribute('aria-required', 'true');
-  if (kind !== 'boolean' && kind !== 'enum' && s.default !== undefined) control.placeholder = `default: ${JSON.stringify(s.default)}`;
+  if (kind !== 'boolean' && kind !== 'enum' && s.default !== undefined)
+    control.placeholder = `default: ${JSON.stringify(s.default)}`;
 
-  const hintText = [s.title, s.description, kind === 'json' ? 'JSON value' : '', rangeText(s)].filter(Boolean).join(' · ');
+  const hintText = [s.title, s.description, kind === 'json' ? 'JSON value' : '', rangeText(s)]
+    .filter(Boolean)
+    .join(' · ');
   const hint = el('small', { id: `${id}-hint`, className: 'hint', textContent: hintText });
   if (hintText) control.setAttribute('aria-describedby', hint.id);
   const label = el('label', { htmlFor: id, textContent: name + (required ? ' *' : '') });
-  const row = el('div', { className: `field field-${kind}` }, kind === 'boolean' ? [control, label, hint] : [label, control, hint]);
+  const row = el(
+    'div',
+    { className: `field field-${kind}` },
+    kind === 'boolean' ? [control, label, hint] : [label, control, hint],
+  );
   control.addEventListener(kind === 'boolean' || kind === 'enum' ? 'change' : 'input', onChange);
 
   const problem = el('small', { id: `${id}-problem`, className: 'field-problem error', hidden: true });
@@ -76,7 +87,10 @@ function makeField(name, raw, required, onChange) {
       problem.hidden = !message;
       if (message) control.setAttribute('aria-invalid', 'true');
       else control.removeAttribute('aria-invalid');
-      control.setAttribute('aria-describedby', [hintText ? hint.id : '', message ? problem.id : ''].filter(Boolean).join(' '));
+      control.setAttribute(
+        'aria-describedby',
+        [hintText ? hint.id : '', message ? problem.id : ''].filter(Boolean).join(' '),
+      );
     },
     /** The value to send, or undefined to leave the key out. Throws on bad JSON. */
     read() {
@@ -143,7 +157,11 @@ export function createInputForm(container, schema, initial, onChange) {
   const jsonId = `json${++seq}`;
   const jsonArea = el('textarea', { id: jsonId, rows: 8, className: 'mono', spellcheck: false });
   const jsonError = el('p', { className: 'error', role: 'alert' });
-  const jsonBox = el('div', { className: 'json-box' }, [el('label', { htmlFor: jsonId, textContent: 'Input (JSON)' }), jsonArea, jsonError]);
+  const jsonBox = el('div', { className: 'json-box' }, [
+    el('label', { htmlFor: jsonId, textContent: 'Input (JSON)' }),
+    jsonArea,
+    jsonError,
+  ]);
   const toggle = el('button', { type: 'button', className: 'secondary', textContent: 'Edit JSON' });
   toggle.setAttribute('aria-expanded', 'false');
   toggle.setAttribute('aria-controls', jsonId);
@@ -206,7 +224,8 @@ export function createInputForm(container, schema, initial, onChange) {
     } catch (err) {
       throw new Error(`Input is not valid JSON: ${err.message}`);
     }
-    if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('The input must be a JSON object, e.g. {"prompt": "..."}');
+    if (!v || typeof v !== 'object' || Array.isArray(v))
+      throw new Error('The input must be a JSON object, e.g. {"prompt": "..."}');
     return v;
   }
   function write(obj) {

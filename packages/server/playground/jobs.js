@@ -35,7 +35,8 @@ export async function loadJobs(endpoint, tbody, onPick, signal) {
       ]);
     }),
   );
-  if (jobs.length === 0) tbody.append(el('tr', {}, [el('td', { colSpan: 7, className: 'muted', textContent: 'No jobs yet.' })]));
+  if (jobs.length === 0)
+    tbody.append(el('tr', {}, [el('td', { colSpan: 7, className: 'muted', textContent: 'No jobs yet.' })]));
   return jobs;
 }
 

@@ -79,8 +79,10 @@ export function findMedia(output) {
     const k = key.toLowerCase();
     let kind;
     if (/^data:audio\//i.test(src) || k.startsWith('audio')) kind = 'audio';
-    else if (/^data:video\//i.test(src) || k.startsWith('video')) kind = pathOf(src).endsWith('.webp') || /^data:image\//i.test(src) ? 'image' : 'video';
-    else if (/^data:image\//i.test(src) || k.startsWith('image') || /\.(png|jpe?g|webp|gif|avif)$/.test(pathOf(src))) kind = 'image';
+    else if (/^data:video\//i.test(src) || k.startsWith('video'))
+      kind = pathOf(src).endsWith('.webp') || /^data:image\//i.test(src) ? 'image' : 'video';
+    else if (/^data:image\//i.test(src) || k.startsWith('image') || /\.(png|jpe?g|webp|gif|avif)$/.test(pathOf(src)))
+      kind = 'image';
     if (kind) found.push({ kind, src, label: key });
   };
   visit(output, 'output', 0);
@@ -93,10 +95,23 @@ export function renderMedia(box, output) {
   for (const m of findMedia(output)) {
     let media;
     if (m.kind === 'image') media = el('img', { src: m.src, alt: `Output ${m.label}`, decoding: 'async' });
-    else if (m.kind === 'video') media = el('video', { src: m.src, controls: true, loop: true, muted: true, playsInline: true, preload: 'metadata' });
+    else if (m.kind === 'video')
+      media = el('video', {
+        src: m.src,
+        controls: true,
+        loop: true,
+        muted: true,
+        playsInline: true,
+        preload: 'metadata',
+      });
     else media = el('audio', { src: m.src, controls: true, preload: 'metadata' });
     if (m.kind !== 'image') media.setAttribute('aria-label', `Output ${m.label}`);
-    const link = el('a', { href: m.src, target: '_blank', rel: 'noopener noreferrer', textContent: m.src.startsWith('data:') ? `${m.label} (inline data)` : 'open' });
+    const link = el('a', {
+      href: m.src,
+      target: '_blank',
+      rel: 'noopener noreferrer',
+      textContent: m.src.startsWith('data:') ? `${m.label} (inline data)` : 'open',
+    });
     box.append(el('figure', {}, [media, el('figcaption', {}, [`${m.label} `, link])]));
   }
 }

@@ -6,7 +6,10 @@ const STEP_TOTALS = ['of', 'total', 'steps', 'totalSteps'];
 /** `{percent?: number (0-100), label: string}` for a progress value (object, string or number). */
 export function progressParts(progress) {
   if (progress === undefined || progress === null) return { label: '–' };
-  if (typeof progress === 'number') return progress >= 0 && progress <= 100 ? { percent: progress, label: `${Math.round(progress)}%` } : { label: String(progress) };
+  if (typeof progress === 'number')
+    return progress >= 0 && progress <= 100
+      ? { percent: progress, label: `${Math.round(progress)}%` }
+      : { label: String(progress) };
   if (typeof progress !== 'object') return { label: String(progress) };
   let percent;
   if (typeof progress.percent === 'number') percent = progress.percent;
@@ -17,7 +20,8 @@ export function progressParts(progress) {
   const parts = [];
   const stage = progress.stage ?? progress.status ?? progress.message;
   if (typeof stage === 'string') parts.push(stage);
-  if (typeof progress.step === 'number' || typeof progress.step === 'string') parts.push(total ? `step ${progress.step} of ${total}` : `step ${progress.step}`);
+  if (typeof progress.step === 'number' || typeof progress.step === 'string')
+    parts.push(total ? `step ${progress.step} of ${total}` : `step ${progress.step}`);
   const shown = new Set(['percent', 'progress', 'stage', 'status', 'message', 'step', ...STEP_TOTALS]);
   for (const [k, v] of Object.entries(progress)) {
     if (shown.has(k) || v === null || typeof v === 'object') continue;
@@ -41,7 +45,9 @@ export function waitingText(workers) {
   if (unhealthy > 0 && idle + running + ready + throttled + initializing === 0) {
     return 'No worker can take it: the handler failed to load, or a worker stopped answering (the server log says why); the job waits until that is fixed.';
   }
-  if (initializing > 0) return `Cold start: ${initializing === 1 ? 'a worker is' : `${initializing} workers are`} starting (loading the handler or model).`;
-  if (idle + running + ready + throttled === 0) return 'Waiting for a worker: none is connected yet (a cold start when the endpoint scales from zero).';
+  if (initializing > 0)
+    return `Cold start: ${initializing === 1 ? 'a worker is' : `${initializing} workers are`} starting (loading the handler or model).`;
+  if (idle + running + ready + throttled === 0)
+    return 'Waiting for a worker: none is connected yet (a cold start when the endpoint scales from zero).';
   return `Waiting for a free worker: ${running + throttled} busy.`;
 }

@@ -25,24 +25,46 @@ function schemaBlock(title, schema) {
   const body = schema?.allOf ? mergeAll(schema.allOf.map(resolve)) : resolve(schema);
   const input = refName(body?.properties?.input);
   const shown = input ? { ...body, properties: { ...body.properties, input: doc.components.schemas[input] } } : body;
-  return el('details', {}, [el('summary', { textContent: `${title}${refName(schema) ? ` (${refName(schema)})` : ''}` }), el('pre', { className: 'json mono', textContent: JSON.stringify(shown, null, 2) })]);
+  return el('details', {}, [
+    el('summary', { textContent: `${title}${refName(schema) ? ` (${refName(schema)})` : ''}` }),
+    el('pre', { className: 'json mono', textContent: JSON.stringify(shown, null, 2) }),
+  ]);
 }
 
 function operation(path, method, o) {
-  const params = (o.parameters ?? []).map((p) => `${p.name} (${p.in}${p.required ? ', required' : ''})${p.description ? `: ${p.description}` : ''}`);
+  const params = (o.parameters ?? []).map(
+    (p) => `${p.name} (${p.in}${p.required ? ', required' : ''})${p.description ? `: ${p.description}` : ''}`,
+  );
   const ok = o.responses?.['200'];
   const okSchema = ok?.content?.['application/json']?.schema;
   return el('section', { className: 'op' }, [
-    el('h3', {}, [el('span', { className: `method m-${method}`, textContent: method.toUpperCase() }), ' ', el('code', { className: 'mono', textContent: path })]),
+    el('h3', {}, [
+      el('span', { className: `method m-${method}`, textContent: method.toUpperCase() }),
+      ' ',
+      el('code', { className: 'mono', textContent: path }),
+    ]),
     el('p', { textContent: `${o.summary ?? ''}${o.security && o.security.length === 0 ? ' · no key needed' : ''}` }),
-    ...(params.length ? [el('ul', { className: 'params' }, params.map((t) => el('li', { textContent: t })))] : []),
+    ...(params.length
+      ? [
+          el(
+            'ul',
+            { className: 'params' },
+            params.map((t) => el('li', { textContent: t })),
+          ),
+        ]
+      : []),
     ...(o.requestBody ? [schemaBlock('Request body', o.requestBody.content['application/json'].schema)] : []),
-    ...(okSchema ? [schemaBlock('200 answer', okSchema)] : ok ? [el('p', { className: 'muted', textContent: `200: ${Object.keys(ok.content ?? {}).join(', ')}` })] : []),
+    ...(okSchema
+      ? [schemaBlock('200 answer', okSchema)]
+      : ok
+        ? [el('p', { className: 'muted', textContent: `200: ${Object.keys(ok.content ?? {}).join(', ')}` })]
+        : []),
   ]);
 }
 
 function render() {
-  $('doc-info').textContent = `${doc.info.title} ${doc.info.version}, OpenAPI ${doc.openapi}: ${Object.keys(doc.paths).length} routes for this key.`;
+  $('doc-info').textContent =
+    `${doc.info.title} ${doc.info.version}, OpenAPI ${doc.openapi}: ${Object.keys(doc.paths).length} routes for this key.`;
   const groups = new Map();
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const [method, o] of Object.entries(item)) {
@@ -51,12 +73,17 @@ function render() {
       groups.get(tag).push(operation(path, method, o));
     }
   }
-  $('doc').replaceChildren(...[...groups].map(([tag, ops]) => el('section', { className: 'panel group' }, [el('h2', { textContent: tag }), ...ops])));
+  $('doc').replaceChildren(
+    ...[...groups].map(([tag, ops]) =>
+      el('section', { className: 'panel group' }, [el('h2', { textContent: tag }), ...ops]),
+    ),
+  );
   $('download').disabled = false;
 }
 
 async function load() {
-  if (!getKey()) return show('page-error', 'Enter the API key (berth dev prints it), or open this page as /docs#key=<your key>.');
+  if (!getKey())
+    return show('page-error', 'Enter the API key (berth dev prints it), or open this page as /docs#key=<your key>.');
   try {
     doc = await api('/openapi.json');
   } catch (err) {

@@ -58,7 +58,10 @@ export function mountRunner(options) {
 function clock(live) {
   if (live && !state.timer) {
     state.started ||= performance.now();
-    state.timer = setInterval(() => ($('job-elapsed').textContent = elapsedText(performance.now() - state.started)), 100);
+    state.timer = setInterval(
+      () => ($('job-elapsed').textContent = elapsedText(performance.now() - state.started)),
+      100,
+    );
   } else if (!live && state.timer) {
     clearInterval(state.timer);
     state.timer = undefined;
@@ -87,7 +90,8 @@ function showJobState(job) {
   $('job-worker').textContent = j.workerId ?? '–';
   showProgress(j.progress ?? (j.status === 'IN_PROGRESS' ? j.output : undefined));
   if (j.status !== 'IN_QUEUE') show('job-wait');
-  $('job-cost').textContent = typeof j.output?.cost === 'number' && j.status === 'COMPLETED' ? String(j.output.cost) : '–';
+  $('job-cost').textContent =
+    typeof j.output?.cost === 'number' && j.status === 'COMPLETED' ? String(j.output.cost) : '–';
   $('raw-json').textContent = JSON.stringify(withoutSecrets(j), null, 2);
   const live = j.status === 'IN_QUEUE' || j.status === 'IN_PROGRESS' || j.status === 'SUBMITTING';
   clock(live);
@@ -140,12 +144,17 @@ async function follow(target, id) {
   const streamCtl = new AbortController();
   signal.addEventListener('abort', () => streamCtl.abort(), { once: true });
   const streaming = target.stream
-    ? followStream(target.id, id, (chunk) => {
-        const piece = chunkText(chunk);
-        if (!piece || streamCtl.signal.aborted) return;
-        state.streamed += piece;
-        setText(state.streamed, true);
-      }, streamCtl.signal).catch((err) => {
+    ? followStream(
+        target.id,
+        id,
+        (chunk) => {
+          const piece = chunkText(chunk);
+          if (!piece || streamCtl.signal.aborted) return;
+          state.streamed += piece;
+          setText(state.streamed, true);
+        },
+        streamCtl.signal,
+      ).catch((err) => {
         if (err.name !== 'AbortError') show('run-error', `Stream: ${errorText(err)}`);
       })
     : Promise.resolve();
@@ -177,9 +186,11 @@ async function follow(target, id) {
 async function explainWait(target, id, signal) {
   try {
     const health = await api(route(target.endpoint ?? target.id, 'health'), { signal });
-    if (!signal.aborted && state.job?.id === id && state.job.status === 'IN_QUEUE') show('job-wait', waitingText(health.workers));
+    if (!signal.aborted && state.job?.id === id && state.job.status === 'IN_QUEUE')
+      show('job-wait', waitingText(health.workers));
   } catch {
-    if (!signal.aborted && state.job?.id === id && state.job.status === 'IN_QUEUE') show('job-wait', waitingText(undefined));
+    if (!signal.aborted && state.job?.id === id && state.job.status === 'IN_QUEUE')
+      show('job-wait', waitingText(undefined));
   }
 }
 
@@ -193,7 +204,8 @@ async function submit(sync) {
     return show('run-error', err.message);
   }
   const problems = getProblems(true);
-  if (problems.length) return show('run-error', `Not sent: the input does not match the schema: ${problemText(problems)}`);
+  if (problems.length)
+    return show('run-error', `Not sent: the input does not match the schema: ${problemText(problems)}`);
   resetResult();
   state.jobTarget = target;
   $('result-target').textContent = `of ${target.id}`;

@@ -18,9 +18,12 @@ function py(value, indent = '') {
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'None';
   if (typeof value === 'string') return JSON.stringify(value);
   const inner = `${indent}    `;
-  if (Array.isArray(value)) return value.length ? `[\n${value.map((v) => inner + py(v, inner)).join(',\n')},\n${indent}]` : '[]';
+  if (Array.isArray(value))
+    return value.length ? `[\n${value.map((v) => inner + py(v, inner)).join(',\n')},\n${indent}]` : '[]';
   const entries = Object.entries(value);
-  return entries.length ? `{\n${entries.map(([k, v]) => `${inner}${JSON.stringify(k)}: ${py(v, inner)}`).join(',\n')},\n${indent}}` : '{}';
+  return entries.length
+    ? `{\n${entries.map(([k, v]) => `${inner}${JSON.stringify(k)}: ${py(v, inner)}`).join(',\n')},\n${indent}}`
+    : '{}';
 }
 
 /** `{run, runsync}` code for language `lang`, endpoint (or model slug) `target`, base URL `origin`. */

@@ -16,10 +16,12 @@ function plain(schema) {
 /** The problem with one value, or undefined. */
 function check(s, v) {
   const type = Array.isArray(s.type) ? s.type.find((t) => t !== 'null') : s.type;
-  if (Array.isArray(s.enum) && !s.enum.includes(v)) return `must be one of ${s.enum.map((e) => JSON.stringify(e)).join(', ')}`;
+  if (Array.isArray(s.enum) && !s.enum.includes(v))
+    return `must be one of ${s.enum.map((e) => JSON.stringify(e)).join(', ')}`;
   if (type === 'string') {
     if (typeof v !== 'string') return 'must be text';
-    if (s.minLength !== undefined && v.length < s.minLength) return s.minLength === 1 ? 'must not be empty' : `must be at least ${s.minLength} characters`;
+    if (s.minLength !== undefined && v.length < s.minLength)
+      return s.minLength === 1 ? 'must not be empty' : `must be at least ${s.minLength} characters`;
     if (s.maxLength !== undefined && v.length > s.maxLength) return `must be at most ${s.maxLength} characters`;
   }
   if (type === 'number' || type === 'integer') {
@@ -29,8 +31,10 @@ function check(s, v) {
     const max = real(s.maximum);
     if (min !== undefined && v < min) return `must be at least ${min}`;
     if (max !== undefined && v > max) return `must be at most ${max}`;
-    if (real(s.exclusiveMinimum) !== undefined && v <= s.exclusiveMinimum) return `must be more than ${s.exclusiveMinimum}`;
-    if (real(s.exclusiveMaximum) !== undefined && v >= s.exclusiveMaximum) return `must be less than ${s.exclusiveMaximum}`;
+    if (real(s.exclusiveMinimum) !== undefined && v <= s.exclusiveMinimum)
+      return `must be more than ${s.exclusiveMinimum}`;
+    if (real(s.exclusiveMaximum) !== undefined && v >= s.exclusiveMaximum)
+      return `must be less than ${s.exclusiveMaximum}`;
   }
   if (type === 'boolean' && typeof v !== 'boolean') return 'must be true or false';
   return undefined;

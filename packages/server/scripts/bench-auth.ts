@@ -24,7 +24,9 @@ import { silentLogger } from '../src/logger.js';
 import { createServer, type BerthServer } from '../src/server.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 
-const { values } = parseArgs({ options: { requests: { type: 'string', default: '4000' }, rounds: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: { requests: { type: 'string', default: '4000' }, rounds: { type: 'string', default: '5' } },
+});
 const REQUESTS = Number(values.requests);
 const ROUNDS = Number(values.rounds);
 const PLAIN = 'bench-plain-key-0123456789abcdef';
@@ -48,11 +50,18 @@ const N = 50_000;
 const checks: Record<string, () => unknown> = {
   'plain key (sha256 + timingSafeEqual)': () => auth.authenticate(`Bearer ${PLAIN}`),
   'stored key (SQLite lookup by id + sha256 + timingSafeEqual)': () => auth.authenticate(`Bearer ${stored}`),
-  'guard chain (scope + fixed-window rate limit)': () => guard({ principal: { keyId: 'k1', scope: { endpoints: null, readOnly: false } }, endpointId: 'echo', operation: 'status' }),
-  'auth + guard, stored key': async () => guard({ principal: await auth.authenticate(`Bearer ${stored}`), endpointId: 'echo', operation: 'status' }),
+  'guard chain (scope + fixed-window rate limit)': () =>
+    guard({
+      principal: { keyId: 'k1', scope: { endpoints: null, readOnly: false } },
+      endpointId: 'echo',
+      operation: 'status',
+    }),
+  'auth + guard, stored key': async () =>
+    guard({ principal: await auth.authenticate(`Bearer ${stored}`), endpointId: 'echo', operation: 'status' }),
 };
 const samples = new Map<string, number[]>(Object.keys(checks).map((k) => [k, []]));
-for (let r = 0; r < 5; r++) for (const [name, fn] of Object.entries(checks)) samples.get(name)!.push(await nsPerOp(fn, N));
+for (let r = 0; r < 5; r++)
+  for (const [name, fn] of Object.entries(checks)) samples.get(name)!.push(await nsPerOp(fn, N));
 const micro = Object.fromEntries([...samples].map(([k, xs]) => [k, median(xs)]));
 
 // 2. req/s over HTTP.
@@ -65,19 +74,41 @@ const variants: Variant[] = [
 
 async function measure(v: Variant): Promise<number> {
   const server: BerthServer = createServer({
-    apiKeys: [PLAIN], keyStore, endpoints: ['echo'], logger: silentLogger, sweepIntervalMs: 0, store: new MemoryStore(),
+    apiKeys: [PLAIN],
+    keyStore,
+    endpoints: ['echo'],
+    logger: silentLogger,
+    sweepIntervalMs: 0,
+    store: new MemoryStore(),
     rateLimits: v.limits ? { base: { status: 1e12 } } : false,
   });
   const { port } = await server.listen({ port: 0 });
-  const id = ((await server.handle({ method: 'POST', path: '/v2/echo/run', query: new URLSearchParams(), headers: { authorization: `Bearer ${PLAIN}` }, body: '{"input":{}}' })) as { json: { id: string } }).json.id;
+  const id = (
+    (await server.handle({
+      method: 'POST',
+      path: '/v2/echo/run',
+      query: new URLSearchParams(),
+      headers: { authorization: `Bearer ${PLAIN}` },
+      body: '{"input":{}}',
+    })) as { json: { id: string } }
+  ).json.id;
   const agent = new Agent({ keepAlive: true, maxSockets: 32 });
   const one = () =>
     new Promise<void>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path: `/v2/echo/status/${id}`, agent, headers: { authorization: `Bearer ${v.key}` } }, (res) => {
-        if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`));
-        res.resume();
-        res.on('end', resolve);
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: `/v2/echo/status/${id}`,
+          agent,
+          headers: { authorization: `Bearer ${v.key}` },
+        },
+        (res) => {
+          if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`));
+          res.resume();
+          res.on('end', resolve);
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -100,11 +131,20 @@ for (let r = 0; r < ROUNDS; r++) for (const v of variants) rps.get(v.name)!.push
 await keyStore.close();
 rmSync(dir, { recursive: true, force: true });
 
-console.log(`auth + rate limits, node ${process.version}, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}, median of 5 interleaved rounds of ${N} ops per micro figure, ${REQUESTS} requests x ${ROUNDS} interleaved rounds per HTTP figure`);
-for (const [name, ns] of Object.entries(micro)) console.log(`  ${name.padEnd(62)} ${(ns / 1000).toFixed(2).padStart(7)} us/op`);
+console.log(
+  `auth + rate limits, node ${process.version}, load average ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(
+      ' ',
+    )}, median of 5 interleaved rounds of ${N} ops per micro figure, ${REQUESTS} requests x ${ROUNDS} interleaved rounds per HTTP figure`,
+);
+for (const [name, ns] of Object.entries(micro))
+  console.log(`  ${name.padEnd(62)} ${(ns / 1000).toFixed(2).padStart(7)} us/op`);
 const base = median(rps.get(variants[0]!.name)!);
 for (const v of variants) {
   const xs = rps.get(v.name)!;
   const m = median(xs);
-  console.log(`  GET /status, ${v.name.padEnd(24)} median ${m.toFixed(0).padStart(6)} req/s (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)}), ${(m / base).toFixed(3)}x of limits off`);
+  console.log(
+    `  GET /status, ${v.name.padEnd(24)} median ${m.toFixed(0).padStart(6)} req/s (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)}), ${(m / base).toFixed(3)}x of limits off`,
+  );
 }

@@ -22,7 +22,13 @@ async function serve(root: string, mb: number): Promise<void> {
   const meta = await files.put('job', 'bin', 'application/octet-stream', Buffer.alloc(mb * 1024 * 1024, 7));
   const expires = Math.floor(meta.expiresAt / 1000);
   const sig = new UrlSigner(await files.secret()).sign(meta.name, expires);
-  const server = createServer({ apiKeys: ['k'], workerTokens: ['t'], endpoints: ['echo'], filesDir: dir, logger: silentLogger });
+  const server = createServer({
+    apiKeys: ['k'],
+    workerTokens: ['t'],
+    endpoints: ['echo'],
+    filesDir: dir,
+    logger: silentLogger,
+  });
   const { url } = await server.listen({ port: 0, host: '127.0.0.1' });
   (globalThis as { gc?: () => void }).gc?.();
   process.stdout.write(`${JSON.stringify({ url: `${url}/files/${meta.name}?expires=${expires}&sig=${sig}` })}\n`);
@@ -32,10 +38,19 @@ async function serve(root: string, mb: number): Promise<void> {
   });
 }
 
-const rssKb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+const rssKb = (pid: number): number =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
 
-async function measure(root: string, mb: number, clients: number): Promise<{ idleMb: number; peakMb: number; seconds: number }> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', import.meta.filename, 'serve', root, String(mb)], { stdio: ['ignore', 'pipe', 'inherit'], cwd: HERE });
+async function measure(
+  root: string,
+  mb: number,
+  clients: number,
+): Promise<{ idleMb: number; peakMb: number; seconds: number }> {
+  const child = spawn(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', import.meta.filename, 'serve', root, String(mb)],
+    { stdio: ['ignore', 'pipe', 'inherit'], cwd: HERE },
+  );
   const line = await new Promise<string>((res, rej) => {
     let buf = '';
     child.stdout.on('data', (c: Buffer) => {
@@ -50,12 +65,14 @@ async function measure(root: string, mb: number, clients: number): Promise<{ idl
   let peak = idle;
   const timer = setInterval(() => (peak = Math.max(peak, rssKb(child.pid!))), 5);
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: clients }, async () => {
-    const res = await fetch(url);
-    let n = 0;
-    for await (const c of res.body!) n += (c as Uint8Array).byteLength;
-    if (res.status !== 200 || n !== mb * 1024 * 1024) throw new Error(`download: HTTP ${res.status}, ${n} bytes`);
-  }));
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      const res = await fetch(url);
+      let n = 0;
+      for await (const c of res.body!) n += (c as Uint8Array).byteLength;
+      if (res.status !== 200 || n !== mb * 1024 * 1024) throw new Error(`download: HTTP ${res.status}, ${n} bytes`);
+    }),
+  );
   const seconds = (performance.now() - t0) / 1000;
   clearInterval(timer);
   peak = Math.max(peak, rssKb(child.pid!));
@@ -65,13 +82,25 @@ async function measure(root: string, mb: number, clients: number): Promise<{ idl
 
 if (process.argv[2] === 'serve') await serve(process.argv[3]!, Number(process.argv[4]));
 else {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { mb: { type: 'string', default: '50' }, clients: { type: 'string', default: '10' } } });
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { mb: { type: 'string', default: '50' }, clients: { type: 'string', default: '10' } },
+  });
   const mb = Number(values.mb);
   const clients = Number(values.clients);
-  const roots: [string, string][] = [['this checkout', HERE], ...(positionals[0] ? [[`base (${positionals[0]})`, resolve(positionals[0])] as [string, string]] : [])];
-  process.stdout.write(`${clients} concurrent downloads of a ${mb} MB output file (disk store); load ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
+  const roots: [string, string][] = [
+    ['this checkout', HERE],
+    ...(positionals[0] ? [[`base (${positionals[0]})`, resolve(positionals[0])] as [string, string]] : []),
+  ];
+  process.stdout.write(
+    `${clients} concurrent downloads of a ${mb} MB output file (disk store); load ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}\n`,
+  );
   for (const [name, root] of roots) {
     const r = await measure(root, mb, clients);
-    process.stdout.write(`${name}: RSS idle ${r.idleMb.toFixed(0)} MB, peak ${r.peakMb.toFixed(0)} MB (+${(r.peakMb - r.idleMb).toFixed(0)} MB), ${r.seconds.toFixed(2)} s\n`);
+    process.stdout.write(
+      `${name}: RSS idle ${r.idleMb.toFixed(0)} MB, peak ${r.peakMb.toFixed(0)} MB (+${(r.peakMb - r.idleMb).toFixed(0)} MB), ${r.seconds.toFixed(2)} s\n`,
+    );
   }
 }

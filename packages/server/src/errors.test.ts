@@ -27,19 +27,32 @@ describe('server errors', () => {
     expect(configError({ httpTimeouts: { headersMs: 0 } }).message).toContain('option httpTimeouts.headersMs');
     expect(configError({ models: { 'Bad Slug': { endpoint: 'e', kind: 'image' } } }).message).toContain('Bad Slug');
     expect(new ConfigError('x')).toBeInstanceOf(BerthError); // so every existing `instanceof BerthError` check still holds
-    expect(toErrorBody(new ConfigError('option x must be y'))).toEqual({ status: 400, body: { error: 'option x must be y', code: 'invalid_request' } });
+    expect(toErrorBody(new ConfigError('option x must be y'))).toEqual({
+      status: 400,
+      body: { error: 'option x must be y', code: 'invalid_request' },
+    });
   });
 
   it('StoreUnavailableError is 503 unavailable on the wire and keeps its cause', () => {
     const cause = new Error('ECONNREFUSED');
     const err = new StoreUnavailableError('the database is unreachable; retry shortly', { cause });
     expect(err.cause).toBe(cause);
-    expect(toErrorBody(err)).toEqual({ status: 503, body: { error: 'the database is unreachable; retry shortly', code: 'unavailable' } });
+    expect(toErrorBody(err)).toEqual({
+      status: 503,
+      body: { error: 'the database is unreachable; retry shortly', code: 'unavailable' },
+    });
   });
 });
 
 describe('cluster wiring', () => {
-  const bus: ClusterBus = { replicaId: 'r1', publish: () => {}, onMessage: () => {}, onResync: () => {}, start: async () => {}, close: async () => {} };
+  const bus: ClusterBus = {
+    replicaId: 'r1',
+    publish: () => {},
+    onMessage: () => {},
+    onResync: () => {},
+    start: async () => {},
+    close: async () => {},
+  };
 
   it('uses the channel the store offers (Store.clusterBus), none for a store without one, none with cluster: false', () => {
     const shared = Object.assign(new MemoryStore(), { clusterBus: () => bus }) as Store;

@@ -7,14 +7,34 @@ export { resolveServerOptions, type ServerOptions, type ResolvedServerOptions } 
 export { ConfigError, DuplicateJobError, MissingDependencyError, StoreUnavailableError } from './errors.js';
 export { createConsoleLogger, silentLogger, type ConsoleLoggerOptions, type Logger, type LogLevel } from './logger.js';
 export { systemClock, type Clock } from './clock.js';
-export type { Store, JobRecord, FinishPatch, DueJobs, EndpointCounts, RetentionPolicy, RecoveryReport, DeleteCondition, JobLog, JobLogLine, WebhookAttempt, WebhookDelivery } from './store/types.js';
+export type {
+  Store,
+  JobRecord,
+  FinishPatch,
+  DueJobs,
+  EndpointCounts,
+  RetentionPolicy,
+  RecoveryReport,
+  DeleteCondition,
+  JobLog,
+  JobLogLine,
+  WebhookAttempt,
+  WebhookDelivery,
+} from './store/types.js';
 export type { ClusterBus, ClusterMessage } from './cluster/types.js';
 export type { ApiRequest, ApiResponse } from './http/types.js';
 export type { Guard, GuardContext, KeyScope, Operation, Principal } from './http/guard.js';
 export type { HttpTimeouts } from './http/node-server.js';
 export { createApiKey, type CreateKeyOptions } from './keys/create-key.js';
 export type { KeyStore, StoredKey } from './keys/key-store.js';
-export { resolveModels, type ModelConfig, type ModelKind, type PriceTable, type ImageLimits, type PublicModel } from './models/index.js';
+export {
+  resolveModels,
+  type ModelConfig,
+  type ModelKind,
+  type PriceTable,
+  type ImageLimits,
+  type PublicModel,
+} from './models/index.js';
 export type { RateLimitOptions } from './limits/rate-limit-options.js';
 export type { AllowableKind } from './webhooks/address-policy.js';
 export type { WebhookOptions } from './webhooks/webhook-options.js';

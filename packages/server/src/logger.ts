@@ -12,7 +12,13 @@ export interface ConsoleLoggerOptions {
   write?: (line: string, level: LogEventLevel) => void;
 }
 
-const STYLE: Record<LogEventLevel | 'dim', [number, number]> = { debug: [2, 22], info: [36, 39], warn: [33, 39], error: [31, 39], dim: [2, 22] };
+const STYLE: Record<LogEventLevel | 'dim', [number, number]> = {
+  debug: [2, 22],
+  info: [36, 39],
+  warn: [33, 39],
+  error: [31, 39],
+  dim: [2, 22],
+};
 
 /**
  * The console logger of the server and of `berth`: one readable line per event,
@@ -23,9 +29,11 @@ const STYLE: Record<LogEventLevel | 'dim', [number, number]> = { debug: [2, 22],
  */
 export function createConsoleLogger(level?: LogLevel | ConsoleLoggerOptions, write?: (line: string) => void): Logger {
   const o: ConsoleLoggerOptions = typeof level === 'object' ? level : { level: level ?? 'info' };
-  const out = o.write ?? (write ? (line: string) => write(line.slice(0, -1)) : (line: string) => process.stderr.write(line));
+  const out =
+    o.write ?? (write ? (line: string) => write(line.slice(0, -1)) : (line: string) => process.stderr.write(line));
   const min = LOG_LEVEL_RANK[o.level ?? 'info'];
-  const paint = (style: LogEventLevel | 'dim', text: string) => (o.color ? `\x1b[${STYLE[style][0]}m${text}\x1b[${STYLE[style][1]}m` : text);
+  const paint = (style: LogEventLevel | 'dim', text: string) =>
+    o.color ? `\x1b[${STYLE[style][0]}m${text}\x1b[${STYLE[style][1]}m` : text;
   const at = (lvl: LogEventLevel) => (msg: string, fields?: Record<string, unknown>) => {
     if (LOG_LEVEL_RANK[lvl] < min) return;
     const time = new Date().toISOString().slice(11, 19);

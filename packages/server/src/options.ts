@@ -138,7 +138,8 @@ export interface ResolvedServerOptions {
 
 function nonNegative(name: string, v: number | undefined, def: number): number {
   if (v === undefined) return def;
-  if (!Number.isFinite(v) || v < 0) throw new ConfigError(`option ${name} must be a non-negative number, got ${String(v)}`);
+  if (!Number.isFinite(v) || v < 0)
+    throw new ConfigError(`option ${name} must be a non-negative number, got ${String(v)}`);
   return v;
 }
 
@@ -153,7 +154,8 @@ function pullHold(v: number | undefined): number {
 /** Applies defaults (`SERVER_DEFAULTS`) and checks every option; a bad option throws a `ConfigError` naming it and its value. */
 export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptions {
   for (const id of o.endpoints ?? []) {
-    if (!ENDPOINT_ID_RE.test(id)) throw new ConfigError(`option endpoints: "${id}" is not a valid endpoint id (${ENDPOINT_ID_RE})`);
+    if (!ENDPOINT_ID_RE.test(id))
+      throw new ConfigError(`option endpoints: "${id}" is not a valid endpoint id (${ENDPOINT_ID_RE})`);
   }
   const heartbeatMs = nonNegative('heartbeatMs', o.heartbeatMs, D.heartbeatMs);
   if (heartbeatMs === 0) throw new ConfigError('option heartbeatMs must be positive');
@@ -161,10 +163,15 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
   if (maxAttempts < 1) throw new ConfigError('option maxAttempts must be at least 1');
   const models = resolveModels(o.models);
   for (const slug of models.keys()) {
-    if (o.endpoints?.includes(slug)) throw new ConfigError(`option models: "${slug}" is also an endpoint id; a model slug must differ from every endpoint id`);
+    if (o.endpoints?.includes(slug))
+      throw new ConfigError(
+        `option models: "${slug}" is also an endpoint id; a model slug must differ from every endpoint id`,
+      );
   }
-  if (o.publicUrl !== undefined && !/^https?:\/\/[^/]/.test(o.publicUrl)) throw new ConfigError(`option publicUrl must be an http(s) URL, got ${JSON.stringify(o.publicUrl)}`);
-  if (o.filesSecret !== undefined && o.filesSecret.length < SERVER_LIMITS.filesSecretMinChars) throw new ConfigError(`option filesSecret must be at least ${SERVER_LIMITS.filesSecretMinChars} characters`);
+  if (o.publicUrl !== undefined && !/^https?:\/\/[^/]/.test(o.publicUrl))
+    throw new ConfigError(`option publicUrl must be an http(s) URL, got ${JSON.stringify(o.publicUrl)}`);
+  if (o.filesSecret !== undefined && o.filesSecret.length < SERVER_LIMITS.filesSecretMinChars)
+    throw new ConfigError(`option filesSecret must be at least ${SERVER_LIMITS.filesSecretMinChars} characters`);
   return {
     apiKeys: [...(o.apiKeys ?? [])],
     workerTokens: [...(o.workerTokens ?? [])],
@@ -197,6 +204,9 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     maxBodyBytesInFlight: nonNegative('maxBodyBytesInFlight', o.maxBodyBytesInFlight, D.maxBodyBytesInFlight),
     maxConnections: nonNegative('maxConnections', o.maxConnections, D.maxConnections),
     maxWorkerFrameBytes: nonNegative('maxWorkerFrameBytes', o.maxWorkerFrameBytes, D.maxWorkerFrameBytes),
-    workerMessagesPerSecond: Math.max(1, nonNegative('workerMessagesPerSecond', o.workerMessagesPerSecond, D.workerMessagesPerSecond)),
+    workerMessagesPerSecond: Math.max(
+      1,
+      nonNegative('workerMessagesPerSecond', o.workerMessagesPerSecond, D.workerMessagesPerSecond),
+    ),
   };
 }

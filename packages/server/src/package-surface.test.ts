@@ -14,11 +14,31 @@ const REPO = resolve(PKG, '../..');
 describe('@berth/server package surface', () => {
   it('the root exports the server, its options, errors and types; the stores come from subpaths', async () => {
     const root = await import('@berth/server');
-    expect(Object.keys(root).sort()).toEqual(['ConfigError', 'DuplicateJobError', 'MissingDependencyError', 'StoreUnavailableError', 'createApiKey', 'createConsoleLogger', 'createServer', 'resolveModels', 'resolveServerOptions', 'silentLogger', 'systemClock']);
+    expect(Object.keys(root).sort()).toEqual([
+      'ConfigError',
+      'DuplicateJobError',
+      'MissingDependencyError',
+      'StoreUnavailableError',
+      'createApiKey',
+      'createConsoleLogger',
+      'createServer',
+      'resolveModels',
+      'resolveServerOptions',
+      'silentLogger',
+      'systemClock',
+    ]);
     expect(Object.keys(await import('@berth/server/memory')).sort()).toEqual(['MemoryKeyStore', 'MemoryStore']);
     expect(Object.keys(await import('@berth/server/sqlite')).sort()).toEqual(['SqliteKeyStore', 'SqliteStore']);
-    expect(Object.keys(await import('@berth/server/postgres')).sort()).toEqual(['PgClusterBus', 'PgKeyStore', 'PgStore']);
-    expect(Object.keys(await import('@berth/server/testing')).sort()).toEqual(['ManualClock', 'MemoryStore', 'silentLogger']);
+    expect(Object.keys(await import('@berth/server/postgres')).sort()).toEqual([
+      'PgClusterBus',
+      'PgKeyStore',
+      'PgStore',
+    ]);
+    expect(Object.keys(await import('@berth/server/testing')).sort()).toEqual([
+      'ManualClock',
+      'MemoryStore',
+      'silentLogger',
+    ]);
   });
 
   describe('without the optional peer dependencies installed', () => {
@@ -32,7 +52,9 @@ describe('@berth/server package surface', () => {
       await cp(join(PKG, 'package.json'), join(server, 'package.json'));
       await cp(join(PKG, 'dist'), join(server, 'dist'), { recursive: true });
       // Exactly the declared dependencies: an import of an undeclared package fails here as it would for users.
-      const { dependencies } = JSON.parse(await readFile(join(PKG, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+      const { dependencies } = JSON.parse(await readFile(join(PKG, 'package.json'), 'utf8')) as {
+        dependencies: Record<string, string>;
+      };
       for (const name of Object.keys(dependencies)) {
         const from = name === '@berth/protocol' ? join(REPO, 'packages/protocol') : join(REPO, 'node_modules', name);
         await mkdir(dirname(join(dir, 'node_modules', name)), { recursive: true });
@@ -71,8 +93,18 @@ describe('@berth/server package surface', () => {
         try { new SqliteStore({ file: 'berth.sqlite' }); } catch (e) { out.sqlite = report(e); }
         console.log(JSON.stringify(out));`);
       expect(out).toMatchObject({
-        pg: { name: 'MissingDependencyError', code: 'missing_dependency', packageName: 'pg', message: expect.stringContaining('npm install pg') },
-        sqlite: { name: 'MissingDependencyError', code: 'missing_dependency', packageName: 'better-sqlite3', message: expect.stringContaining('npm install better-sqlite3') },
+        pg: {
+          name: 'MissingDependencyError',
+          code: 'missing_dependency',
+          packageName: 'pg',
+          message: expect.stringContaining('npm install pg'),
+        },
+        sqlite: {
+          name: 'MissingDependencyError',
+          code: 'missing_dependency',
+          packageName: 'better-sqlite3',
+          message: expect.stringContaining('npm install better-sqlite3'),
+        },
       });
     });
   });

@@ -83,7 +83,10 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const opts = resolveServerOptions(options);
   const endpoints = new Set(opts.endpoints);
   let runSweep = () => {};
-  const alarm = new DeadlineAlarm(() => opts.clock.now(), () => runSweep());
+  const alarm = new DeadlineAlarm(
+    () => opts.clock.now(),
+    () => runSweep(),
+  );
   const ctx: CoreContext = {
     store: opts.store,
     events: new JobEvents(),
@@ -100,7 +103,9 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   // Webhooks: the store writes the outbox row with the terminal state; the sender delivers it (and, polling,
   // whatever a previous process left pending).
   const metrics = new Metrics();
-  const webhooks = new WebhookSender(opts.store, opts.webhooks, opts.clock, opts.logger, (outcome) => metrics.webhookAttempt(outcome));
+  const webhooks = new WebhookSender(opts.store, opts.webhooks, opts.clock, opts.logger, (outcome) =>
+    metrics.webhookAttempt(outcome),
+  );
   ctx.onTerminal.push((job) => {
     metrics.jobFinished(job);
     if (job.webhook !== undefined) webhooks.kick();
@@ -114,8 +119,25 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   // One check of worker credentials (shared tokens and stored per-endpoint worker tokens) for every worker route.
   const workerAuth = new WorkerAuth(opts.workerTokens, opts.keyStore);
   // Output files of workers without S3 (docs/output-storage.md) and public model slugs (docs/public-models.md).
-  const files = createOutputFiles({ dir: opts.filesDir, secret: opts.filesSecret, maxBytes: opts.maxFileBytes, publicUrl: opts.publicUrl, authorize: async (header, endpointId) => (await workerAuth.authenticateWorker(header, endpointId)) !== null, store: opts.store, clock: opts.clock, logger: opts.logger });
-  const models = createModelRoutes({ models: opts.models, store: opts.store, clock: opts.clock, retention: opts.retention, logger: opts.logger, wakeAt: (t) => ctx.wakeAt(t), onTerminal: (job) => notifyTerminal(ctx, job) });
+  const files = createOutputFiles({
+    dir: opts.filesDir,
+    secret: opts.filesSecret,
+    maxBytes: opts.maxFileBytes,
+    publicUrl: opts.publicUrl,
+    authorize: async (header, endpointId) => (await workerAuth.authenticateWorker(header, endpointId)) !== null,
+    store: opts.store,
+    clock: opts.clock,
+    logger: opts.logger,
+  });
+  const models = createModelRoutes({
+    models: opts.models,
+    store: opts.store,
+    clock: opts.clock,
+    retention: opts.retention,
+    logger: opts.logger,
+    wakeAt: (t) => ctx.wakeAt(t),
+    onTerminal: (job) => notifyTerminal(ctx, job),
+  });
   let draining = false;
   const hasEndpoint = (id: string) => endpoints.has(id);
   // A worker may add an endpoint only when dynamic endpoints are allowed, or with a stored worker token created
@@ -162,7 +184,15 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     store: opts.store,
     catalog: { endpoints: () => [...endpoints], models: opts.models, registry: ctx.registry, service },
     playground: servePlayground,
-    metrics: { metrics, source: { endpoints: () => [...endpoints], counts: (id) => opts.store.counts(id), registry: ctx.registry, heartbeatMs: opts.heartbeatMs } },
+    metrics: {
+      metrics,
+      source: {
+        endpoints: () => [...endpoints],
+        counts: (id) => opts.store.counts(id),
+        registry: ctx.registry,
+        heartbeatMs: opts.heartbeatMs,
+      },
+    },
     hasEndpoint,
     draining: () => draining,
     logger: opts.logger,
@@ -181,7 +211,9 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     if (sweeping) return void setTimeout(runSweep, 5).unref();
     sweeping = true;
     files.sweep().catch((err) => opts.logger.error('file sweep failed', { err: String(err) }));
-    sweepDeadlines(ctx, dispatcher).catch((err) => opts.logger.error('sweep failed', { err: String(err) })).finally(() => (sweeping = false));
+    sweepDeadlines(ctx, dispatcher)
+      .catch((err) => opts.logger.error('sweep failed', { err: String(err) }))
+      .finally(() => (sweeping = false));
   };
   const sweepTimer = opts.sweepIntervalMs > 0 ? setInterval(runSweep, opts.sweepIntervalMs) : undefined;
   sweepTimer?.unref();
@@ -202,7 +234,8 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       pull.release(id);
     },
     setHandlerBroken: (id, broken) => ctx.registry.setHandlerBroken(id, broken),
-    connectedWorkers: (id) => ctx.registry.sessions(id).map((s) => ({ workerId: s.workerId, running: s.inflight.size, draining: s.draining })),
+    connectedWorkers: (id) =>
+      ctx.registry.sessions(id).map((s) => ({ workerId: s.workerId, running: s.inflight.size, draining: s.draining })),
     sweep: async () => {
       await files.sweep();
       return sweepDeadlines(ctx, dispatcher);
@@ -214,7 +247,11 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       for (const id of recovered.endpoints) if (ENDPOINT_ID_RE.test(id)) endpoints.add(id);
       if (recovered.running > 0) ctx.wakeAt(leaseUntil);
       if (recovered.queued + recovered.running > 0) {
-        opts.logger.info('recovered jobs', { queued: recovered.queued, running: recovered.running, graceMs: opts.workerGraceMs });
+        opts.logger.info('recovered jobs', {
+          queued: recovered.queued,
+          running: recovered.running,
+          graceMs: opts.workerGraceMs,
+        });
       }
       // Deliberate timeouts and coded answers to malformed requests (http/node-server.ts, option httpTimeouts).
       http = createNodeServer(nodeHandler(handle, track, new BodyBudget(opts.maxBodyBytesInFlight)), opts.httpTimeouts);

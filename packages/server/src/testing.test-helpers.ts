@@ -1,4 +1,10 @@
-import { PROTOCOL_VERSION, WORKER_WS_PATH, decodeServerMessage, type ServerMessage, type WorkerMessage } from '@berth/protocol';
+import {
+  PROTOCOL_VERSION,
+  WORKER_WS_PATH,
+  decodeServerMessage,
+  type ServerMessage,
+  type WorkerMessage,
+} from '@berth/protocol';
 import WebSocket from 'ws';
 import { createServer, type BerthServer } from './server.js';
 import { silentLogger } from './logger.js';
@@ -9,7 +15,14 @@ export const WORKER_TOKEN = 'test-worker-token';
 
 /** A control plane for tests: memory store, silent logs, one key and token, no sweep timer (tests sweep). */
 export function testServer(opts: ServerOptions = {}): BerthServer {
-  return createServer({ apiKeys: [API_KEY], workerTokens: [WORKER_TOKEN], endpoints: ['echo'], logger: silentLogger, sweepIntervalMs: 0, ...opts });
+  return createServer({
+    apiKeys: [API_KEY],
+    workerTokens: [WORKER_TOKEN],
+    endpoints: ['echo'],
+    logger: silentLogger,
+    sweepIntervalMs: 0,
+    ...opts,
+  });
 }
 
 /** A test server listening on a free loopback port; `await using` closes it. */
@@ -21,18 +34,33 @@ export async function listening(opts: ServerOptions = {}) {
 
 /** Polls /status until the job reaches `status`; answers that job object. */
 export function untilStatus(server: BerthServer, endpoint: string, id: string, status: string, timeoutMs = 5000) {
-  return until(async () => {
-    const b = (await call(server, 'GET', `/v2/${endpoint}/status/${id}`)).body;
-    return b.status === status ? b : undefined;
-  }, timeoutMs, `job ${id} to be ${status}`);
+  return until(
+    async () => {
+      const b = (await call(server, 'GET', `/v2/${endpoint}/status/${id}`)).body;
+      return b.status === status ? b : undefined;
+    },
+    timeoutMs,
+    `job ${id} to be ${status}`,
+  );
 }
 
 /** Calls the socket-free core as a client would. */
-export async function call(server: BerthServer, method: string, path: string, init: { body?: unknown; raw?: string; headers?: Record<string, string> } = {}) {
+export async function call(
+  server: BerthServer,
+  method: string,
+  path: string,
+  init: { body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+) {
   const url = new URL(path, 'http://x');
   const headers: Record<string, string> = { authorization: `Bearer ${API_KEY}`, ...init.headers };
   const body = init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body));
-  const res = await server.handle({ method, path: url.pathname, query: url.searchParams, headers, ...(body !== undefined ? { body } : {}) });
+  const res = await server.handle({
+    method,
+    path: url.pathname,
+    query: url.searchParams,
+    headers,
+    ...(body !== undefined ? { body } : {}),
+  });
   if (!('json' in res)) throw new Error('expected a JSON answer');
   return { status: res.status, headers: res.headers ?? {}, body: res.json as Record<string, any> };
 }
@@ -58,15 +86,30 @@ export class ScriptedWorker {
     });
   }
 
-  static async connect(url: string, hello: Partial<Extract<WorkerMessage, { type: 'hello' }>> = {}, token = WORKER_TOKEN): Promise<ScriptedWorker> {
-    const ws = new WebSocket(url.replace(/^http/, 'ws') + WORKER_WS_PATH, { headers: { authorization: `Bearer ${token}` } });
+  static async connect(
+    url: string,
+    hello: Partial<Extract<WorkerMessage, { type: 'hello' }>> = {},
+    token = WORKER_TOKEN,
+  ): Promise<ScriptedWorker> {
+    const ws = new WebSocket(url.replace(/^http/, 'ws') + WORKER_WS_PATH, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('error', reject);
       ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
     });
     const w = new ScriptedWorker(ws);
-    w.send({ type: 'hello', protocol: PROTOCOL_VERSION, workerId: 'w1', endpointId: 'echo', concurrency: 1, stream: true, inflight: [], ...hello });
+    w.send({
+      type: 'hello',
+      protocol: PROTOCOL_VERSION,
+      workerId: 'w1',
+      endpointId: 'echo',
+      concurrency: 1,
+      stream: true,
+      inflight: [],
+      ...hello,
+    });
     return w;
   }
 
@@ -86,7 +129,8 @@ export class ScriptedWorker {
       }
       if (this.closed) throw new Error(`socket closed while waiting for ${type}`);
       const left = until - Date.now();
-      if (left <= 0) throw new Error(`no ${type} within ${timeoutMs} ms; got ${JSON.stringify(this.received.map((m) => m.type))}`);
+      if (left <= 0)
+        throw new Error(`no ${type} within ${timeoutMs} ms; got ${JSON.stringify(this.received.map((m) => m.type))}`);
       await new Promise<void>((r) => {
         const t = setTimeout(r, left);
         this.waiters.push(() => {
@@ -111,7 +155,11 @@ export class ScriptedWorker {
 }
 
 /** Polls `fn` until it returns a truthy value, bounded. */
-export async function until<T>(fn: () => Promise<T> | T, timeoutMs = 5000, what = 'condition'): Promise<NonNullable<T>> {
+export async function until<T>(
+  fn: () => Promise<T> | T,
+  timeoutMs = 5000,
+  what = 'condition',
+): Promise<NonNullable<T>> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

@@ -13,7 +13,8 @@ describe('BERTH_DEVICE', () => {
     const tried: Device[] = [];
     const load = async (d: Device) => {
       tried.push(d);
-      if (d === 'cuda' && !cudaWorks) throw new Error('OrtSessionOptionsAppendExecutionProvider_Cuda: Failed to load shared library\nmore');
+      if (d === 'cuda' && !cudaWorks)
+        throw new Error('OrtSessionOptionsAppendExecutionProvider_Cuda: Failed to load shared library\nmore');
       return `session on ${d}`;
     };
     return { tried, load };
@@ -22,10 +23,19 @@ describe('BERTH_DEVICE', () => {
   it('auto: CUDA when it loads, else the CPU with one clear log line', async () => {
     const lines: string[] = [];
     const gpu = loader(true);
-    expect(await loadOnDevice(gpu.load, { env: {}, log: (l) => lines.push(l), gpuPresent: () => true })).toEqual({ device: 'cuda', value: 'session on cuda' });
+    expect(await loadOnDevice(gpu.load, { env: {}, log: (l) => lines.push(l), gpuPresent: () => true })).toEqual({
+      device: 'cuda',
+      value: 'session on cuda',
+    });
     expect(gpu.tried).toEqual(['cuda']);
     const none = loader(false);
-    expect(await loadOnDevice(none.load, { env: { BERTH_DEVICE: 'auto' }, log: (l) => lines.push(l), gpuPresent: () => true })).toEqual({ device: 'cpu', value: 'session on cpu' });
+    expect(
+      await loadOnDevice(none.load, {
+        env: { BERTH_DEVICE: 'auto' },
+        log: (l) => lines.push(l),
+        gpuPresent: () => true,
+      }),
+    ).toEqual({ device: 'cpu', value: 'session on cpu' });
     expect(none.tried).toEqual(['cuda', 'cpu']);
     expect(lines).toEqual([
       'device: cuda (BERTH_DEVICE=auto)',
@@ -36,9 +46,14 @@ describe('BERTH_DEVICE', () => {
   it('auto without an NVIDIA driver loads on the CPU without trying CUDA (no native error), with one log line', async () => {
     const lines: string[] = [];
     const l = loader(true);
-    expect(await loadOnDevice(l.load, { env: {}, log: (x) => lines.push(x), gpuPresent: () => false })).toEqual({ device: 'cpu', value: 'session on cpu' });
+    expect(await loadOnDevice(l.load, { env: {}, log: (x) => lines.push(x), gpuPresent: () => false })).toEqual({
+      device: 'cpu',
+      value: 'session on cpu',
+    });
     expect(l.tried).toEqual(['cpu']);
-    expect(lines).toEqual(['device: cpu (no NVIDIA driver: /dev/nvidiactl is missing; run the container with --gpus all for CUDA)']);
+    expect(lines).toEqual([
+      'device: cpu (no NVIDIA driver: /dev/nvidiactl is missing; run the container with --gpus all for CUDA)',
+    ]);
   });
 
   it('cpu never tries CUDA; cuda fails loudly when CUDA does not load', async () => {

@@ -57,7 +57,12 @@ export type JobContext<I = JobInput> = Job<I>;
  * iterable whose items are the chunks and whose return value, if any, is the output. With the default `O =
  * unknown` anything goes.
  */
-export type HandlerResult<O = unknown> = O | PromiseLike<O> | Iterator<unknown, O | void> | AsyncIterator<unknown, O | void> | AsyncIterable<unknown>;
+export type HandlerResult<O = unknown> =
+  | O
+  | PromiseLike<O>
+  | Iterator<unknown, O | void>
+  | AsyncIterator<unknown, O | void>
+  | AsyncIterable<unknown>;
 
 /**
  * A job handler. Any of these shapes works:

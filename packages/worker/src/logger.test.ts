@@ -3,7 +3,14 @@ import { createLogger, formatLogLine, type LogRecord } from './logger.js';
 
 describe('logger', () => {
   it('formats one line: level time worker job msg {fields}', () => {
-    const line = formatLogLine({ level: 'info', time: new Date(0), worker: 'w1', job: 'j1', msg: 'hello\nworld', fields: { a: 1 } });
+    const line = formatLogLine({
+      level: 'info',
+      time: new Date(0),
+      worker: 'w1',
+      job: 'j1',
+      msg: 'hello\nworld',
+      fields: { a: 1 },
+    });
     expect(line).toBe('info  1970-01-01T00:00:00.000Z worker=w1 job=j1 hello\\nworld {"a":1}');
   });
 

@@ -7,7 +7,14 @@ const env = { BERTH_URL: 'http://127.0.0.1:8080', BERTH_ENDPOINT_ID: 'echo', BER
 describe('resolveStartOptions', () => {
   it('applies defaults; no BERTH_URL means local mode', () => {
     const r = resolveStartOptions({ handler }, {});
-    expect(r).toMatchObject({ concurrency: 1, returnAggregateStream: false, stream: false, drainTimeoutMs: 30_000, logLevel: 'info', connection: undefined });
+    expect(r).toMatchObject({
+      concurrency: 1,
+      returnAggregateStream: false,
+      stream: false,
+      drainTimeoutMs: 30_000,
+      logLevel: 'info',
+      connection: undefined,
+    });
     expect(r.workerId).toMatch(/^[A-Za-z0-9._:-]+-\d+-[0-9a-f]{4}$/);
   });
 
@@ -28,15 +35,32 @@ describe('resolveStartOptions', () => {
 
   it('retry: none by default; attempts and backoffMs from code, the environment winning; bad values named', () => {
     expect(resolveStartOptions({ handler }, {}).retry).toEqual({ attempts: 1, backoffMs: 0 });
-    expect(resolveStartOptions({ handler, retry: { attempts: 3 } }, {}).retry).toEqual({ attempts: 3, backoffMs: 1000 });
-    expect(resolveStartOptions({ handler, retry: { attempts: 3, backoffMs: 50 } }, { BERTH_RETRY_ATTEMPTS: '5', BERTH_RETRY_BACKOFF_MS: '7' }).retry).toEqual({
+    expect(resolveStartOptions({ handler, retry: { attempts: 3 } }, {}).retry).toEqual({
+      attempts: 3,
+      backoffMs: 1000,
+    });
+    expect(
+      resolveStartOptions(
+        { handler, retry: { attempts: 3, backoffMs: 50 } },
+        { BERTH_RETRY_ATTEMPTS: '5', BERTH_RETRY_BACKOFF_MS: '7' },
+      ).retry,
+    ).toEqual({
       attempts: 5,
       backoffMs: 7,
     });
-    expect(resolveStartOptions({ handler }, { BERTH_RETRY_ATTEMPTS: '2' }).retry).toEqual({ attempts: 2, backoffMs: 1000 });
-    expect(() => resolveStartOptions({ handler, retry: { attempts: 0 } }, {})).toThrow('retry.attempts must be a whole number from 1 to 100 (got 0)');
-    expect(() => resolveStartOptions({ handler, retry: { attempts: 2, backoffMs: -1 } }, {})).toThrow('retry.backoffMs must be a whole number from 0 to 3600000 (got -1)');
-    expect(() => resolveStartOptions({ handler, retry: 3 as never }, {})).toThrow('retry must be an object such as { attempts: 3, backoffMs: 1000 } (got 3)');
+    expect(resolveStartOptions({ handler }, { BERTH_RETRY_ATTEMPTS: '2' }).retry).toEqual({
+      attempts: 2,
+      backoffMs: 1000,
+    });
+    expect(() => resolveStartOptions({ handler, retry: { attempts: 0 } }, {})).toThrow(
+      'retry.attempts must be a whole number from 1 to 100 (got 0)',
+    );
+    expect(() => resolveStartOptions({ handler, retry: { attempts: 2, backoffMs: -1 } }, {})).toThrow(
+      'retry.backoffMs must be a whole number from 0 to 3600000 (got -1)',
+    );
+    expect(() => resolveStartOptions({ handler, retry: 3 as never }, {})).toThrow(
+      'retry must be an object such as { attempts: 3, backoffMs: 1000 } (got 3)',
+    );
     expect(() => resolveStartOptions({ handler, retry: {} as never }, {})).toThrow('retry.attempts must be set');
     expect(() => resolveStartOptions({ handler }, { BERTH_RETRY_ATTEMPTS: 'many' })).toThrow(ConfigError);
   });
@@ -50,7 +74,11 @@ describe('resolveStartOptions', () => {
   it.each([
     [{ handler: 'nope' }, {}, 'handler must be a function (got "nope")'],
     [{ handler, concurrency: 0 }, {}, 'concurrency must be a whole number from 1 to 1024 (got 0)'],
-    [{ handler }, { BERTH_CONCURRENCY: 'four' }, 'BERTH_CONCURRENCY must be a whole number from 1 to 1024 (got "four")'],
+    [
+      { handler },
+      { BERTH_CONCURRENCY: 'four' },
+      'BERTH_CONCURRENCY must be a whole number from 1 to 1024 (got "four")',
+    ],
     [{ handler }, { BERTH_LOG_LEVEL: 'loud' }, 'BERTH_LOG_LEVEL must be one of'],
     [{ handler }, { BERTH_URL: 'ftp://x' }, 'BERTH_URL must start with http://'],
     [{ handler }, { BERTH_URL: 'not a url' }, 'BERTH_URL must be a URL'],

@@ -130,7 +130,11 @@ const MAX_RETRY_BACKOFF_MS = 3600_000;
 const MAX_DRAIN_TIMEOUT_MS = 7 * 24 * 3600_000;
 /** Highest concurrency, as the wire allows it (`hello.concurrency`). */
 export const MAX_CONCURRENCY = LIMITS.workerConcurrencyMax;
-export const DEFAULT_TIMINGS: RuntimeTimings = { reconnect: { initialMs: 250, maxMs: 5_000 }, handshakeTimeoutMs: 10_000, abortGraceMs: 2_000 };
+export const DEFAULT_TIMINGS: RuntimeTimings = {
+  reconnect: { initialMs: 250, maxMs: 5_000 },
+  handshakeTimeoutMs: 10_000,
+  abortGraceMs: 2_000,
+};
 
 /**
  * Applies defaults and environment overrides; throws `ConfigError` naming the bad option or variable.
@@ -138,27 +142,41 @@ export const DEFAULT_TIMINGS: RuntimeTimings = { reconnect: { initialMs: 250, ma
  * @example const resolved = resolveStartOptions({ handler }, process.env);
  */
 export function resolveStartOptions(options: StartOptions, env: NodeJS.ProcessEnv): ResolvedStartOptions {
-  if (typeof options !== 'object' || options === null) throw new ConfigError('start() needs an options object: start({ handler })');
+  if (typeof options !== 'object' || options === null)
+    throw new ConfigError('start() needs an options object: start({ handler })');
   const { handler } = options;
-  if (typeof handler !== 'function') throw new ConfigError(`handler must be a function (got ${describeValue(handler)})`);
+  if (typeof handler !== 'function')
+    throw new ConfigError(`handler must be a function (got ${describeValue(handler)})`);
   const aggregate = options.return_aggregate_stream ?? false;
-  if (typeof aggregate !== 'boolean') throw new ConfigError(`return_aggregate_stream must be a boolean (got ${describeValue(aggregate)})`);
+  if (typeof aggregate !== 'boolean')
+    throw new ConfigError(`return_aggregate_stream must be a boolean (got ${describeValue(aggregate)})`);
   const modifier = options.concurrencyModifier;
   if (modifier !== undefined && typeof modifier !== 'function') {
     throw new ConfigError(`concurrencyModifier must be a function (got ${describeValue(modifier)})`);
   }
   if (options.inputSchema !== undefined && !isInputSchema(options.inputSchema)) {
-    throw new ConfigError(`inputSchema must be a zod schema such as z.object({ prompt: z.string() }) (got ${describeValue(options.inputSchema)})`);
+    throw new ConfigError(
+      `inputSchema must be a zod schema such as z.object({ prompt: z.string() }) (got ${describeValue(options.inputSchema)})`,
+    );
   }
-  if (options.name !== undefined && typeof options.name !== 'string') throw new ConfigError(`name must be a string (got ${describeValue(options.name)})`);
+  if (options.name !== undefined && typeof options.name !== 'string')
+    throw new ConfigError(`name must be a string (got ${describeValue(options.name)})`);
 
-  const concurrency = fromEnvInt(env, 'BERTH_CONCURRENCY', 1, MAX_CONCURRENCY) ?? checkInt(options.concurrency, 'concurrency', 1, MAX_CONCURRENCY) ?? DEFAULT_CONCURRENCY;
-  const drainTimeoutMs = fromEnvInt(env, 'BERTH_DRAIN_TIMEOUT_MS', 0, MAX_DRAIN_TIMEOUT_MS) ?? checkInt(options.drainTimeoutMs, 'drainTimeoutMs', 0, MAX_DRAIN_TIMEOUT_MS) ?? DEFAULT_DRAIN_TIMEOUT_MS;
+  const concurrency =
+    fromEnvInt(env, 'BERTH_CONCURRENCY', 1, MAX_CONCURRENCY) ??
+    checkInt(options.concurrency, 'concurrency', 1, MAX_CONCURRENCY) ??
+    DEFAULT_CONCURRENCY;
+  const drainTimeoutMs =
+    fromEnvInt(env, 'BERTH_DRAIN_TIMEOUT_MS', 0, MAX_DRAIN_TIMEOUT_MS) ??
+    checkInt(options.drainTimeoutMs, 'drainTimeoutMs', 0, MAX_DRAIN_TIMEOUT_MS) ??
+    DEFAULT_DRAIN_TIMEOUT_MS;
   const logLevel = resolveLogLevel(options.logLevel, envValue(env, 'BERTH_LOG_LEVEL'));
 
   const workerIdEnv = envValue(env, 'BERTH_WORKER_ID');
   if (workerIdEnv !== undefined && !WORKER_ID_RE.test(workerIdEnv)) {
-    throw new ConfigError(`BERTH_WORKER_ID must be 1-128 characters of A-Z a-z 0-9 . _ : - (got ${JSON.stringify(workerIdEnv)})`);
+    throw new ConfigError(
+      `BERTH_WORKER_ID must be 1-128 characters of A-Z a-z 0-9 . _ : - (got ${JSON.stringify(workerIdEnv)})`,
+    );
   }
 
   return {
@@ -181,10 +199,14 @@ export function resolveStartOptions(options: StartOptions, env: NodeJS.ProcessEn
 
 function resolveRetry(retry: RetryOptions | undefined, env: NodeJS.ProcessEnv): RetryPolicy {
   if (retry !== undefined && (typeof retry !== 'object' || retry === null)) {
-    throw new ConfigError(`retry must be an object such as { attempts: 3, backoffMs: 1000 } (got ${describeValue(retry)})`);
+    throw new ConfigError(
+      `retry must be an object such as { attempts: 3, backoffMs: 1000 } (got ${describeValue(retry)})`,
+    );
   }
   const attempts =
-    fromEnvInt(env, 'BERTH_RETRY_ATTEMPTS', 1, MAX_RETRY_ATTEMPTS) ?? checkInt(retry?.attempts, 'retry.attempts', 1, MAX_RETRY_ATTEMPTS) ?? NO_RETRY.attempts;
+    fromEnvInt(env, 'BERTH_RETRY_ATTEMPTS', 1, MAX_RETRY_ATTEMPTS) ??
+    checkInt(retry?.attempts, 'retry.attempts', 1, MAX_RETRY_ATTEMPTS) ??
+    NO_RETRY.attempts;
   const backoffMs =
     fromEnvInt(env, 'BERTH_RETRY_BACKOFF_MS', 0, MAX_RETRY_BACKOFF_MS) ??
     checkInt(retry?.backoffMs, 'retry.backoffMs', 0, MAX_RETRY_BACKOFF_MS) ??
@@ -200,12 +222,16 @@ function resolveConnection(env: NodeJS.ProcessEnv): ResolvedConnection | undefin
   if (raw === undefined) return undefined;
   const url = workerSocketUrl(raw);
   const endpointId = envValue(env, 'BERTH_ENDPOINT_ID');
-  if (endpointId === undefined) throw new ConfigError('BERTH_ENDPOINT_ID must be set when BERTH_URL is set (the endpoint this worker serves)');
+  if (endpointId === undefined)
+    throw new ConfigError('BERTH_ENDPOINT_ID must be set when BERTH_URL is set (the endpoint this worker serves)');
   if (!ENDPOINT_ID_RE.test(endpointId)) {
     throw new ConfigError(`BERTH_ENDPOINT_ID must match ${ENDPOINT_ID_RE.source} (got ${JSON.stringify(endpointId)})`);
   }
   const token = envValue(env, 'BERTH_WORKER_TOKEN');
-  if (token === undefined) throw new ConfigError('BERTH_WORKER_TOKEN must be set when BERTH_URL is set (the worker token of the control plane)');
+  if (token === undefined)
+    throw new ConfigError(
+      'BERTH_WORKER_TOKEN must be set when BERTH_URL is set (the worker token of the control plane)',
+    );
   return { url, endpointId, token };
 }
 
@@ -223,7 +249,8 @@ export function workerSocketUrl(base: string): string {
   }
   const protocols: Record<string, string> = { 'http:': 'ws:', 'https:': 'wss:', 'ws:': 'ws:', 'wss:': 'wss:' };
   const protocol = protocols[u.protocol];
-  if (protocol === undefined) throw new ConfigError(`BERTH_URL must start with http://, https://, ws:// or wss:// (got ${JSON.stringify(base)})`);
+  if (protocol === undefined)
+    throw new ConfigError(`BERTH_URL must start with http://, https://, ws:// or wss:// (got ${JSON.stringify(base)})`);
   u.protocol = protocol;
   u.pathname = `${u.pathname.replace(/\/+$/, '')}${WORKER_WS_PATH}`;
   u.search = '';
@@ -234,7 +261,10 @@ export function workerSocketUrl(base: string): string {
 function resolveLogLevel(fromCode: LogLevel | undefined, fromEnv: string | undefined): LogLevel {
   if (fromEnv !== undefined) {
     const lower = fromEnv.toLowerCase();
-    if (!isLogLevel(lower)) throw new ConfigError(`BERTH_LOG_LEVEL must be one of debug, info, warn, error, silent (got ${JSON.stringify(fromEnv)})`);
+    if (!isLogLevel(lower))
+      throw new ConfigError(
+        `BERTH_LOG_LEVEL must be one of debug, info, warn, error, silent (got ${JSON.stringify(fromEnv)})`,
+      );
     return lower;
   }
   if (fromCode === undefined) return 'info';

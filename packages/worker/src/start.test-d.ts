@@ -76,4 +76,11 @@ async function runJobTakesTheSameInference(): Promise<void> {
 }
 
 // Referenced so the checks count as used; they are never called.
-void [inputIsInferredFromTheSchema, orderOfPropertiesDoesNotMatter, aHandlerForAnotherInputIsRefused, withoutASchemaTheInputStaysUntyped, aDeclaredOutputIsChecked, runJobTakesTheSameInference];
+void [
+  inputIsInferredFromTheSchema,
+  orderOfPropertiesDoesNotMatter,
+  aHandlerForAnotherInputIsRefused,
+  withoutASchemaTheInputStaysUntyped,
+  aDeclaredOutputIsChecked,
+  runJobTakesTheSameInference,
+];

@@ -1,5 +1,11 @@
 import { createLogger, type Logger } from './logger.js';
-import { ConfigError, resolveStartOptions, type ResolvedConnection, type ResolvedStartOptions, type StartOptions } from './options.js';
+import {
+  ConfigError,
+  resolveStartOptions,
+  type ResolvedConnection,
+  type ResolvedStartOptions,
+  type StartOptions,
+} from './options.js';
 import { findTestInput, runLocalTest, testInputDirs } from './internal/execute/local-test.js';
 import { createWorkerRuntime } from './internal/runtime/runtime.js';
 import type { WorkerRuntime } from './internal/runtime/runtime-types.js';

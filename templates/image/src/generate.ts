@@ -14,12 +14,19 @@ export interface GenerateParams {
  * Text to RGB pixels: encode the prompt (and an empty one, for classifier-free guidance), denoise seeded noise
  * with the Euler scheduler (scaled-linear betas, "leading" timesteps, epsilon prediction), decode with the VAE.
  */
-export async function generate(m: Diffusion, p: GenerateParams, onStep: (step: number) => void, signal: AbortSignal): Promise<{ rgb: Uint8Array; width: number; height: number }> {
+export async function generate(
+  m: Diffusion,
+  p: GenerateParams,
+  onStep: (step: number) => void,
+  signal: AbortSignal,
+): Promise<{ rgb: Uint8Array; width: number; height: number }> {
   const h = p.height / m.vaeScale;
   const w = p.width / m.vaeScale;
   const size = 4 * h * w;
   const tokens = m.tokenize(['', p.prompt]);
-  const encoded = await m.textEncoder.run({ input_ids: new ort.Tensor('int32', Int32Array.from(tokens.ids), tokens.dims) });
+  const encoded = await m.textEncoder.run({
+    input_ids: new ort.Tensor('int32', Int32Array.from(tokens.ids), tokens.dims),
+  });
   const hidden = encoded['last_hidden_state']!;
 
   const { timesteps, sigmas } = eulerSchedule(m.scheduler, p.steps);
@@ -52,7 +59,9 @@ export async function generate(m: Diffusion, p: GenerateParams, onStep: (step: n
   const px = decoded[m.vaeDecoder.outputNames[0]!]!.data as Float32Array;
   const plane = p.width * p.height;
   const rgb = new Uint8Array(plane * 3);
-  for (let i = 0; i < plane; i++) for (let c = 0; c < 3; c++) rgb[i * 3 + c] = Math.max(0, Math.min(255, Math.round((px[c * plane + i]! / 2 + 0.5) * 255)));
+  for (let i = 0; i < plane; i++)
+    for (let c = 0; c < 3; c++)
+      rgb[i * 3 + c] = Math.max(0, Math.min(255, Math.round((px[c * plane + i]! / 2 + 0.5) * 255)));
   return { rgb, width: p.width, height: p.height };
 }
 

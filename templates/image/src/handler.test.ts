@@ -10,7 +10,9 @@ import { handler } from './handler.js';
 // ../shared/models next to the checkout when that folder is there.
 const shared = fileURLToPath(new URL('../../../../shared/models', import.meta.url));
 if (!process.env['BERTH_MODELS_DIR'] && existsSync(join(shared, 'tiny-sd'))) process.env['BERTH_MODELS_DIR'] = shared;
-const testInput = JSON.parse(readFileSync(new URL('../test_input.json', import.meta.url), 'utf8')) as { input: Record<string, unknown> };
+const testInput = JSON.parse(readFileSync(new URL('../test_input.json', import.meta.url), 'utf8')) as {
+  input: Record<string, unknown>;
+};
 
 /** Share of pixels close to a colour. */
 async function share(base64: string, [r, g, b]: [number, number, number]): Promise<number> {
@@ -38,7 +40,9 @@ describe('image handler', () => {
   it('the same seed gives the same image', async () => {
     const input = { prompt: 'a small green square on a gray background', steps: 4, seed: 7 };
     const [a, b] = await Promise.all([runJob(handler, input), runJob(handler, input)]);
-    expect((a.output as { image_base64: string }).image_base64).toBe((b.output as { image_base64: string }).image_base64);
+    expect((a.output as { image_base64: string }).image_base64).toBe(
+      (b.output as { image_base64: string }).image_base64,
+    );
   }, 60_000);
 
   it('takes num_inference_steps, like the public image models; steps is the same field', async () => {
@@ -47,7 +51,9 @@ describe('image handler', () => {
       runJob(handler, { prompt: 'a red dot', steps: 3, seed: 2 }),
     ]);
     expect([a.status, a.progress.length, b.progress.length]).toEqual(['COMPLETED', 3, 3]);
-    expect((a.output as { image_base64: string }).image_base64).toBe((b.output as { image_base64: string }).image_base64);
+    expect((a.output as { image_base64: string }).image_base64).toBe(
+      (b.output as { image_base64: string }).image_base64,
+    );
   }, 60_000);
 
   it('rejects a size that is not a multiple of 4', async () => {

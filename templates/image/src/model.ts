@@ -21,7 +21,8 @@ export function modelDir(): string {
   const explicit = process.env['BERTH_IMAGE_MODEL'];
   if (explicit) return resolve(explicit);
   const root = process.env['BERTH_MODELS_DIR'];
-  if (!root) throw new Error('set BERTH_MODELS_DIR to the folder holding tiny-sd/ (or BERTH_IMAGE_MODEL to a model folder)');
+  if (!root)
+    throw new Error('set BERTH_MODELS_DIR to the folder holding tiny-sd/ (or BERTH_IMAGE_MODEL to a model folder)');
   return resolve(root, 'tiny-sd');
 }
 
@@ -31,13 +32,17 @@ let loading: Promise<Diffusion> | undefined;
 export function loadDiffusion(): Promise<Diffusion> {
   loading ??= (async () => {
     const dir = modelDir();
-    if (!existsSync(join(dir, 'model_index.json'))) throw new Error(`no diffusion model in ${dir} (model_index.json missing)`);
+    if (!existsSync(join(dir, 'model_index.json')))
+      throw new Error(`no diffusion model in ${dir} (model_index.json missing)`);
     env.allowRemoteModels = false;
     const json = (f: string) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as Record<string, unknown>;
     const tokenizer = await AutoTokenizer.from_pretrained(join(dir, 'tokenizer'));
     // BERTH_DEVICE (default auto): the CUDA execution provider when it loads, else the CPU (one log line says which).
     const { value: sessions } = await loadOnDevice((device) => {
-      const session = (name: string) => ort.InferenceSession.create(join(dir, name, 'model.onnx'), { executionProviders: device === 'cuda' ? ['cuda', 'cpu'] : ['cpu'] });
+      const session = (name: string) =>
+        ort.InferenceSession.create(join(dir, name, 'model.onnx'), {
+          executionProviders: device === 'cuda' ? ['cuda', 'cpu'] : ['cpu'],
+        });
       return Promise.all([session('text_encoder'), session('unet'), session('vae_decoder')]);
     });
     const [textEncoder, unet, vaeDecoder] = sessions;
@@ -45,7 +50,9 @@ export function loadDiffusion(): Promise<Diffusion> {
     return {
       // The encoder attends to pad tokens: always pad to the length it was trained with.
       tokenize: (texts) => {
-        const out = tokenizer(texts, { padding: 'max_length', max_length: 16, truncation: true }) as { input_ids: { data: ArrayLike<bigint | number>; dims: number[] } };
+        const out = tokenizer(texts, { padding: 'max_length', max_length: 16, truncation: true }) as {
+          input_ids: { data: ArrayLike<bigint | number>; dims: number[] };
+        };
         return { ids: Array.from(out.input_ids.data, Number), dims: out.input_ids.dims };
       },
       textEncoder,

@@ -8,8 +8,11 @@ import { handler } from './handler.js';
 // The model comes from BERTH_MODELS_DIR (without it, the handler says to set it); in the Berth repository, from
 // ../shared/models next to the checkout when that folder is there.
 const shared = fileURLToPath(new URL('../../../../shared/models', import.meta.url));
-if (!process.env['BERTH_MODELS_DIR'] && existsSync(join(shared, 'stories260K'))) process.env['BERTH_MODELS_DIR'] = shared;
-const testInput = JSON.parse(readFileSync(new URL('../test_input.json', import.meta.url), 'utf8')) as { input: Record<string, unknown> };
+if (!process.env['BERTH_MODELS_DIR'] && existsSync(join(shared, 'stories260K')))
+  process.env['BERTH_MODELS_DIR'] = shared;
+const testInput = JSON.parse(readFileSync(new URL('../test_input.json', import.meta.url), 'utf8')) as {
+  input: Record<string, unknown>;
+};
 
 describe('text handler', () => {
   it('streams a story for test_input.json, token by token', async () => {

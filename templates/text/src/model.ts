@@ -11,7 +11,8 @@ export function modelDir(): string {
   const explicit = process.env['BERTH_TEXT_MODEL'];
   if (explicit) return resolve(explicit);
   const root = process.env['BERTH_MODELS_DIR'];
-  if (!root) throw new Error('set BERTH_MODELS_DIR to the folder holding stories260K/ (or BERTH_TEXT_MODEL to a model folder)');
+  if (!root)
+    throw new Error('set BERTH_MODELS_DIR to the folder holding stories260K/ (or BERTH_TEXT_MODEL to a model folder)');
   return resolve(root, 'stories260K');
 }
 
@@ -24,7 +25,9 @@ export function loadGenerator(): Promise<TextGenerationPipeline> {
     if (!existsSync(join(dir, 'config.json'))) throw new Error(`no model in ${dir} (config.json missing)`);
     env.allowRemoteModels = false;
     // BERTH_DEVICE (default auto): CUDA when it loads, else the CPU (one log line says which).
-    const { value } = await loadOnDevice(async (device) => (await pipeline('text-generation', dir, { dtype: 'fp32', device })) as TextGenerationPipeline);
+    const { value } = await loadOnDevice(
+      async (device) => (await pipeline('text-generation', dir, { dtype: 'fp32', device })) as TextGenerationPipeline,
+    );
     return value;
   })();
   return loading;

@@ -9,7 +9,8 @@ import { createTransformersEngine } from './transformers.js';
  */
 export function chooseEngine(processEnv: NodeJS.ProcessEnv = process.env): SpeechEngine {
   const model = processEnv['TTS_MODEL'];
-  if (!model) return createEspeakEngine(processEnv['TTS_DEFAULT_VOICE'] ? { defaultVoice: processEnv['TTS_DEFAULT_VOICE'] } : {});
+  if (!model)
+    return createEspeakEngine(processEnv['TTS_DEFAULT_VOICE'] ? { defaultVoice: processEnv['TTS_DEFAULT_VOICE'] } : {});
   const speaker = processEnv['TTS_SPEAKER_EMBEDDINGS'];
   return createTransformersEngine({
     model,

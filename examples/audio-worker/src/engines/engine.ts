@@ -20,7 +20,9 @@ export interface SpeechEngine {
   /**
    * The canonical name of `voice`, or an error message listing some valid names when the engine does not have it.
    */
-  checkVoice(voice: string): Promise<{ ok: true; voice: string; engineVoice?: string } | { ok: false; problem: string }>;
+  checkVoice(
+    voice: string,
+  ): Promise<{ ok: true; voice: string; engineVoice?: string } | { ok: false; problem: string }>;
   /** Synthesizes `request` as a PCM WAV file (correct header sizes). */
   synthesize(request: SpeechRequest, signal: AbortSignal): Promise<Uint8Array>;
 }

@@ -50,7 +50,8 @@ function tone(): Uint8Array {
   v.setUint16(34, 16, true);
   header.set(new TextEncoder().encode('data'), 36);
   v.setUint32(40, n * 2, true);
-  for (let i = 0; i < n; i++) v.setInt16(44 + i * 2, Math.round(12000 * Math.sin((2 * Math.PI * 440 * i) / 22050)), true);
+  for (let i = 0; i < n; i++)
+    v.setInt16(44 + i * 2, Math.round(12000 * Math.sin((2 * Math.PI * 440 * i) / 22050)), true);
   return header;
 }
 
@@ -75,13 +76,18 @@ describe('chooseEngine', () => {
     const engine = chooseEngine({ TTS_DEFAULT_VOICE: 'fr-fr' });
     expect([engine.name, engine.defaultVoice]).toEqual(['espeak-ng', 'fr-fr']);
     expect(await engine.checkVoice('EN-US')).toMatchObject({ ok: true, voice: 'en-us' });
-    expect(readWav(await engine.synthesize({ text: 'salut', speed: 1, pitch: 50 }, signal)).duration).toBeGreaterThan(0.2);
+    expect(readWav(await engine.synthesize({ text: 'salut', speed: 1, pitch: 50 }, signal)).duration).toBeGreaterThan(
+      0.2,
+    );
   });
 
   it('TTS_MODEL selects the transformers.js engine; one voice; a folder that is no model fails the job naming it', async () => {
     const engine = chooseEngine({ TTS_MODEL: notAModel, BERTH_MODELS_DIR: '/nowhere' });
     expect([engine.name, engine.defaultVoice]).toEqual([`transformers.js ${notAModel}`, 'default']);
-    expect(await engine.checkVoice('en-us')).toEqual({ ok: false, problem: 'this model has one voice, "default" (got "en-us")' });
+    expect(await engine.checkVoice('en-us')).toEqual({
+      ok: false,
+      problem: 'this model has one voice, "default" (got "en-us")',
+    });
     const r = await runJob(createTtsHandler({ engine }), { text: 'hello' });
     expect(r.status).toBe('FAILED');
     expect(r.error).toContain(`cannot load the text-to-speech model ${notAModel}`);
@@ -92,6 +98,8 @@ describe('chooseEngine', () => {
   it('espeak-ng honours the abort signal', async () => {
     const c = new AbortController();
     c.abort(new Error('cancelled'));
-    await expect(createEspeakEngine().synthesize({ text: 'hello', speed: 1, pitch: 50 }, c.signal)).rejects.toThrow('cancelled');
+    await expect(createEspeakEngine().synthesize({ text: 'hello', speed: 1, pitch: 50 }, c.signal)).rejects.toThrow(
+      'cancelled',
+    );
   });
 });

@@ -24,10 +24,15 @@ export function createEspeakEngine(options: EspeakOptions = {}): SpeechEngine {
   const command = options.command ?? process.env['ESPEAK_NG_BIN'] ?? 'espeak-ng';
   let voices: Promise<{ languages: Map<string, Cell>; variants: Map<string, Cell> }> | undefined;
   const listVoices = () => {
-    voices ??= Promise.all([runProcess(command, ['--voices']), runProcess(command, ['--voices=variant'])]).then(([l, v]) => ({
-      languages: table(l.toString('utf8'), (c) => ({ name: c[1], file: c[4] })),
-      variants: table(v.toString('utf8'), (c) => ({ name: c[4]?.replace(/^!v\//, ''), file: c[4]?.replace(/^!v\//, '') })),
-    }));
+    voices ??= Promise.all([runProcess(command, ['--voices']), runProcess(command, ['--voices=variant'])]).then(
+      ([l, v]) => ({
+        languages: table(l.toString('utf8'), (c) => ({ name: c[1], file: c[4] })),
+        variants: table(v.toString('utf8'), (c) => ({
+          name: c[4]?.replace(/^!v\//, ''),
+          file: c[4]?.replace(/^!v\//, ''),
+        })),
+      }),
+    );
     voices.catch(() => (voices = undefined));
     return voices;
   };
@@ -38,16 +43,32 @@ export function createEspeakEngine(options: EspeakOptions = {}): SpeechEngine {
       const { languages, variants } = await listVoices();
       const [lang = '', variant, ...rest] = voice.split('+');
       const l = languages.get(lang.toLowerCase());
-      if (!l) return { ok: false, problem: `unknown voice "${lang.slice(0, 40)}" (espeak-ng languages include ${sample(languages)})` };
+      if (!l)
+        return {
+          ok: false,
+          problem: `unknown voice "${lang.slice(0, 40)}" (espeak-ng languages include ${sample(languages)})`,
+        };
       if (rest.length) return { ok: false, problem: `at most one "+variant" (got "${voice.slice(0, 40)}")` };
       if (variant === undefined) return { ok: true, voice: l.name, engineVoice: l.file };
       const v = variants.get(variant.toLowerCase());
-      if (!v) return { ok: false, problem: `unknown voice variant "${variant.slice(0, 40)}" (variants include ${sample(variants)})` };
+      if (!v)
+        return {
+          ok: false,
+          problem: `unknown voice variant "${variant.slice(0, 40)}" (variants include ${sample(variants)})`,
+        };
       // The voice file, not the language code: espeak-ng ignores a variant after some codes ("en-gb+f3").
       return { ok: true, voice: `${l.name}+${v.name}`, engineVoice: `${l.file}+${v.file}` };
     },
     async synthesize(req: SpeechRequest, signal: AbortSignal) {
-      const args = ['-v', req.engineVoice ?? req.voice ?? options.defaultVoice ?? 'en-us', '-s', String(Math.round(BASE_WPM * req.speed)), '-p', String(req.pitch), '--stdout'];
+      const args = [
+        '-v',
+        req.engineVoice ?? req.voice ?? options.defaultVoice ?? 'en-us',
+        '-s',
+        String(Math.round(BASE_WPM * req.speed)),
+        '-p',
+        String(req.pitch),
+        '--stdout',
+      ];
       // The text goes on stdin: never parsed as options, no length limit of the command line.
       const wav = await runProcess(command, args, { stdin: req.text, signal });
       return fixWavSizes(wav);
@@ -61,7 +82,10 @@ interface Cell {
 }
 
 /** Lowercased name -> name and voice file, from `espeak-ng --voices` output (header line skipped). */
-function table(text: string, pick: (cells: string[]) => { name: string | undefined; file: string | undefined }): Map<string, Cell> {
+function table(
+  text: string,
+  pick: (cells: string[]) => { name: string | undefined; file: string | undefined },
+): Map<string, Cell> {
   const out = new Map<string, Cell>();
   for (const line of text.split('\n').slice(1)) {
     const { name, file } = pick(line.trim().split(/\s+/));
@@ -74,5 +98,8 @@ function sample(cells: Map<string, Cell>): string {
   const names = new Map([...cells].map(([k, c]) => [k, c.name]));
   const all = [...names.values()];
   const preferred = ['en-us', 'en-gb', 'fr-fr', 'de', 'es', 'f3', 'm3', 'klatt', 'whisper'].filter((n) => names.has(n));
-  return `${[...new Set([...preferred, ...all])].slice(0, 8).map((n) => `"${n}"`).join(', ')}, ... (${all.length} in all)`;
+  return `${[...new Set([...preferred, ...all])]
+    .slice(0, 8)
+    .map((n) => `"${n}"`)
+    .join(', ')}, ... (${all.length} in all)`;
 }

@@ -36,9 +36,13 @@ export function createTransformersEngine(options: TransformersEngineOptions): Sp
       const { env, pipeline } = await import('@huggingface/transformers');
       env.allowRemoteModels = options.allowRemote ?? true;
       env.allowLocalModels = true;
-      const tts = (await pipeline('text-to-speech', options.model, { dtype: options.dtype ?? 'fp32' }).catch((err: unknown) => {
-        throw new Error(`cannot load the text-to-speech model ${options.model}: ${err instanceof Error ? err.message : String(err)}`);
-      })) as unknown as Synthesizer;
+      const tts = (await pipeline('text-to-speech', options.model, { dtype: options.dtype ?? 'fp32' }).catch(
+        (err: unknown) => {
+          throw new Error(
+            `cannot load the text-to-speech model ${options.model}: ${err instanceof Error ? err.message : String(err)}`,
+          );
+        },
+      )) as unknown as Synthesizer;
       const s = options.speakerEmbeddings;
       if (s === undefined) return { tts };
       if (/^https?:/.test(s)) return { tts, speaker: s };
@@ -52,7 +56,9 @@ export function createTransformersEngine(options: TransformersEngineOptions): Sp
     name: `transformers.js ${options.model}`,
     defaultVoice: 'default',
     async checkVoice(voice) {
-      return voice === 'default' ? { ok: true, voice } : { ok: false, problem: `this model has one voice, "default" (got "${voice.slice(0, 40)}")` };
+      return voice === 'default'
+        ? { ok: true, voice }
+        : { ok: false, problem: `this model has one voice, "default" (got "${voice.slice(0, 40)}")` };
     },
     async synthesize(req: SpeechRequest, signal: AbortSignal) {
       const { tts, speaker } = await load();

@@ -9,7 +9,14 @@ import S3rver from 's3rver';
 export function useTempOutputDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'berth-image-worker-'));
   process.env['BERTH_OUTPUT_DIR'] = dir;
-  for (const k of ['BUCKET_ENDPOINT_URL', 'BUCKET_ACCESS_KEY_ID', 'BUCKET_SECRET_ACCESS_KEY', 'BERTH_URL', 'BERTH_WORKER_TOKEN']) delete process.env[k];
+  for (const k of [
+    'BUCKET_ENDPOINT_URL',
+    'BUCKET_ACCESS_KEY_ID',
+    'BUCKET_SECRET_ACCESS_KEY',
+    'BERTH_URL',
+    'BERTH_WORKER_TOKEN',
+  ])
+    delete process.env[k];
   return dir;
 }
 
@@ -26,9 +33,17 @@ export async function fetchOutput(url: string): Promise<Uint8Array> {
 }
 
 /** A real S3-compatible server (s3rver) on 127.0.0.1, a free port, with one bucket; credentials `S3RVER`. */
-export async function startS3rver(bucket: string): Promise<{ endpoint: string; [Symbol.asyncDispose](): Promise<void> }> {
+export async function startS3rver(
+  bucket: string,
+): Promise<{ endpoint: string; [Symbol.asyncDispose](): Promise<void> }> {
   const directory = mkdtempSync(join(tmpdir(), 'berth-s3rver-'));
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: [{ name: bucket, configs: [] }] });
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    configureBuckets: [{ name: bucket, configs: [] }],
+  });
   const addr = (await server.run()) as { port: number };
   return {
     endpoint: `http://127.0.0.1:${addr.port}`,

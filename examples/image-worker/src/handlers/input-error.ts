@@ -20,12 +20,16 @@ export class InputError extends UnrecoverableError {
  * the control plane's public-model validation treats it).
  */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
-  const cleaned = value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null)) : value;
+  const cleaned =
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null))
+      : value;
   const parsed = schema.safeParse(cleaned);
   if (parsed.success) return parsed.data;
   throw new InputError(
     parsed.error.issues.map((issue) => {
-      if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+      if (issue.code === 'unrecognized_keys')
+        return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
       return `${issue.path.map(String).join('.') || 'input'}: ${issue.message}`;
     }),
   );

@@ -13,7 +13,9 @@ describe('TextToImageInput steps', () => {
   });
 
   it('the same range for both names; unknown fields still refused', () => {
-    expect(() => parseInput(TextToImageInput, { prompt: 'x', steps: 0 })).toThrow(/steps: must be at least 1 \(got 0\)/);
+    expect(() => parseInput(TextToImageInput, { prompt: 'x', steps: 0 })).toThrow(
+      /steps: must be at least 1 \(got 0\)/,
+    );
     expect(() => parseInput(TextToImageInput, { prompt: 'x', stepz: 4 })).toThrow(/unknown field "stepz"/);
   });
 });

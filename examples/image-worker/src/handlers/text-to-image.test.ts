@@ -40,14 +40,26 @@ describe('text-to-image handler', () => {
   it('applies defaults (native size, png), loads the model once, and the same seed gives identical bytes', async () => {
     const a = await runJob(handler, { prompt, seed: 11, num_inference_steps: 8 });
     const b = await runJob(handler, { prompt, seed: 11, num_inference_steps: 8 });
-    const [ba, bb] = [await fetchOutput((a.output as { image_url: string }).image_url), await fetchOutput((b.output as { image_url: string }).image_url)];
+    const [ba, bb] = [
+      await fetchOutput((a.output as { image_url: string }).image_url),
+      await fetchOutput((b.output as { image_url: string }).image_url),
+    ];
     expect(Buffer.compare(ba, bb)).toBe(0);
     expect((await decode(ba)).width).toBe(64);
     expect(loads).toBe(1);
   });
 
   it('honours output_format and non-square sizes (null fields count as absent)', async () => {
-    const r = await runJob(handler, { prompt, width: 96, height: 48, output_format: 'webp', seed: 1, num_inference_steps: 8, negative_prompt: null, upscale: null });
+    const r = await runJob(handler, {
+      prompt,
+      width: 96,
+      height: 48,
+      output_format: 'webp',
+      seed: 1,
+      num_inference_steps: 8,
+      negative_prompt: null,
+      upscale: null,
+    });
     const img = await decode(await fetchOutput((r.output as { image_url: string }).image_url));
     expect([img.format, img.width, img.height]).toEqual(['webp', 96, 48]);
     expect((r.output as { image_url: string }).image_url).toMatch(/\.webp$/);
@@ -55,7 +67,13 @@ describe('text-to-image handler', () => {
 
   it('upscale: 2 and 4 give images larger than the native size that still follow the prompt', async () => {
     for (const scale of [2, 4] as const) {
-      const r = await runJob(handler, { prompt, seed: 3, num_inference_steps: 8, upscale: scale, output_format: 'jpeg' });
+      const r = await runJob(handler, {
+        prompt,
+        seed: 3,
+        num_inference_steps: 8,
+        upscale: scale,
+        output_format: 'jpeg',
+      });
       expect(r.status).toBe('COMPLETED');
       const img = await decode(await fetchOutput((r.output as { image_url: string }).image_url));
       expect([img.format, img.width, img.height]).toEqual(['jpeg', 64 * scale, 64 * scale]);

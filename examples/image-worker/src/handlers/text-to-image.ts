@@ -23,12 +23,21 @@ export interface TextToImageHandlerOptions {
 }
 
 /** Sizes a model accepts: multiples of its VAE factor from 8 latent cells up to twice its native size. */
-export function sizeLimits(model: Pick<DiffusionModel, 'vaeScaleFactor' | 'nativeSize'>): { min: number; max: number; multiple: number } {
+export function sizeLimits(model: Pick<DiffusionModel, 'vaeScaleFactor' | 'nativeSize'>): {
+  min: number;
+  max: number;
+  multiple: number;
+} {
   return { min: 8 * model.vaeScaleFactor, max: 2 * model.nativeSize, multiple: model.vaeScaleFactor };
 }
 
 /** What is wrong with one requested side (`width` or `height`), if anything; `tooLarge` is added to the range message. */
-export function sideProblem(model: Pick<DiffusionModel, 'vaeScaleFactor' | 'nativeSize'>, name: string, v: number, tooLarge = ''): string | undefined {
+export function sideProblem(
+  model: Pick<DiffusionModel, 'vaeScaleFactor' | 'nativeSize'>,
+  name: string,
+  v: number,
+  tooLarge = '',
+): string | undefined {
   const { min, max, multiple } = sizeLimits(model);
   if (v < min || v > max) return `${name}: must be from ${min} to ${max} for this model (got ${v})${tooLarge}`;
   if (v % multiple !== 0) return `${name}: must be a multiple of ${multiple}, the model's VAE scale factor (got ${v})`;
@@ -41,7 +50,9 @@ export function sideProblem(model: Pick<DiffusionModel, 'vaeScaleFactor' | 'nati
  *
  * @example start({ handler: createTextToImageHandler({ loadModel: () => loadDiffusionModel(dir) }) });
  */
-export function createTextToImageHandler(options: TextToImageHandlerOptions): (job: Job<unknown>) => Promise<{ image_url: string }> {
+export function createTextToImageHandler(
+  options: TextToImageHandlerOptions,
+): (job: Job<unknown>) => Promise<{ image_url: string }> {
   const getModel = lazyModel<DiffusionModel>(options.loadModel);
   const store = options.store ?? storeImage;
   return async (job) => {
@@ -51,7 +62,9 @@ export function createTextToImageHandler(options: TextToImageHandlerOptions): (j
     const width = input.width ?? m.nativeSize;
     const height = input.height ?? m.nativeSize;
     const hint = '; use "upscale" for larger images';
-    const problems = [sideProblem(m, 'width', width, hint), sideProblem(m, 'height', height, hint)].filter((p) => p !== undefined);
+    const problems = [sideProblem(m, 'width', width, hint), sideProblem(m, 'height', height, hint)].filter(
+      (p) => p !== undefined,
+    );
     if (problems.length) throw new InputError(problems);
 
     const seed = input.seed ?? randomSeed();
@@ -73,19 +86,32 @@ export function createTextToImageHandler(options: TextToImageHandlerOptions): (j
       {
         signal: job.signal,
         batchGuidance: options.batchGuidance ?? true,
-        onStep: (step, total) => job.progress({ stage: 'denoise', step, total, percent: Math.round((100 * step) / (total + stages)) }),
+        onStep: (step, total) =>
+          job.progress({ stage: 'denoise', step, total, percent: Math.round((100 * step) / (total + stages)) }),
       },
     );
     let out: { data: Uint8Array; width: number; height: number } = image;
     if (input.upscale && options.upscaler) {
       job.progress({ stage: 'upscale', scale: input.upscale });
-      const big = await options.upscaler.upscale(new RawImage(new Uint8ClampedArray(image.data), image.width, image.height, 3), input.upscale);
-      out = { data: new Uint8Array(big.data.buffer, big.data.byteOffset, big.data.length), width: big.width, height: big.height };
+      const big = await options.upscaler.upscale(
+        new RawImage(new Uint8ClampedArray(image.data), image.width, image.height, 3),
+        input.upscale,
+      );
+      out = {
+        data: new Uint8Array(big.data.buffer, big.data.byteOffset, big.data.length),
+        width: big.width,
+        height: big.height,
+      };
     }
     job.signal.throwIfAborted();
     const bytes = await encodeImage(out, input.output_format);
     const { url } = await store(job, bytes, input.output_format);
-    job.log.info('image stored', { seconds: Number(((performance.now() - started) / 1000).toFixed(3)), bytes: bytes.length, width: out.width, height: out.height });
+    job.log.info('image stored', {
+      seconds: Number(((performance.now() - started) / 1000).toFixed(3)),
+      bytes: bytes.length,
+      width: out.width,
+      height: out.height,
+    });
     return { image_url: url };
   };
 }

@@ -43,7 +43,7 @@ function psnr(a: Uint8Array, b: Uint8Array): number {
 }
 
 describe('upscale handler', () => {
-  it('x2 of a URL matches the model package\'s published result (PSNR)', async () => {
+  it("x2 of a URL matches the model package's published result (PSNR)", async () => {
     const r = await runJob(handler, { image: `${base}/flower.png`, scale: 2 });
     expect(r.status).toBe('COMPLETED');
     const out = await decode(await fetchOutput((r.output as { image_url: string }).image_url));
@@ -84,7 +84,11 @@ describe('upscale handler', () => {
   it('a URL that answers 404 or is not an image, and an image over the pixel limit, fail clearly', async () => {
     expect((await runJob(handler, { image: `${base}/missing.png` })).error).toMatch(/image URL answered HTTP 404/);
     expect((await runJob(handler, { image: `${base}/text` })).error).toMatch(/image could not be decoded/);
-    const big = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#808080' } }).png().toBuffer();
-    expect((await runJob(handler, { image: big.toString('base64') })).error).toMatch(/image is 300x300, larger than the 65536 pixels/);
+    const big = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#808080' } })
+      .png()
+      .toBuffer();
+    expect((await runJob(handler, { image: big.toString('base64') })).error).toMatch(
+      /image is 300x300, larger than the 65536 pixels/,
+    );
   });
 });

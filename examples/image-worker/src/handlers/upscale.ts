@@ -20,7 +20,9 @@ export interface UpscaleHandlerOptions {
  *
  * @example start({ handler: createUpscaleHandler({ upscaler: createUpscaler({ 2: x2Dir, 4: x4Dir }) }) });
  */
-export function createUpscaleHandler(options: UpscaleHandlerOptions): (job: Job<unknown>) => Promise<{ image_url: string }> {
+export function createUpscaleHandler(
+  options: UpscaleHandlerOptions,
+): (job: Job<unknown>) => Promise<{ image_url: string }> {
   const store = options.store ?? storeImage;
   return async (job) => {
     const input = parseInput(UpscaleInput, job.input);
@@ -35,9 +37,21 @@ export function createUpscaleHandler(options: UpscaleHandlerOptions): (job: Job<
     const started = performance.now();
     const big = await options.upscaler.upscale(image, input.scale);
     job.signal.throwIfAborted();
-    const bytes = await encodeImage({ data: new Uint8Array(big.data.buffer, big.data.byteOffset, big.data.length), width: big.width, height: big.height }, input.output_format);
+    const bytes = await encodeImage(
+      {
+        data: new Uint8Array(big.data.buffer, big.data.byteOffset, big.data.length),
+        width: big.width,
+        height: big.height,
+      },
+      input.output_format,
+    );
     const { url } = await store(job, bytes, input.output_format);
-    job.log.info('upscaled', { scale: input.scale, from: `${image.width}x${image.height}`, to: `${big.width}x${big.height}`, seconds: Number(((performance.now() - started) / 1000).toFixed(3)) });
+    job.log.info('upscaled', {
+      scale: input.scale,
+      from: `${image.width}x${image.height}`,
+      to: `${big.width}x${big.height}`,
+      seconds: Number(((performance.now() - started) / 1000).toFixed(3)),
+    });
     return { image_url: url };
   };
 }

@@ -45,13 +45,22 @@ export function nearestColour(r: number, g: number, b: number): ColourName {
  * Splits an image into background (the colour most common along the border) and shape (every other pixel), and
  * reports the dominant colour and its share in each.
  */
-export function analyseScene(img: Decoded): { background: ColourName; backgroundShare: number; shape: ColourName; shapeShare: number; shapePixels: number } {
+export function analyseScene(img: Decoded): {
+  background: ColourName;
+  backgroundShare: number;
+  shape: ColourName;
+  shapeShare: number;
+  shapePixels: number;
+} {
   const { data, width, height } = img;
   const classes: ColourName[] = [];
-  for (let p = 0; p < width * height; p++) classes.push(nearestColour(data[p * 3] as number, data[p * 3 + 1] as number, data[p * 3 + 2] as number));
+  for (let p = 0; p < width * height; p++)
+    classes.push(nearestColour(data[p * 3] as number, data[p * 3 + 1] as number, data[p * 3 + 2] as number));
   const border: ColourName[] = [];
-  for (let x = 0; x < width; x++) border.push(classes[x] as ColourName, classes[(height - 1) * width + x] as ColourName);
-  for (let y = 0; y < height; y++) border.push(classes[y * width] as ColourName, classes[y * width + width - 1] as ColourName);
+  for (let x = 0; x < width; x++)
+    border.push(classes[x] as ColourName, classes[(height - 1) * width + x] as ColourName);
+  for (let y = 0; y < height; y++)
+    border.push(classes[y * width] as ColourName, classes[y * width + width - 1] as ColourName);
   const [background, backgroundBorderCount] = mostCommon(border);
   const shapeClasses = classes.filter((c) => c !== background);
   const [shape, shapeCount] = mostCommon(shapeClasses);

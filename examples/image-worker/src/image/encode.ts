@@ -13,7 +13,10 @@ export const CONTENT_TYPES: Record<OutputFormat, string> = { png: 'image/png', w
  *
  * @example const png = await encodeImage({ data, width: 64, height: 64 }, 'png');
  */
-export async function encodeImage(image: { data: Uint8Array; width: number; height: number; channels?: 3 | 4 }, format: OutputFormat): Promise<Uint8Array> {
+export async function encodeImage(
+  image: { data: Uint8Array; width: number; height: number; channels?: 3 | 4 },
+  format: OutputFormat,
+): Promise<Uint8Array> {
   const img = sharp(image.data, { raw: { width: image.width, height: image.height, channels: image.channels ?? 3 } });
   const out = format === 'png' ? img.png() : format === 'webp' ? img.webp({ quality: 90 }) : img.jpeg({ quality: 90 });
   return new Uint8Array(await out.toBuffer());

@@ -4,7 +4,13 @@ import { dirname, join } from 'node:path';
 
 /** Files of an Optimum ONNX Stable Diffusion export that the pipeline reads. */
 export const DIFFUSION_FILES = {
-  required: ['model_index.json', 'scheduler/scheduler_config.json', 'text_encoder/model.onnx', 'unet/model.onnx', 'vae_decoder/model.onnx'],
+  required: [
+    'model_index.json',
+    'scheduler/scheduler_config.json',
+    'text_encoder/model.onnx',
+    'unet/model.onnx',
+    'vae_decoder/model.onnx',
+  ],
   optional: [
     'text_encoder/config.json',
     'unet/config.json',
@@ -41,17 +47,27 @@ export interface HubOptions {
  * @throws Error naming the missing file, or saying remote loading is off.
  * @example const dir = await ensureModelFolder('schmuell/sd-turbo-ort-web', DIFFUSION_FILES);
  */
-export async function ensureModelFolder(location: string, files: { required: string[]; optional: string[] }, options: HubOptions = {}): Promise<string> {
+export async function ensureModelFolder(
+  location: string,
+  files: { required: string[]; optional: string[] },
+  options: HubOptions = {},
+): Promise<string> {
   if (existsSync(location) && statSync(location).isDirectory()) return location;
   if (location.startsWith('/') || location.startsWith('.') || !/^[\w.-]+\/[\w.-]+$/.test(location)) {
     throw new Error(`model folder not found: ${location}`);
   }
   if (options.allowRemote === false) {
-    throw new Error(`model ${location} is not a local folder and remote loading is off (BERTH_MODELS_DIR or HF_HUB_OFFLINE is set)`);
+    throw new Error(
+      `model ${location} is not a local folder and remote loading is off (BERTH_MODELS_DIR or HF_HUB_OFFLINE is set)`,
+    );
   }
   const endpoint = (options.endpoint ?? process.env['HF_ENDPOINT'] ?? 'https://huggingface.co').replace(/\/+$/, '');
   const revision = options.revision ?? 'main';
-  const root = join(options.cacheDir ?? process.env['BERTH_HUB_CACHE'] ?? join(homedir(), '.cache', 'berth', 'hub'), location, revision);
+  const root = join(
+    options.cacheDir ?? process.env['BERTH_HUB_CACHE'] ?? join(homedir(), '.cache', 'berth', 'hub'),
+    location,
+    revision,
+  );
   const fetchOne = async (file: string, required: boolean): Promise<void> => {
     const target = join(root, file);
     if (existsSync(target)) return;

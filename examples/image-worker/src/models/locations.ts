@@ -41,9 +41,11 @@ export interface ModelLocations {
  */
 export function resolveModelLocations(env: NodeJS.ProcessEnv = process.env): ModelLocations {
   const dir = env['BERTH_MODELS_DIR']?.trim() || undefined;
-  const pick = (name: string, local: string, hub: string): string => env[name]?.trim() || (dir ? join(dir, local) : hub);
+  const pick = (name: string, local: string, hub: string): string =>
+    env[name]?.trim() || (dir ? join(dir, local) : hub);
   const image = pick('IMAGE_MODEL', 'tiny-sd', HUB_DEFAULTS.image);
-  const tokenizer = env['IMAGE_TOKENIZER']?.trim() || (image === HUB_DEFAULTS.image ? HUB_DEFAULTS.tokenizer : undefined);
+  const tokenizer =
+    env['IMAGE_TOKENIZER']?.trim() || (image === HUB_DEFAULTS.image ? HUB_DEFAULTS.tokenizer : undefined);
   return {
     image,
     tokenizer,
@@ -59,6 +61,7 @@ export function resolveModelLocations(env: NodeJS.ProcessEnv = process.env): Mod
 function threadsOf(value: string | undefined): number | undefined {
   if (value === undefined || value.trim() === '') return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 64) throw new Error(`IMAGE_THREADS must be a whole number from 1 to 64 (got ${JSON.stringify(value)})`);
+  if (!Number.isInteger(n) || n < 1 || n > 64)
+    throw new Error(`IMAGE_THREADS must be a whole number from 1 to 64 (got ${JSON.stringify(value)})`);
   return n;
 }

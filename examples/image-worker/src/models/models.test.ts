@@ -27,11 +27,22 @@ describe('resolveModelLocations', () => {
       allowRemote: true,
       threads: undefined,
     });
-    const env = { BERTH_MODELS_DIR: '/m', IMAGE_MODEL: '/sd-turbo', IMAGE_TOKENIZER: '/tok', UPSCALER_X4_MODEL: 'org/x4' };
-    expect(resolveModelLocations(env)).toMatchObject({ image: '/sd-turbo', tokenizer: '/tok', upscale: { 2: '/m/esrgan-x2', 4: 'org/x4' } });
+    const env = {
+      BERTH_MODELS_DIR: '/m',
+      IMAGE_MODEL: '/sd-turbo',
+      IMAGE_TOKENIZER: '/tok',
+      UPSCALER_X4_MODEL: 'org/x4',
+    };
+    expect(resolveModelLocations(env)).toMatchObject({
+      image: '/sd-turbo',
+      tokenizer: '/tok',
+      upscale: { 2: '/m/esrgan-x2', 4: 'org/x4' },
+    });
     expect(resolveModelLocations({ HF_HUB_OFFLINE: '1' }).allowRemote).toBe(false);
     expect(resolveModelLocations({ IMAGE_THREADS: '2' }).threads).toBe(2);
-    expect(() => resolveModelLocations({ IMAGE_THREADS: 'many' })).toThrow(/IMAGE_THREADS must be a whole number from 1 to 64 \(got "many"\)/);
+    expect(() => resolveModelLocations({ IMAGE_THREADS: 'many' })).toThrow(
+      /IMAGE_THREADS must be a whole number from 1 to 64 \(got "many"\)/,
+    );
   });
 });
 
@@ -47,7 +58,8 @@ describe('ensureModelFolder', () => {
       requests.push(req.url ?? '');
       const m = /^\/test-org\/tiny-sd\/resolve\/main\/(.+)$/.exec(req.url ?? '');
       const file = m ? join(modelsDir, 'tiny-sd', decodeURIComponent(m[1] as string)) : '';
-      if (file && !file.includes('..') && existsSync(file) && statSync(file).isFile()) res.writeHead(200).end(readFileSync(file));
+      if (file && !file.includes('..') && existsSync(file) && statSync(file).isFile())
+        res.writeHead(200).end(readFileSync(file));
       else res.writeHead(404).end();
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -59,24 +71,38 @@ describe('ensureModelFolder', () => {
   });
 
   it('returns an existing folder as it is', async () => {
-    expect(await ensureModelFolder(join(modelsDir, 'tiny-sd'), DIFFUSION_FILES, { allowRemote: false })).toBe(join(modelsDir, 'tiny-sd'));
+    expect(await ensureModelFolder(join(modelsDir, 'tiny-sd'), DIFFUSION_FILES, { allowRemote: false })).toBe(
+      join(modelsDir, 'tiny-sd'),
+    );
   });
 
   it('downloads a hub repo once (optional files skipped on 404) into a folder the pipeline loads', async () => {
     const files: string[] = [];
-    const dir = await ensureModelFolder('test-org/tiny-sd', DIFFUSION_FILES, { endpoint, cacheDir, onFile: (f) => files.push(f) });
+    const dir = await ensureModelFolder('test-org/tiny-sd', DIFFUSION_FILES, {
+      endpoint,
+      cacheDir,
+      onFile: (f) => files.push(f),
+    });
     expect(files).toEqual(expect.arrayContaining(['model_index.json', 'unet/model.onnx', 'tokenizer/tokenizer.json']));
     expect(files).not.toContain('unet/model.onnx_data');
     const model = await loadDiffusionModel(dir);
     expect(model.nativeSize).toBe(64);
     const before = requests.length;
     await ensureModelFolder('test-org/tiny-sd', DIFFUSION_FILES, { endpoint, cacheDir });
-    expect(requests.length - before).toBe(DIFFUSION_FILES.optional.length - files.filter((f) => DIFFUSION_FILES.optional.includes(f)).length);
+    expect(requests.length - before).toBe(
+      DIFFUSION_FILES.optional.length - files.filter((f) => DIFFUSION_FILES.optional.includes(f)).length,
+    );
   });
 
   it('fails clearly: remote off, missing required file, not a hub id', async () => {
-    await expect(ensureModelFolder('test-org/tiny-sd', DIFFUSION_FILES, { allowRemote: false, cacheDir })).rejects.toThrow(/remote loading is off/);
-    await expect(ensureModelFolder('test-org/other', DIFFUSION_FILES, { endpoint, cacheDir })).rejects.toThrow(/downloading test-org\/other\/model_index\.json: HTTP 404/);
-    await expect(ensureModelFolder('/no/such/folder', DIFFUSION_FILES, { endpoint, cacheDir })).rejects.toThrow(/model folder not found/);
+    await expect(
+      ensureModelFolder('test-org/tiny-sd', DIFFUSION_FILES, { allowRemote: false, cacheDir }),
+    ).rejects.toThrow(/remote loading is off/);
+    await expect(ensureModelFolder('test-org/other', DIFFUSION_FILES, { endpoint, cacheDir })).rejects.toThrow(
+      /downloading test-org\/other\/model_index\.json: HTTP 404/,
+    );
+    await expect(ensureModelFolder('/no/such/folder', DIFFUSION_FILES, { endpoint, cacheDir })).rejects.toThrow(
+      /model folder not found/,
+    );
   });
 });

@@ -29,7 +29,8 @@ export function randomSeed(): number {
 
 /** xoshiro128** over 32-bit words; returns unsigned 32-bit integers. */
 function xoshiro128ss(seed: number): () => number {
-  if (!Number.isSafeInteger(seed) || seed < 0) throw new RangeError(`seed must be a whole number from 0 to ${MAX_SEED} (got ${seed})`);
+  if (!Number.isSafeInteger(seed) || seed < 0)
+    throw new RangeError(`seed must be a whole number from 0 to ${MAX_SEED} (got ${seed})`);
   let sm = (seed >>> 0) ^ Math.imul(Math.floor(seed / 4294967296) >>> 0, 0x9e3779b9);
   const splitmix32 = (): number => {
     sm = (sm + 0x9e3779b9) | 0;

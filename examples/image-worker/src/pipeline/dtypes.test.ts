@@ -14,7 +14,13 @@ import { onnxModel, type GraphValue } from './onnx-graph.test-helpers.js';
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-async function withUnet(timestep: GraphValue, floatType: 'float16' | 'float32'): Promise<{ model: DiffusionModel; feeds: Record<string, { type: string; dims: readonly number[]; first: number | bigint }>[] }> {
+async function withUnet(
+  timestep: GraphValue,
+  floatType: 'float16' | 'float32',
+): Promise<{
+  model: DiffusionModel;
+  feeds: Record<string, { type: string; dims: readonly number[]; first: number | bigint }>[];
+}> {
   const dir = mkdtempSync(join(tmpdir(), 'berth-fake-sd-'));
   dirs.push(dir);
   cpSync(join(modelsDir, 'tiny-sd'), dir, { recursive: true });
@@ -31,14 +37,28 @@ async function withUnet(timestep: GraphValue, floatType: 'float16' | 'float32'):
   const run = model.unet.run.bind(model.unet);
   const recording = Object.assign(Object.create(model.unet) as ort.InferenceSession, {
     run: (f: Record<string, ort.Tensor>) => {
-      feeds.push(Object.fromEntries(Object.entries(f).map(([k, t]) => [k, { type: t.type, dims: t.dims, first: (t.data as ArrayLike<number | bigint>)[0] as number | bigint }])));
+      feeds.push(
+        Object.fromEntries(
+          Object.entries(f).map(([k, t]) => [
+            k,
+            { type: t.type, dims: t.dims, first: (t.data as ArrayLike<number | bigint>)[0] as number | bigint },
+          ]),
+        ),
+      );
       return run(f);
     },
   });
   return { model: { ...model, unet: recording }, feeds };
 }
 
-const params = { prompt: 'a big red circle on a blue background', width: 64, height: 64, steps: 3, guidance: 5, seed: 1 };
+const params = {
+  prompt: 'a big red circle on a blue background',
+  width: 64,
+  height: 64,
+  steps: 3,
+  guidance: 5,
+  seed: 1,
+};
 
 describe('dtypes follow the UNet input metadata', () => {
   it('float16 sample and hidden states, a float32 scalar timestep', async () => {
@@ -63,7 +83,10 @@ describe('dtypes follow the UNet input metadata', () => {
 
   it('tiny-sd itself: int64 timestep of symbolic length is given as [1]', async () => {
     const model = await loadDiffusionModel(join(modelsDir, 'tiny-sd'));
-    expect(model.unet.inputMetadata.find((m) => m.name === 'timestep')).toMatchObject({ type: 'int64', shape: ['steps'] });
+    expect(model.unet.inputMetadata.find((m) => m.name === 'timestep')).toMatchObject({
+      type: 'int64',
+      shape: ['steps'],
+    });
     const fake = await withUnet({ name: 'timestep', type: 'int64', shape: ['steps'] }, 'float32');
     await generateImage(fake.model, params);
     expect(fake.feeds[0]).toMatchObject({ timestep: { type: 'int64', dims: [1], first: 667n } });
@@ -72,7 +95,11 @@ describe('dtypes follow the UNet input metadata', () => {
   it('a UNet needing inputs the pipeline does not provide (SDXL) fails clearly', async () => {
     const { model } = await withUnet({ name: 'timestep', type: 'int64', shape: [1] }, 'float32');
     const original = model.unet;
-    const sdxl = Object.defineProperty(Object.create(original) as ort.InferenceSession, 'inputNames', { value: [...original.inputNames, 'text_embeds', 'time_ids'] });
-    await expect(generateImage({ ...model, unet: sdxl }, params)).rejects.toThrow(/needs inputs this pipeline does not provide: text_embeds, time_ids/);
+    const sdxl = Object.defineProperty(Object.create(original) as ort.InferenceSession, 'inputNames', {
+      value: [...original.inputNames, 'text_embeds', 'time_ids'],
+    });
+    await expect(generateImage({ ...model, unet: sdxl }, params)).rejects.toThrow(
+      /needs inputs this pipeline does not provide: text_embeds, time_ids/,
+    );
   });
 });

@@ -11,8 +11,16 @@ beforeAll(async () => {
   model = await loadDiffusionModel(join(modelsDir, 'tiny-sd'));
 });
 
-const base: GenerateParams = { prompt: 'a big red circle on a blue background', width: 64, height: 64, steps: 20, guidance: 5, seed: 1 };
-const png = async (params: Partial<GenerateParams> = {}) => encodeImage(await generateImage(model, { ...base, ...params }), 'png');
+const base: GenerateParams = {
+  prompt: 'a big red circle on a blue background',
+  width: 64,
+  height: 64,
+  steps: 20,
+  guidance: 5,
+  seed: 1,
+};
+const png = async (params: Partial<GenerateParams> = {}) =>
+  encodeImage(await generateImage(model, { ...base, ...params }), 'png');
 
 describe('loadDiffusionModel (tiny-sd)', () => {
   it('reads sizes and factors from the part configs', () => {
@@ -22,7 +30,9 @@ describe('loadDiffusionModel (tiny-sd)', () => {
   });
 
   it('names what is missing in a folder that is not an export', async () => {
-    await expect(loadDiffusionModel(join(modelsDir, 'esrgan-x2'))).rejects.toThrow(/model_index\.json is missing|is missing/);
+    await expect(loadDiffusionModel(join(modelsDir, 'esrgan-x2'))).rejects.toThrow(
+      /model_index\.json is missing|is missing/,
+    );
   });
 });
 
@@ -44,7 +54,11 @@ describe('generateImage (tiny-sd)', () => {
   });
 
   it('the same seed gives identical bytes; another seed a different image', async () => {
-    const [a, b, c] = [await png({ seed: 7, steps: 10 }), await png({ seed: 7, steps: 10 }), await png({ seed: 8, steps: 10 })];
+    const [a, b, c] = [
+      await png({ seed: 7, steps: 10 }),
+      await png({ seed: 7, steps: 10 }),
+      await png({ seed: 8, steps: 10 }),
+    ];
     expect(Buffer.compare(a, b)).toBe(0);
     expect(Buffer.compare(a, c)).not.toBe(0);
   });
@@ -69,7 +83,8 @@ describe('generateImage (tiny-sd)', () => {
     const batched = await generateImage(model, base, { batchGuidance: true });
     const separate = await generateImage(model, base, { batchGuidance: false });
     let maxDiff = 0;
-    for (let i = 0; i < batched.data.length; i++) maxDiff = Math.max(maxDiff, Math.abs((batched.data[i] as number) - (separate.data[i] as number)));
+    for (let i = 0; i < batched.data.length; i++)
+      maxDiff = Math.max(maxDiff, Math.abs((batched.data[i] as number) - (separate.data[i] as number)));
     expect(maxDiff).toBeLessThanOrEqual(2);
   });
 
@@ -90,13 +105,21 @@ describe('generateImage (tiny-sd)', () => {
 
   it('the negative prompt is the unconditional branch: it changes the image', async () => {
     const plain = await generateImage(model, { ...base, steps: 8 });
-    const negative = await generateImage(model, { ...base, steps: 8, negativePrompt: 'a small green square on a yellow background' });
+    const negative = await generateImage(model, {
+      ...base,
+      steps: 8,
+      negativePrompt: 'a small green square on a yellow background',
+    });
     expect(Buffer.compare(plain.data, negative.data)).not.toBe(0);
     expect(analyseScene({ ...negative, format: 'raw' }).shape).toBe('red');
   });
 
   it('DDIM also follows the prompt', async () => {
-    const img = await generateImage(model, { ...base, scheduler: 'ddim', prompt: 'a big green triangle on a white background' });
+    const img = await generateImage(model, {
+      ...base,
+      scheduler: 'ddim',
+      prompt: 'a big green triangle on a white background',
+    });
     const scene = analyseScene({ ...img, format: 'raw' });
     expect([scene.shape, scene.background]).toEqual(['green', 'white']);
   });
@@ -106,7 +129,11 @@ describe('generateImage (tiny-sd)', () => {
     await generateImage(model, { ...base, steps: 5 }, { onStep: (s, t) => steps.push(`${s}/${t}`) });
     expect(steps).toEqual(['1/5', '2/5', '3/5', '4/5', '5/5']);
     const controller = new AbortController();
-    const run = generateImage(model, { ...base, steps: 50 }, { signal: controller.signal, onStep: (s) => s === 3 && controller.abort(new Error('stop')) });
+    const run = generateImage(
+      model,
+      { ...base, steps: 50 },
+      { signal: controller.signal, onStep: (s) => s === 3 && controller.abort(new Error('stop')) },
+    );
     await expect(run).rejects.toThrow('stop');
   });
 });

@@ -54,7 +54,11 @@ export interface RgbImage {
  *
  * @example const { data, width, height } = await generateImage(model, { prompt: 'a big red circle on a blue background', width: 64, height: 64, steps: 20, guidance: 5, seed: 1 });
  */
-export async function generateImage(model: DiffusionModel, params: GenerateParams, options: GenerateOptions = {}): Promise<RgbImage> {
+export async function generateImage(
+  model: DiffusionModel,
+  params: GenerateParams,
+  options: GenerateOptions = {},
+): Promise<RgbImage> {
   const f = model.vaeScaleFactor;
   if (params.width % f !== 0 || params.height % f !== 0) {
     throw new RangeError(`width and height must be multiples of ${f} (got ${params.width}x${params.height})`);
@@ -63,7 +67,8 @@ export async function generateImage(model: DiffusionModel, params: GenerateParam
   const batchGuidance = options.batchGuidance ?? true;
   const texts = guided ? [params.negativePrompt ?? '', params.prompt] : [params.prompt];
   const embeddings = options.embeddings ?? (await encodeText(model, texts));
-  if (embeddings.dims[0] !== texts.length) throw new RangeError(`embeddings must hold ${texts.length} prompt(s) (got ${embeddings.dims[0]})`);
+  if (embeddings.dims[0] !== texts.length)
+    throw new RangeError(`embeddings must hold ${texts.length} prompt(s) (got ${embeddings.dims[0]})`);
   const perPrompt = embeddings.data.length / texts.length;
 
   const h = params.height / f;
@@ -71,7 +76,8 @@ export async function generateImage(model: DiffusionModel, params: GenerateParam
   const c = model.latentChannels;
   const size = c * h * w;
   const scheduler = createScheduler(model.scheduler, params.steps, params.scheduler);
-  if (options.noise && options.noise.length !== size) throw new RangeError(`noise must hold ${size} values (got ${options.noise.length})`);
+  if (options.noise && options.noise.length !== size)
+    throw new RangeError(`noise must hold ${size} values (got ${options.noise.length})`);
   let latents = options.noise ? Float32Array.from(options.noise) : gaussianNoise(size, params.seed);
   for (let j = 0; j < size; j++) latents[j] = (latents[j] as number) * scheduler.initNoiseSigma;
 
@@ -88,7 +94,14 @@ export async function generateImage(model: DiffusionModel, params: GenerateParam
       const both = new Float32Array(size * 2);
       both.set(input, 0);
       both.set(input, size);
-      const out = await runUnet(model, both, 2, t, embeddings.data, embeddings.dims, { h, w, c, sampleType, hiddenType, unetOut });
+      const out = await runUnet(model, both, 2, t, embeddings.data, embeddings.dims, {
+        h,
+        w,
+        c,
+        sampleType,
+        hiddenType,
+        unetOut,
+      });
       noise = new Float32Array(size);
       for (let j = 0; j < size; j++) {
         const u = out[j] as number;
@@ -96,12 +109,34 @@ export async function generateImage(model: DiffusionModel, params: GenerateParam
       }
     } else if (guided) {
       const dims1 = [1, ...embeddings.dims.slice(1)];
-      const uncond = await runUnet(model, input, 1, t, embeddings.data.subarray(0, perPrompt), dims1, { h, w, c, sampleType, hiddenType, unetOut });
-      const cond = await runUnet(model, input, 1, t, embeddings.data.subarray(perPrompt), dims1, { h, w, c, sampleType, hiddenType, unetOut });
+      const uncond = await runUnet(model, input, 1, t, embeddings.data.subarray(0, perPrompt), dims1, {
+        h,
+        w,
+        c,
+        sampleType,
+        hiddenType,
+        unetOut,
+      });
+      const cond = await runUnet(model, input, 1, t, embeddings.data.subarray(perPrompt), dims1, {
+        h,
+        w,
+        c,
+        sampleType,
+        hiddenType,
+        unetOut,
+      });
       noise = new Float32Array(size);
-      for (let j = 0; j < size; j++) noise[j] = (uncond[j] as number) + params.guidance * ((cond[j] as number) - (uncond[j] as number));
+      for (let j = 0; j < size; j++)
+        noise[j] = (uncond[j] as number) + params.guidance * ((cond[j] as number) - (uncond[j] as number));
     } else {
-      noise = await runUnet(model, input, 1, t, embeddings.data, embeddings.dims, { h, w, c, sampleType, hiddenType, unetOut });
+      noise = await runUnet(model, input, 1, t, embeddings.data, embeddings.dims, {
+        h,
+        w,
+        c,
+        sampleType,
+        hiddenType,
+        unetOut,
+      });
     }
     latents = scheduler.step(noise, i, latents);
     options.onStep?.(i + 1, total);
@@ -116,7 +151,9 @@ export async function encodeText(model: DiffusionModel, texts: string[]): Promis
     input_ids: { data: ArrayLike<bigint | number>; dims: number[] };
   };
   const ids = Array.from(encoded.input_ids.data, Number);
-  const name = model.textEncoder.inputNames.includes('input_ids') ? 'input_ids' : (model.textEncoder.inputNames[0] as string);
+  const name = model.textEncoder.inputNames.includes('input_ids')
+    ? 'input_ids'
+    : (model.textEncoder.inputNames[0] as string);
   const feeds = { [name]: toTensor(inputType(model.textEncoder, name), ids, encoded.input_ids.dims) };
   const out = await model.textEncoder.run(feeds);
   const hidden = out['last_hidden_state'] ?? out[model.textEncoder.outputNames[0] as string];
@@ -133,14 +170,25 @@ interface UnetShape {
   unetOut: string;
 }
 
-async function runUnet(model: DiffusionModel, sample: Float32Array, batch: number, t: number, hidden: Float32Array, hiddenDims: readonly number[], s: UnetShape): Promise<Float32Array> {
+async function runUnet(
+  model: DiffusionModel,
+  sample: Float32Array,
+  batch: number,
+  t: number,
+  hidden: Float32Array,
+  hiddenDims: readonly number[],
+  s: UnetShape,
+): Promise<Float32Array> {
   const feeds: Record<string, ort.Tensor> = {
     sample: toTensor(s.sampleType, sample, [batch, s.c, s.h, s.w]),
     timestep: timestepTensor(model.unet, t, batch),
     encoder_hidden_states: toTensor(s.hiddenType, hidden, hiddenDims),
   };
   const missing = model.unet.inputNames.filter((n) => !(n in feeds));
-  if (missing.length) throw new Error(`the UNet needs inputs this pipeline does not provide: ${missing.join(', ')} (SDXL-style models are not supported)`);
+  if (missing.length)
+    throw new Error(
+      `the UNet needs inputs this pipeline does not provide: ${missing.join(', ')} (SDXL-style models are not supported)`,
+    );
   const out = await model.unet.run(feeds);
   return toFloat32(out[s.unetOut] as ort.Tensor);
 }
@@ -163,7 +211,9 @@ async function decodeLatents(model: DiffusionModel, latents: Float32Array, h: nu
   const scaled = new Float32Array(latents.length);
   for (let j = 0; j < latents.length; j++) scaled[j] = (latents[j] as number) / model.scalingFactor;
   const name = model.vaeDecoder.inputNames[0] as string;
-  const out = await model.vaeDecoder.run({ [name]: toTensor(inputType(model.vaeDecoder, name), scaled, [1, model.latentChannels, h, w]) });
+  const out = await model.vaeDecoder.run({
+    [name]: toTensor(inputType(model.vaeDecoder, name), scaled, [1, model.latentChannels, h, w]),
+  });
   const sample = out[model.vaeDecoder.outputNames[0] as string] as ort.Tensor;
   const [, channels, height, width] = sample.dims as [number, number, number, number];
   if (channels !== 3) throw new Error(`the VAE decoder returned ${channels} channels, expected 3`);

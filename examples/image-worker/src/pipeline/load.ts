@@ -47,12 +47,16 @@ export async function loadDiffusionModel(dir: string, options: LoadDiffusionOpti
   const index = readJson(dir, 'model_index.json');
   for (const part of ['text_encoder', 'unet', 'vae_decoder']) {
     if (!existsSync(join(dir, part, 'model.onnx'))) {
-      throw new Error(`${dir} is not an ONNX Stable Diffusion folder: ${part}/model.onnx is missing (export one with optimum-cli, see the image-worker README)`);
+      throw new Error(
+        `${dir} is not an ONNX Stable Diffusion folder: ${part}/model.onnx is missing (export one with optimum-cli, see the image-worker README)`,
+      );
     }
   }
   const pipelineClass = typeof index['_class_name'] === 'string' ? index['_class_name'] : '';
   if (/XL|Flux|SD3|StableDiffusion3/i.test(pipelineClass)) {
-    throw new Error(`${pipelineClass} is not supported: this pipeline runs Stable Diffusion 1.x/2.x-style models (one text encoder)`);
+    throw new Error(
+      `${pipelineClass} is not supported: this pipeline runs Stable Diffusion 1.x/2.x-style models (one text encoder)`,
+    );
   }
   const scheduler = parseSchedulerConfig(readJson(dir, 'scheduler/scheduler_config.json'));
   const unetConfig = readJson(dir, 'unet/config.json', {});
@@ -64,11 +68,15 @@ export async function loadDiffusionModel(dir: string, options: LoadDiffusionOpti
 
   const tokenizerPath = options.tokenizer ?? join(dir, 'tokenizer');
   const tokenizer = await AutoTokenizer.from_pretrained(tokenizerPath).catch((err: unknown) => {
-    throw new Error(`cannot load the tokenizer from ${tokenizerPath} (it needs tokenizer.json; pass a tokenizer with one): ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(
+      `cannot load the tokenizer from ${tokenizerPath} (it needs tokenizer.json; pass a tokenizer with one): ${err instanceof Error ? err.message : String(err)}`,
+    );
   });
   const sessionOptions = options.sessionOptions ?? { executionProviders: ['cpu'], graphOptimizationLevel: 'all' };
   const [textEncoder, unet, vaeDecoder] = await Promise.all(
-    ['text_encoder', 'unet', 'vae_decoder'].map((part) => ort.InferenceSession.create(join(dir, part, 'model.onnx'), sessionOptions)),
+    ['text_encoder', 'unet', 'vae_decoder'].map((part) =>
+      ort.InferenceSession.create(join(dir, part, 'model.onnx'), sessionOptions),
+    ),
   );
   const maxLength = Math.min(
     numberOr((tokenizer as unknown as { model_max_length?: unknown }).model_max_length, Infinity),
@@ -97,7 +105,8 @@ function readJson(dir: string, file: string, fallback?: Record<string, unknown>)
     throw new Error(`${dir} is not an ONNX Stable Diffusion folder: ${file} is missing`);
   }
   const value: unknown = JSON.parse(readFileSync(path, 'utf8'));
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error(`${path} must hold a JSON object`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new Error(`${path} must hold a JSON object`);
   return value as Record<string, unknown>;
 }
 

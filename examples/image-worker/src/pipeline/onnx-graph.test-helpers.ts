@@ -21,12 +21,22 @@ export interface GraphNode {
 /** A ModelProto (IR 8, opset 17) with the given inputs, outputs and nodes, and no initializers. */
 export function onnxModel(inputs: GraphValue[], outputs: GraphValue[], nodes: GraphNode[]): Uint8Array {
   const graph = concat(
-    ...nodes.map((n, i) => field(1, concat(...n.inputs.map((s) => str(1, s)), ...n.outputs.map((s) => str(2, s)), str(3, `n${i}`), str(4, n.op)))),
+    ...nodes.map((n, i) =>
+      field(
+        1,
+        concat(...n.inputs.map((s) => str(1, s)), ...n.outputs.map((s) => str(2, s)), str(3, `n${i}`), str(4, n.op)),
+      ),
+    ),
     str(2, 'test-graph'),
     ...inputs.map((v) => field(11, valueInfo(v))),
     ...outputs.map((v) => field(12, valueInfo(v))),
   );
-  return concat(varintField(1, 8), str(2, 'berth-test'), field(7, graph), field(8, concat(str(1, ''), varintField(2, 17))));
+  return concat(
+    varintField(1, 8),
+    str(2, 'berth-test'),
+    field(7, graph),
+    field(8, concat(str(1, ''), varintField(2, 17))),
+  );
 }
 
 function valueInfo(v: GraphValue): Uint8Array {

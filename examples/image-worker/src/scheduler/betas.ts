@@ -4,7 +4,8 @@ import type { SchedulerConfig } from './config.js';
 export function betas(config: SchedulerConfig): Float64Array {
   const n = config.num_train_timesteps;
   if (config.trained_betas) {
-    if (config.trained_betas.length !== n) throw new Error(`trained_betas has ${config.trained_betas.length} values, num_train_timesteps is ${n}`);
+    if (config.trained_betas.length !== n)
+      throw new Error(`trained_betas has ${config.trained_betas.length} values, num_train_timesteps is ${n}`);
     return Float64Array.from(config.trained_betas);
   }
   const out = new Float64Array(n);
@@ -13,7 +14,8 @@ export function betas(config: SchedulerConfig): Float64Array {
       for (let i = 0; i < n; i++) out[i] = linspaceAt(config.beta_start, config.beta_end, n, i);
       break;
     case 'scaled_linear':
-      for (let i = 0; i < n; i++) out[i] = linspaceAt(Math.sqrt(config.beta_start), Math.sqrt(config.beta_end), n, i) ** 2;
+      for (let i = 0; i < n; i++)
+        out[i] = linspaceAt(Math.sqrt(config.beta_start), Math.sqrt(config.beta_end), n, i) ** 2;
       break;
     case 'squaredcos_cap_v2': {
       const alphaBar = (t: number) => Math.cos(((t + 0.008) / 1.008) * (Math.PI / 2)) ** 2;

@@ -24,7 +24,9 @@ export function createScheduler(config: SchedulerConfig, steps: number, kind?: '
   if (kind === 'ddim') return createDdimScheduler(config, steps);
   const make = SCHEDULERS[config._class_name as keyof typeof SCHEDULERS] as typeof createEulerScheduler | undefined;
   if (!make) {
-    throw new Error(`scheduler ${config._class_name} is not supported (supported: ${Object.keys(SCHEDULERS).join(', ')}); choose one with the "scheduler" input`);
+    throw new Error(
+      `scheduler ${config._class_name} is not supported (supported: ${Object.keys(SCHEDULERS).join(', ')}); choose one with the "scheduler" input`,
+    );
   }
   return make(config, steps);
 }

@@ -2,30 +2,48 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { alphasCumprod } from './betas.js';
-import { createDdimScheduler, createEulerScheduler, createScheduler, eulerSigmas, parseSchedulerConfig, type Scheduler, type SchedulerConfig } from './index.js';
+import {
+  createDdimScheduler,
+  createEulerScheduler,
+  createScheduler,
+  eulerSigmas,
+  parseSchedulerConfig,
+  type Scheduler,
+  type SchedulerConfig,
+} from './index.js';
 import { roundHalfEven, spacedTimesteps } from './timesteps.js';
 import { modelsDir } from '../test-models.test-helpers.js';
 
-const tinyConfig = parseSchedulerConfig(JSON.parse(readFileSync(join(modelsDir, 'tiny-sd/scheduler/scheduler_config.json'), 'utf8')));
+const tinyConfig = parseSchedulerConfig(
+  JSON.parse(readFileSync(join(modelsDir, 'tiny-sd/scheduler/scheduler_config.json'), 'utf8')),
+);
 const sd = (over: Partial<SchedulerConfig>): SchedulerConfig => ({ ...tinyConfig, ...over });
 
 // Reference values computed independently with numpy, following diffusers' EulerDiscreteScheduler.set_timesteps:
 // betas = linspace(sqrt(0.00085), sqrt(0.012), 1000)**2; ac = cumprod(1 - betas); sigma = sqrt((1 - ac) / ac);
 // timesteps (leading, 20 steps, offset 1) = arange(20)*50 reversed + 1; sigmas = interp(timesteps, arange(1000), sigma) + [0].
 const TINY_20_SIGMAS = [
-  11.0283, 8.39068, 6.5064, 5.13443, 4.1167, 3.34776, 2.7562, 2.29285, 1.92344, 1.62369, 1.37618, 1.16822, 0.990409, 0.835653,
-  0.698398, 0.57405, 0.458333, 0.346187, 0.228147, 0.0413144, 0,
+  11.0283, 8.39068, 6.5064, 5.13443, 4.1167, 3.34776, 2.7562, 2.29285, 1.92344, 1.62369, 1.37618, 1.16822, 0.990409,
+  0.835653, 0.698398, 0.57405, 0.458333, 0.346187, 0.228147, 0.0413144, 0,
 ];
 
 describe('scheduler config', () => {
   it('reads the tiny-sd scheduler_config.json', () => {
-    expect(tinyConfig).toMatchObject({ _class_name: 'EulerDiscreteScheduler', beta_schedule: 'scaled_linear', timestep_spacing: 'leading', steps_offset: 1, prediction_type: 'epsilon' });
+    expect(tinyConfig).toMatchObject({
+      _class_name: 'EulerDiscreteScheduler',
+      beta_schedule: 'scaled_linear',
+      timestep_spacing: 'leading',
+      steps_offset: 1,
+      prediction_type: 'epsilon',
+    });
   });
 
   it('refuses settings it does not implement, naming the field', () => {
     expect(() => parseSchedulerConfig({ beta_schedule: 'sigmoid' })).toThrow(/beta_schedule/);
     expect(() => parseSchedulerConfig({ use_karras_sigmas: true })).toThrow(/use_karras_sigmas/);
-    expect(() => createScheduler(parseSchedulerConfig({ _class_name: 'LMSDiscreteScheduler' }), 10)).toThrow(/LMSDiscreteScheduler is not supported/);
+    expect(() => createScheduler(parseSchedulerConfig({ _class_name: 'LMSDiscreteScheduler' }), 10)).toThrow(
+      /LMSDiscreteScheduler is not supported/,
+    );
   });
 });
 
@@ -80,7 +98,10 @@ describe('Euler', () => {
 
   it('init noise sigma: sqrt(max^2 + 1) with leading spacing, max sigma with trailing', () => {
     expect(createEulerScheduler(tinyConfig, 20).initNoiseSigma).toBeCloseTo(11.073576128782985, 4);
-    expect(createEulerScheduler(sd({ timestep_spacing: 'trailing' }), 1).initNoiseSigma).toBeCloseTo(14.614641229333639, 6);
+    expect(createEulerScheduler(sd({ timestep_spacing: 'trailing' }), 1).initNoiseSigma).toBeCloseTo(
+      14.614641229333639,
+      6,
+    );
   });
 
   it('linspace timesteps are fractional and interpolated', () => {
@@ -92,7 +113,10 @@ describe('Euler', () => {
 
   it('scaleModelInput divides by sqrt(sigma^2 + 1)', () => {
     const s = createEulerScheduler(tinyConfig, 20);
-    expect(s.scaleModelInput(Float32Array.of(11.0283 * 2), 0)[0]).toBeCloseTo((11.0283 * 2) / Math.sqrt(11.0283 ** 2 + 1), 3);
+    expect(s.scaleModelInput(Float32Array.of(11.0283 * 2), 0)[0]).toBeCloseTo(
+      (11.0283 * 2) / Math.sqrt(11.0283 ** 2 + 1),
+      3,
+    );
   });
 });
 
@@ -108,7 +132,12 @@ describe.each([
   it('denoises to the clean sample', () => {
     // DDIM steps back by floor(1000 / steps), which matches the next timestep for leading/trailing spacing when
     // steps divides 1000; set_alpha_to_one makes the last step land on x0 itself.
-    const config = sd({ prediction_type: prediction, timestep_spacing: spacing, steps_offset: spacing === 'leading' ? 1 : 0, set_alpha_to_one: true });
+    const config = sd({
+      prediction_type: prediction,
+      timestep_spacing: spacing,
+      steps_offset: spacing === 'leading' ? 1 : 0,
+      set_alpha_to_one: true,
+    });
     const steps = 10;
     const s: Scheduler = kind === 'Euler' ? createEulerScheduler(config, steps) : createDdimScheduler(config, steps);
     const ac = alphasCumprod(config);
@@ -119,7 +148,11 @@ describe.each([
     let x: Float32Array =
       kind === 'Euler'
         ? x0.map((v, j) => v + (sigmas[0] as number) * (eps[j] as number))
-        : x0.map((v, j) => Math.sqrt(ac[s.timesteps[0] as number] as number) * v + Math.sqrt(1 - (ac[s.timesteps[0] as number] as number)) * (eps[j] as number));
+        : x0.map(
+            (v, j) =>
+              Math.sqrt(ac[s.timesteps[0] as number] as number) * v +
+              Math.sqrt(1 - (ac[s.timesteps[0] as number] as number)) * (eps[j] as number),
+          );
     for (let i = 0; i < s.timesteps.length; i++) {
       const input = s.scaleModelInput(x, i);
       // Every sampler's input is sqrt(a) x0 + sqrt(1 - a) eps for the alpha of this step.

@@ -11,7 +11,8 @@ import type { SchedulerConfig } from './config.js';
  */
 export function spacedTimesteps(config: SchedulerConfig, steps: number, round: boolean): number[] {
   const T = config.num_train_timesteps;
-  if (!Number.isInteger(steps) || steps < 1 || steps > T) throw new RangeError(`steps must be a whole number from 1 to ${T} (got ${steps})`);
+  if (!Number.isInteger(steps) || steps < 1 || steps > T)
+    throw new RangeError(`steps must be a whole number from 1 to ${T} (got ${steps})`);
   const out: number[] = [];
   switch (config.timestep_spacing) {
     case 'leading': {

@@ -18,13 +18,17 @@ export function folderProblem(folder: string, files: readonly string[] = []): st
     if (!statSync(folder).isDirectory()) return `${folder} is not a folder`;
     accessSync(folder, constants.R_OK | constants.X_OK);
   } catch (err) {
-    return errCode(err) === 'ENOENT' ? `model folder not found: ${folder}` : `model folder ${folder} is not readable by uid ${uid} (${errCode(err)})`;
+    return errCode(err) === 'ENOENT'
+      ? `model folder not found: ${folder}`
+      : `model folder ${folder} is not readable by uid ${uid} (${errCode(err)})`;
   }
   for (const file of files) {
     try {
       accessSync(join(folder, file), constants.R_OK);
     } catch (err) {
-      return errCode(err) === 'ENOENT' ? `model file missing: ${join(folder, file)}` : `model file ${join(folder, file)} is not readable by uid ${uid} (${errCode(err)})`;
+      return errCode(err) === 'ENOENT'
+        ? `model file missing: ${join(folder, file)}`
+        : `model file ${join(folder, file)} is not readable by uid ${uid} (${errCode(err)})`;
     }
   }
   return undefined;

@@ -33,12 +33,16 @@ export async function readInputImage(value: string, limits: InputImageLimits = {
   try {
     const meta = await sharp(bytes).metadata();
     if ((meta.width ?? 0) * (meta.height ?? 0) > maxPixels) {
-      throw new InputImageError(`image is ${meta.width}x${meta.height}, larger than the ${maxPixels} pixels this upscaler accepts`);
+      throw new InputImageError(
+        `image is ${meta.width}x${meta.height}, larger than the ${maxPixels} pixels this upscaler accepts`,
+      );
     }
     decoded = await sharp(bytes).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
   } catch (err) {
     if (err instanceof InputImageError) throw err;
-    throw new InputImageError(`image could not be decoded (send PNG, JPEG or WebP): ${err instanceof Error ? err.message : String(err)}`);
+    throw new InputImageError(
+      `image could not be decoded (send PNG, JPEG or WebP): ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   return new RawImage(new Uint8ClampedArray(decoded.data), decoded.info.width, decoded.info.height, 3);
 }
@@ -67,7 +71,8 @@ async function download(url: string, maxBytes: number, limits: InputImageLimits)
 
 function decodeBase64(value: string, maxBytes: number): Uint8Array {
   const match = /^data:([^;,]*)(;base64)?,/i.exec(value);
-  if (match && !match[2]) throw new InputImageError('image data URL must be base64-encoded (data:image/png;base64,...)');
+  if (match && !match[2])
+    throw new InputImageError('image data URL must be base64-encoded (data:image/png;base64,...)');
   const payload = (match ? value.slice(match[0].length) : value).replace(/\s+/g, '');
   if (payload.length === 0 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(payload)) {
     throw new InputImageError('image must be an http(s) URL, a data: URL or base64 data');

@@ -32,7 +32,9 @@ export function createUpscaler(models: UpscalerModels, sessionOptions: Inference
     if (!p) {
       const options = Object.keys(sessionOptions).length ? { session_options: sessionOptions } : {};
       // BERTH_DEVICE (default auto): CUDA when it loads, else the CPU.
-      p = loadOnDevice((device) => pipeline('image-to-image', models[scale], { ...options, device }) as Promise<ImageToImagePipeline>).then((r) => r.value);
+      p = loadOnDevice(
+        (device) => pipeline('image-to-image', models[scale], { ...options, device }) as Promise<ImageToImagePipeline>,
+      ).then((r) => r.value);
       p.catch(() => loaded.delete(scale));
       loaded.set(scale, p);
     }
@@ -51,7 +53,9 @@ export function createUpscaler(models: UpscalerModels, sessionOptions: Inference
       const result = Array.isArray(out) ? out[0] : out;
       if (!result) throw new Error('the upscaler returned no image');
       if (result.width !== image.width * scale || result.height !== image.height * scale) {
-        throw new Error(`the x${scale} model (${models[scale]}) returned ${result.width}x${result.height} for ${image.width}x${image.height}; is it really a x${scale} model?`);
+        throw new Error(
+          `the x${scale} model (${models[scale]}) returned ${result.width}x${result.height} for ${image.width}x${image.height}; is it really a x${scale} model?`,
+        );
       }
       return result.channels === 3 ? result : result.rgb();
     },

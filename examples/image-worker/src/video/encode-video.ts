@@ -19,28 +19,67 @@ export const VIDEO_CONTENT_TYPES: Record<VideoFormat, string> = { mp4: 'video/mp
  *
  * @example const mp4 = await encodeVideo(frames, 8, 'mp4');
  */
-export async function encodeVideo(frames: readonly RgbImage[], fps: number, format: VideoFormat, signal?: AbortSignal): Promise<Uint8Array> {
+export async function encodeVideo(
+  frames: readonly RgbImage[],
+  fps: number,
+  format: VideoFormat,
+  signal?: AbortSignal,
+): Promise<Uint8Array> {
   const first = frames[0];
   if (!first) throw new RangeError('a clip needs at least one frame');
   const { width, height } = first;
-  if (frames.some((f) => f.width !== width || f.height !== height)) throw new RangeError('all frames must have the same size');
+  if (frames.some((f) => f.width !== width || f.height !== height))
+    throw new RangeError('all frames must have the same size');
   const joined = new Uint8Array(width * height * 3 * frames.length);
   frames.forEach((f, i) => joined.set(f.data, i * width * height * 3));
   if (format === 'webp') {
     const delay = frames.map((_, i) => Math.round(((i + 1) * 1000) / fps) - Math.round((i * 1000) / fps));
-    const out = await sharp(joined, { raw: { width, height: height * frames.length, channels: 3, pageHeight: height } }).webp({ quality: 90, loop: 0, delay }).toBuffer();
+    const out = await sharp(joined, { raw: { width, height: height * frames.length, channels: 3, pageHeight: height } })
+      .webp({ quality: 90, loop: 0, delay })
+      .toBuffer();
     return new Uint8Array(out);
   }
-  if (width % 2 || height % 2) throw new RangeError(`H.264 (yuv420p) needs an even width and height (got ${width}x${height})`);
+  if (width % 2 || height % 2)
+    throw new RangeError(`H.264 (yuv420p) needs an even width and height (got ${width}x${height})`);
   const dir = await mkdtemp(join(tmpdir(), 'berth-video-'));
   try {
     const file = join(dir, 'clip.mp4');
     // prettier-ignore
     const args = [
-      '-hide_banner', '-loglevel', 'error', '-nostdin',
-      '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${width}x${height}`, '-framerate', String(fps), '-i', 'pipe:0',
-      '-an', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-pix_fmt', 'yuv420p', '-r', String(fps),
-      '-map_metadata', '-1', '-fflags', '+bitexact', '-movflags', '+faststart', '-f', 'mp4', file,
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-nostdin',
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'rgb24',
+      '-s',
+      `${width}x${height}`,
+      '-framerate',
+      String(fps),
+      '-i',
+      'pipe:0',
+      '-an',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-crf',
+      '18',
+      '-pix_fmt',
+      'yuv420p',
+      '-r',
+      String(fps),
+      '-map_metadata',
+      '-1',
+      '-fflags',
+      '+bitexact',
+      '-movflags',
+      '+faststart',
+      '-f',
+      'mp4',
+      file,
     ];
     await ffmpeg(args, joined, signal);
     return new Uint8Array(await readFile(file));
@@ -65,7 +104,12 @@ function ffmpeg(args: string[], input: Uint8Array, signal?: AbortSignal): Promis
       signal?.removeEventListener('abort', onAbort);
       if (signal?.aborted) reject(signal.reason);
       else if (code === 0) resolve();
-      else reject(new Error(`${command} exited with ${code ?? sig}: ${stderr.trim().split('\n').slice(-3).join(' / ') || 'no error output'}`));
+      else
+        reject(
+          new Error(
+            `${command} exited with ${code ?? sig}: ${stderr.trim().split('\n').slice(-3).join(' / ') || 'no error output'}`,
+          ),
+        );
     });
     child.stdin.end(input);
   });

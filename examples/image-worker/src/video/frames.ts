@@ -35,7 +35,11 @@ export interface ClipOptions {
  *
  * @example const frames = await generateFrames(model, { prompt: 'a red circle on a blue background', promptEnd: 'a red circle on a green background', frames: 8, width: 64, height: 64, steps: 10, guidance: 5, seed: 1, seedEnd: 1 });
  */
-export async function generateFrames(model: DiffusionModel, params: ClipParams, options: ClipOptions = {}): Promise<RgbImage[]> {
+export async function generateFrames(
+  model: DiffusionModel,
+  params: ClipParams,
+  options: ClipOptions = {},
+): Promise<RgbImage[]> {
   const f = model.vaeScaleFactor;
   const size = model.latentChannels * (params.height / f) * (params.width / f);
   const noiseStart = gaussianNoise(size, params.seed);
@@ -60,8 +64,20 @@ export async function generateFrames(model: DiffusionModel, params: ClipParams, 
     }
     const image = await generateImage(
       model,
-      { prompt: params.prompt, width: params.width, height: params.height, steps: params.steps, guidance: params.guidance, seed: params.seed, ...(params.scheduler ? { scheduler: params.scheduler } : {}) },
-      { ...(options.signal ? { signal: options.signal } : {}), noise: slerp(noiseStart, noiseEnd, t), embeddings: { data, dims: [neg ? 2 : 1, ...all.dims.slice(1)] } },
+      {
+        prompt: params.prompt,
+        width: params.width,
+        height: params.height,
+        steps: params.steps,
+        guidance: params.guidance,
+        seed: params.seed,
+        ...(params.scheduler ? { scheduler: params.scheduler } : {}),
+      },
+      {
+        ...(options.signal ? { signal: options.signal } : {}),
+        noise: slerp(noiseStart, noiseEnd, t),
+        embeddings: { data, dims: [neg ? 2 : 1, ...all.dims.slice(1)] },
+      },
     );
     frames.push(image);
     options.onFrame?.(i + 1, params.frames, image);

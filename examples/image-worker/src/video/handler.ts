@@ -37,17 +37,28 @@ export interface TextToVideoHandlerOptions {
  *
  * @example start({ handler: createTextToVideoHandler({ loadModel: () => loadDiffusionModel(dir) }) });
  */
-export function createTextToVideoHandler(options: TextToVideoHandlerOptions): (job: Job<unknown>) => Promise<TextToVideoOutput> {
+export function createTextToVideoHandler(
+  options: TextToVideoHandlerOptions,
+): (job: Job<unknown>) => Promise<TextToVideoOutput> {
   const getModel = lazyModel<DiffusionModel>(options.loadModel);
-  const store = options.store ?? ((job, bytes, format) => uploadOutput(job, bytes, { contentType: VIDEO_CONTENT_TYPES[format], extension: format }));
+  const store =
+    options.store ??
+    ((job, bytes, format) => uploadOutput(job, bytes, { contentType: VIDEO_CONTENT_TYPES[format], extension: format }));
   return async (job) => {
     const input = parseInput(TextToVideoInput, job.input);
     const m = await getModel(job.log);
     const width = input.width ?? m.nativeSize;
     const height = input.height ?? m.nativeSize;
     const problems: string[] = [];
-    for (const [name, v] of [['width', width], ['height', height]] as const) {
-      const problem = sideProblem(m, name, v) ?? (input.output_format === 'mp4' && v % 2 !== 0 ? `${name}: must be even for mp4 (H.264 yuv420p) (got ${v})` : undefined);
+    for (const [name, v] of [
+      ['width', width],
+      ['height', height],
+    ] as const) {
+      const problem =
+        sideProblem(m, name, v) ??
+        (input.output_format === 'mp4' && v % 2 !== 0
+          ? `${name}: must be even for mp4 (H.264 yuv420p) (got ${v})`
+          : undefined);
       if (problem) problems.push(problem);
     }
     if (problems.length) throw new InputError(problems);
@@ -56,7 +67,16 @@ export function createTextToVideoHandler(options: TextToVideoHandlerOptions): (j
     const seedEnd = input.seed_end ?? (input.prompt_end !== undefined ? seed : (seed + 1) % (MAX_SEED + 1));
     const { frames, fps, output_format: format } = input;
     const started = performance.now();
-    job.log.info('generating clip', { width, height, frames, fps, steps: input.num_inference_steps, guidance: input.guidance, seed, seedEnd });
+    job.log.info('generating clip', {
+      width,
+      height,
+      frames,
+      fps,
+      steps: input.num_inference_steps,
+      guidance: input.guidance,
+      seed,
+      seedEnd,
+    });
     const images = await generateFrames(
       m,
       {
@@ -72,7 +92,11 @@ export function createTextToVideoHandler(options: TextToVideoHandlerOptions): (j
         seedEnd,
         ...(input.scheduler ? { scheduler: input.scheduler } : {}),
       },
-      { signal: job.signal, onFrame: (frame, total) => job.progress({ stage: 'frame', frame, frames: total, percent: Math.round((100 * frame) / (total + 1)) }) },
+      {
+        signal: job.signal,
+        onFrame: (frame, total) =>
+          job.progress({ stage: 'frame', frame, frames: total, percent: Math.round((100 * frame) / (total + 1)) }),
+      },
     );
     const rendered = performance.now();
     job.progress({ stage: 'encode', format, percent: Math.round((100 * frames) / (frames + 1)) });

@@ -22,14 +22,41 @@ export function probeVideo(bytes: Uint8Array): VideoProbe {
   try {
     const file = join(dir, 'clip');
     writeFileSync(file, bytes);
-    const args = ['-v', 'error', '-count_frames', '-select_streams', 'v:0', '-show_entries', 'format=format_name,duration:stream=codec_name,pix_fmt,width,height,r_frame_rate,nb_read_frames', '-of', 'json', file];
+    const args = [
+      '-v',
+      'error',
+      '-count_frames',
+      '-select_streams',
+      'v:0',
+      '-show_entries',
+      'format=format_name,duration:stream=codec_name,pix_fmt,width,height,r_frame_rate,nb_read_frames',
+      '-of',
+      'json',
+      file,
+    ];
     const j = JSON.parse(execFileSync('ffprobe', args, { encoding: 'utf8' })) as {
       format: { format_name: string; duration: string };
-      streams: { codec_name: string; pix_fmt: string; width: number; height: number; r_frame_rate: string; nb_read_frames: string }[];
+      streams: {
+        codec_name: string;
+        pix_fmt: string;
+        width: number;
+        height: number;
+        r_frame_rate: string;
+        nb_read_frames: string;
+      }[];
     };
     const s = j.streams[0]!;
     const [num, den] = s.r_frame_rate.split('/').map(Number) as [number, number];
-    return { formatName: j.format.format_name, codec: s.codec_name, pixFmt: s.pix_fmt, width: s.width, height: s.height, fps: num / den, frames: Number(s.nb_read_frames), duration: Number(j.format.duration) };
+    return {
+      formatName: j.format.format_name,
+      codec: s.codec_name,
+      pixFmt: s.pix_fmt,
+      width: s.width,
+      height: s.height,
+      fps: num / den,
+      frames: Number(s.nb_read_frames),
+      duration: Number(j.format.duration),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -41,7 +68,9 @@ export function mp4Frames(bytes: Uint8Array, width: number, height: number): Uin
   try {
     const file = join(dir, 'clip.mp4');
     writeFileSync(file, bytes);
-    const raw = execFileSync('ffmpeg', ['-v', 'error', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { maxBuffer: 64 * 1024 * 1024 });
+    const raw = execFileSync('ffmpeg', ['-v', 'error', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], {
+      maxBuffer: 64 * 1024 * 1024,
+    });
     const size = width * height * 3;
     return Array.from({ length: raw.length / size }, (_, i) => new Uint8Array(raw.subarray(i * size, (i + 1) * size)));
   } finally {
@@ -50,12 +79,20 @@ export function mp4Frames(bytes: Uint8Array, width: number, height: number): Uin
 }
 
 /** An animated WebP's frames (RGB) and timing, decoded by sharp (ffmpeg cannot decode animated WebP). */
-export async function webpFrames(bytes: Uint8Array): Promise<{ frames: Uint8Array[]; delay: number[]; loop: number; width: number; height: number }> {
+export async function webpFrames(
+  bytes: Uint8Array,
+): Promise<{ frames: Uint8Array[]; delay: number[]; loop: number; width: number; height: number }> {
   const meta = await sharp(bytes, { animated: true }).metadata();
-  const { data, info } = await sharp(bytes, { animated: true }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(bytes, { animated: true })
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const height = meta.pageHeight ?? info.height;
   const size = info.width * height * 3;
-  const frames = Array.from({ length: meta.pages ?? 1 }, (_, i) => new Uint8Array(data.subarray(i * size, (i + 1) * size)));
+  const frames = Array.from(
+    { length: meta.pages ?? 1 },
+    (_, i) => new Uint8Array(data.subarray(i * size, (i + 1) * size)),
+  );
   return { frames, delay: meta.delay ?? [], loop: meta.loop ?? -1, width: info.width, height };
 }
 

@@ -2,7 +2,12 @@ import { z } from 'zod';
 import { MAX_SEED } from '../noise/gaussian.js';
 import { VIDEO_FORMATS } from './encode-video.js';
 
-const got = (i: { input: unknown }): string => (typeof i.input === 'string' ? JSON.stringify(i.input.slice(0, 40)) : i.input === undefined ? 'nothing' : (JSON.stringify(i.input) ?? String(i.input)));
+const got = (i: { input: unknown }): string =>
+  typeof i.input === 'string'
+    ? JSON.stringify(i.input.slice(0, 40))
+    : i.input === undefined
+      ? 'nothing'
+      : (JSON.stringify(i.input) ?? String(i.input));
 const int = (min: number, max: number) =>
   z
     .number({ error: (i) => `must be a number (got ${got(i)})` })
@@ -33,10 +38,16 @@ export const TextToVideoInput = z.strictObject(
     width: int(8, 4096).optional(),
     height: int(8, 4096).optional(),
     num_inference_steps: int(1, 100).default(20),
-    guidance: z.number({ error: (i) => `must be a number (got ${got(i)})` }).min(0, 'must be at least 0').max(30, 'must be at most 30').default(5),
+    guidance: z
+      .number({ error: (i) => `must be a number (got ${got(i)})` })
+      .min(0, 'must be at least 0')
+      .max(30, 'must be at most 30')
+      .default(5),
     seed: int(0, MAX_SEED).optional(),
     seed_end: int(0, MAX_SEED).optional(),
-    output_format: z.enum(VIDEO_FORMATS, { error: (i) => `must be one of ${VIDEO_FORMATS.join(', ')} (got ${got(i)})` }).default('mp4'),
+    output_format: z
+      .enum(VIDEO_FORMATS, { error: (i) => `must be one of ${VIDEO_FORMATS.join(', ')} (got ${got(i)})` })
+      .default('mp4'),
     scheduler: z.enum(['euler', 'ddim'], { error: (i) => `must be "euler" or "ddim" (got ${got(i)})` }).optional(),
   },
   { error: (i) => `must be an object like {"prompt": "...", "frames": 8} (got ${got(i)})` },

@@ -24,7 +24,11 @@ async function clip(input: Record<string, unknown>) {
   const r = await runJob(handler, input);
   expect(r.status, r.error).toBe('COMPLETED');
   const output = r.output as TextToVideoOutput;
-  return { output, bytes: await fetchOutput(output.video_url), progress: r.progress as { stage: string; frame?: number }[] };
+  return {
+    output,
+    bytes: await fetchOutput(output.video_url),
+    progress: r.progress as { stage: string; frame?: number }[],
+  };
 }
 
 describe('slerp', () => {
@@ -43,7 +47,14 @@ describe('text-to-video frames', () => {
   it('the first and last frames are the text-to-image results of (prompt, seed) and (prompt_end, seed_end); colours move from blue to green', async () => {
     const m = await model;
     const common = { width: 64, height: 64, steps: 8, guidance: 5 };
-    const frames = await generateFrames(m, { ...common, prompt: blue, promptEnd: green, frames: 3, seed: 4, seedEnd: 9 });
+    const frames = await generateFrames(m, {
+      ...common,
+      prompt: blue,
+      promptEnd: green,
+      frames: 3,
+      seed: 4,
+      seedEnd: 9,
+    });
     const first = await generateImage(m, { ...common, prompt: blue, seed: 4 });
     const last = await generateImage(m, { ...common, prompt: green, seed: 9 });
     expect(maxDiff(frames[0]!.data, first.data)).toBeLessThanOrEqual(2);
@@ -57,7 +68,16 @@ describe('text-to-video frames', () => {
 
 describe('text-to-video handler', () => {
   it('mp4: H.264 yuv420p with frames x fps as asked, per-frame progress, and the same input gives the same clip', async () => {
-    const input = { prompt: blue, prompt_end: green, frames: 4, fps: 4, width: 64, height: 48, num_inference_steps: 2, seed: 1 };
+    const input = {
+      prompt: blue,
+      prompt_end: green,
+      frames: 4,
+      fps: 4,
+      width: 64,
+      height: 48,
+      num_inference_steps: 2,
+      seed: 1,
+    };
     const { output, bytes, progress } = await clip(input);
     expect(output).toMatchObject({ format: 'mp4', width: 64, height: 48, frames: 4, fps: 4, duration: 1 });
     expect(output.video_url).toMatch(/\.mp4$/);
@@ -72,7 +92,14 @@ describe('text-to-video handler', () => {
   });
 
   it('webp: an animated, looping WebP whose frame delays add up to frames / fps', async () => {
-    const { output, bytes } = await clip({ prompt: blue, frames: 5, fps: 3, num_inference_steps: 2, seed: 2, output_format: 'webp' });
+    const { output, bytes } = await clip({
+      prompt: blue,
+      frames: 5,
+      fps: 3,
+      num_inference_steps: 2,
+      seed: 2,
+      output_format: 'webp',
+    });
     expect(output).toMatchObject({ format: 'webp', width: 64, height: 64, frames: 5, fps: 3, duration: 1.667 });
     const w = await webpFrames(bytes);
     expect([w.frames.length, w.width, w.height, w.loop]).toEqual([5, 64, 64, 0]);
@@ -84,8 +111,19 @@ describe('text-to-video handler', () => {
   it('cancelling stops between frames', async () => {
     const controller = new AbortController();
     // Cancel as soon as the first frame is reported.
-    const cancelling = (job: Job<unknown>) => handler({ ...job, input: job.input, signal: job.signal, log: job.log, progress: (v: unknown) => (job.progress(v), controller.abort()) } as Job<unknown>);
-    const r = await runJob(cancelling, { prompt: blue, frames: 40, num_inference_steps: 10, seed: 1 }, { signal: controller.signal });
+    const cancelling = (job: Job<unknown>) =>
+      handler({
+        ...job,
+        input: job.input,
+        signal: job.signal,
+        log: job.log,
+        progress: (v: unknown) => (job.progress(v), controller.abort()),
+      } as Job<unknown>);
+    const r = await runJob(
+      cancelling,
+      { prompt: blue, frames: 40, num_inference_steps: 10, seed: 1 },
+      { signal: controller.signal },
+    );
     expect(r.status).toBe('CANCELLED');
     expect(r.progress).toEqual([{ stage: 'frame', frame: 1, frames: 40, percent: 2 }]);
   });

@@ -12,10 +12,20 @@ afterAll(async () => {
   await m?.model.dispose();
 });
 
-const PROMPTS = ['Once upon a time', 'Tom had a red ball', 'The sun', 'Lily and her mom went to the park to play. They saw'];
+const PROMPTS = [
+  'Once upon a time',
+  'Tom had a red ball',
+  'The sun',
+  'Lily and her mom went to the park to play. They saw',
+];
 
 function engine(maxBatch: number) {
-  return new BatchEngine(m.model, { decode: (ids) => m.tokenizer.decode(ids, { skip_special_tokens: true }), eosTokenIds: m.eosTokenIds, contextLength: m.contextLength, maxBatch });
+  return new BatchEngine(m.model, {
+    decode: (ids) => m.tokenizer.decode(ids, { skip_special_tokens: true }),
+    eosTokenIds: m.eosTokenIds,
+    contextLength: m.contextLength,
+    maxBatch,
+  });
 }
 function req(prompt: string, extra: Partial<GenerateRequest> = {}): GenerateRequest {
   return { promptIds: m.tokenizer.encode(prompt), maxTokens: 40, temperature: 0, topP: 1, stop: [], seed: 1, ...extra };
@@ -24,8 +34,14 @@ function req(prompt: string, extra: Partial<GenerateRequest> = {}): GenerateRequ
 describe('BatchEngine on stories260K', () => {
   it('greedy text matches transformers.js generate()', async () => {
     const ids = m.tokenizer.encode(PROMPTS[0]!);
-    const out = (await (m.model as any).generate({ input_ids: new Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]), max_new_tokens: 40, do_sample: false })) as Tensor;
-    const expected = m.tokenizer.decode((out.tolist()[0] as bigint[]).slice(ids.length).map(Number), { skip_special_tokens: true });
+    const out = (await (m.model as any).generate({
+      input_ids: new Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]),
+      max_new_tokens: 40,
+      do_sample: false,
+    })) as Tensor;
+    const expected = m.tokenizer.decode((out.tolist()[0] as bigint[]).slice(ids.length).map(Number), {
+      skip_special_tokens: true,
+    });
     const r = await engine(1).generate(req(PROMPTS[0]!));
     expect(r.text).toBe(expected);
     expect(r.text).toContain('there was a little girl named Lily');

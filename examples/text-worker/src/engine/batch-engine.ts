@@ -106,7 +106,11 @@ export class BatchEngine {
   generate(req: GenerateRequest): Promise<GenerateResult> {
     if (req.promptIds.length === 0) return Promise.reject(new Error('the prompt is empty'));
     if (req.promptIds.length >= this.options.contextLength) {
-      return Promise.reject(new Error(`the prompt has ${req.promptIds.length} tokens; this model's context is ${this.options.contextLength} tokens`));
+      return Promise.reject(
+        new Error(
+          `the prompt has ${req.promptIds.length} tokens; this model's context is ${this.options.contextLength} tokens`,
+        ),
+      );
     }
     return new Promise((resolve, reject) => {
       this.pending.push({ req, resolve, reject });
@@ -146,7 +150,11 @@ export class BatchEngine {
         p.resolve({ text: '', finishReason: 'cancelled', promptTokens: p.req.promptIds.length, completionTokens: 0 });
       }
     }
-    if (this.rows.some((r) => r.req.signal?.aborted)) this.retire(this.rows.filter((r) => r.req.signal?.aborted), 'cancelled');
+    if (this.rows.some((r) => r.req.signal?.aborted))
+      this.retire(
+        this.rows.filter((r) => r.req.signal?.aborted),
+        'cancelled',
+      );
   }
 
   /**
@@ -185,7 +193,10 @@ export class BatchEngine {
       }
       return m;
     });
-    const inputs: Record<string, unknown> = { input_ids: new Tensor('int64', ids, [k, width]), attention_mask: new Tensor('int64', mask, [k, width]) };
+    const inputs: Record<string, unknown> = {
+      input_ids: new Tensor('int64', ids, [k, width]),
+      attention_mask: new Tensor('int64', mask, [k, width]),
+    };
     if (this.logitsToKeep) inputs['num_logits_to_keep'] = new Tensor('int64', [1n], []);
     const out = await this.model.forward(inputs);
     this.stats.prefills++;
@@ -216,7 +227,11 @@ export class BatchEngine {
     const b = this.rows.length;
     this.stats.maxBatchSeen = Math.max(this.stats.maxBatchSeen, b);
     const inputs: Record<string, unknown> = {
-      input_ids: new Tensor('int64', BigInt64Array.from(this.rows, (r) => BigInt(r.next)), [b, 1]),
+      input_ids: new Tensor(
+        'int64',
+        BigInt64Array.from(this.rows, (r) => BigInt(r.next)),
+        [b, 1],
+      ),
       attention_mask: maskTensor(cache.mask, cache.length, 1),
       past_key_values: cache.tensors,
     };
@@ -263,7 +278,12 @@ export class BatchEngine {
       const tail = row.detok.finish();
       if (tail) row.req.onDelta?.(tail);
     }
-    row.resolve({ text: row.detok.result, finishReason: reason, promptTokens: row.req.promptIds.length, completionTokens: row.generated });
+    row.resolve({
+      text: row.detok.result,
+      finishReason: reason,
+      promptTokens: row.req.promptIds.length,
+      completionTokens: row.generated,
+    });
   }
 
   /** Removes rows from the batch (resolving them with `reason` unless already resolved) and compacts the cache. */
@@ -285,7 +305,8 @@ export class BatchEngine {
 /** `present.N.key` outputs renamed to the `past_key_values.N.key` inputs of the next pass. */
 function presents(out: Record<string, Tensor>): Record<string, Tensor> {
   const kv: Record<string, Tensor> = {};
-  for (const [name, t] of Object.entries(out)) if (name.startsWith('present')) kv[name.replace('present', 'past_key_values')] = t;
+  for (const [name, t] of Object.entries(out))
+    if (name.startsWith('present')) kv[name.replace('present', 'past_key_values')] = t;
   return kv;
 }
 

@@ -58,9 +58,14 @@ export function parseBuildArgs(argv: readonly string[]): BuildArgs {
   const out = (v.out as string | undefined) ?? 'build';
   if (out.trim() === '') throw new UsageError('--out must not be empty', 'build');
   const arch = (v.arch as string | undefined) ?? (process.arch === 'arm64' ? 'arm64' : 'x64');
-  if (arch !== 'x64' && arch !== 'arm64') throw new UsageError(`--arch must be x64 or arm64 (got ${JSON.stringify(arch)})`, 'build');
+  if (arch !== 'x64' && arch !== 'arm64')
+    throw new UsageError(`--arch must be x64 or arm64 (got ${JSON.stringify(arch)})`, 'build');
   const baseImage = v['base-image'] as string | undefined;
-  if (baseImage !== undefined && !/^[a-z0-9][\w./:@-]*$/i.test(baseImage)) throw new UsageError(`--base-image must be an image reference like node:22-bookworm-slim (got ${JSON.stringify(baseImage)})`, 'build');
+  if (baseImage !== undefined && !/^[a-z0-9][\w./:@-]*$/i.test(baseImage))
+    throw new UsageError(
+      `--base-image must be an image reference like node:22-bookworm-slim (got ${JSON.stringify(baseImage)})`,
+      'build',
+    );
   return {
     help: v.help === true,
     config: v.config as string | undefined,
@@ -83,10 +88,15 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
   const config = await loadConfig(findConfigFile(args.config, io.cwd));
   checkWorkerFiles(config);
   const unknown = args.endpoints.filter((id) => !config.endpoints.some((e) => e.id === id));
-  if (unknown.length) throw new UsageError(`unknown endpoint ${unknown.join(', ')} (endpoints: ${config.endpoints.map((e) => e.id).join(', ')})`, 'build');
+  if (unknown.length)
+    throw new UsageError(
+      `unknown endpoint ${unknown.join(', ')} (endpoints: ${config.endpoints.map((e) => e.id).join(', ')})`,
+      'build',
+    );
   const endpoints = config.endpoints.filter((e) => args.endpoints.length === 0 || args.endpoints.includes(e.id));
   const outRoot = resolve(config.dir, args.out);
-  if (outRoot === config.dir || config.dir.startsWith(`${outRoot}/`)) throw new UsageError(`--out ${args.out} would empty the project folder`, 'build');
+  if (outRoot === config.dir || config.dir.startsWith(`${outRoot}/`))
+    throw new UsageError(`--out ${args.out} would empty the project folder`, 'build');
   const version = cliVersion();
 
   // 2. One folder per endpoint, with progress: bundling is the slow step.
@@ -96,7 +106,9 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
   for (const [i, ep] of endpoints.entries()) {
     const step = `[${i + 1}/${total}] ${ep.id}`;
     if (ep.command) {
-      io.stdout.write(`${step}: skipped: a "command" endpoint (${ep.command.join(' ')}) brings its own image; berth build bundles TypeScript workers\n`);
+      io.stdout.write(
+        `${step}: skipped: a "command" endpoint (${ep.command.join(' ')}) brings its own image; berth build bundles TypeScript workers\n`,
+      );
       continue;
     }
     const dir = join(outRoot, ep.id);
@@ -106,7 +118,12 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
     const t0 = performance.now();
     let bundle;
     try {
-      bundle = await bundleWorker({ entry: ep.worker, outfile: join(dir, 'worker.mjs'), cwd: config.dir, extraExternal: args.external });
+      bundle = await bundleWorker({
+        entry: ep.worker,
+        outfile: join(dir, 'worker.mjs'),
+        cwd: config.dir,
+        extraExternal: args.external,
+      });
     } catch (err) {
       io.stderr.write(`${step}: bundle failed:\n${err instanceof Error ? err.message : String(err)}\n`);
       failed++;
@@ -131,13 +148,24 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
     // Dependencies go into the folder now, on this machine: the image build only copies them.
     if (deps.length) {
       try {
-        const r = installDependencies({ dir, projectDir: config.dir, name: pkg.name, dependencies: bundle.dependencies, arch: args.arch, installed });
+        const r = installDependencies({
+          dir,
+          projectDir: config.dir,
+          name: pkg.name,
+          dependencies: bundle.dependencies,
+          arch: args.arch,
+          installed,
+        });
         io.stdout.write(
-          r.reused ? `${step}: node_modules copied from ${show(io.cwd, r.reused)} (same lock) in ${r.ms} ms: ${mib(r.bytesInstalled)}\n` : `${step}: npm ci (${r.lock === 'project' ? "lock cut from the project's package-lock.json" : `lock resolved by npm: ${r.lockNote}`}) ` +
-            `for linux/${args.arch} in ${r.ms} ms: node_modules ${mib(r.bytesInstalled - r.bytesPruned)} (${mib(r.bytesPruned)} of other platforms' binaries pruned)\n`,
+          r.reused
+            ? `${step}: node_modules copied from ${show(io.cwd, r.reused)} (same lock) in ${r.ms} ms: ${mib(r.bytesInstalled)}\n`
+            : `${step}: npm ci (${r.lock === 'project' ? "lock cut from the project's package-lock.json" : `lock resolved by npm: ${r.lockNote}`}) ` +
+                `for linux/${args.arch} in ${r.ms} ms: node_modules ${mib(r.bytesInstalled - r.bytesPruned)} (${mib(r.bytesPruned)} of other platforms' binaries pruned)\n`,
         );
       } catch (err) {
-        io.stderr.write(`${step}: installing dependencies failed: ${err instanceof Error ? err.message : String(err)}\n`);
+        io.stderr.write(
+          `${step}: installing dependencies failed: ${err instanceof Error ? err.message : String(err)}\n`,
+        );
         failed++;
         continue;
       }
@@ -164,7 +192,9 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
         failed++;
       }
     }
-    io.stdout.write(`${step}: wrote ${show(io.cwd, dir)}/ (worker.mjs, package.json, ${deps.length ? 'package-lock.json, node_modules, ' : ''}Dockerfile, Dockerfile.cuda, deploy.json, .dockerignore)\n`);
+    io.stdout.write(
+      `${step}: wrote ${show(io.cwd, dir)}/ (worker.mjs, package.json, ${deps.length ? 'package-lock.json, node_modules, ' : ''}Dockerfile, Dockerfile.cuda, deploy.json, .dockerignore)\n`,
+    );
   }
 
   // 3. What next.

@@ -7,13 +7,49 @@ describe('workerSpecs', () => {
     file: '/app/berth.config.json',
     dir: '/app',
     endpoints: [
-      { id: 'echo', worker: '/app/echo.ts', workers: 2, minWorkers: 2, maxWorkers: 2, idleTimeoutMs: 5000, concurrency: 4, drainTimeoutMs: undefined, apt: [] },
-      { id: 'gpu', worker: '/app/gpu.ts', workers: 1, minWorkers: 1, maxWorkers: 1, idleTimeoutMs: 5000, concurrency: undefined, drainTimeoutMs: undefined, apt: [] },
-      { id: 'ext', worker: '/app/ext.ts', workers: 0, minWorkers: 0, maxWorkers: 0, idleTimeoutMs: 5000, concurrency: undefined, drainTimeoutMs: undefined, apt: [] },
+      {
+        id: 'echo',
+        worker: '/app/echo.ts',
+        workers: 2,
+        minWorkers: 2,
+        maxWorkers: 2,
+        idleTimeoutMs: 5000,
+        concurrency: 4,
+        drainTimeoutMs: undefined,
+        apt: [],
+      },
+      {
+        id: 'gpu',
+        worker: '/app/gpu.ts',
+        workers: 1,
+        minWorkers: 1,
+        maxWorkers: 1,
+        idleTimeoutMs: 5000,
+        concurrency: undefined,
+        drainTimeoutMs: undefined,
+        apt: [],
+      },
+      {
+        id: 'ext',
+        worker: '/app/ext.ts',
+        workers: 0,
+        minWorkers: 0,
+        maxWorkers: 0,
+        idleTimeoutMs: 5000,
+        concurrency: undefined,
+        drainTimeoutMs: undefined,
+        apt: [],
+      },
     ],
     models: {},
   };
-  const env = { PATH: '/bin', BERTH_API_KEY: 'secret', BERTH_CONCURRENCY: '99', BERTH_WORKER_ID: 'x', BERTH_DRAIN_TIMEOUT_MS: '100' };
+  const env = {
+    PATH: '/bin',
+    BERTH_API_KEY: 'secret',
+    BERTH_CONCURRENCY: '99',
+    BERTH_WORKER_ID: 'x',
+    BERTH_DRAIN_TIMEOUT_MS: '100',
+  };
   const specs = workerSpecs(config, 'http://127.0.0.1:8080', 'tok', env);
 
   it('one spec per worker process, ids <endpoint>-<n>, cwd the config folder', () => {
@@ -45,8 +81,14 @@ describe('workerSpecs', () => {
 
   it("the config's drainTimeoutMs, capped below the SIGKILL deadline", () => {
     const ep = { ...config.endpoints[0]!, drainTimeoutMs: 1500 };
-    expect(workerSpecs({ ...config, endpoints: [ep] }, 'http://x:1', 't', {})[0]?.env['BERTH_DRAIN_TIMEOUT_MS']).toBe('1500');
-    expect(workerSpecs({ ...config, endpoints: [{ ...ep, drainTimeoutMs: 60_000 }] }, 'http://x:1', 't', {})[0]?.env['BERTH_DRAIN_TIMEOUT_MS']).toBe('4000');
+    expect(workerSpecs({ ...config, endpoints: [ep] }, 'http://x:1', 't', {})[0]?.env['BERTH_DRAIN_TIMEOUT_MS']).toBe(
+      '1500',
+    );
+    expect(
+      workerSpecs({ ...config, endpoints: [{ ...ep, drainTimeoutMs: 60_000 }] }, 'http://x:1', 't', {})[0]?.env[
+        'BERTH_DRAIN_TIMEOUT_MS'
+      ],
+    ).toBe('4000');
   });
 });
 

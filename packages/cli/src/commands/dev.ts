@@ -12,7 +12,16 @@ import { shutdownSignal } from '../internal/signals.js';
 import { WorkerSupervisor, type WorkerSpec } from '../internal/supervisor.js';
 import { Fleet } from '../dev/fleet.js';
 import { EXIT } from '../internal/usage-error.js';
-import { dataLine, openStoreOrExit, parseStoreArgs, STORE_ENV_HELP, STORE_FLAGS, STORE_HELP, storeServerOptions, type StoreArgs } from '../store-options.js';
+import {
+  dataLine,
+  openStoreOrExit,
+  parseStoreArgs,
+  STORE_ENV_HELP,
+  STORE_FLAGS,
+  STORE_HELP,
+  storeServerOptions,
+  type StoreArgs,
+} from '../store-options.js';
 import { EDGE_ENV_HELP, edgeServerOptions } from '../edge-options.js';
 
 export const DEV_HELP = `Usage: berth dev [--config <file>] [--port <n>] [--host <addr>] [--log-level <level>] [--no-watch]
@@ -96,11 +105,20 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
   const started = await startServer(
-    { apiKeys: [apiKey.key], workerTokens: [workerToken.key], endpoints: ids, store: opened.store, models: config.models,
+    {
+      apiKeys: [apiKey.key],
+      workerTokens: [workerToken.key],
+      endpoints: ids,
+      store: opened.store,
+      models: config.models,
       // Job events once: the workers berth dev runs print their own "job completed" lines.
       logger: withoutWorkerEcho(logger, (workerId) => supervisor.pids().has(workerId)),
       // At once, not on the scaler's next tick: a worker killed right after connecting is not a handler that failed to load.
-      onWorkerConnected: (workerId) => supervisor.markConnected(workerId), ...storeServerOptions(args.store), ...edgeServerOptions(io.env, 'dev'), ...(opened.keyStore ? { keyStore: opened.keyStore } : {}) },
+      onWorkerConnected: (workerId) => supervisor.markConnected(workerId),
+      ...storeServerOptions(args.store),
+      ...edgeServerOptions(io.env, 'dev'),
+      ...(opened.keyStore ? { keyStore: opened.keyStore } : {}),
+    },
     args.port,
     args.host,
     io,
@@ -166,7 +184,11 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
     const first = config.endpoints[0];
     if (first !== undefined) {
       const sample = sampleRequest(first.worker, config.dir);
-      io.stdout.write(`\nTry the ${first.id} endpoint:\n${curlExamples(url, apiKey.key, first.id, sample).map((l) => `  ${l.startsWith('#') ? c('dim', l) : l}`).join('\n')}\n\n`);
+      io.stdout.write(
+        `\nTry the ${first.id} endpoint:\n${curlExamples(url, apiKey.key, first.id, sample)
+          .map((l) => `  ${l.startsWith('#') ? c('dim', l) : l}`)
+          .join('\n')}\n\n`,
+      );
     }
     io.stdout.write(c('dim', 'Press Ctrl-C to stop.\n'));
   }
@@ -176,7 +198,10 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   fleet.stop();
   // The message may end with a line of code (a compile error): "stopping" goes on a line of its own.
   if (typeof why !== 'string') logger.error(`${why.fatal}\nstopping`);
-  else logger.info(`${why}: shutting down: closing the control plane, then stopping the workers (press Ctrl-C again to force)`);
+  else
+    logger.info(
+      `${why}: shutting down: closing the control plane, then stopping the workers (press Ctrl-C again to force)`,
+    );
   supervisor.beginShutdown();
   try {
     await server.close({ drainMs: DRAIN_MS });
@@ -191,25 +216,57 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
 
 function describeEndpoint(ep: ResolvedEndpoint): string {
   const conc = ep.concurrency !== undefined ? `, concurrency ${ep.concurrency}` : '';
-  const n = ep.minWorkers === ep.maxWorkers ? `${ep.workers} worker${ep.workers === 1 ? '' : 's'}` : `${ep.minWorkers}-${ep.maxWorkers} workers, idle ${ep.idleTimeoutMs} ms`;
+  const n =
+    ep.minWorkers === ep.maxWorkers
+      ? `${ep.workers} worker${ep.workers === 1 ? '' : 's'}`
+      : `${ep.minWorkers}-${ep.maxWorkers} workers, idle ${ep.idleTimeoutMs} ms`;
   return `${ep.id} (${n}${conc})`;
 }
 
 /** One spec per worker started at once (`minWorkers` of each endpoint): ids `<endpoint>-<n>`. */
-export function workerSpecs(config: ResolvedConfig, url: string, workerToken: string, env: NodeJS.ProcessEnv): WorkerSpec[] {
-  return config.endpoints.flatMap((ep) => Array.from({ length: ep.workers }, (_, i) => workerSpec(config, ep, `${ep.id}-${i + 1}`, url, workerToken, env)));
+export function workerSpecs(
+  config: ResolvedConfig,
+  url: string,
+  workerToken: string,
+  env: NodeJS.ProcessEnv,
+): WorkerSpec[] {
+  return config.endpoints.flatMap((ep) =>
+    Array.from({ length: ep.workers }, (_, i) => workerSpec(config, ep, `${ep.id}-${i + 1}`, url, workerToken, env)),
+  );
 }
 
 /** The process of one worker: cwd the config folder, the worker env vars set. */
-export function workerSpec(config: ResolvedConfig, ep: ResolvedEndpoint, workerId: string, url: string, workerToken: string, env: NodeJS.ProcessEnv): WorkerSpec {
+export function workerSpec(
+  config: ResolvedConfig,
+  ep: ResolvedEndpoint,
+  workerId: string,
+  url: string,
+  workerToken: string,
+  env: NodeJS.ProcessEnv,
+): WorkerSpec {
   const base: NodeJS.ProcessEnv = { ...env };
   // Workers do not need the client API key; inherited BERTH_* settings would be ambiguous.
   for (const k of ['BERTH_API_KEY', 'BERTH_CONCURRENCY', 'BERTH_WORKER_ID', 'BERTH_ENDPOINT_ID']) delete base[k];
-  const out: NodeJS.ProcessEnv = { ...base, BERTH_URL: url, BERTH_ENDPOINT_ID: ep.id, BERTH_WORKER_TOKEN: workerToken, BERTH_WORKER_ID: workerId };
+  const out: NodeJS.ProcessEnv = {
+    ...base,
+    BERTH_URL: url,
+    BERTH_ENDPOINT_ID: ep.id,
+    BERTH_WORKER_TOKEN: workerToken,
+    BERTH_WORKER_ID: workerId,
+  };
   if (ep.concurrency !== undefined) out['BERTH_CONCURRENCY'] = String(ep.concurrency);
   // Running jobs get aborted (cleanly) before the supervisor's SIGKILL deadline.
-  if (ep.drainTimeoutMs !== undefined) out['BERTH_DRAIN_TIMEOUT_MS'] = String(Math.min(ep.drainTimeoutMs, WORKER_STOP_MS - 1_000));
+  if (ep.drainTimeoutMs !== undefined)
+    out['BERTH_DRAIN_TIMEOUT_MS'] = String(Math.min(ep.drainTimeoutMs, WORKER_STOP_MS - 1_000));
   out['BERTH_DRAIN_TIMEOUT_MS'] ??= String(WORKER_STOP_MS - 1_000);
-  if (ep.command) return { endpointId: ep.id, workerId, file: ep.worker, cwd: config.dir, env: { ...out, ...runpodWorkerEnv(url, ep.id, workerId, workerToken) }, command: ep.command };
+  if (ep.command)
+    return {
+      endpointId: ep.id,
+      workerId,
+      file: ep.worker,
+      cwd: config.dir,
+      env: { ...out, ...runpodWorkerEnv(url, ep.id, workerId, workerToken) },
+      command: ep.command,
+    };
   return { endpointId: ep.id, workerId, file: ep.worker, cwd: config.dir, env: out };
 }

@@ -32,8 +32,20 @@ describe('berth keys', () => {
 
     // A server on the same database file (as berth serve opens it) accepts the key until it is revoked.
     const store = new SqliteStore({ file: join(dir, 'data', 'berth.sqlite') });
-    const server = createServer({ store, keyStore: new SqliteKeyStore(store.db), endpoints: ['echo'], logger: silentLogger, sweepIntervalMs: 0 });
-    const health = () => server.handle({ method: 'GET', path: '/v2/echo/health', query: new URLSearchParams(), headers: { authorization: `Bearer ${secret}` } });
+    const server = createServer({
+      store,
+      keyStore: new SqliteKeyStore(store.db),
+      endpoints: ['echo'],
+      logger: silentLogger,
+      sweepIntervalMs: 0,
+    });
+    const health = () =>
+      server.handle({
+        method: 'GET',
+        path: '/v2/echo/health',
+        query: new URLSearchParams(),
+        headers: { authorization: `Bearer ${secret}` },
+      });
     expect((await health()).status).toBe(200);
     const id = secret.slice(9, 21);
     const revoked = await berth('keys', 'revoke', id, '--data-dir', 'data');
@@ -45,7 +57,17 @@ describe('berth keys', () => {
   });
 
   it('create --worker prints a worker token for its endpoints, list shows its kind, the worker check of a control plane reads it', async () => {
-    const made = await berth('keys', 'create', '--worker', '--endpoint', 'echo', '--name', 'gpu-pool', '--data-dir', 'wk');
+    const made = await berth(
+      'keys',
+      'create',
+      '--worker',
+      '--endpoint',
+      'echo',
+      '--name',
+      'gpu-pool',
+      '--data-dir',
+      'wk',
+    );
     expect(made.code).toBe(0);
     const token = made.out.trim();
     expect(token).toMatch(/^berth_wk_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/);
@@ -66,7 +88,13 @@ describe('berth keys', () => {
   });
 
   it('usage errors exit 2 with a pointer to help', async () => {
-    for (const argv of [['keys', 'bogus'], ['keys', 'revoke'], ['keys', 'create', '--endpoints', 'Bad_Id'], ['keys', 'list', '--read-only'], ['keys', 'create', '--nope']]) {
+    for (const argv of [
+      ['keys', 'bogus'],
+      ['keys', 'revoke'],
+      ['keys', 'create', '--endpoints', 'Bad_Id'],
+      ['keys', 'list', '--read-only'],
+      ['keys', 'create', '--nope'],
+    ]) {
       const r = await berth(...argv);
       expect(r.code, argv.join(' ')).toBe(2);
       expect(r.err).toMatch(/berth keys --help/);
@@ -81,7 +109,12 @@ describe('edgeServerOptions', () => {
     expect(edgeServerOptions({}, 'dev')).toEqual({ webhooks: { allow: ['loopback'] }, rateLimits: true });
     expect(edgeServerOptions({}, 'serve')).toEqual({ webhooks: { allow: [] }, rateLimits: true });
     const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
-    expect(edgeServerOptions({ BERTH_WEBHOOK_ALLOW: 'private,loopback', BERTH_WEBHOOK_SECRET: secret, BERTH_RATE_LIMITS: 'off' }, 'serve')).toEqual({
+    expect(
+      edgeServerOptions(
+        { BERTH_WEBHOOK_ALLOW: 'private,loopback', BERTH_WEBHOOK_SECRET: secret, BERTH_RATE_LIMITS: 'off' },
+        'serve',
+      ),
+    ).toEqual({
       webhooks: { allow: ['private', 'loopback'], secret },
       rateLimits: false,
     });
@@ -89,7 +122,9 @@ describe('edgeServerOptions', () => {
     expect(() => edgeServerOptions({ BERTH_WEBHOOK_ALLOW: 'everything' }, 'dev')).toThrow(/BERTH_WEBHOOK_ALLOW/);
     expect(() => edgeServerOptions({ BERTH_WEBHOOK_SECRET: 'hunter2' }, 'dev')).toThrow(/BERTH_WEBHOOK_SECRET/);
     expect(() => edgeServerOptions({ BERTH_RATE_LIMITS: 'maybe' }, 'dev')).toThrow(/BERTH_RATE_LIMITS/);
-    expect(edgeServerOptions({ BERTH_MAX_BODY_BYTES_IN_FLIGHT: '5000000', BERTH_MAX_CONNECTIONS: '200' }, 'serve')).toMatchObject({ maxBodyBytesInFlight: 5_000_000, maxConnections: 200 });
+    expect(
+      edgeServerOptions({ BERTH_MAX_BODY_BYTES_IN_FLIGHT: '5000000', BERTH_MAX_CONNECTIONS: '200' }, 'serve'),
+    ).toMatchObject({ maxBodyBytesInFlight: 5_000_000, maxConnections: 200 });
     expect(() => edgeServerOptions({ BERTH_MAX_CONNECTIONS: 'lots' }, 'serve')).toThrow(/BERTH_MAX_CONNECTIONS/);
   });
 });

@@ -69,20 +69,40 @@ export async function runKeys(argv: readonly string[], io: Io): Promise<number> 
     (values['help'] ? io.stdout : io.stderr).write(KEYS_HELP);
     return values['help'] ? EXIT.ok : EXIT.usage;
   }
-  if (!['create', 'list', 'revoke'].includes(sub)) throw new UsageError(`unknown keys command "${sub}" (create, list, revoke)`, 'keys');
+  if (!['create', 'list', 'revoke'].includes(sub))
+    throw new UsageError(`unknown keys command "${sub}" (create, list, revoke)`, 'keys');
   const expected = sub === 'revoke' ? 1 : 0;
-  if (rest.length !== expected) throw new UsageError(sub === 'revoke' ? 'berth keys revoke takes one key id' : `berth keys ${sub} takes no arguments (got "${rest.join(' ')}")`, 'keys');
-  if (typeof values['endpoint'] === 'string') values['endpoints'] = [values['endpoints'], values['endpoint']].filter((v) => typeof v === 'string').join(',');
-  if (sub !== 'create' && (values['name'] !== undefined || values['endpoints'] !== undefined || values['read-only'] !== undefined || values['worker'] !== undefined)) {
+  if (rest.length !== expected)
+    throw new UsageError(
+      sub === 'revoke'
+        ? 'berth keys revoke takes one key id'
+        : `berth keys ${sub} takes no arguments (got "${rest.join(' ')}")`,
+      'keys',
+    );
+  if (typeof values['endpoint'] === 'string')
+    values['endpoints'] = [values['endpoints'], values['endpoint']].filter((v) => typeof v === 'string').join(',');
+  if (
+    sub !== 'create' &&
+    (values['name'] !== undefined ||
+      values['endpoints'] !== undefined ||
+      values['read-only'] !== undefined ||
+      values['worker'] !== undefined)
+  ) {
     throw new UsageError('--name, --endpoints, --read-only and --worker go with berth keys create', 'keys');
   }
-  if (values['worker'] === true && values['read-only'] === true) throw new UsageError('--read-only applies to API keys, not to worker tokens (--worker)', 'keys');
-  if (values['worker'] === true && values['endpoints'] === undefined) throw new UsageError('a worker token names the endpoints its workers serve: --worker --endpoints <id,...>', 'keys');
+  if (values['worker'] === true && values['read-only'] === true)
+    throw new UsageError('--read-only applies to API keys, not to worker tokens (--worker)', 'keys');
+  if (values['worker'] === true && values['endpoints'] === undefined)
+    throw new UsageError('a worker token names the endpoints its workers serve: --worker --endpoints <id,...>', 'keys');
   let endpoints: string[] | undefined;
   if (typeof values['endpoints'] === 'string') {
-    endpoints = values['endpoints'].split(',').map((s) => s.trim()).filter((s) => s !== '');
+    endpoints = values['endpoints']
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
     const bad = endpoints.find((e) => !ENDPOINT_ID_RE.test(e));
-    if (bad !== undefined || endpoints.length === 0) throw new UsageError(`--endpoints: "${bad ?? values['endpoints']}" is not a list of endpoint ids`, 'keys');
+    if (bad !== undefined || endpoints.length === 0)
+      throw new UsageError(`--endpoints: "${bad ?? values['endpoints']}" is not a list of endpoint ids`, 'keys');
   }
   const dir = (values['data-dir'] as string | undefined) ?? io.env['BERTH_DATA_DIR'] ?? '.berth';
   if (dir.trim() === '') throw new UsageError('--data-dir must not be empty', 'keys');
@@ -105,8 +125,13 @@ export async function runKeys(argv: readonly string[], io: Io): Promise<number> 
         worker: values['worker'] === true,
       });
       io.stdout.write(`${secret}\n`);
-      const use = key.kind === 'worker' ? 'Workers of these endpoints use it as BERTH_WORKER_TOKEN.' : 'Clients send it as Authorization: Bearer <key>.';
-      io.stderr.write(`Created ${key.kind === 'worker' ? 'worker token' : 'key'} ${key.id} (${scopeOf(key)}) in ${file}.\nThis is the only time the ${key.kind === 'worker' ? 'token' : 'key'} is shown: store it now. ${use}\n`);
+      const use =
+        key.kind === 'worker'
+          ? 'Workers of these endpoints use it as BERTH_WORKER_TOKEN.'
+          : 'Clients send it as Authorization: Bearer <key>.';
+      io.stderr.write(
+        `Created ${key.kind === 'worker' ? 'worker token' : 'key'} ${key.id} (${scopeOf(key)}) in ${file}.\nThis is the only time the ${key.kind === 'worker' ? 'token' : 'key'} is shown: store it now. ${use}\n`,
+      );
       return EXIT.ok;
     }
     if (sub === 'list') {
@@ -115,9 +140,18 @@ export async function runKeys(argv: readonly string[], io: Io): Promise<number> 
         io.stdout.write(`No keys in ${file}. Create one with: berth keys create --name <text>\n`);
         return EXIT.ok;
       }
-      const rows = [['ID', 'KIND', 'NAME', 'SCOPE', 'CREATED', 'REVOKED'], ...keys.map((k) => [k.id, k.kind, k.name || '-', scopeOf(k), when(k.createdAt), when(k.revokedAt)])];
+      const rows = [
+        ['ID', 'KIND', 'NAME', 'SCOPE', 'CREATED', 'REVOKED'],
+        ...keys.map((k) => [k.id, k.kind, k.name || '-', scopeOf(k), when(k.createdAt), when(k.revokedAt)]),
+      ];
       const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-      for (const r of rows) io.stdout.write(`${r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
+      for (const r of rows)
+        io.stdout.write(
+          `${r
+            .map((c, i) => c.padEnd(widths[i]!))
+            .join('  ')
+            .trimEnd()}\n`,
+        );
       return EXIT.ok;
     }
     const id = rest[0]!;
@@ -126,7 +160,11 @@ export async function runKeys(argv: readonly string[], io: Io): Promise<number> 
       return EXIT.ok;
     }
     const k = await store.get(id);
-    io.stderr.write(k ? `berth: key ${id} was already revoked (${when(k.revokedAt)})\n` : `berth: no key ${id} in ${file} (see berth keys list)\n`);
+    io.stderr.write(
+      k
+        ? `berth: key ${id} was already revoked (${when(k.revokedAt)})\n`
+        : `berth: no key ${id} in ${file} (see berth keys list)\n`,
+    );
     return EXIT.failure;
   } finally {
     await store.close();

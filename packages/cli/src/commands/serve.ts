@@ -7,7 +7,16 @@ import { startServer } from '../internal/listen.js';
 import { shutdownSignal } from '../internal/signals.js';
 import { EXIT } from '../internal/usage-error.js';
 import { findConfigFile, loadConfig } from '../config.js';
-import { dataLine, openStoreOrExit, parseStoreArgs, STORE_ENV_HELP, STORE_FLAGS, STORE_HELP, storeServerOptions, type StoreArgs } from '../store-options.js';
+import {
+  dataLine,
+  openStoreOrExit,
+  parseStoreArgs,
+  STORE_ENV_HELP,
+  STORE_FLAGS,
+  STORE_HELP,
+  storeServerOptions,
+  type StoreArgs,
+} from '../store-options.js';
 import { EDGE_ENV_HELP, edgeServerOptions } from '../edge-options.js';
 
 export const SERVE_HELP = `Usage: berth serve [--port <n>] [--host <addr>] [--endpoint <id,...>] [--accept-worker-endpoints] [--config <file>] [--store sqlite|memory] [--data-dir <dir>] [--log-level <level>]
@@ -91,7 +100,18 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
   const started = await startServer(
-    { apiKeys: [apiKey.key], workerTokens: [workerToken.key], endpoints, acceptWorkerEndpoints: args.acceptWorkerEndpoints, logger, store: opened.store, ...(config?.models ? { models: config.models } : {}), ...storeServerOptions(args.store), ...edgeServerOptions(io.env, 'serve'), ...(opened.keyStore ? { keyStore: opened.keyStore } : {}) },
+    {
+      apiKeys: [apiKey.key],
+      workerTokens: [workerToken.key],
+      endpoints,
+      acceptWorkerEndpoints: args.acceptWorkerEndpoints,
+      logger,
+      store: opened.store,
+      ...(config?.models ? { models: config.models } : {}),
+      ...storeServerOptions(args.store),
+      ...edgeServerOptions(io.env, 'serve'),
+      ...(opened.keyStore ? { keyStore: opened.keyStore } : {}),
+    },
     args.port,
     args.host,
     io,
@@ -111,14 +131,20 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   io.stdout.write(`${readyLine(url, endpoints, color)}\n${dataLine(opened.where, recovered)}\n`);
   io.stdout.write(`API key: ${apiKey.key}${apiKey.generated ? generated.replace('%s', 'BERTH_API_KEY') : ''}\n`);
   io.stdout.write(`Playground: ${dial}/ (paste the API key, or open ${dial}/#key=<API key>)\n`);
-  io.stdout.write(`Worker token: ${workerToken.key}${workerToken.generated ? generated.replace('%s', 'BERTH_WORKER_TOKEN') : ''}\n`);
+  io.stdout.write(
+    `Worker token: ${workerToken.key}${workerToken.generated ? generated.replace('%s', 'BERTH_WORKER_TOKEN') : ''}\n`,
+  );
   const ep = endpoints[0] ?? '<endpoint id>';
   io.stdout.write(
     `\nPoint a worker at it (any process whose code calls start() from @berth/worker):\n` +
       `  BERTH_URL=${dial} BERTH_ENDPOINT_ID=${ep} BERTH_WORKER_TOKEN=${workerToken.key} node --import tsx ./handler.ts\n`,
   );
   if (endpoints[0] !== undefined) {
-    io.stdout.write(`\nThen call it:\n${curlExamples(url, apiKey.key, endpoints[0]).map((l) => `  ${l.startsWith('#') ? c('dim', l) : l}`).join('\n')}\n`);
+    io.stdout.write(
+      `\nThen call it:\n${curlExamples(url, apiKey.key, endpoints[0])
+        .map((l) => `  ${l.startsWith('#') ? c('dim', l) : l}`)
+        .join('\n')}\n`,
+    );
   }
   io.stdout.write(c('dim', '\nPress Ctrl-C to stop.\n'));
 

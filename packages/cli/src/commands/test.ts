@@ -52,9 +52,17 @@ export function parseTestArgs(argv: readonly string[]): TestArgs {
     throw new UsageError(err instanceof Error ? err.message : String(err), 'test');
   }
   const { values: v, positionals } = parsed;
-  if (positionals.length > 1) throw new UsageError(`one handler file at most (got ${positionals.length}: ${positionals.join(' ')})`, 'test');
+  if (positionals.length > 1)
+    throw new UsageError(`one handler file at most (got ${positionals.length}: ${positionals.join(' ')})`, 'test');
   if (v.input !== undefined && v.file !== undefined) throw new UsageError('give --input or --file, not both', 'test');
-  return { help: v.help === true, handler: positionals[0], input: v.input, file: v.file, config: v.config, endpoint: v.endpoint };
+  return {
+    help: v.help === true,
+    handler: positionals[0],
+    input: v.input,
+    file: v.file,
+    config: v.config,
+    endpoint: v.endpoint,
+  };
 }
 
 /** `berth test`: resolves with the handler's exit code (0 completed, 1 failed), 2 for bad usage. */
@@ -75,11 +83,15 @@ export async function runTest(argv: readonly string[], io: Io): Promise<number> 
   const env: NodeJS.ProcessEnv = { ...io.env };
   for (const k of ['BERTH_URL', 'BERTH_ENDPOINT_ID', 'BERTH_WORKER_TOKEN', 'BERTH_WORKER_ID']) delete env[k];
   const hook = new URL('../internal/load-error-hook.js', import.meta.url).href;
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), '--import', hook, handler, '--test-input', JSON.stringify({ input })], {
-    cwd,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', import.meta.resolve('tsx'), '--import', hook, handler, '--test-input', JSON.stringify({ input })],
+    {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   child.stdout.on('data', (d: Buffer) => io.stdout.write(d));
   child.stderr.on('data', (d: Buffer) => io.stderr.write(d));
   const code = await new Promise<number>((r) => {
@@ -94,13 +106,18 @@ export async function runTest(argv: readonly string[], io: Io): Promise<number> 
 
 async function findHandler(args: TestArgs, cwd: string): Promise<{ handler: string; cwd: string }> {
   if (args.handler !== undefined) {
-    if (args.config !== undefined || args.endpoint !== undefined) throw new UsageError('give a handler file or --config/--endpoint, not both', 'test');
+    if (args.config !== undefined || args.endpoint !== undefined)
+      throw new UsageError('give a handler file or --config/--endpoint, not both', 'test');
     const handler = resolve(cwd, args.handler);
     return { handler, cwd: dirname(handler) };
   }
   const config = await loadConfig(findConfigFile(args.config, cwd));
   const ep = args.endpoint === undefined ? config.endpoints[0] : config.endpoints.find((e) => e.id === args.endpoint);
-  if (!ep) throw new UsageError(`no endpoint "${args.endpoint}" in ${config.file} (endpoints: ${config.endpoints.map((e) => e.id).join(', ')})`, 'test');
+  if (!ep)
+    throw new UsageError(
+      `no endpoint "${args.endpoint}" in ${config.file} (endpoints: ${config.endpoints.map((e) => e.id).join(', ')})`,
+      'test',
+    );
   return { handler: ep.worker, cwd: config.dir };
 }
 
@@ -111,8 +128,15 @@ function readInput(args: TestArgs, handler: string, cwd: string): Record<string,
     text = args.input;
     source = '--input';
   } else {
-    const file = args.file !== undefined ? resolve(cwd, args.file) : [join(dirname(handler), 'test_input.json'), join(cwd, 'test_input.json')].find((f) => existsSync(f));
-    if (file === undefined) throw new UsageError(`no input: pass --input '{"input": {...}}' or --file, or put a test_input.json next to ${handler}`, 'test');
+    const file =
+      args.file !== undefined
+        ? resolve(cwd, args.file)
+        : [join(dirname(handler), 'test_input.json'), join(cwd, 'test_input.json')].find((f) => existsSync(f));
+    if (file === undefined)
+      throw new UsageError(
+        `no input: pass --input '{"input": {...}}' or --file, or put a test_input.json next to ${handler}`,
+        'test',
+      );
     if (!existsSync(file)) throw new UsageError(`--file: not found: ${file}`, 'test');
     text = readFileSync(file, 'utf8');
     source = file;
@@ -124,7 +148,8 @@ function readInput(args: TestArgs, handler: string, cwd: string): Record<string,
     throw new UsageError(`${source} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`, 'test');
   }
   if (isObject(value) && 'input' in value) value = value.input;
-  if (!isObject(value)) throw new UsageError(`${source} must hold a JSON object: {"input": {...}} or the input itself`, 'test');
+  if (!isObject(value))
+    throw new UsageError(`${source} must hold a JSON object: {"input": {...}} or the input itself`, 'test');
   return value;
 }
 

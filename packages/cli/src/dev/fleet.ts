@@ -8,7 +8,8 @@ import { decide, nextWorkerId } from './scaling.js';
 import { FileWatcher } from './watcher.js';
 
 export interface FleetOptions {
-  server: Pick<BerthServer, 'connectedWorkers' | 'setExpectedWorkers' | 'setHandlerBroken' | 'health'> & Partial<Pick<BerthServer, 'workerStopping'>>;
+  server: Pick<BerthServer, 'connectedWorkers' | 'setExpectedWorkers' | 'setHandlerBroken' | 'health'> &
+    Partial<Pick<BerthServer, 'workerStopping'>>;
   supervisor: WorkerSupervisor;
   endpoints: readonly ResolvedEndpoint[];
   /** The folder paths are shown relative to. */
@@ -54,7 +55,8 @@ export class Fleet {
 
   constructor(o: FleetOptions) {
     this.#o = o;
-    for (const ep of o.endpoints) this.#state.set(ep.id, { ep, inputs: [], broken: undefined, fatal: ep.minWorkers > 0, idleSince: new Map() });
+    for (const ep of o.endpoints)
+      this.#state.set(ep.id, { ep, inputs: [], broken: undefined, fatal: ep.minWorkers > 0, idleSince: new Map() });
     this.#watcher = o.watch === false ? undefined : new FileWatcher((files) => void this.#onChange(files));
   }
 
@@ -67,7 +69,10 @@ export class Fleet {
     for (const st of this.#state.values()) {
       if (st.ep.maxWorkers === 0) continue;
       const check = await this.#check(st);
-      if (!check.ok) problems.push(`endpoint ${st.ep.id}: handler ${this.#rel(st.ep.worker)} does not compile:\n${indent(check.message)}`);
+      if (!check.ok)
+        problems.push(
+          `endpoint ${st.ep.id}: handler ${this.#rel(st.ep.worker)} does not compile:\n${indent(check.message)}`,
+        );
       else st.inputs = check.inputs;
     }
     if (problems.length) return problems.join('\n');
@@ -129,11 +134,25 @@ export class Fleet {
     if (st.ep.minWorkers < st.ep.maxWorkers && !st.broken) {
       const { jobs } = await server.health(st.ep.id);
       const workers = supervisor.workerIds(st.ep.id);
-      const d = decide(st.ep, { inQueue: jobs.inQueue, inProgress: jobs.inProgress, workers, running, idleSince: st.idleSince }, now);
-      if (d.start > 0) this.#o.logger.info(`scaling ${st.ep.id} up`, { endpointId: st.ep.id, from: workers.length, to: workers.length + d.start, inQueue: jobs.inQueue });
+      const d = decide(
+        st.ep,
+        { inQueue: jobs.inQueue, inProgress: jobs.inProgress, workers, running, idleSince: st.idleSince },
+        now,
+      );
+      if (d.start > 0)
+        this.#o.logger.info(`scaling ${st.ep.id} up`, {
+          endpointId: st.ep.id,
+          from: workers.length,
+          to: workers.length + d.start,
+          inQueue: jobs.inQueue,
+        });
       for (let i = 0; i < d.start; i++) this.#add(st);
       for (const id of d.stop) {
-        this.#o.logger.info(`scaling ${st.ep.id} down: worker idle`, { endpointId: st.ep.id, workerId: id, idleMs: now - (st.idleSince.get(id) ?? now) });
+        this.#o.logger.info(`scaling ${st.ep.id} down: worker idle`, {
+          endpointId: st.ep.id,
+          workerId: id,
+          idleMs: now - (st.idleSince.get(id) ?? now),
+        });
         st.idleSince.delete(id);
         void supervisor.retire(id).then(() => this.#syncExpected(st));
         // After the SIGTERM: no new job for it, and a pull worker's held polls answered so that it exits now.
@@ -162,7 +181,9 @@ export class Fleet {
 
   async #onChange(files: string[]): Promise<void> {
     if (this.#o.configFile !== undefined && files.includes(this.#o.configFile)) {
-      this.#o.logger.warn(`${this.#rel(this.#o.configFile)} changed: restart berth dev to apply it (endpoints and scaling are read at start)`);
+      this.#o.logger.warn(
+        `${this.#rel(this.#o.configFile)} changed: restart berth dev to apply it (endpoints and scaling are read at start)`,
+      );
     }
     for (const st of this.#state.values()) {
       const changed = files.filter((f) => st.inputs.includes(f));
@@ -170,7 +191,9 @@ export class Fleet {
       const check = await this.#check(st);
       if (!check.ok) {
         this.#setBroken(st, `endpoint ${st.ep.id}: handler does not compile`);
-        this.#o.logger.error(`endpoint ${st.ep.id}: ${changed.map((f) => this.#rel(f)).join(', ')} changed but does not compile; its workers keep the previous code. Fix it and save:\n${indent(check.message)}`);
+        this.#o.logger.error(
+          `endpoint ${st.ep.id}: ${changed.map((f) => this.#rel(f)).join(', ')} changed but does not compile; its workers keep the previous code. Fix it and save:\n${indent(check.message)}`,
+        );
         continue;
       }
       st.inputs = check.inputs;

@@ -11,7 +11,10 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 describe('checkHandler', () => {
   it('lists the handler and the local files it imports (".js" specifiers of .ts files too), not packages', async () => {
     writeFileSync(join(tmp, 'util.ts'), `export const x: number = 1;\n`);
-    writeFileSync(join(tmp, 'h.ts'), `import { start } from '@berth/worker';\nimport { x } from './util.js';\nstart({ handler: () => ({ x }) });\n`);
+    writeFileSync(
+      join(tmp, 'h.ts'),
+      `import { start } from '@berth/worker';\nimport { x } from './util.js';\nstart({ handler: () => ({ x }) });\n`,
+    );
     const r = await checkHandler(join(tmp, 'h.ts'), tmp);
     expect(r).toEqual({ ok: true, inputs: expect.arrayContaining([join(tmp, 'h.ts'), join(tmp, 'util.ts')]) });
     expect(r.ok && r.inputs).toHaveLength(2);

@@ -3,8 +3,11 @@ import { build, type Message } from 'esbuild';
 
 /** The outcome of compiling a handler file (without running it). */
 export type HandlerCheck =
-  | { ok: true; /** Absolute paths of the handler and every local file it imports (packages excluded). */ inputs: string[] }
-  | { ok: false; /** esbuild's errors, one per line, `file:line:col: text`. */ message: string };
+  | {
+      ok: true /** Absolute paths of the handler and every local file it imports (packages excluded). */;
+      inputs: string[];
+    }
+  | { ok: false /** esbuild's errors, one per line, `file:line:col: text`. */; message: string };
 
 /**
  * Compiles a handler and the local files it imports with esbuild (packages stay external, nothing is written):

@@ -24,8 +24,16 @@ describe('decide', () => {
   it('stops idle workers after idleTimeoutMs, newest first, down to minWorkers', () => {
     const s = snap({
       workers: ['e-1', 'e-2', 'e-3'],
-      running: new Map([['e-1', 0], ['e-2', 0], ['e-3', 0]]),
-      idleSince: new Map([['e-1', 0], ['e-2', 0], ['e-3', 500]]),
+      running: new Map([
+        ['e-1', 0],
+        ['e-2', 0],
+        ['e-3', 0],
+      ]),
+      idleSince: new Map([
+        ['e-1', 0],
+        ['e-2', 0],
+        ['e-3', 500],
+      ]),
     });
     expect(decide({ ...policy, minWorkers: 1 }, s, 1000)).toEqual({ start: 0, stop: ['e-2', 'e-1'] });
     expect(decide({ ...policy, minWorkers: 1 }, s, 1500)).toEqual({ start: 0, stop: ['e-3', 'e-2'] });
@@ -35,14 +43,27 @@ describe('decide', () => {
   it('never stops a busy worker, one still connecting, or any while jobs wait', () => {
     const s = snap({ workers: ['e-1', 'e-2'], running: new Map([['e-1', 1]]), idleSince: new Map() });
     expect(decide(policy, s, 10_000)).toEqual({ start: 0, stop: [] });
-    const idle = snap({ inQueue: 1, workers: ['e-1', 'e-2'], running: new Map([['e-1', 0], ['e-2', 0]]), idleSince: new Map([['e-1', 0], ['e-2', 0]]) });
+    const idle = snap({
+      inQueue: 1,
+      workers: ['e-1', 'e-2'],
+      running: new Map([
+        ['e-1', 0],
+        ['e-2', 0],
+      ]),
+      idleSince: new Map([
+        ['e-1', 0],
+        ['e-2', 0],
+      ]),
+    });
     expect(decide(policy, idle, 10_000)).toEqual({ start: 0, stop: [] });
   });
 
   it('a fixed endpoint (min = max) neither grows nor shrinks', () => {
     const fixed = { ...policy, minWorkers: 1, maxWorkers: 1 };
     expect(decide(fixed, snap({ inQueue: 9, workers: ['e-1'] }), 0)).toEqual({ start: 0, stop: [] });
-    expect(decide(fixed, snap({ workers: ['e-1'], running: new Map([['e-1', 0]]), idleSince: new Map([['e-1', 0]]) }), 1e9)).toEqual({ start: 0, stop: [] });
+    expect(
+      decide(fixed, snap({ workers: ['e-1'], running: new Map([['e-1', 0]]), idleSince: new Map([['e-1', 0]]) }), 1e9),
+    ).toEqual({ start: 0, stop: [] });
   });
 });
 

@@ -9,7 +9,13 @@ export const API_KEY = 'berth_durability_key';
 export const WORKER_TOKEN = 'berthw_durability_token';
 const live = new Set<ChildProcess>();
 process.once('exit', () => {
-  for (const c of live) if (c.pid && c.exitCode === null) try { process.kill(-c.pid, 'SIGKILL'); } catch { /* gone */ }
+  for (const c of live)
+    if (c.pid && c.exitCode === null)
+      try {
+        process.kill(-c.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
 });
 
 /** A free loopback port (the control plane is restarted on the same one, so workers find it again). */
@@ -41,7 +47,8 @@ export class ServeProcess {
   async ready(timeoutMs = 15_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!/berth ready[\s\S]*Press Ctrl-C to stop/.test(this.text)) {
-      if (this.child.exitCode !== null) throw new Error(`berth serve exited with ${this.child.exitCode}:\n${this.text}`);
+      if (this.child.exitCode !== null)
+        throw new Error(`berth serve exited with ${this.child.exitCode}:\n${this.text}`);
       if (Date.now() > deadline) throw new Error(`berth serve not ready in ${timeoutMs} ms:\n${this.text}`);
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -59,19 +66,35 @@ export class ServeProcess {
 /** Starts `berth serve --port <port> --data-dir <dir>` (SQLite) with known credentials; waits for `ready`. */
 export async function startServe(port: number, dataDir: string, args: string[] = []): Promise<ServeProcess> {
   if (!existsSync(BIN)) throw new Error(`${BIN} does not exist: run \`npm run build\` first`);
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port), '--data-dir', dataDir, '--endpoint', 'rec', ...args], {
-    cwd: REPO_ROOT,
-    // Rate limits off: the checker's clients poll every acknowledged job, far above the per-key status limit.
-    env: { ...process.env, BERTH_API_KEY: API_KEY, BERTH_WORKER_TOKEN: WORKER_TOKEN, NO_COLOR: '1', BERTH_LOG_LEVEL: 'warn', BERTH_RATE_LIMITS: 'off' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [BIN, 'serve', '--port', String(port), '--data-dir', dataDir, '--endpoint', 'rec', ...args],
+    {
+      cwd: REPO_ROOT,
+      // Rate limits off: the checker's clients poll every acknowledged job, far above the per-key status limit.
+      env: {
+        ...process.env,
+        BERTH_API_KEY: API_KEY,
+        BERTH_WORKER_TOKEN: WORKER_TOKEN,
+        NO_COLOR: '1',
+        BERTH_LOG_LEVEL: 'warn',
+        BERTH_RATE_LIMITS: 'off',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const serve = new ServeProcess(child);
   await serve.ready();
   return serve;
 }
 
 /** A real worker process running the recording handler against `url`. */
-export function startRecordingWorker(url: string, workerId: string, execLog: string, env: Record<string, string> = {}): { child: ChildProcess; output: string[] } {
+export function startRecordingWorker(
+  url: string,
+  workerId: string,
+  execLog: string,
+  env: Record<string, string> = {},
+): { child: ChildProcess; output: string[] } {
   const output: string[] = [];
   const child = spawn(process.execPath, ['--import', 'tsx', RECORDING_WORKER], {
     cwd: REPO_ROOT,
@@ -93,7 +116,9 @@ export function startRecordingWorker(url: string, workerId: string, execLog: str
 
 /** Kills every process these helpers started and waits for them. */
 export async function killAll(): Promise<void> {
-  const waits = [...live].map((c) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r()))));
+  const waits = [...live].map(
+    (c) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r()))),
+  );
   for (const c of live) c.kill('SIGKILL');
   await Promise.all(waits);
 }
@@ -109,7 +134,12 @@ export function executions(execLog: string): Map<string, number> {
   return counts;
 }
 
-export async function api(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+export async function api(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await fetch(`${base}${path}`, {
     method,
     headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
@@ -119,7 +149,6 @@ export async function api(base: string, method: string, path: string, body?: unk
   const text = await res.text();
   return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
-
 
 /**
  * The checker's verdict: the final state of every acknowledged job, polled on any live control plane (replica)
@@ -146,7 +175,8 @@ export async function classify(bases: () => string[], acked: string[], execLog: 
         next.push(id);
         continue;
       }
-      if (r.status !== 200 && r.status !== 404) throw new Error(`status answered ${r.status}: ${JSON.stringify(r.json)}`);
+      if (r.status !== 200 && r.status !== 404)
+        throw new Error(`status answered ${r.status}: ${JSON.stringify(r.json)}`);
       const status = r.status === 404 ? 'LOST' : String(r.json['status']);
       final.set(id, status);
       if (status === 'IN_QUEUE' || status === 'IN_PROGRESS') next.push(id);

@@ -7,7 +7,9 @@ import type { AddressInfo } from 'node:net';
  * answer is lost), one a moment after the request reached the backend (it may or may not have been handled),
  * and one passes. `cuts` counts the connections cut.
  */
-export async function cuttingProxy(backends: number[]): Promise<{ url: string; cuts: () => number; close(): Promise<void> }> {
+export async function cuttingProxy(
+  backends: number[],
+): Promise<{ url: string; cuts: () => number; close(): Promise<void> }> {
   let n = 0;
   let cuts = 0;
   const sockets = new Set<Socket>();

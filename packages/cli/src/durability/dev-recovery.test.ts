@@ -8,7 +8,9 @@ const dir = mkdtempSync(join(tmpdir(), 'berth-dev-recovery-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('berth dev on SQLite', () => {
-  it('shows where the data lives; after a kill -9 of berth dev and its workers, the next start recovers every job', { timeout: 90_000 }, async () => {
+  it('shows where the data lives; after a kill -9 of berth dev and its workers, the next start recovers every job', {
+    timeout: 90_000,
+  }, async () => {
     const dataDir = join(dir, 'data');
     const ids: string[] = [];
     {
@@ -35,7 +37,8 @@ describe('berth dev on SQLite', () => {
     const done = [];
     for (const id of ids) {
       const job = await pollUntil(
-        async () => (await (await again.fetch(`/v2/sleep/status/${id}`)).json()) as { status: string; retries?: number },
+        async () =>
+          (await (await again.fetch(`/v2/sleep/status/${id}`)).json()) as { status: string; retries?: number },
         (j) => j.status === 'COMPLETED',
         30_000,
       );

@@ -3,7 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { random } from '../../../server/src/store/conformance/fixtures.test-helpers.js';
-import { api, classify, freePort, killAll, startRecordingWorker, startServe, type ServeProcess } from './cluster.test-helpers.js';
+import {
+  api,
+  classify,
+  freePort,
+  killAll,
+  startRecordingWorker,
+  startServe,
+  type ServeProcess,
+} from './cluster.test-helpers.js';
 
 // Jepsen-style checker: clients submit jobs while the control plane is killed with SIGKILL at random moments and
 // restarted on the same data dir. Every job whose /run answered 200 is then classified; none may be lost.
@@ -18,7 +26,9 @@ afterAll(async () => {
 });
 
 describe('kill -9 of the control plane', () => {
-  it(`loses none of ${JOBS} acknowledged jobs across ${KILLS} SIGKILLs and restarts`, { timeout: 150_000 }, async () => {
+  it(`loses none of ${JOBS} acknowledged jobs across ${KILLS} SIGKILLs and restarts`, {
+    timeout: 150_000,
+  }, async () => {
     const rand = random(Number(process.env['BERTH_KILL9_SEED'] ?? 20261122));
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
@@ -62,7 +72,13 @@ describe('kill -9 of the control plane', () => {
     const submitMs = Date.now() - started;
 
     // Every acknowledged job must reach COMPLETED (workers reconnect, in-flight jobs are re-adopted or requeued).
-    const report = { submitted, refusedOrCut: refused, kills: recovered.length, submitPhaseMs: submitMs, ...(await classify(() => [base], acked, execLog, 90_000)) };
+    const report = {
+      submitted,
+      refusedOrCut: refused,
+      kills: recovered.length,
+      submitPhaseMs: submitMs,
+      ...(await classify(() => [base], acked, execLog, 90_000)),
+    };
     console.log(`kill -9 checker: ${JSON.stringify(report)}\n  restarts: ${recovered.join(' | ')}`);
     expect(recovered.length).toBe(KILLS);
     expect(acked.length).toBeGreaterThanOrEqual(JOBS);

@@ -3,7 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { api, killAll, startRecordingWorker } from './cluster.test-helpers.js';
-import { classify, downableProxy, dropSchema, PG_TEST_URL, pgUnavailable, roundRobinProxy, startReplicas, testSchema } from './replicas.test-helpers.js';
+import {
+  classify,
+  downableProxy,
+  dropSchema,
+  PG_TEST_URL,
+  pgUnavailable,
+  roundRobinProxy,
+  startReplicas,
+  testSchema,
+} from './replicas.test-helpers.js';
 
 // The database goes away for 2 s under load (a restart or failover: connections reset, new ones refused), with
 // 2 replicas reaching it through a TCP proxy. While it is down, requests that need it answer 503 `unavailable`;
@@ -19,7 +28,9 @@ afterAll(async () => {
 });
 
 describe.skipIf(skip !== undefined)(`the database down for 2 s under load${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  it('answers 503 unavailable while it is down, then recovers by itself; no acknowledged job is lost', { timeout: 60_000 }, async () => {
+  it('answers 503 unavailable while it is down, then recovers by itself; no acknowledged job is lost', {
+    timeout: 60_000,
+  }, async () => {
     const db = await downableProxy(Number(new URL(PG_TEST_URL).port || 5432));
     const url = new URL(PG_TEST_URL);
     url.port = String(db.port);
@@ -57,7 +68,11 @@ describe.skipIf(skip !== undefined)(`the database down for 2 s under load${skip 
     })();
     await Promise.all(Array.from({ length: 4 }, (_, c) => client(c)));
     await outage;
-    const report = { submitted, answers: Object.fromEntries(answers), ...(await classify(() => bases, acked, execLog, 30_000)) };
+    const report = {
+      submitted,
+      answers: Object.fromEntries(answers),
+      ...(await classify(() => bases, acked, execLog, 30_000)),
+    };
     console.log(`db down checker: ${JSON.stringify(report)}`);
     for (const s of serves) expect(s.child.exitCode).toBeNull();
     expect(answers.get('503 unavailable') ?? 0).toBeGreaterThan(0);
@@ -65,7 +80,8 @@ describe.skipIf(skip !== undefined)(`the database down for 2 s under load${skip 
     expect(report.lost).toBe(0);
     expect(report.stillPending).toBe(0);
     expect(report.completed).toBe(report.acknowledged);
-    for (const base of bases) expect((await api(base, 'POST', '/v2/rec/runsync', { input: { n: -1 } })).json['status']).toBe('COMPLETED');
+    for (const base of bases)
+      expect((await api(base, 'POST', '/v2/rec/runsync', { input: { n: -1 } })).json['status']).toBe('COMPLETED');
     await lb.close();
     await db.close();
   });

@@ -18,11 +18,26 @@ describe.skipIf(skip !== undefined)(`berth keys on PostgreSQL${skip ? ` (skipped
     expect(created.code).toBe(0);
     expect(created.err).toContain(`(schema ${schema})`);
     const secret = created.out.trim();
-    const replicas = await Promise.all([0, 1].map(async () => {
-      const store = await PgStore.open({ url: PG_TEST_URL, schema, poolSize: 2 });
-      return createServer({ store, keyStore: PgKeyStore.on(store.pool), endpoints: ['echo'], logger: silentLogger, sweepIntervalMs: 0, cluster: false });
-    }));
-    const health = (i: number) => replicas[i]!.handle({ method: 'GET', path: '/v2/echo/health', query: new URLSearchParams(), headers: { authorization: `Bearer ${secret}` } });
+    const replicas = await Promise.all(
+      [0, 1].map(async () => {
+        const store = await PgStore.open({ url: PG_TEST_URL, schema, poolSize: 2 });
+        return createServer({
+          store,
+          keyStore: PgKeyStore.on(store.pool),
+          endpoints: ['echo'],
+          logger: silentLogger,
+          sweepIntervalMs: 0,
+          cluster: false,
+        });
+      }),
+    );
+    const health = (i: number) =>
+      replicas[i]!.handle({
+        method: 'GET',
+        path: '/v2/echo/health',
+        query: new URLSearchParams(),
+        headers: { authorization: `Bearer ${secret}` },
+      });
     try {
       expect((await health(0)).status).toBe(200);
       expect((await health(1)).status).toBe(200);

@@ -33,7 +33,9 @@ const until = async <T>(fn: () => Promise<T | undefined>, ms: number, what: stri
 };
 
 describe.skipIf(skip !== undefined)(`3 replicas behave like one server${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  it('agree on /health and /metrics, serve every output URL, and make one job per Idempotency-Key through a cutting balancer', { timeout: 90_000 }, async () => {
+  it('agree on /health and /metrics, serve every output URL, and make one job per Idempotency-Key through a cutting balancer', {
+    timeout: 90_000,
+  }, async () => {
     const { ports } = await startReplicas(3, PG_TEST_URL, schema, dir);
     const bases = ports.map((p) => `http://127.0.0.1:${p}`);
     const execLog = join(dir, 'executions.log');
@@ -41,13 +43,26 @@ describe.skipIf(skip !== undefined)(`3 replicas behave like one server${skip ? `
     startRecordingWorker(bases[2]!, 'w-on-2', execLog);
 
     // One view: every replica counts both workers, and the answers are identical.
-    const healths = async () => Promise.all(bases.map(async (b) => JSON.stringify((await api(b, 'GET', '/v2/rec/health')).json['workers'])));
-    const agreed = await until(async () => {
-      const h = await healths();
-      return h.every((x) => x === h[0]) && (JSON.parse(h[0]!) as { idle: number }).idle === 2 ? h[0] : undefined;
-    }, 15_000, 'every replica to report both workers idle');
+    const healths = async () =>
+      Promise.all(bases.map(async (b) => JSON.stringify((await api(b, 'GET', '/v2/rec/health')).json['workers'])));
+    const agreed = await until(
+      async () => {
+        const h = await healths();
+        return h.every((x) => x === h[0]) && (JSON.parse(h[0]!) as { idle: number }).idle === 2 ? h[0] : undefined;
+      },
+      15_000,
+      'every replica to report both workers idle',
+    );
     expect(JSON.parse(agreed)).toMatchObject({ idle: 2, running: 0 });
-    const gauges = async () => Promise.all(bases.map(async (b) => (await (await fetch(`${b}/metrics`, { headers: auth })).text()).split('\n').filter((l) => l.startsWith('berth_workers{endpoint="rec"')).join('\n')));
+    const gauges = async () =>
+      Promise.all(
+        bases.map(async (b) =>
+          (await (await fetch(`${b}/metrics`, { headers: auth })).text())
+            .split('\n')
+            .filter((l) => l.startsWith('berth_workers{endpoint="rec"'))
+            .join('\n'),
+        ),
+      );
     const g = await gauges();
     expect(g[0]).toContain('berth_workers{endpoint="rec",state="idle"} 2');
     expect(new Set(g).size).toBe(1);
@@ -55,15 +70,30 @@ describe.skipIf(skip !== undefined)(`3 replicas behave like one server${skip ? `
     // Output files: stored through replica 1 (which has no worker) for a job running on replica 0 or 2.
     const run = await api(bases[1]!, 'POST', '/v2/rec/run', { input: { n: 0, ms: 3_000 } });
     const jobId = run.json['id'] as string;
-    await until(async () => ((await api(bases[1]!, 'GET', `/v2/rec/status/${jobId}`)).json['status'] === 'IN_PROGRESS' ? true : undefined), 10_000, 'the job to run');
+    await until(
+      async () =>
+        (await api(bases[1]!, 'GET', `/v2/rec/status/${jobId}`)).json['status'] === 'IN_PROGRESS' ? true : undefined,
+      10_000,
+      'the job to run',
+    );
     // A change reaches the other replicas within a presence check (200 ms) and a notification.
-    const busy = await until(async () => {
-      const h = await healths();
-      return h.every((x) => x === h[0]) && (JSON.parse(h[0]!) as { running: number }).running === 1 ? h[0] : undefined;
-    }, 5_000, 'every replica to report the worker running');
+    const busy = await until(
+      async () => {
+        const h = await healths();
+        return h.every((x) => x === h[0]) && (JSON.parse(h[0]!) as { running: number }).running === 1
+          ? h[0]
+          : undefined;
+      },
+      5_000,
+      'every replica to report the worker running',
+    );
     expect(JSON.parse(busy)).toMatchObject({ idle: 1, running: 1 });
     const bytes = Buffer.from(Array.from({ length: 700_000 }, (_, i) => (i * 13) & 255));
-    const up = await fetch(`${bases[1]}/v2/_worker/files/${jobId}?ext=png`, { method: 'PUT', headers: { authorization: `Bearer ${WORKER_TOKEN}`, 'content-type': 'image/png' }, body: bytes });
+    const up = await fetch(`${bases[1]}/v2/_worker/files/${jobId}?ext=png`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${WORKER_TOKEN}`, 'content-type': 'image/png' },
+      body: bytes,
+    });
     expect(up.status).toBe(200);
     const fileUrl = new URL(((await up.json()) as { url: string }).url);
     for (const b of bases) {
@@ -84,7 +114,12 @@ describe.skipIf(skip !== undefined)(`3 replicas behave like one server${skip ? `
       for (let tries = 0; tries < 30; tries++) {
         attempts++;
         try {
-          const res = await fetch(`${lb.url}/v2/rec/${route}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify({ input: { n: k, ms: 20 } }), signal: AbortSignal.timeout(25_000) });
+          const res = await fetch(`${lb.url}/v2/rec/${route}`, {
+            method: 'POST',
+            headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': key },
+            body: JSON.stringify({ input: { n: k, ms: 20 } }),
+            signal: AbortSignal.timeout(25_000),
+          });
           const body = (await res.json()) as { id?: string };
           if (res.status === 200 && body.id) {
             seen.add(body.id);
@@ -97,16 +132,23 @@ describe.skipIf(skip !== undefined)(`3 replicas behave like one server${skip ? `
       }
       throw new Error(`key ${key}: no answer in 30 tries`);
     };
-    for (let k = 0; k < KEYS; k += 8) await Promise.all(Array.from({ length: Math.min(8, KEYS - k) }, (_, i) => submit(k + i)));
+    for (let k = 0; k < KEYS; k += 8)
+      await Promise.all(Array.from({ length: Math.min(8, KEYS - k) }, (_, i) => submit(k + i)));
     await lb.close();
     expect(lb.cuts()).toBeGreaterThan(KEYS / 3);
     for (const seen of ids.values()) expect(seen.size).toBe(1);
     const jobIds = [...ids.values()].map((s) => [...s][0]!);
-    await until(async () => {
-      // The keyed jobs, and the 3 s job of the file check (on an idle machine the keyed ones finish first).
-      const done = await Promise.all([...jobIds, jobId].map(async (id) => (await api(bases[0]!, 'GET', `/v2/rec/status/${id}`)).json['status']));
-      return done.every((s) => s === 'COMPLETED') ? true : undefined;
-    }, 30_000, 'every job to complete');
+    await until(
+      async () => {
+        // The keyed jobs, and the 3 s job of the file check (on an idle machine the keyed ones finish first).
+        const done = await Promise.all(
+          [...jobIds, jobId].map(async (id) => (await api(bases[0]!, 'GET', `/v2/rec/status/${id}`)).json['status']),
+        );
+        return done.every((s) => s === 'COMPLETED') ? true : undefined;
+      },
+      30_000,
+      'every job to complete',
+    );
     const runs = executions(execLog);
     for (const id of jobIds) expect(runs.get(id), id).toBe(1);
     const keyed = new Set(jobIds);

@@ -5,13 +5,20 @@ import { freePort, startServe, type ServeProcess } from './cluster.test-helpers.
 
 export { classify } from './cluster.test-helpers.js';
 
-export { PG_TEST_URL, pgUnavailable, testSchema, dropSchema } from '../../../server/src/store/postgres/pg-test-db.test-helpers.js';
+export {
+  PG_TEST_URL,
+  pgUnavailable,
+  testSchema,
+  dropSchema,
+} from '../../../server/src/store/postgres/pg-test-db.test-helpers.js';
 
 /**
  * A tiny TCP round-robin load balancer (what nginx or HAProxy do in front of replicas): each new connection goes
  * to the next backend; a backend that refuses is skipped. WebSocket upgrades pass through like any TCP stream.
  */
-export async function roundRobinProxy(backends: number[]): Promise<{ port: number; url: string; close(): Promise<void> }> {
+export async function roundRobinProxy(
+  backends: number[],
+): Promise<{ port: number; url: string; close(): Promise<void> }> {
   let next = 0;
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
@@ -52,10 +59,28 @@ export async function roundRobinProxy(backends: number[]): Promise<{ port: numbe
 }
 
 /** Starts `berth serve --store postgres` replicas on one schema (data dirs only hold output files). */
-export async function startReplicas(n: number, url: string, schema: string, dataDir: string, extra: string[] = []): Promise<{ serves: ServeProcess[]; ports: number[] }> {
+export async function startReplicas(
+  n: number,
+  url: string,
+  schema: string,
+  dataDir: string,
+  extra: string[] = [],
+): Promise<{ serves: ServeProcess[]; ports: number[] }> {
   const ports: number[] = [];
   for (let i = 0; i < n; i++) ports.push(await freePort());
-  const serves = await Promise.all(ports.map((port, i) => startServe(port, `${dataDir}/r${i}`, ['--store', 'postgres', '--database-url', url, '--database-schema', schema, ...extra])));
+  const serves = await Promise.all(
+    ports.map((port, i) =>
+      startServe(port, `${dataDir}/r${i}`, [
+        '--store',
+        'postgres',
+        '--database-url',
+        url,
+        '--database-schema',
+        schema,
+        ...extra,
+      ]),
+    ),
+  );
   return { serves, ports };
 }
 
@@ -65,7 +90,10 @@ export async function terminateBerthConnections(url: string, schema: string): Pr
   const c = new Client({ connectionString: url });
   await c.connect();
   try {
-    const r = await c.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()`, [`berth:${schema}`]);
+    const r = await c.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()`,
+      [`berth:${schema}`],
+    );
     return r.rowCount ?? 0;
   } finally {
     await c.end();
@@ -73,7 +101,9 @@ export async function terminateBerthConnections(url: string, schema: string): Pr
 }
 
 /** A TCP proxy in front of PostgreSQL that can go down (every connection reset, new ones refused) and come back. */
-export async function downableProxy(targetPort: number): Promise<{ port: number; down(): void; up(): void; close(): Promise<void> }> {
+export async function downableProxy(
+  targetPort: number,
+): Promise<{ port: number; down(): void; up(): void; close(): Promise<void> }> {
   let isDown = false;
   const pairs = new Set<Socket>();
   const server = createServer((client) => {

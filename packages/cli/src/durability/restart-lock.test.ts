@@ -12,7 +12,12 @@ import { API_KEY, WORKER_TOKEN, ServeProcess, api, freePort, killAll } from './c
 const RESTARTS = 5;
 const dir = mkdtempSync(join(tmpdir(), 'berth-restart-lock-'));
 afterAll(async () => {
-  for (const pid of holders) try { process.kill(-pid, 'SIGKILL'); } catch { /* gone */ }
+  for (const pid of holders)
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
   await killAll();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -26,7 +31,13 @@ async function startGroup(port: number, dataDir: string): Promise<{ serve: Serve
   const child = spawn('/bin/sh', ['-c', cmd], {
     cwd: REPO_ROOT,
     detached: true,
-    env: { ...process.env, BERTH_API_KEY: API_KEY, BERTH_WORKER_TOKEN: WORKER_TOKEN, NO_COLOR: '1', BERTH_LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      BERTH_API_KEY: API_KEY,
+      BERTH_WORKER_TOKEN: WORKER_TOKEN,
+      NO_COLOR: '1',
+      BERTH_LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   holders.push(child.pid!);
@@ -45,7 +56,9 @@ const state = (pid: number): string => {
 };
 
 describe('data folder lock', () => {
-  it(`restarts at once after kill -9 of the process group, ${RESTARTS} times in a row; a second live server is refused`, { timeout: 120_000 }, async () => {
+  it(`restarts at once after kill -9 of the process group, ${RESTARTS} times in a row; a second live server is refused`, {
+    timeout: 120_000,
+  }, async () => {
     const port = await freePort();
     const dataDir = join(dir, 'data');
     let { serve, pid } = await startGroup(port, dataDir);
@@ -63,11 +76,15 @@ describe('data folder lock', () => {
     for (const id of ids) expect((await api(base, 'GET', `/v2/rec/status/${id}`)).json['status']).toBe('IN_QUEUE');
 
     // A second live control plane on the same folder is still refused, with a message naming the owner.
-    const other = spawn(process.execPath, [BIN, 'serve', '--port', String(await freePort()), '--data-dir', dataDir, '--endpoint', 'rec'], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, BERTH_API_KEY: API_KEY, BERTH_WORKER_TOKEN: WORKER_TOKEN, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const other = spawn(
+      process.execPath,
+      [BIN, 'serve', '--port', String(await freePort()), '--data-dir', dataDir, '--endpoint', 'rec'],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, BERTH_API_KEY: API_KEY, BERTH_WORKER_TOKEN: WORKER_TOKEN, NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let text = '';
     other.stdout.on('data', (d: Buffer) => (text += d.toString()));
     other.stderr.on('data', (d: Buffer) => (text += d.toString()));

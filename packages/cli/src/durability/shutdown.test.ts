@@ -11,7 +11,9 @@ afterAll(async () => {
 });
 
 describe('berth serve SIGTERM', () => {
-  it('503 for new requests, in-flight /runsync finishes, the database is closed, the next start finds nothing stuck', { timeout: 60_000 }, async () => {
+  it('503 for new requests, in-flight /runsync finishes, the database is closed, the next start finds nothing stuck', {
+    timeout: 60_000,
+  }, async () => {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     const dataDir = join(dir, 'data');

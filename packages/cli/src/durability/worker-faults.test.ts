@@ -51,27 +51,50 @@ async function waitFor<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs
 }
 
 const status = (url: string, id: string) => api(url, 'GET', `/v2/rec/status/${id}`).then((r) => r.json);
-const workers = (url: string) => api(url, 'GET', '/v2/rec/health').then((r) => r.json['workers'] as Record<string, number>);
+const workers = (url: string) =>
+  api(url, 'GET', '/v2/rec/health').then((r) => r.json['workers'] as Record<string, number>);
 
 /** Starts w1 alone, gives it a job, then starts w2 as the spare. */
 async function jobOnFirstWorker(url: string, execLog: string, ms: number, w1Url = url) {
   const w1 = startRecordingWorker(w1Url, 'rec-w1', execLog);
-  await waitFor(() => workers(url), (w) => (w['idle'] ?? 0) + (w['running'] ?? 0) >= 1, 15_000, 'w1 connected');
+  await waitFor(
+    () => workers(url),
+    (w) => (w['idle'] ?? 0) + (w['running'] ?? 0) >= 1,
+    15_000,
+    'w1 connected',
+  );
   const { json } = await api(url, 'POST', '/v2/rec/run', { input: { n: 1, ms } });
   const id = String(json['id']);
-  await waitFor(() => status(url, id), (j) => j['status'] === 'IN_PROGRESS', 5_000, 'job running on w1');
+  await waitFor(
+    () => status(url, id),
+    (j) => j['status'] === 'IN_PROGRESS',
+    5_000,
+    'job running on w1',
+  );
   startRecordingWorker(url, 'rec-w2', execLog);
-  await waitFor(() => workers(url), (w) => (w['idle'] ?? 0) >= 1, 15_000, 'w2 connected');
+  await waitFor(
+    () => workers(url),
+    (w) => (w['idle'] ?? 0) >= 1,
+    15_000,
+    'w2 connected',
+  );
   return { id, w1 };
 }
 
 describe('a worker lost mid-job', () => {
-  it('SIGKILL: the job goes to another worker after the grace period, retries counts it', { timeout: 60_000 }, async () => {
+  it('SIGKILL: the job goes to another worker after the grace period, retries counts it', {
+    timeout: 60_000,
+  }, async () => {
     const { url, execLog } = await setup('sigkill');
     const { id, w1 } = await jobOnFirstWorker(url, execLog, 3_000);
     const t0 = Date.now();
     w1.child.kill('SIGKILL');
-    const moved = await waitFor(() => status(url, id), (j) => j['status'] === 'COMPLETED', 10_000, 'job completed elsewhere');
+    const moved = await waitFor(
+      () => status(url, id),
+      (j) => j['status'] === 'COMPLETED',
+      10_000,
+      'job completed elsewhere',
+    );
     const ms = Date.now() - t0 - 3_000;
     console.log(`worker SIGKILL: requeued and re-dispatched ~${ms} ms after the kill (grace ${GRACE_MS} ms)`);
     expect(moved['output']).toEqual({ n: 1, worker: 'rec-w2' });
@@ -79,16 +102,30 @@ describe('a worker lost mid-job', () => {
     expect(executions(execLog).get(id)).toBe(2);
   });
 
-  it('SIGSTOP (socket open, process frozen): requeued within the heartbeat bound; the late result is refused', { timeout: 60_000 }, async () => {
+  it('SIGSTOP (socket open, process frozen): requeued within the heartbeat bound; the late result is refused', {
+    timeout: 60_000,
+  }, async () => {
     const { url, execLog } = await setup('sigstop');
     const { id, w1 } = await jobOnFirstWorker(url, execLog, 8_000);
     const t0 = Date.now();
     w1.child.kill('SIGSTOP');
-    await waitFor(() => status(url, id), (j) => j['status'] === 'IN_QUEUE' || (j['status'] === 'IN_PROGRESS' && j['retries'] === 1), 10_000, 'requeue');
+    await waitFor(
+      () => status(url, id),
+      (j) => j['status'] === 'IN_QUEUE' || (j['status'] === 'IN_PROGRESS' && j['retries'] === 1),
+      10_000,
+      'requeue',
+    );
     const requeueMs = Date.now() - t0;
-    console.log(`worker SIGSTOP: job requeued ${requeueMs} ms after the freeze (bound ${SILENT_BOUND_MS} ms + sweep jitter)`);
+    console.log(
+      `worker SIGSTOP: job requeued ${requeueMs} ms after the freeze (bound ${SILENT_BOUND_MS} ms + sweep jitter)`,
+    );
     expect(requeueMs).toBeLessThan(SILENT_BOUND_MS + 3_000); // slack for a loaded machine; without detection the job would finish on w1 (8 s)
-    const done = await waitFor(() => status(url, id), (j) => j['status'] === 'COMPLETED', 10_000, 'completed on w2');
+    const done = await waitFor(
+      () => status(url, id),
+      (j) => j['status'] === 'COMPLETED',
+      10_000,
+      'completed on w2',
+    );
     expect(done['output']).toEqual({ n: 1, worker: 'rec-w2' });
     // Thaw the old worker: its attempt finishes and tries to report; the control plane refuses it as stale.
     w1.child.kill('SIGCONT');
@@ -98,20 +135,39 @@ describe('a worker lost mid-job', () => {
     expect(after['retries']).toBe(1);
   });
 
-  it('blackholed connection (half-open TCP): requeued within the heartbeat bound; the late result is refused', { timeout: 60_000 }, async () => {
+  it('blackholed connection (half-open TCP): requeued within the heartbeat bound; the late result is refused', {
+    timeout: 60_000,
+  }, async () => {
     const { url, port, execLog } = await setup('blackhole');
     const proxy = await BlackholeProxy.start(port);
     try {
       const { id } = await jobOnFirstWorker(url, execLog, 8_000, `http://127.0.0.1:${proxy.port}`);
       const t0 = Date.now();
       expect(proxy.blackhole()).toBeGreaterThanOrEqual(1);
-      await waitFor(() => status(url, id), (j) => j['status'] === 'IN_QUEUE' || (j['status'] === 'IN_PROGRESS' && j['retries'] === 1), 10_000, 'requeue');
+      await waitFor(
+        () => status(url, id),
+        (j) => j['status'] === 'IN_QUEUE' || (j['status'] === 'IN_PROGRESS' && j['retries'] === 1),
+        10_000,
+        'requeue',
+      );
       const requeueMs = Date.now() - t0;
-      console.log(`blackholed worker: job requeued ${requeueMs} ms after the cut (bound ${SILENT_BOUND_MS} ms + sweep jitter)`);
+      console.log(
+        `blackholed worker: job requeued ${requeueMs} ms after the cut (bound ${SILENT_BOUND_MS} ms + sweep jitter)`,
+      );
       expect(requeueMs).toBeLessThan(SILENT_BOUND_MS + 3_000); // slack for a loaded machine; without detection the job would finish on w1 (8 s)
-      const done = await waitFor(() => status(url, id), (j) => j['status'] === 'COMPLETED', 10_000, 'completed');
+      const done = await waitFor(
+        () => status(url, id),
+        (j) => j['status'] === 'COMPLETED',
+        10_000,
+        'completed',
+      );
       proxy.heal(); // w1's attempt ends (8 s after it started), it reconnects and offers its old attempt: refused
-      await waitFor(async () => executions(execLog).get(id) ?? 0, (n) => n >= 2, 1_000, 'two executions');
+      await waitFor(
+        async () => executions(execLog).get(id) ?? 0,
+        (n) => n >= 2,
+        1_000,
+        'two executions',
+      );
       await new Promise((r) => setTimeout(r, Math.max(0, 8_000 - (Date.now() - t0)) + 2_000));
       const after = await status(url, id);
       expect(after['status']).toBe('COMPLETED');

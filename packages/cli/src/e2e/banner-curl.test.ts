@@ -10,13 +10,20 @@ const dir = mkdtempSync(join(tmpdir(), 'berth-banner-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const sh = (script: string) =>
-  new Promise<string>((ok, fail) => execFile('sh', ['-c', script], { timeout: 30_000 }, (err, stdout, stderr) => (err ? fail(new Error(`${err.message}\n${stderr}`)) : ok(stdout))));
+  new Promise<string>((ok, fail) =>
+    execFile('sh', ['-c', script], { timeout: 30_000 }, (err, stdout, stderr) =>
+      err ? fail(new Error(`${err.message}\n${stderr}`)) : ok(stdout),
+    ),
+  );
 
 describe("berth dev's sample curl", () => {
   it('sends the test_input.json of an endpoint with an input schema, and the job COMPLETES', async () => {
     // examples/basic/greet.ts refuses unknown keys and needs `name`: the generic {"hello":"world"} fails there.
     const config = join(dir, 'berth.config.json');
-    writeFileSync(config, JSON.stringify({ endpoints: { greet: { worker: join(REPO_ROOT, 'examples/basic/greet.ts'), workers: 1 } } }));
+    writeFileSync(
+      config,
+      JSON.stringify({ endpoints: { greet: { worker: join(REPO_ROOT, 'examples/basic/greet.ts'), workers: 1 } } }),
+    );
     writeFileSync(join(dir, 'test_input.json'), JSON.stringify({ input: { name: "O'Brien", times: 2 } }, null, 2));
     await using berth = await startBerthDev({ config, waitForWorkers: ['greet'] });
     const line = berth.lines.map((l) => l.text.trim()).find((l) => l.startsWith('curl') && l.includes('/runsync'));
@@ -25,7 +32,10 @@ describe("berth dev's sample curl", () => {
     const job = JSON.parse(await sh(line!));
     expect(job).toMatchObject({ status: 'COMPLETED', output: { greetings: ["Hello, O'Brien!", "Hello, O'Brien!"] } });
     // The worker's log lines read like the control plane's: HH:MM:SS, no second ISO timestamp (issue #19).
-    await berth.waitForLine(new RegExp(`^\\S*\\[greet/greet-1\\]\\S* \\d\\d:\\d\\d:\\d\\d info  job=${job.id} job completed`), 5_000);
+    await berth.waitForLine(
+      new RegExp(`^\\S*\\[greet/greet-1\\]\\S* \\d\\d:\\d\\d:\\d\\d info  job=${job.id} job completed`),
+      5_000,
+    );
     expect(berth.output).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z worker=/);
     // Once: the control plane does not repeat the worker's "job completed" line.
     expect(berth.lines.filter((l) => l.text.includes('job completed') && l.text.includes(job.id))).toHaveLength(1);
@@ -39,7 +49,10 @@ describe('sampleRequest: which test_input.json', () => {
     const worker = join(project, 'src/deep/worker.ts');
     expect(sampleRequest(worker, project)).toEqual({ body: '{"input":{"hello":"world"}}' });
     writeFileSync(join(project, 'test_input.json'), '{"input": {"a": 1}}');
-    expect(sampleRequest(worker, project)).toEqual({ body: '{"input":{"a":1}}', file: join(project, 'test_input.json') });
+    expect(sampleRequest(worker, project)).toEqual({
+      body: '{"input":{"a":1}}',
+      file: join(project, 'test_input.json'),
+    });
     writeFileSync(join(project, 'src/test_input.json'), '{"input": {"b": 2}}');
     expect(sampleRequest(worker, project).body).toBe('{"input":{"b":2}}');
     writeFileSync(join(project, 'src/test_input.json'), JSON.stringify({ input: { text: 'x'.repeat(500) } }));

@@ -12,8 +12,18 @@ export const which = (name: string): string | undefined => {
 };
 
 export const CHROMIUM = which('chromium');
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-quic', '--no-first-run', '--disable-sync'];
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-sync',
+];
 /** Why a browser test is skipped, for its title. */
 export const NO_CHROMIUM = CHROMIUM ? '' : ' (skipped: no `chromium` on PATH; apt-get install chromium)';
 
-export const launchChromium = (): Promise<Browser> => chromium.launch({ executablePath: CHROMIUM!, args: CHROMIUM_ARGS, timeout: 30_000 });
+export const launchChromium = (): Promise<Browser> =>
+  chromium.launch({ executablePath: CHROMIUM!, args: CHROMIUM_ARGS, timeout: 30_000 });

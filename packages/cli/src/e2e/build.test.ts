@@ -46,14 +46,34 @@ function lineFrom(child: ChildProcess, re: RegExp, ms: number): Promise<RegExpMa
 
 describe('berth build', () => {
   it('writes a deployable folder with progress; its Dockerfiles parse and COPY only files that exist', () => {
-    const r = spawnSync(process.execPath, [BIN, 'build'], { cwd: project, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000 });
+    const r = spawnSync(process.execPath, [BIN, 'build'], {
+      cwd: project,
+      encoding: 'utf8',
+      env: { ...process.env, NO_COLOR: '1' },
+      timeout: 60_000,
+    });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^\[1\/1\] hello: bundling hello\.ts with esbuild\.\.\.$/m);
     expect(r.stdout).toMatch(/^\[1\/1\] hello: worker\.mjs \d+ KiB in \d+ ms; native dependencies: none$/m);
     const out = join(project, 'build/hello');
-    expect(readdirSync(out).sort()).toEqual(['.dockerignore', 'Dockerfile', 'Dockerfile.cuda', 'deploy.json', 'package.json', 'worker.mjs', 'worker.mjs.map']);
-    expect(JSON.parse(readFileSync(join(out, 'package.json'), 'utf8'))).toMatchObject({ type: 'module', scripts: { start: 'node worker.mjs' }, dependencies: {} });
-    for (const [name, base] of [['Dockerfile', 'ARG BASE_IMAGE=node:22-bookworm-slim'], ['Dockerfile.cuda', 'ARG CUDA_IMAGE=nvidia/cuda:']] as const) {
+    expect(readdirSync(out).sort()).toEqual([
+      '.dockerignore',
+      'Dockerfile',
+      'Dockerfile.cuda',
+      'deploy.json',
+      'package.json',
+      'worker.mjs',
+      'worker.mjs.map',
+    ]);
+    expect(JSON.parse(readFileSync(join(out, 'package.json'), 'utf8'))).toMatchObject({
+      type: 'module',
+      scripts: { start: 'node worker.mjs' },
+      dependencies: {},
+    });
+    for (const [name, base] of [
+      ['Dockerfile', 'ARG BASE_IMAGE=node:22-bookworm-slim'],
+      ['Dockerfile.cuda', 'ARG CUDA_IMAGE=nvidia/cuda:'],
+    ] as const) {
       const text = readFileSync(join(out, name), 'utf8');
       const check = checkDockerfile(text, out);
       expect(check.problems).toEqual([]);
@@ -65,8 +85,13 @@ describe('berth build', () => {
       // No native dependency: nothing installed, and never npm inside the image.
       expect(text).not.toMatch(/npm (install|ci)|node_modules/);
     }
-    expect(checkDockerfile('FROM x\nCOPY nothing-here ./\n', out).problems).toEqual(['no CMD', `COPY nothing-here: not found in ${out}`]);
-    expect(checkDockerfile('ARG A=b\nRUN true\nFROM x\nCMD x\n', out).problems).toEqual(['the first instruction is not FROM']);
+    expect(checkDockerfile('FROM x\nCOPY nothing-here ./\n', out).problems).toEqual([
+      'no CMD',
+      `COPY nothing-here: not found in ${out}`,
+    ]);
+    expect(checkDockerfile('ARG A=b\nRUN true\nFROM x\nCMD x\n', out).problems).toEqual([
+      'the first instruction is not FROM',
+    ]);
   }, 90_000);
 
   it('the bundle runs standalone from an empty folder against a real berth serve and completes a job', async () => {
@@ -82,7 +107,13 @@ describe('berth build', () => {
     const url = (await lineFrom(serve, /ready at (http:\/\/[^\s)]+)/, 20_000))[1]!;
     const worker = spawn(process.execPath, ['worker.mjs'], {
       cwd: empty,
-      env: { PATH: process.env['PATH'] ?? '', BERTH_URL: url, BERTH_WORKER_TOKEN: token, BERTH_ENDPOINT_ID: 'hello', BERTH_WORKER_ID: 'bundled-1' },
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        BERTH_URL: url,
+        BERTH_WORKER_TOKEN: token,
+        BERTH_ENDPOINT_ID: 'hello',
+        BERTH_WORKER_ID: 'bundled-1',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(worker);
@@ -92,13 +123,21 @@ describe('berth build', () => {
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ input: { name: 'container' } }),
     });
-    expect(await res.json()).toMatchObject({ status: 'COMPLETED', output: { text: 'CONTAINER!' }, workerId: 'bundled-1' });
+    expect(await res.json()).toMatchObject({
+      status: 'COMPLETED',
+      output: { text: 'CONTAINER!' },
+      workerId: 'bundled-1',
+    });
   }, 60_000);
 
   it('a model worker (templates/text) runs from an empty folder with only its declared native dependency installed', async () => {
     const out = join(project, 'text-build');
     // berth build installs the dependencies too (npm ci): minutes on a busy machine.
-    const r = spawnSync(process.execPath, [BIN, 'build', '--out', out], { cwd: join(REPO_ROOT, 'templates/text'), encoding: 'utf8', timeout: 240_000 });
+    const r = spawnSync(process.execPath, [BIN, 'build', '--out', out], {
+      cwd: join(REPO_ROOT, 'templates/text'),
+      encoding: 'utf8',
+      timeout: 240_000,
+    });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/native dependencies: @huggingface\/transformers@\d/);
     const deploy = mkdtempSync(join(tmpdir(), 'berth-deploy-text-'));
@@ -106,22 +145,34 @@ describe('berth build', () => {
       // berth build installed the dependencies (npm ci from the lock it cut out of the repository's): copy as the Dockerfile does.
       expect(r.stdout).toMatch(/npm ci \(lock cut from the project's package-lock\.json\) for linux\/(x64|arm64)/);
       cpSync(join(out, 'my-worker'), deploy, { recursive: true });
-      const lock = JSON.parse(readFileSync(join(deploy, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
+      const lock = JSON.parse(readFileSync(join(deploy, 'package-lock.json'), 'utf8')) as {
+        packages: Record<string, { version?: string }>;
+      };
       expect(lock.packages['node_modules/@huggingface/transformers']?.version).toMatch(/^\d/);
       expect(readdirSync(join(deploy, 'node_modules'))).not.toContain('@berth');
       // Other platforms' onnxruntime binaries are pruned.
       expect(readdirSync(join(deploy, 'node_modules/onnxruntime-node/bin/napi-v6'))).toEqual(['linux']);
       const key = 'berth_build_text';
       const token = 'berthw_build_text';
-      const serve = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--store', 'memory', '--endpoint', 'my-worker'], {
-        env: { ...process.env, BERTH_API_KEY: key, BERTH_WORKER_TOKEN: token, NO_COLOR: '1' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const serve = spawn(
+        process.execPath,
+        [BIN, 'serve', '--port', '0', '--store', 'memory', '--endpoint', 'my-worker'],
+        {
+          env: { ...process.env, BERTH_API_KEY: key, BERTH_WORKER_TOKEN: token, NO_COLOR: '1' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       children.push(serve);
       const url = (await lineFrom(serve, /ready at (http:\/\/[^\s)]+)/, 20_000))[1]!;
       const worker = spawn(process.execPath, ['worker.mjs'], {
         cwd: deploy,
-        env: { PATH: process.env['PATH'] ?? '', BERTH_URL: url, BERTH_WORKER_TOKEN: token, BERTH_ENDPOINT_ID: 'my-worker', BERTH_MODELS_DIR: MODELS_DIR },
+        env: {
+          PATH: process.env['PATH'] ?? '',
+          BERTH_URL: url,
+          BERTH_WORKER_TOKEN: token,
+          BERTH_ENDPOINT_ID: 'my-worker',
+          BERTH_MODELS_DIR: MODELS_DIR,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       children.push(worker);
@@ -140,21 +191,37 @@ describe('berth build', () => {
   }, 360_000);
 
   it('native packages stay out of the bundle and are declared at the installed version', async () => {
-    writeFileSync(join(project, 'native.ts'), `import sharp from 'sharp';\nimport { start } from '@berth/worker';\nstart({ handler: async () => ({ v: typeof sharp }) });\n`);
+    writeFileSync(
+      join(project, 'native.ts'),
+      `import sharp from 'sharp';\nimport { start } from '@berth/worker';\nstart({ handler: async () => ({ v: typeof sharp }) });\n`,
+    );
     const outfile = join(project, 'native-out/worker.mjs');
     const r = await bundleWorker({ entry: join(project, 'native.ts'), outfile, cwd: project });
-    const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules/sharp/package.json'), 'utf8')) as { version: string }).version;
+    const version = (
+      JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules/sharp/package.json'), 'utf8')) as { version: string }
+    ).version;
     expect(r.dependencies).toEqual({ sharp: version });
     expect(readFileSync(outfile, 'utf8')).toMatch(/from "sharp"/);
   });
 
   it('a handler that does not bundle: exit 1 naming it; an unknown endpoint: exit 2', () => {
     writeFileSync(join(project, 'broken.ts'), `import { nope } from './missing.js';\nnope();\n`);
-    writeFileSync(join(project, 'broken.config.json'), JSON.stringify({ endpoints: { broken: { worker: './broken.ts' } } }));
-    const r = spawnSync(process.execPath, [BIN, 'build', '--config', 'broken.config.json', '--out', 'build2'], { cwd: project, encoding: 'utf8', timeout: 60_000 });
+    writeFileSync(
+      join(project, 'broken.config.json'),
+      JSON.stringify({ endpoints: { broken: { worker: './broken.ts' } } }),
+    );
+    const r = spawnSync(process.execPath, [BIN, 'build', '--config', 'broken.config.json', '--out', 'build2'], {
+      cwd: project,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/\[1\/1\] broken: bundle failed:[\s\S]*missing/);
-    const u = spawnSync(process.execPath, [BIN, 'build', '--endpoint', 'nope'], { cwd: project, encoding: 'utf8', timeout: 60_000 });
+    const u = spawnSync(process.execPath, [BIN, 'build', '--endpoint', 'nope'], {
+      cwd: project,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(u.status).toBe(2);
     expect(u.stderr).toContain('unknown endpoint nope (endpoints: hello)');
   }, 90_000);

@@ -12,7 +12,12 @@ const tmp = mkdtempSync(join(tmpdir(), 'berth-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 function berth(...args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: tmp, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' }, timeout: 20_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: tmp,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1' },
+    timeout: 20_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -105,7 +110,10 @@ describe('berth (binary)', () => {
     const file = join(tmp, 'berth.config.ts');
     // A relative import of the built package keeps this independent of module resolution from the tmp dir.
     const cli = pathToFileURL(join(REPO_ROOT, 'packages/cli/dist/index.js')).href;
-    writeFileSync(file, `import { defineConfig } from ${JSON.stringify(cli)};\nexport default defineConfig({ endpoints: { echo: { worker: './gone.ts' } } });\n`);
+    writeFileSync(
+      file,
+      `import { defineConfig } from ${JSON.stringify(cli)};\nexport default defineConfig({ endpoints: { echo: { worker: './gone.ts' } } });\n`,
+    );
     // Loading succeeds; validation then reaches the worker-file check (so nothing starts).
     const r = berth('dev', '--port', '0');
     expect(r.code).toBe(2);
@@ -125,7 +133,11 @@ describe('berth serve', () => {
     child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
     const exited = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
     try {
-      await pollUntil(async () => out, (o) => /Press Ctrl-C/.test(o), 20_000);
+      await pollUntil(
+        async () => out,
+        (o) => /Press Ctrl-C/.test(o),
+        20_000,
+      );
       const url = out.match(/berth ready at (http:\/\/127\.0\.0\.1:\d+) \(endpoints: echo, other\)/)?.[1];
       expect(url).toBeDefined();
       expect(out).toContain('API key: key-from-env');

@@ -35,35 +35,55 @@ describe('berth dev hot reload', () => {
     expect(before.body).toMatchObject({ status: 'COMPLETED', output: { version: 1 } });
 
     const { body: job } = await berth.post('/v2/slow/run', { input: { ms: 4_000 } });
-    await pollUntil(() => berth.json(`/v2/slow/status/${job.id}`), (r) => r.body?.status === 'IN_PROGRESS', 10_000);
+    await pollUntil(
+      () => berth.json(`/v2/slow/status/${job.id}`),
+      (r) => r.body?.status === 'IN_PROGRESS',
+      10_000,
+    );
     const saved = Date.now();
     writeHandler(2);
     await berth.waitForLine(/lib\.ts changed: reloading slow \(1 worker; running jobs are requeued\)/, 10_000);
     await berth.waitForLine(/job requeued .*worker restarted without it/, 15_000);
 
-    const done = await pollUntil(() => berth.json(`/v2/slow/status/${job.id}`), (r) => r.body?.status === 'COMPLETED', 30_000);
+    const done = await pollUntil(
+      () => berth.json(`/v2/slow/status/${job.id}`),
+      (r) => r.body?.status === 'COMPLETED',
+      30_000,
+    );
     expect(done.body.output.version).toBe(2);
     const reconnected = berth.lines.find((l) => l.at >= saved && /worker connected workerId=slow-1/.test(l.text));
-    console.log(`hot reload: save -> new worker connected in ${reconnected ? reconnected.at - saved : '?'} ms; requeued job done ${Date.now() - saved} ms after the save`);
+    console.log(
+      `hot reload: save -> new worker connected in ${reconnected ? reconnected.at - saved : '?'} ms; requeued job done ${Date.now() - saved} ms after the save`,
+    );
     expect(done.body.output.pid).not.toBe(before.body.output.pid);
     expect(done.body.retries ?? 1).toBeGreaterThanOrEqual(1);
   }, 60_000);
 
   it('scale from zero with a handler that throws while loading: reported, berth dev stays up, the queued job runs once fixed', async () => {
     writeFileSync(join(tmp, 'gate.ts'), `throw new Error('model file missing');\n`);
-    writeFileSync(join(tmp, 'gated.ts'), `import './gate.js';\nimport { start } from '@berth/worker';\nstart({ handler: (job) => ({ ok: job.input }) });\n`);
+    writeFileSync(
+      join(tmp, 'gated.ts'),
+      `import './gate.js';\nimport { start } from '@berth/worker';\nstart({ handler: (job) => ({ ok: job.input }) });\n`,
+    );
     const config = join(tmp, 'gated.config.json');
     writeFileSync(config, JSON.stringify({ endpoints: { gated: { worker: './gated.ts', maxWorkers: 1 } } }));
     await using berth = await startBerthDev({ config });
     const { body: job } = await berth.post('/v2/gated/run', { input: { n: 1 } });
-    await berth.waitForLine(/endpoint gated: handler gated\.ts failed to load \(worker gated-1 exited with code 1 before connecting; its error is above\)\. Fix it and save/, 20_000);
+    await berth.waitForLine(
+      /endpoint gated: handler gated\.ts failed to load \(worker gated-1 exited with code 1 before connecting; its error is above\)\. Fix it and save/,
+      20_000,
+    );
     expect(berth.output).toContain('model file missing');
     expect(berth.child.exitCode).toBeNull();
     expect((await berth.json(`/v2/gated/status/${job.id}`)).body.status).toBe('IN_QUEUE');
 
     writeFileSync(join(tmp, 'gate.ts'), `export {};\n`);
     await berth.waitForLine(/gate\.ts changed: reloading gated/, 10_000);
-    const done = await pollUntil(() => berth.json(`/v2/gated/status/${job.id}`), (r) => r.body?.status === 'COMPLETED', 20_000);
+    const done = await pollUntil(
+      () => berth.json(`/v2/gated/status/${job.id}`),
+      (r) => r.body?.status === 'COMPLETED',
+      20_000,
+    );
     expect(done.body.output).toEqual({ ok: { n: 1 } });
   }, 60_000);
 
@@ -80,7 +100,11 @@ describe('berth dev hot reload', () => {
 
     writeHandler(3);
     await berth.waitForLine(/lib\.ts changed: reloading slow/, 10_000);
-    const after = await pollUntil(() => berth.post('/v2/slow/runsync', { input: { ms: 0 } }), (r) => r.body?.output?.version === 3, 20_000);
+    const after = await pollUntil(
+      () => berth.post('/v2/slow/runsync', { input: { ms: 0 } }),
+      (r) => r.body?.output?.version === 3,
+      20_000,
+    );
     expect(after.body.status).toBe('COMPLETED');
 
     // The config file is read once: a change to it is pointed out, not applied.

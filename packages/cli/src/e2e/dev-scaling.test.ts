@@ -23,16 +23,28 @@ const health = async (berth: BerthDev, ep: string) => (await berth.json<HealthRe
 describe('berth dev scaling', () => {
   it('scales from zero on a job (cold start visible as delayTime, initializing in /health), back to zero when idle, and again', async () => {
     const config = join(tmp, 'zero.config.json');
-    writeFileSync(config, JSON.stringify({ endpoints: { nap: { worker: './nap.ts', maxWorkers: 1, idleTimeoutMs: 400 } } }));
+    writeFileSync(
+      config,
+      JSON.stringify({ endpoints: { nap: { worker: './nap.ts', maxWorkers: 1, idleTimeoutMs: 400 } } }),
+    );
     await using berth = await startBerthDev({ config });
     await berth.waitForLine(/Workers: nap \(0-1 workers, idle 400 ms\)/, 5_000);
     expect(await health(berth, 'nap')).toMatchObject({ idle: 0, running: 0, initializing: 0 });
 
     // Cold: the job waits in the queue while a worker starts; /health shows it initializing meanwhile.
     const { body: cold } = await berth.post('/v2/nap/run', { input: { ms: 0 } });
-    const seen = await pollUntil(() => health(berth, 'nap'), (w) => w.initializing === 1, 5_000, 20);
+    const seen = await pollUntil(
+      () => health(berth, 'nap'),
+      (w) => w.initializing === 1,
+      5_000,
+      20,
+    );
     expect(seen).toMatchObject({ initializing: 1, idle: 0 });
-    const coldDone = await pollUntil(() => berth.json(`/v2/nap/status/${cold.id}`), (r) => r.body?.status === 'COMPLETED', 20_000);
+    const coldDone = await pollUntil(
+      () => berth.json(`/v2/nap/status/${cold.id}`),
+      (r) => r.body?.status === 'COMPLETED',
+      20_000,
+    );
 
     // Warm: an idle worker takes the next job at once.
     const warm = await berth.post('/v2/nap/runsync', { input: { ms: 0 } });
@@ -41,13 +53,21 @@ describe('berth dev scaling', () => {
 
     // Idle for idleTimeoutMs: back to zero workers.
     await berth.waitForLine(/scaling nap down: worker idle .*workerId=nap-1/, 10_000);
-    await pollUntil(() => health(berth, 'nap'), (w) => w.idle + w.running + w.initializing + w.throttled === 0, 10_000);
+    await pollUntil(
+      () => health(berth, 'nap'),
+      (w) => w.idle + w.running + w.initializing + w.throttled === 0,
+      10_000,
+    );
 
     // Cold again.
     const again = await berth.post('/v2/nap/runsync', { input: { ms: 0 } });
     expect(again.body.status).toBe('COMPLETED');
 
-    const figures = { coldDelayMs: coldDone.body.delayTime, warmDelayMs: warm.body.delayTime, coldAgainDelayMs: again.body.delayTime };
+    const figures = {
+      coldDelayMs: coldDone.body.delayTime,
+      warmDelayMs: warm.body.delayTime,
+      coldAgainDelayMs: again.body.delayTime,
+    };
     console.log(`scale from zero: ${JSON.stringify(figures)}`);
     expect(figures.coldDelayMs).toBeGreaterThan(figures.warmDelayMs);
     expect(figures.coldAgainDelayMs).toBeGreaterThan(figures.warmDelayMs);
@@ -56,12 +76,32 @@ describe('berth dev scaling', () => {
 
   it('scales up on queue depth up to maxWorkers (concurrency jobs each), no further', async () => {
     const config = join(tmp, 'depth.config.json');
-    writeFileSync(config, JSON.stringify({ endpoints: { nap: { worker: './nap.ts', minWorkers: 0, maxWorkers: 2, concurrency: 1, idleTimeoutMs: 60_000 } } }));
+    writeFileSync(
+      config,
+      JSON.stringify({
+        endpoints: { nap: { worker: './nap.ts', minWorkers: 0, maxWorkers: 2, concurrency: 1, idleTimeoutMs: 60_000 } },
+      }),
+    );
     await using berth = await startBerthDev({ config });
-    const ids = await Promise.all([1, 2, 3].map(async () => (await berth.post('/v2/nap/run', { input: { ms: 1_500 } })).body.id as string));
-    const busy = await pollUntil(() => health(berth, 'nap'), (w) => w.running === 2, 20_000, 50);
+    const ids = await Promise.all(
+      [1, 2, 3].map(async () => (await berth.post('/v2/nap/run', { input: { ms: 1_500 } })).body.id as string),
+    );
+    const busy = await pollUntil(
+      () => health(berth, 'nap'),
+      (w) => w.running === 2,
+      20_000,
+      50,
+    );
     expect(busy.running + busy.idle + busy.initializing).toBe(2);
-    const results = await Promise.all(ids.map((id) => pollUntil(() => berth.json(`/v2/nap/status/${id}`), (r) => r.body?.status === 'COMPLETED', 30_000)));
+    const results = await Promise.all(
+      ids.map((id) =>
+        pollUntil(
+          () => berth.json(`/v2/nap/status/${id}`),
+          (r) => r.body?.status === 'COMPLETED',
+          30_000,
+        ),
+      ),
+    );
     expect(new Set(results.map((r) => r.body.output.worker))).toEqual(new Set(['nap-1', 'nap-2']));
     expect(berth.output).not.toMatch(/nap-3/);
   }, 60_000);

@@ -23,9 +23,11 @@ export interface Docker {
 /** Why the image tests cannot run here, or undefined when they can. */
 export function dockerUnavailable(): string | undefined {
   for (const bin of ['docker', 'dockerd']) {
-    if (spawnSync('sh', ['-c', `command -v ${bin}`]).status !== 0) return `${bin} is not installed (apt-get install docker.io debootstrap; .ci/run does)`;
+    if (spawnSync('sh', ['-c', `command -v ${bin}`]).status !== 0)
+      return `${bin} is not installed (apt-get install docker.io debootstrap; .ci/run does)`;
   }
-  if (!answers(process.env) && process.getuid?.() !== 0) return 'no docker daemon answers and starting dockerd needs root';
+  if (!answers(process.env) && process.getuid?.() !== 0)
+    return 'no docker daemon answers and starting dockerd needs root';
   return undefined;
 }
 
@@ -41,8 +43,20 @@ export async function startDocker(): Promise<Docker> {
     dir = mkdtempSync(join(tmpdir(), 'berth-dockerd-'));
     const sock = `unix://${dir}/docker.sock`;
     const log = openSync(join(dir, 'dockerd.log'), 'a');
-    const args = ['--iptables=false', '--ip-forward=false', '--ip-masq=false', '--bridge=none', '--host', sock,
-      '--data-root', process.env['BERTH_DOCKER_DATA_ROOT'] ?? '/var/lib/docker', '--exec-root', join(dir, 'exec'), '--pidfile', join(dir, 'dockerd.pid')];
+    const args = [
+      '--iptables=false',
+      '--ip-forward=false',
+      '--ip-masq=false',
+      '--bridge=none',
+      '--host',
+      sock,
+      '--data-root',
+      process.env['BERTH_DOCKER_DATA_ROOT'] ?? '/var/lib/docker',
+      '--exec-root',
+      join(dir, 'exec'),
+      '--pidfile',
+      join(dir, 'dockerd.pid'),
+    ];
     daemon = spawn('dockerd', args, { stdio: ['ignore', log, log] });
     env = { ...process.env, DOCKER_HOST: sock };
     const deadline = Date.now() + 60_000;
@@ -55,7 +69,10 @@ export async function startDocker(): Promise<Docker> {
   }
   const run = (args: string[], timeoutMs = 600_000): string => {
     const r = spawnSync('docker', args, { env, encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 << 20 });
-    if (r.status !== 0) throw new Error(`docker ${args.join(' ')} failed (${r.status ?? r.signal}):\n${(r.stderr + r.stdout).slice(-4000)}`);
+    if (r.status !== 0)
+      throw new Error(
+        `docker ${args.join(' ')} failed (${r.status ?? r.signal}):\n${(r.stderr + r.stdout).slice(-4000)}`,
+      );
     return r.stdout.trim();
   };
   return {
@@ -89,7 +106,8 @@ export async function startDocker(): Promise<Docker> {
  */
 export function ensureBaseImage(docker: Docker, image: string): { made: boolean; ms: number } {
   const t0 = performance.now();
-  const has = (name: string) => spawnSync('docker', ['image', 'inspect', name], { env: docker.env, stdio: 'ignore' }).status === 0;
+  const has = (name: string) =>
+    spawnSync('docker', ['image', 'inspect', name], { env: docker.env, stdio: 'ignore' }).status === 0;
   if (has(image)) return { made: false, ms: 0 };
   const standIn = 'node:20-bookworm-slim';
   if (!has(standIn)) {
@@ -97,7 +115,11 @@ export function ensureBaseImage(docker: Docker, image: string): { made: boolean;
     if (!existsSync(script)) throw new Error(`${image} is missing and ${script} (which makes a stand-in) is not there`);
     const rootfs = mkdtempSync(join(tmpdir(), 'berth-rootfs-'));
     try {
-      const r = spawnSync('bash', [script], { env: { ...docker.env, IMAGE: standIn, ROOTFS: rootfs }, encoding: 'utf8', timeout: 600_000 });
+      const r = spawnSync('bash', [script], {
+        env: { ...docker.env, IMAGE: standIn, ROOTFS: rootfs },
+        encoding: 'utf8',
+        timeout: 600_000,
+      });
       if (r.status !== 0) throw new Error(`make-base-image.sh failed:\n${(r.stdout + r.stderr).slice(-3000)}`);
     } finally {
       rmSync(rootfs, { recursive: true, force: true });

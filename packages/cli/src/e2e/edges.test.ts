@@ -26,7 +26,11 @@ let berth: BerthDev;
 
 /** `berth keys ...` as a real process on the test's data folder. */
 function keys(...args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, 'keys', ...args, '--data-dir', dataDir], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 20_000 });
+  const r = spawnSync(process.execPath, [BIN, 'keys', ...args, '--data-dir', dataDir], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
@@ -34,7 +38,11 @@ beforeAll(async () => {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
   // SQLite store in the test's data folder (the default store), webhooks signed; dev allows loopback targets.
-  berth = await startBerthDev({ args: ['--data-dir', dataDir], env: { BERTH_WEBHOOK_SECRET: secret }, waitForWorkers: ['echo'] });
+  berth = await startBerthDev({
+    args: ['--data-dir', dataDir],
+    env: { BERTH_WEBHOOK_SECRET: secret },
+    waitForWorkers: ['echo'],
+  });
 });
 afterAll(async () => {
   await berth?.[Symbol.asyncDispose]();
@@ -44,13 +52,27 @@ afterAll(async () => {
 
 describe('berth dev: webhooks and stored keys', () => {
   it('a completed job is POSTed, signed, to a loopback receiver (allowed by default in dev); the delivery log shows it', async () => {
-    const r = await berth.json('/v2/echo/runsync', { method: 'POST', body: JSON.stringify({ input: { hello: 'hook' }, webhook: hookUrl }) });
+    const r = await berth.json('/v2/echo/runsync', {
+      method: 'POST',
+      body: JSON.stringify({ input: { hello: 'hook' }, webhook: hookUrl }),
+    });
     expect(r.body.status).toBe('COMPLETED');
     const id: string = r.body.id;
-    await pollUntil(async () => hits.length, (n) => n >= 1, 10_000);
-    const payload = new Webhook(secret).verify(hits[0]!.body, hits[0]!.headers as Record<string, string>) as Record<string, unknown>;
+    await pollUntil(
+      async () => hits.length,
+      (n) => n >= 1,
+      10_000,
+    );
+    const payload = new Webhook(secret).verify(hits[0]!.body, hits[0]!.headers as Record<string, string>) as Record<
+      string,
+      unknown
+    >;
     expect(payload).toMatchObject({ id, status: 'COMPLETED', input: { hello: 'hook' }, webhook: hookUrl });
-    const log = await pollUntil(() => berth.json(`/v2/echo/webhooks/${id}`), (l) => l.body?.deliveries?.[0]?.state === 'delivered', 10_000);
+    const log = await pollUntil(
+      () => berth.json(`/v2/echo/webhooks/${id}`),
+      (l) => l.body?.deliveries?.[0]?.state === 'delivered',
+      10_000,
+    );
     expect(log.body.deliveries[0].attempts[0].status).toBe(204);
   });
 

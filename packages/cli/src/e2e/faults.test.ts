@@ -15,7 +15,11 @@ describe('a worker killed mid-job', () => {
   it('the control plane stays up, the worker is restarted, the job is requeued and finishes', async () => {
     await using berth = await startBerthDev({ waitForWorkers: ['sleep', 'echo'] });
     const { body } = await berth.post('/v2/sleep/run', { input: { ms: 3_000 } });
-    const running = await pollUntil(() => berth.json(`/v2/sleep/status/${body.id}`), (r) => r.body?.status === 'IN_PROGRESS', 10_000);
+    const running = await pollUntil(
+      () => berth.json(`/v2/sleep/status/${body.id}`),
+      (r) => r.body?.status === 'IN_PROGRESS',
+      10_000,
+    );
     const workerId: string = running.body.workerId;
     expect(workerId).toBe('sleep-1');
     const pid = berth.workerPid(workerId);
@@ -32,10 +36,18 @@ describe('a worker killed mid-job', () => {
 
     // The control plane never went away.
     expect((await berth.json('/v2/echo/health')).status).toBe(200);
-    expect((await berth.post('/v2/echo/runsync', { input: { still: 'up' } })).body).toMatchObject({ status: 'COMPLETED', output: { still: 'up' } });
+    expect((await berth.post('/v2/echo/runsync', { input: { still: 'up' } })).body).toMatchObject({
+      status: 'COMPLETED',
+      output: { still: 'up' },
+    });
 
     // The job comes back to the queue and ends (completed on the new worker, or failed as lost).
-    const final = await pollUntil(() => berth.json(`/v2/sleep/status/${body.id}`), (r) => TERMINAL.includes(r.body?.status), 45_000, 250);
+    const final = await pollUntil(
+      () => berth.json(`/v2/sleep/status/${body.id}`),
+      (r) => TERMINAL.includes(r.body?.status),
+      45_000,
+      250,
+    );
     expect(['COMPLETED', 'FAILED']).toContain(final.body.status);
     if (final.body.status === 'COMPLETED') {
       expect(final.body.output).toEqual({ slept: 3_000 });
@@ -49,30 +61,37 @@ describe('the worker WebSocket', () => {
 
   /** Opens a socket, sends each frame, collects what comes back until the server closes or 600 ms pass. */
   const exchange = (url: string, token: string, frames: (string | Buffer)[]) =>
-    new Promise<{ opened: boolean; received: string[]; closeCode: number | undefined; httpStatus: number | undefined }>((resolve) => {
-      const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
-      const out = { opened: false, received: [] as string[], closeCode: undefined as number | undefined, httpStatus: undefined as number | undefined };
-      const finish = () => {
-        clearTimeout(timer);
-        ws.terminate();
-        resolve(out);
-      };
-      const timer = setTimeout(finish, 600);
-      ws.on('unexpected-response', (_req, res) => {
-        out.httpStatus = res.statusCode;
-        finish();
-      });
-      ws.on('error', () => finish());
-      ws.on('open', () => {
-        out.opened = true;
-        for (const f of frames) ws.send(f);
-      });
-      ws.on('message', (data) => out.received.push(data.toString()));
-      ws.on('close', (code) => {
-        out.closeCode = code;
-        finish();
-      });
-    });
+    new Promise<{ opened: boolean; received: string[]; closeCode: number | undefined; httpStatus: number | undefined }>(
+      (resolve) => {
+        const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
+        const out = {
+          opened: false,
+          received: [] as string[],
+          closeCode: undefined as number | undefined,
+          httpStatus: undefined as number | undefined,
+        };
+        const finish = () => {
+          clearTimeout(timer);
+          ws.terminate();
+          resolve(out);
+        };
+        const timer = setTimeout(finish, 600);
+        ws.on('unexpected-response', (_req, res) => {
+          out.httpStatus = res.statusCode;
+          finish();
+        });
+        ws.on('error', () => finish());
+        ws.on('open', () => {
+          out.opened = true;
+          for (const f of frames) ws.send(f);
+        });
+        ws.on('message', (data) => out.received.push(data.toString()));
+        ws.on('close', (code) => {
+          out.closeCode = code;
+          finish();
+        });
+      },
+    );
 
   it('refuses a wrong worker token before the upgrade', async () => {
     await using berth = await startBerthDev({ waitForWorkers: ['echo'] });
@@ -92,7 +111,9 @@ describe('the worker WebSocket', () => {
       [Buffer.from([0xff, 0x00, 0xfe, 0x01])],
       [`${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`],
       ['{"type":"hello","protocol":999,"workerId":"evil","endpointId":"echo","concurrency":1,"stream":false}'],
-      ['{"type":"hello","protocol":1,"workerId":"bad id with spaces","endpointId":"echo","concurrency":1,"stream":false}'],
+      [
+        '{"type":"hello","protocol":1,"workerId":"bad id with spaces","endpointId":"echo","concurrency":1,"stream":false}',
+      ],
       ['{"type":"hello","protocol":1,"workerId":"w-x","endpointId":"Not_Valid!","concurrency":1,"stream":false}'],
       [
         '{"type":"hello","protocol":1,"workerId":"w-garbage","endpointId":"echo","concurrency":1,"stream":false}',
@@ -110,9 +131,13 @@ describe('the worker WebSocket', () => {
     }
     // Bad frames are answered with a coded error; a protocol mismatch also closes the socket.
     const notJson = await exchange(url, berth.workerToken, ['not json at all']);
-    expect(notJson.received.map((m) => JSON.parse(m))).toContainEqual(expect.objectContaining({ type: 'error', code: 'invalid_message' }));
+    expect(notJson.received.map((m) => JSON.parse(m))).toContainEqual(
+      expect.objectContaining({ type: 'error', code: 'invalid_message' }),
+    );
     const mismatch = await exchange(url, berth.workerToken, garbage[6]!);
-    expect(mismatch.received.map((m) => JSON.parse(m))).toContainEqual(expect.objectContaining({ type: 'error', code: 'protocol_mismatch' }));
+    expect(mismatch.received.map((m) => JSON.parse(m))).toContainEqual(
+      expect.objectContaining({ type: 'error', code: 'protocol_mismatch' }),
+    );
     expect(mismatch.closeCode).toBeDefined();
 
     // Still serving real work through the real worker.
@@ -128,12 +153,20 @@ describe('lifecycle', () => {
     const pids = ['echo-1', 'stream-1', 'sleep-1', 'fail-1'].map((w) => berth.workerPid(w));
     expect(pids.every((p) => p !== undefined && isAlive(p))).toBe(true);
     const { body } = await berth.post('/v2/sleep/run', { input: { ms: 60_000 } });
-    await pollUntil(() => berth.json(`/v2/sleep/status/${body.id}`), (r) => r.body?.status === 'IN_PROGRESS', 10_000);
+    await pollUntil(
+      () => berth.json(`/v2/sleep/status/${body.id}`),
+      (r) => r.body?.status === 'IN_PROGRESS',
+      10_000,
+    );
     const t0 = Date.now();
     const exit = await berth.stop('SIGINT');
     expect(exit).toEqual({ code: 0, signal: null });
     expect(Date.now() - t0).toBeLessThan(15_000);
-    await pollUntil(async () => pids.filter((p) => isAlive(p!)), (alive) => alive.length === 0, 3_000);
+    await pollUntil(
+      async () => pids.filter((p) => isAlive(p!)),
+      (alive) => alive.length === 0,
+      3_000,
+    );
     expect(berth.output).toMatch(/shutting down/);
   }, 40_000);
 
@@ -145,12 +178,17 @@ describe('lifecycle', () => {
     const exit = await berth.exited(20_000);
     expect(exit.code).toBe(1);
     expect(berth.output).toContain('cannot load the model');
-    expect(berth.output).toMatch(/endpoint crash: handler crash\.ts failed to load \(worker crash-1 exited with code 1 before connecting; its error is above\)/);
+    expect(berth.output).toMatch(
+      /endpoint crash: handler crash\.ts failed to load \(worker crash-1 exited with code 1 before connecting; its error is above\)/,
+    );
     expect(berth.output).not.toMatch(/restarting in/);
   }, 45_000);
 
   it('a handler that does not compile stops berth dev before it listens, naming file and line', async () => {
-    writeFileSync(join(tmp, 'typo.ts'), "import { start } from '@berth/worker';\nstart({ handler: async (job) => { return job.input; );\n");
+    writeFileSync(
+      join(tmp, 'typo.ts'),
+      "import { start } from '@berth/worker';\nstart({ handler: async (job) => { return job.input; );\n",
+    );
     const config = join(tmp, 'typo.config.json');
     writeFileSync(config, JSON.stringify({ endpoints: { typo: { worker: './typo.ts' } } }));
     await using berth = await startBerthDev({ config, readyTimeoutMs: 0 });

@@ -12,7 +12,9 @@ import { REPO_ROOT, startBerthDev, type BerthDev } from './harness.test-helpers.
 const README = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
 const bash = (script: string, timeout = 60_000) =>
   new Promise<string>((ok, fail) =>
-    execFile('bash', ['-c', script], { timeout, maxBuffer: 4 << 20 }, (err, stdout, stderr) => (err ? fail(new Error(`${err.message}\n${stderr}\n${stdout}`)) : ok(stdout))),
+    execFile('bash', ['-c', script], { timeout, maxBuffer: 4 << 20 }, (err, stdout, stderr) =>
+      err ? fail(new Error(`${err.message}\n${stderr}\n${stdout}`)) : ok(stdout),
+    ),
   );
 /** The fenced block of README.md that follows `after`. */
 function blockAfter(after: string): string {
@@ -26,7 +28,12 @@ let berth: BerthDev;
 beforeAll(async () => {
   expect(README).toContain('npm install && npm start');
   expect(README).toContain('BERTH_API_KEY=dev-key npm start');
-  berth = await startBerthDev({ npmStart: true, apiKey: 'dev-key', readyTimeoutMs: 120_000, waitForWorkers: ['echo', 'sleep', 'stream', 'fail'] });
+  berth = await startBerthDev({
+    npmStart: true,
+    apiKey: 'dev-key',
+    readyTimeoutMs: 120_000,
+    waitForWorkers: ['echo', 'sleep', 'stream', 'fail'],
+  });
 }, 150_000);
 afterAll(async () => {
   await berth?.[Symbol.asyncDispose]();
@@ -67,6 +74,9 @@ describe("the README's first hour", () => {
       expect(res.status, path).toBe(200);
       expect(res.headers.get('content-type')).toContain('text/html');
     }
-    expect((await berth.json('/openapi.json')).body).toMatchObject({ openapi: '3.1.0', paths: { '/v2/echo/run': { post: expect.any(Object) } } });
+    expect((await berth.json('/openapi.json')).body).toMatchObject({
+      openapi: '3.1.0',
+      paths: { '/v2/echo/run': { post: expect.any(Object) } },
+    });
   });
 });

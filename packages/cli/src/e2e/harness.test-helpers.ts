@@ -94,10 +94,19 @@ export class BerthDev implements AsyncDisposable {
           if (m) return done(() => resolve(m));
         }
         if (this.child.exitCode !== null || this.child.signalCode !== null) {
-          done(() => reject(new Error(`berth dev exited (${this.child.exitCode ?? this.child.signalCode}) before printing ${re}\n${this.tail()}`)));
+          done(() =>
+            reject(
+              new Error(
+                `berth dev exited (${this.child.exitCode ?? this.child.signalCode}) before printing ${re}\n${this.tail()}`,
+              ),
+            ),
+          );
         }
       };
-      const timer = setTimeout(() => done(() => reject(new Error(`no line matching ${re} within ${timeoutMs} ms\n${this.tail()}`))), timeoutMs);
+      const timer = setTimeout(
+        () => done(() => reject(new Error(`no line matching ${re} within ${timeoutMs} ms\n${this.tail()}`))),
+        timeoutMs,
+      );
       const done = (f: () => void) => {
         clearTimeout(timer);
         this.#listeners.delete(check);
@@ -130,7 +139,10 @@ export class BerthDev implements AsyncDisposable {
   }
 
   /** `fetch` plus JSON body. */
-  async json<T = any>(path: string, init: RequestInit & { auth?: boolean } = {}): Promise<{ status: number; body: T; headers: Headers }> {
+  async json<T = any>(
+    path: string,
+    init: RequestInit & { auth?: boolean } = {},
+  ): Promise<{ status: number; body: T; headers: Headers }> {
     const res = await this.fetch(path, init);
     const text = await res.text();
     let body: unknown = text;
@@ -155,7 +167,10 @@ export class BerthDev implements AsyncDisposable {
         const { status, body } = await this.json<HealthReply>(`/v2/${ep}/health`);
         const w = body?.workers;
         if (status === 200 && w && w.idle + w.running > 0) break;
-        if (Date.now() > deadline) throw new Error(`workers of ${ep} not connected within ${timeoutMs} ms: ${JSON.stringify(body)}\n${this.tail()}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `workers of ${ep} not connected within ${timeoutMs} ms: ${JSON.stringify(body)}\n${this.tail()}`,
+          );
         await new Promise((r) => setTimeout(r, 100));
       }
     }
@@ -164,7 +179,13 @@ export class BerthDev implements AsyncDisposable {
   /** Waits for `berth dev` to exit on its own; throws after `timeoutMs`. */
   async exited(timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`berth dev still running after ${timeoutMs} ms\n${this.tail()}`)), timeoutMs)));
+    const timeout = new Promise<never>(
+      (_, reject) =>
+        (timer = setTimeout(
+          () => reject(new Error(`berth dev still running after ${timeoutMs} ms\n${this.tail()}`)),
+          timeoutMs,
+        )),
+    );
     try {
       return await Promise.race([this.#exited, timeout]);
     } finally {
@@ -173,7 +194,10 @@ export class BerthDev implements AsyncDisposable {
   }
 
   /** Sends `signal` to `berth dev` and waits for it to exit; SIGKILLs the whole group after `timeoutMs`. */
-  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 20_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  async stop(
+    signal: NodeJS.Signals = 'SIGTERM',
+    timeoutMs = 20_000,
+  ): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     // One signal only: a second SIGINT/SIGTERM makes `berth dev` kill everything at once (exit 130).
     if (!this.#signalled && this.child.exitCode === null && this.child.signalCode === null) {
       this.#signalled = true;
@@ -214,8 +238,15 @@ export async function startBerthDev(options: StartBerthOptions = {}): Promise<Be
   const apiKey = options.apiKey ?? `berth_e2e_${Math.random().toString(36).slice(2)}`;
   const workerToken = `berthw_e2e_${Math.random().toString(36).slice(2)}`;
   const started = Date.now();
-  const rest = ['--port', '0', ...(options.args?.some((a) => a === '--store' || a === '--data-dir') ? [] : ['--store', 'memory']), ...(options.args ?? [])];
-  const [cmd, args] = options.npmStart ? ['npm', ['start', '--', ...rest]] : [process.execPath, [BIN, 'dev', '--config', options.config ?? BASIC_CONFIG, ...rest]];
+  const rest = [
+    '--port',
+    '0',
+    ...(options.args?.some((a) => a === '--store' || a === '--data-dir') ? [] : ['--store', 'memory']),
+    ...(options.args ?? []),
+  ];
+  const [cmd, args] = options.npmStart
+    ? ['npm', ['start', '--', ...rest]]
+    : [process.execPath, [BIN, 'dev', '--config', options.config ?? BASIC_CONFIG, ...rest]];
   const child = spawn(cmd, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, BERTH_API_KEY: apiKey, BERTH_WORKER_TOKEN: workerToken, NO_COLOR: '1', ...options.env },
@@ -229,7 +260,8 @@ export async function startBerthDev(options: StartBerthOptions = {}): Promise<Be
     const m = await berth.waitForLine(/\bready\b.*?(https?:\/\/[^\s)]+)/, options.readyTimeoutMs ?? 30_000);
     berth.startupMs = Date.now() - started;
     berth.url = (m[1] ?? '').replace(/\/$/, '');
-    if (options.waitForWorkers?.length) await berth.waitForWorkers(options.waitForWorkers, Math.max(30_000, options.readyTimeoutMs ?? 0));
+    if (options.waitForWorkers?.length)
+      await berth.waitForWorkers(options.waitForWorkers, Math.max(30_000, options.readyTimeoutMs ?? 0));
   } catch (err) {
     await berth[Symbol.asyncDispose]();
     throw err;
@@ -238,12 +270,18 @@ export async function startBerthDev(options: StartBerthOptions = {}): Promise<Be
 }
 
 /** Polls `fn` until `done(value)` holds; throws with the last value after `timeoutMs`. */
-export async function pollUntil<T>(fn: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number, intervalMs = 100): Promise<T> {
+export async function pollUntil<T>(
+  fn: () => Promise<T>,
+  done: (v: T) => boolean,
+  timeoutMs: number,
+  intervalMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
     if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(v)?.slice(0, 500)}`);
+    if (Date.now() > deadline)
+      throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(v)?.slice(0, 500)}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

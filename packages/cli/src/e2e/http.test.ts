@@ -15,7 +15,11 @@ afterAll(async () => {
 const TERMINAL = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
 const status = (ep: string, id: string) => berth.json(`/v2/${ep}/status/${id}`);
 const waitForStatus = (ep: string, id: string, want: string, timeoutMs = 10_000) =>
-  pollUntil(() => status(ep, id), (r) => r.body?.status === want, timeoutMs);
+  pollUntil(
+    () => status(ep, id),
+    (r) => r.body?.status === want,
+    timeoutMs,
+  );
 
 describe('retry', () => {
   it('FAILED -> POST /retry -> IN_QUEUE with the same id -> FAILED again with retries 1', async () => {
@@ -27,7 +31,11 @@ describe('retry', () => {
     const retry = await berth.post(`/v2/fail/retry/${id}`);
     expect(retry).toMatchObject({ status: 200, body: { id, status: 'IN_QUEUE' } });
 
-    const again = await pollUntil(() => status('fail', id), (r) => TERMINAL.includes(r.body?.status), 10_000);
+    const again = await pollUntil(
+      () => status('fail', id),
+      (r) => TERMINAL.includes(r.body?.status),
+      10_000,
+    );
     expect(again.body).toMatchObject({ id, status: 'FAILED', retries: 1, error: expect.stringContaining('boom') });
   });
 
@@ -97,7 +105,12 @@ describe('time limits', () => {
     const t0 = Date.now();
     const { body } = await berth.post('/v2/sleep/run', { input: { ms: 60_000 }, policy: { ttl: 10_000 } });
     await waitForStatus('sleep', body.id, 'IN_PROGRESS');
-    const gone = await pollUntil(() => status('sleep', body.id), (r) => r.status === 404, 16_000, 250);
+    const gone = await pollUntil(
+      () => status('sleep', body.id),
+      (r) => r.status === 404,
+      16_000,
+      250,
+    );
     expect(Date.now() - t0).toBeGreaterThanOrEqual(9_500);
     expect(gone.body).toMatchObject({ code: 'job_not_found' });
     // The running handler was stopped.
@@ -153,23 +166,45 @@ describe('auth and routing', () => {
   it('the bare key without "Bearer" works (the docs\' curl form)', async () => {
     const res = await berth.json('/v2/echo/health', { headers: { authorization: berth.apiKey } });
     expect(res.status).toBe(200);
-    const run = await berth.json('/v2/echo/runsync', { method: 'POST', headers: { authorization: berth.apiKey }, body: JSON.stringify({ input: { k: 1 } }) });
+    const run = await berth.json('/v2/echo/runsync', {
+      method: 'POST',
+      headers: { authorization: berth.apiKey },
+      body: JSON.stringify({ input: { k: 1 } }),
+    });
     expect(run.body).toMatchObject({ status: 'COMPLETED', output: { k: 1 } });
   });
 
   it('unknown endpoint: 404 endpoint_not_found', async () => {
-    expect(await berth.post('/v2/no-such-endpoint/run', { input: {} })).toMatchObject({ status: 404, body: { code: 'endpoint_not_found' } });
-    expect(await berth.json('/v2/no-such-endpoint/health')).toMatchObject({ status: 404, body: { code: 'endpoint_not_found' } });
+    expect(await berth.post('/v2/no-such-endpoint/run', { input: {} })).toMatchObject({
+      status: 404,
+      body: { code: 'endpoint_not_found' },
+    });
+    expect(await berth.json('/v2/no-such-endpoint/health')).toMatchObject({
+      status: 404,
+      body: { code: 'endpoint_not_found' },
+    });
   });
 
   it('unknown job: 404 job_not_found', async () => {
-    expect(await status('echo', '00000000-0000-4000-8000-000000000000-u1')).toMatchObject({ status: 404, body: { code: 'job_not_found' } });
+    expect(await status('echo', '00000000-0000-4000-8000-000000000000-u1')).toMatchObject({
+      status: 404,
+      body: { code: 'job_not_found' },
+    });
   });
 
   it('bad bodies: 400 invalid_json / invalid_request', async () => {
-    expect(await berth.json('/v2/echo/run', { method: 'POST', body: '{not json' })).toMatchObject({ status: 400, body: { code: 'invalid_json' } });
-    expect(await berth.post('/v2/echo/run', { input: 'text' })).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
-    expect(await berth.post('/v2/echo/runsync?wait=10', { input: {} })).toMatchObject({ status: 400, body: { code: 'invalid_wait' } });
+    expect(await berth.json('/v2/echo/run', { method: 'POST', body: '{not json' })).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_json' },
+    });
+    expect(await berth.post('/v2/echo/run', { input: 'text' })).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_request' },
+    });
+    expect(await berth.post('/v2/echo/runsync?wait=10', { input: {} })).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_wait' },
+    });
   });
 });
 
@@ -180,7 +215,10 @@ describe('cancel', () => {
     const queued = await berth.post('/v2/sleep/run', { input: { ms: 20_000 } });
     for (const b of busy) await waitForStatus('sleep', b.body.id, 'IN_PROGRESS');
     expect((await status('sleep', queued.body.id)).body.status).toBe('IN_QUEUE');
-    expect(await berth.post(`/v2/sleep/cancel/${queued.body.id}`)).toMatchObject({ status: 200, body: { id: queued.body.id, status: 'CANCELLED' } });
+    expect(await berth.post(`/v2/sleep/cancel/${queued.body.id}`)).toMatchObject({
+      status: 200,
+      body: { id: queued.body.id, status: 'CANCELLED' },
+    });
     for (const b of busy) await berth.post(`/v2/sleep/cancel/${b.body.id}`);
     // It never ran: no workerId, no delayTime.
     const after = await status('sleep', queued.body.id);
@@ -188,6 +226,9 @@ describe('cancel', () => {
     expect(after.body.workerId).toBeUndefined();
 
     const done = await berth.post('/v2/echo/runsync', { input: {} });
-    expect(await berth.post(`/v2/echo/cancel/${done.body.id}`)).toMatchObject({ status: 200, body: { id: done.body.id, status: 'COMPLETED' } });
+    expect(await berth.post(`/v2/echo/cancel/${done.body.id}`)).toMatchObject({
+      status: 200,
+      body: { id: done.body.id, status: 'COMPLETED' },
+    });
   });
 });

@@ -10,7 +10,10 @@ let berth: BerthDev;
 
 beforeAll(async () => {
   const config = join(dir, 'berth.config.json');
-  writeFileSync(config, JSON.stringify({ endpoints: { greet: { worker: join(REPO_ROOT, 'examples/basic/greet.ts'), workers: 1 } } }));
+  writeFileSync(
+    config,
+    JSON.stringify({ endpoints: { greet: { worker: join(REPO_ROOT, 'examples/basic/greet.ts'), workers: 1 } } }),
+  );
   berth = await startBerthDev({ config, waitForWorkers: ['greet'] });
 }, 60_000);
 afterAll(async () => {
@@ -35,7 +38,12 @@ describe('observability with a real worker', () => {
     // What the handler logged, in order; the runtime's own lifecycle lines stay in the worker's output.
     expect(messages).toEqual(['greeting', 'console works too: 2 greeting(s) for Ada']);
     const greeting = body.logs.find((l: { message: string }) => l.message === 'greeting');
-    expect(greeting).toMatchObject({ level: 'info', workerId: job.workerId, attempt: 1, fields: { name: 'Ada', times: 2 } });
+    expect(greeting).toMatchObject({
+      level: 'info',
+      workerId: job.workerId,
+      attempt: 1,
+      fields: { name: 'Ada', times: 2 },
+    });
   });
 
   it('the declared input schema fails bad inputs before the handler and is announced in the catalog', async () => {
@@ -46,7 +54,11 @@ describe('observability with a real worker', () => {
     expect(defaults.output).toEqual({ greetings: ['Hello, Bo!'] });
     const { body: catalog } = await berth.json('/v2/_berth/catalog');
     const greet = catalog.endpoints.find((e: { id: string }) => e.id === 'greet');
-    expect(greet.inputSchema).toMatchObject({ type: 'object', required: ['name'], properties: { times: { type: 'integer', minimum: 1, maximum: 10, default: 1 } } });
+    expect(greet.inputSchema).toMatchObject({
+      type: 'object',
+      required: ['name'],
+      properties: { times: { type: 'integer', minimum: 1, maximum: 10, default: 1 } },
+    });
   });
 
   it('/metrics counts what happened', async () => {

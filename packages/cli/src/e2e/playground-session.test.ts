@@ -23,9 +23,13 @@ const posts: string[] = [];
 const pageErrors: string[] = [];
 
 const waitForStatus = (want: string, timeout = 20_000) =>
-  page.waitForFunction((w) => document.getElementById('job-status')?.textContent === w, want, { timeout }).catch(async (err) => {
-    throw new Error(`status never became ${want} (is ${await page.locator('#job-status').textContent()}; error: ${await page.locator('#run-error').textContent()})\n${(err as Error).message}\n${berth.tail(20)}`);
-  });
+  page
+    .waitForFunction((w) => document.getElementById('job-status')?.textContent === w, want, { timeout })
+    .catch(async (err) => {
+      throw new Error(
+        `status never became ${want} (is ${await page.locator('#job-status').textContent()}; error: ${await page.locator('#run-error').textContent()})\n${(err as Error).message}\n${berth.tail(20)}`,
+      );
+    });
 async function useKey(key: string) {
   await page.getByLabel('API key').fill(key);
   await page.getByRole('button', { name: 'Use key' }).click();
@@ -36,7 +40,8 @@ async function pickJson(target: string, json: unknown) {
   if (await toggle.isVisible()) await toggle.click();
   await page.getByLabel('Input (JSON)').fill(JSON.stringify(json));
 }
-const jobsOf = async (endpoint: string) => (await berth.json<{ jobs: { id: string; status: string }[] }>(`/v2/${endpoint}/jobs?limit=50`)).body.jobs;
+const jobsOf = async (endpoint: string) =>
+  (await berth.json<{ jobs: { id: string; status: string }[] }>(`/v2/${endpoint}/jobs?limit=50`)).body.jobs;
 
 describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () => {
   beforeAll(async () => {
@@ -57,12 +62,16 @@ describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () =>
         },
       }),
     );
-    [berth, browser] = await Promise.all([startBerthDev({ config, waitForWorkers: ['sleep', 'greet', 'fail'] }), launchChromium()]);
+    [berth, browser] = await Promise.all([
+      startBerthDev({ config, waitForWorkers: ['sleep', 'greet', 'fail'] }),
+      launchChromium(),
+    ]);
     page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
     page.setDefaultTimeout(15_000);
     page.on('pageerror', (err) => pageErrors.push(err.message));
     page.on('request', (r) => {
-      if (r.method() === 'POST' && /\/v2\/[^/]+\/(run|runsync)$/.test(new URL(r.url()).pathname)) posts.push(new URL(r.url()).pathname);
+      if (r.method() === 'POST' && /\/v2\/[^/]+\/(run|runsync)$/.test(new URL(r.url()).pathname))
+        posts.push(new URL(r.url()).pathname);
     });
   }, 60_000);
   afterAll(async () => {
@@ -108,8 +117,17 @@ describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () =>
     await waitForStatus('IN_PROGRESS');
     const id = await page.locator('#job-id').textContent();
     // The jobs view and health follow the job's state changes, not only the 4 s refresh.
-    await page.waitForFunction((jobId) => /IN_PROGRESS/.test(document.querySelector(`#jobs button[data-job-id="${jobId}"]`)?.closest('tr')?.textContent ?? ''), id, { timeout: 1500 });
-    await page.waitForFunction(() => /running 1/.test(document.getElementById('health')?.textContent ?? ''), null, { timeout: 1500 });
+    await page.waitForFunction(
+      (jobId) =>
+        /IN_PROGRESS/.test(
+          document.querySelector(`#jobs button[data-job-id="${jobId}"]`)?.closest('tr')?.textContent ?? '',
+        ),
+      id,
+      { timeout: 1500 },
+    );
+    await page.waitForFunction(() => /running 1/.test(document.getElementById('health')?.textContent ?? ''), null, {
+      timeout: 1500,
+    });
     const bar = await page.waitForFunction(() => {
       const p = document.getElementById('job-progress-bar');
       return p && !p.hidden && p.value > 0 && p.value < 100 ? p.value : false;
@@ -132,7 +150,9 @@ describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () =>
     await pickJson('ep:nobody', { hello: 'world' });
     await page.getByRole('button', { name: 'Run (/run)' }).click();
     await waitForStatus('IN_QUEUE');
-    await page.waitForFunction(() => /Waiting for a worker: none is connected yet/.test(document.getElementById('job-wait')?.textContent ?? ''));
+    await page.waitForFunction(() =>
+      /Waiting for a worker: none is connected yet/.test(document.getElementById('job-wait')?.textContent ?? ''),
+    );
     expect(await page.locator('#job-wait').isVisible()).toBe(true);
     await page.screenshot({ path: join(SHOTS, 'session-queued.png'), fullPage: true });
     await page.getByRole('button', { name: 'Cancel' }).click();
@@ -144,8 +164,19 @@ describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () =>
     await pickJson('ep:broken', { a: 1 });
     await page.getByRole('button', { name: 'Run (/run)' }).click();
     await waitForStatus('IN_QUEUE');
-    await page.waitForFunction(() => /^No worker can take it: the handler failed to load/.test(document.getElementById('job-wait')?.textContent ?? ''), null, { timeout: 20_000 });
-    expect((await berth.json('/v2/broken/health')).body.workers).toMatchObject({ unhealthy: 1, idle: 0, initializing: 0 });
+    await page.waitForFunction(
+      () =>
+        /^No worker can take it: the handler failed to load/.test(
+          document.getElementById('job-wait')?.textContent ?? '',
+        ),
+      null,
+      { timeout: 20_000 },
+    );
+    expect((await berth.json('/v2/broken/health')).body.workers).toMatchObject({
+      unhealthy: 1,
+      idle: 0,
+      initializing: 0,
+    });
     expect(berth.output).toMatch(/endpoint broken: handler .*broken\.ts failed to load/);
     await page.screenshot({ path: join(SHOTS, 'session-broken-handler.png'), fullPage: true });
     await page.getByRole('button', { name: 'Cancel' }).click();
@@ -163,9 +194,14 @@ describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () =>
     await times.fill('11');
     await page.getByRole('button', { name: 'Run (/run)' }).click();
     await page.waitForSelector('#run-error:not([hidden])');
-    expect(await page.locator('#run-error').textContent()).toBe('Not sent: the input does not match the schema: name: is required; times: must be at most 10');
+    expect(await page.locator('#run-error').textContent()).toBe(
+      'Not sent: the input does not match the schema: name: is required; times: must be at most 10',
+    );
     expect(await name.getAttribute('aria-invalid')).toBe('true');
-    expect(await page.locator('.field-problem:not([hidden])').allTextContents()).toEqual(['name is required', 'times must be at most 10']);
+    expect(await page.locator('.field-problem:not([hidden])').allTextContents()).toEqual([
+      'name is required',
+      'times must be at most 10',
+    ]);
     await page.getByRole('button', { name: 'Run sync (/runsync)' }).click();
     await page.screenshot({ path: join(SHOTS, 'session-invalid.png'), fullPage: true });
     await name.fill('Ada');
@@ -175,7 +211,10 @@ describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () =>
     expect(posts, 'nothing sent while the input was invalid').toEqual([]);
 
     // A job the worker refused for its input (sent by another client), opened from the jobs list: no Retry.
-    const { body } = await berth.json<{ id: string }>('/v2/greet/run', { method: 'POST', body: JSON.stringify({ input: { name: '' } }) });
+    const { body } = await berth.json<{ id: string }>('/v2/greet/run', {
+      method: 'POST',
+      body: JSON.stringify({ input: { name: '' } }),
+    });
     await expect.poll(async () => (await berth.json(`/v2/greet/status/${body.id}`)).body.status).toBe('FAILED');
     await page.getByRole('button', { name: 'Refresh' }).click();
     await page.locator(`#jobs button[data-job-id="${body.id}"]`).click();
@@ -194,7 +233,10 @@ describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () =>
     await waitForStatus('COMPLETED', 30_000);
     const name = page.getByRole('textbox', { name: 'name *', exact: true });
     await name.waitFor({ timeout: 12_000 });
-    expect([await name.inputValue(), await page.getByRole('spinbutton', { name: 'times' }).inputValue()]).toEqual(['Zoe', '2']);
+    expect([await name.inputValue(), await page.getByRole('spinbutton', { name: 'times' }).inputValue()]).toEqual([
+      'Zoe',
+      '2',
+    ]);
     expect(await page.locator('#target-info').textContent()).not.toContain('no input schema');
   }, 45_000);
 
@@ -203,13 +245,21 @@ describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () =>
     const { status, body: doc } = await berth.json('/openapi.json');
     expect(status).toBe(200);
     expect(doc.openapi).toBe('3.1.0');
-    expect(doc.components.schemas['input.greet']).toMatchObject({ type: 'object', properties: { name: { type: 'string' }, times: { type: 'integer' } }, required: expect.arrayContaining(['name']) });
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v2/greet/run', '/v2/sleep/cancel/{job_id}', '/v2/nobody/health']));
+    expect(doc.components.schemas['input.greet']).toMatchObject({
+      type: 'object',
+      properties: { name: { type: 'string' }, times: { type: 'integer' } },
+      required: expect.arrayContaining(['name']),
+    });
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/v2/greet/run', '/v2/sleep/cancel/{job_id}', '/v2/nobody/health']),
+    );
 
     await page.getByRole('link', { name: 'API reference' }).click(); // same tab: the key stays in sessionStorage
     await page.waitForURL(`${berth.url}/docs`);
     await page.waitForSelector('#doc .op');
-    expect(await page.locator('#doc-info').textContent()).toMatch(/^Berth queue API .*OpenAPI 3\.1\.0: \d+ routes for this key\.$/);
+    expect(await page.locator('#doc-info').textContent()).toMatch(
+      /^Berth queue API .*OpenAPI 3\.1\.0: \d+ routes for this key\.$/,
+    );
     const run = page.locator('#doc .op').filter({ hasText: '/v2/greet/run' }).first();
     await run.locator('summary', { hasText: 'Request body' }).click();
     expect(await run.locator('pre').first().textContent()).toContain('"name"');

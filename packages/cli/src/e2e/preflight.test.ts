@@ -22,7 +22,10 @@ function binDir(programs: string[], aptGet?: 'installs' | 'fails'): { bin: strin
   };
   for (const p of programs) exe(p, 'exit 0');
   if (aptGet === 'installs') {
-    exe('apt-get', `echo "$@" >> ${log}\nif [ "$1" = install ]; then for t in espeak-ng ffmpeg ffprobe chromium; do printf '#!/bin/sh\\n' > ${bin}/$t; /bin/chmod +x ${bin}/$t; done; fi`);
+    exe(
+      'apt-get',
+      `echo "$@" >> ${log}\nif [ "$1" = install ]; then for t in espeak-ng ffmpeg ffprobe chromium; do printf '#!/bin/sh\\n' > ${bin}/$t; /bin/chmod +x ${bin}/$t; done; fi`,
+    );
   } else if (aptGet === 'fails') exe('apt-get', `echo "$@" >> ${log}\nexit 100`);
   return { bin, log };
 }
@@ -33,7 +36,7 @@ const preflight = (bin: string, env: Record<string, string> = {}) => {
 const isRoot = process.getuid?.() === 0;
 
 describe('npm test preflight (scripts/preflight.mjs)', () => {
-  it('is npm test\'s pretest, and scripts/test.mjs runs it too', () => {
+  it("is npm test's pretest, and scripts/test.mjs runs it too", () => {
     const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'));
     expect(pkg.scripts.pretest).toBe('node scripts/preflight.mjs');
     expect(readFileSync(join(REPO_ROOT, 'scripts/test.mjs'), 'utf8')).toMatch(/preflight\(\)/);

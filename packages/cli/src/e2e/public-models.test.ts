@@ -9,10 +9,12 @@ import { S3RVER_KEY, startS3rver } from '../../../worker/src/s3/s3rver.test-help
 
 const MODELS_DIR = process.env['BERTH_MODELS_DIR'] ?? resolve(REPO_ROOT, '../shared/models');
 const CONFIG = join(REPO_ROOT, 'examples/image-worker/berth.config.json');
-if (!existsSync(join(MODELS_DIR, 'tiny-sd'))) throw new Error(`test models not found in ${MODELS_DIR}; set BERTH_MODELS_DIR`);
+if (!existsSync(join(MODELS_DIR, 'tiny-sd')))
+  throw new Error(`test models not found in ${MODELS_DIR}; set BERTH_MODELS_DIR`);
 
 /** The price table of examples/image-worker/berth.config.json. */
-const imageCost = (w: number, h: number, steps: number) => Math.round((0.0002 + 0.0005 * ((w * h) / 1e6) * steps) * 1e6) / 1e6;
+const imageCost = (w: number, h: number, steps: number) =>
+  Math.round((0.0002 + 0.0005 * ((w * h) / 1e6) * steps) * 1e6) / 1e6;
 
 async function pixels(bytes: Buffer) {
   const { data, info } = await sharp(bytes).removeAlpha().raw().toBuffer({ resolveWithObject: true });
@@ -29,7 +31,12 @@ async function pixels(bytes: Buffer) {
 
 let berth: BerthDev;
 beforeAll(async () => {
-  berth = await startBerthDev({ config: CONFIG, env: { BERTH_MODELS_DIR: MODELS_DIR }, waitForWorkers: ['image', 'upscale'], readyTimeoutMs: 60_000 });
+  berth = await startBerthDev({
+    config: CONFIG,
+    env: { BERTH_MODELS_DIR: MODELS_DIR },
+    waitForWorkers: ['image', 'upscale'],
+    readyTimeoutMs: 60_000,
+  });
 }, 90_000);
 afterAll(async () => {
   await berth?.[Symbol.asyncDispose]();
@@ -44,10 +51,21 @@ const download = async (url: string) => {
 
 describe('POST /v2/shapes-diffusion/runsync (control-plane storage)', () => {
   it('COMPLETED with image_url, cost and workerId; the URL serves a PNG of the requested size that follows the prompt', async () => {
-    const input = { prompt: 'a big red circle on a blue background', width: 64, height: 96, num_inference_steps: 20, guidance: 5, seed: 7 };
+    const input = {
+      prompt: 'a big red circle on a blue background',
+      width: 64,
+      height: 96,
+      num_inference_steps: 20,
+      guidance: 5,
+      seed: 7,
+    };
     const { status, body } = await generate(input);
     expect(status).toBe(200);
-    expect(body, berth.tail()).toMatchObject({ status: 'COMPLETED', workerId: expect.any(String), output: { image_url: expect.stringMatching(/\/files\/[0-9a-f]{32}\.png\?expires=\d+&sig=/) } });
+    expect(body, berth.tail()).toMatchObject({
+      status: 'COMPLETED',
+      workerId: expect.any(String),
+      output: { image_url: expect.stringMatching(/\/files\/[0-9a-f]{32}\.png\?expires=\d+&sig=/) },
+    });
     expect(Object.keys(body.output).sort()).toEqual(['cost', 'image_url']);
     expect(body.output.cost).toBe(imageCost(64, 96, 20));
     const { bytes, type } = await download(body.output.image_url);
@@ -76,7 +94,11 @@ describe('POST /v2/shapes-diffusion/runsync (control-plane storage)', () => {
   }, 60_000);
 
   it('defaults (64x64, 20 steps) and output_format webp', async () => {
-    const { body } = await generate({ prompt: 'a small green triangle on a gray background', output_format: 'webp', seed: 1 });
+    const { body } = await generate({
+      prompt: 'a small green triangle on a gray background',
+      output_format: 'webp',
+      seed: 1,
+    });
     expect(body.status, JSON.stringify(body)).toBe('COMPLETED');
     expect(body.output.cost).toBe(imageCost(64, 64, 20));
     const { bytes, type } = await download(body.output.image_url);
@@ -96,8 +118,12 @@ describe('POST /v2/shapes-diffusion/runsync (control-plane storage)', () => {
   });
 
   it('esrgan-upscale: 2x of a base64 PNG, cost from the scale', async () => {
-    const src = await sharp({ create: { width: 40, height: 24, channels: 3, background: { r: 200, g: 30, b: 30 } } }).png().toBuffer();
-    const { body } = await berth.post('/v2/esrgan-upscale/runsync', { input: { image: `data:image/png;base64,${src.toString('base64')}`, scale: 2 } });
+    const src = await sharp({ create: { width: 40, height: 24, channels: 3, background: { r: 200, g: 30, b: 30 } } })
+      .png()
+      .toBuffer();
+    const { body } = await berth.post('/v2/esrgan-upscale/runsync', {
+      input: { image: `data:image/png;base64,${src.toString('base64')}`, scale: 2 },
+    });
     expect(body.status, JSON.stringify(body)).toBe('COMPLETED');
     expect(body.output.cost).toBe(0.0007);
     const meta = await sharp((await download(body.output.image_url)).bytes).metadata();
@@ -107,8 +133,17 @@ describe('POST /v2/shapes-diffusion/runsync (control-plane storage)', () => {
   it('s3Config in the request body: the worker uploads to that bucket (never echoed back)', async () => {
     await using s3 = await startS3rver('client-bucket');
     // s3rver checks the access key id, not SigV4 signatures: any secret works, and must never come back.
-    const s3Config = { accessId: S3RVER_KEY, accessSecret: 'client-secret-9f3a', bucketName: 'client-bucket', endpointUrl: s3.endpoint, objectPath: 'renders' };
-    const { body } = await berth.post('/v2/shapes-diffusion/runsync', { input: { prompt: 'a big red circle on a blue background', seed: 5 }, s3Config });
+    const s3Config = {
+      accessId: S3RVER_KEY,
+      accessSecret: 'client-secret-9f3a',
+      bucketName: 'client-bucket',
+      endpointUrl: s3.endpoint,
+      objectPath: 'renders',
+    };
+    const { body } = await berth.post('/v2/shapes-diffusion/runsync', {
+      input: { prompt: 'a big red circle on a blue background', seed: 5 },
+      s3Config,
+    });
     expect(body.status, JSON.stringify(body)).toBe('COMPLETED');
     expect(JSON.stringify(body)).not.toContain('client-secret-9f3a');
     expect((await berth.json(`/v2/shapes-diffusion/status/${body.id}`)).body.s3Config).toBeUndefined();
@@ -124,11 +159,18 @@ describe('S3 output storage from the worker environment (s3rver)', () => {
     await using s3 = await startS3rver('berth-outputs');
     await using dev = await startBerthDev({
       config: CONFIG,
-      env: { BERTH_MODELS_DIR: MODELS_DIR, BUCKET_ENDPOINT_URL: `${s3.endpoint}/berth-outputs`, BUCKET_ACCESS_KEY_ID: S3RVER_KEY, BUCKET_SECRET_ACCESS_KEY: S3RVER_KEY },
+      env: {
+        BERTH_MODELS_DIR: MODELS_DIR,
+        BUCKET_ENDPOINT_URL: `${s3.endpoint}/berth-outputs`,
+        BUCKET_ACCESS_KEY_ID: S3RVER_KEY,
+        BUCKET_SECRET_ACCESS_KEY: S3RVER_KEY,
+      },
       waitForWorkers: ['image'],
       readyTimeoutMs: 60_000,
     });
-    const { body } = await dev.post('/v2/shapes-diffusion/runsync', { input: { prompt: 'a big red circle on a blue background', seed: 3, output_format: 'jpeg' } });
+    const { body } = await dev.post('/v2/shapes-diffusion/runsync', {
+      input: { prompt: 'a big red circle on a blue background', seed: 3, output_format: 'jpeg' },
+    });
     expect(body.status, dev.tail()).toBe('COMPLETED');
     const u = new URL(body.output.image_url);
     expect(u.origin).toBe(s3.endpoint);

@@ -32,10 +32,13 @@ export class RecordingProxy {
       req.on('end', () => {
         const body = Buffer.concat(parts);
         this.record(req.method ?? 'GET', req.url ?? '/', body, req.headers.authorization);
-        const up = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
-          res.writeHead(r.statusCode ?? 502, r.headers);
-          r.pipe(res);
-        });
+        const up = request(
+          { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+          (r) => {
+            res.writeHead(r.statusCode ?? 502, r.headers);
+            r.pipe(res);
+          },
+        );
         up.on('error', () => res.destroy());
         res.on('close', () => up.destroy());
         up.end(body);
@@ -53,9 +56,18 @@ export class RecordingProxy {
     let keys: string[] | undefined;
     if (body.length > 0) {
       const json = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
-      keys = Object.keys(json).map((k) => (k === 'status' ? `status=${String(json[k])}` : k)).sort();
+      keys = Object.keys(json)
+        .map((k) => (k === 'status' ? `status=${String(json[k])}` : k))
+        .sort();
     }
-    this.shapes.push({ method, op: p.length > 5 ? `${p[3]}/<job>` : p[3]!, endpoint: p[2]!, query: Object.fromEntries(u.searchParams), body: keys, auth });
+    this.shapes.push({
+      method,
+      op: p.length > 5 ? `${p[3]}/<job>` : p[3]!,
+      endpoint: p[2]!,
+      query: Object.fromEntries(u.searchParams),
+      body: keys,
+      auth,
+    });
   }
 
   /** The distinct shapes of one endpoint's requests, as sorted strings (`query` keys only, plus `isStream`). */
@@ -63,7 +75,9 @@ export class RecordingProxy {
     const out = new Set<string>();
     for (const s of this.shapes) {
       if (s.endpoint !== endpoint) continue;
-      const q = Object.keys(s.query).sort().map((k) => (k === 'isStream' ? `isStream=${s.query[k]}` : k));
+      const q = Object.keys(s.query)
+        .sort()
+        .map((k) => (k === 'isStream' ? `isStream=${s.query[k]}` : k));
       out.add(`${s.method} ${s.op}?${q.join('&')}${s.body ? ` ${JSON.stringify(s.body)}` : ''}`);
     }
     return [...out].sort();

@@ -26,7 +26,16 @@ describe.skipIf(skip !== undefined)('@berth/worker in RunPod mode', () => {
   const endpoints = [...MODES.flatMap((m) => [`py-${m}`, `ts-${m}`]), 'ts-cancel', 'ts-drain'];
 
   beforeAll(async () => {
-    server = createServer({ apiKeys: [KEY], workerTokens: [TOKEN], endpoints, pullHoldMs: 2000, heartbeatMs: 1000, workerGraceMs: 500, sweepIntervalMs: 100, logger: quiet });
+    server = createServer({
+      apiKeys: [KEY],
+      workerTokens: [TOKEN],
+      endpoints,
+      pullHoldMs: 2000,
+      heartbeatMs: 1000,
+      workerGraceMs: 500,
+      sweepIntervalMs: 100,
+      logger: quiet,
+    });
     const { url } = await server.listen({ port: 0 });
     proxy = new RecordingProxy(url);
     await proxy.listen();
@@ -41,12 +50,19 @@ describe.skipIf(skip !== undefined)('@berth/worker in RunPod mode', () => {
 
   const start = (kind: 'py' | 'ts', ep: string, handler: string, extra: Record<string, string> = {}) => {
     const env = { ...runpodEnv(proxy.url, ep, `${ep}-1`, TOKEN), BERTH_TEST_HANDLER: handler, ...extra };
-    const w = kind === 'py' ? new PyWorker(env) : new PyWorker(env, TS_HANDLER, [process.execPath, '--import', 'tsx', TS_HANDLER]);
+    const w =
+      kind === 'py'
+        ? new PyWorker(env)
+        : new PyWorker(env, TS_HANDLER, [process.execPath, '--import', 'tsx', TS_HANDLER]);
     workers.push(w);
     return w;
   };
   const api = async (path: string, body?: unknown): Promise<JobObject> => {
-    const res = await fetch(`${server.options.publicUrl ?? proxy.url}/v2/${path}`, { method: body === undefined ? 'GET' : 'POST', headers: { authorization: `Bearer ${KEY}` }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const res = await fetch(`${server.options.publicUrl ?? proxy.url}/v2/${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { authorization: `Bearer ${KEY}` },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     return (await res.json()) as JobObject;
   };
   const finished = async (ep: string, id: string, ms = 30_000): Promise<JobObject> => {
@@ -54,7 +70,10 @@ describe.skipIf(skip !== undefined)('@berth/worker in RunPod mode', () => {
     for (;;) {
       const j = await api(`${ep}/status/${id}`);
       if (['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(j.status)) return j;
-      if (performance.now() > end) throw new Error(`${ep} job ${id} still ${j.status}\n${workers.map((w) => w.output.slice(-1500)).join('\n---\n')}`);
+      if (performance.now() > end)
+        throw new Error(
+          `${ep} job ${id} still ${j.status}\n${workers.map((w) => w.output.slice(-1500)).join('\n---\n')}`,
+        );
       await new Promise((r) => setTimeout(r, 50));
     }
   };
@@ -63,28 +82,48 @@ describe.skipIf(skip !== undefined)('@berth/worker in RunPod mode', () => {
   const startedJob = async (ep: string, seconds: number): Promise<string> => {
     const { id } = await api(`${ep}/run`, { input: { seconds } });
     const end = performance.now() + 20_000;
-    while ((await api(`${ep}/status/${id}`)).status !== 'IN_PROGRESS' && performance.now() < end) await new Promise((r) => setTimeout(r, 50));
+    while ((await api(`${ep}/status/${id}`)).status !== 'IN_PROGRESS' && performance.now() < end)
+      await new Promise((r) => setTimeout(r, 50));
     return id;
   };
 
   it('runs the same handlers as runpod-python with the same results and requests of the same shapes', async () => {
     for (const kind of ['py', 'ts'] as const) {
-      for (const m of MODES) start(kind, `${kind}-${m}`, m === 'conc' ? 'sleep' : m, m === 'conc' ? { BERTH_TEST_CONCURRENCY: '2' } : {});
+      for (const m of MODES)
+        start(kind, `${kind}-${m}`, m === 'conc' ? 'sleep' : m, m === 'conc' ? { BERTH_TEST_CONCURRENCY: '2' } : {});
     }
-    const inputs: Record<(typeof MODES)[number], unknown[]> = { echo: [{ hello: 'wörld' }], stream: [{ n: 3 }], progress: [{}], fail: [{ why: 'x' }], conc: [1, 2, 3, 4].map(() => ({ seconds: 1 })) };
+    const inputs: Record<(typeof MODES)[number], unknown[]> = {
+      echo: [{ hello: 'wörld' }],
+      stream: [{ n: 3 }],
+      progress: [{}],
+      fail: [{ why: 'x' }],
+      conc: [1, 2, 3, 4].map(() => ({ seconds: 1 })),
+    };
     const results: Record<string, JobObject[]> = {};
-    await Promise.all(['py', 'ts'].flatMap((kind) => MODES.map(async (m) => {
-      const ids = await Promise.all(inputs[m].map(async (input) => (await api(`${kind}-${m}/run`, { input })).id));
-      results[`${kind}-${m}`] = await Promise.all(ids.map((id) => finished(`${kind}-${m}`, id)));
-    })));
+    await Promise.all(
+      ['py', 'ts'].flatMap((kind) =>
+        MODES.map(async (m) => {
+          const ids = await Promise.all(inputs[m].map(async (input) => (await api(`${kind}-${m}/run`, { input })).id));
+          results[`${kind}-${m}`] = await Promise.all(ids.map((id) => finished(`${kind}-${m}`, id)));
+        }),
+      ),
+    );
 
     for (const kind of ['py', 'ts']) {
       expect(results[`${kind}-echo`]![0]).toMatchObject({ status: 'COMPLETED', output: { hello: 'wörld' } });
-      expect(results[`${kind}-stream`]![0]).toMatchObject({ status: 'COMPLETED', output: [{ i: 0 }, { i: 1 }, { i: 2 }] });
+      expect(results[`${kind}-stream`]![0]).toMatchObject({
+        status: 'COMPLETED',
+        output: [{ i: 0 }, { i: 1 }, { i: 2 }],
+      });
       expect(results[`${kind}-progress`]![0]).toMatchObject({ status: 'COMPLETED', output: { done: true } });
       expect(results[`${kind}-fail`]![0]!.status).toBe('FAILED');
       expect(results[`${kind}-fail`]![0]!.error).toContain('boom: x');
-      expect(results[`${kind}-conc`]!.map((j) => j.status)).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED', 'COMPLETED']);
+      expect(results[`${kind}-conc`]!.map((j) => j.status)).toEqual([
+        'COMPLETED',
+        'COMPLETED',
+        'COMPLETED',
+        'COMPLETED',
+      ]);
     }
     // Every request carries the bare token.
     expect(new Set(proxy.shapes.map((s) => s.auth))).toEqual(new Set([TOKEN]));
@@ -108,7 +147,8 @@ describe.skipIf(skip !== undefined)('@berth/worker in RunPod mode', () => {
     const id = await startedJob('ts-cancel', 30);
     expect((await api(`ts-cancel/cancel/${id}`, {})).status).toBe('CANCELLED');
     const stopEnd = performance.now() + 10_000;
-    while (!w.output.includes('job stopped by the control plane') && performance.now() < stopEnd) await new Promise((r) => setTimeout(r, 50));
+    while (!w.output.includes('job stopped by the control plane') && performance.now() < stopEnd)
+      await new Promise((r) => setTimeout(r, 50));
     expect(w.output).toContain('job stopped by the control plane');
     const next = await api('ts-cancel/run', { input: { seconds: 0.1 } });
     expect(await finished('ts-cancel', next.id!)).toMatchObject({ status: 'COMPLETED', workerId: 'ts-cancel-1' });

@@ -32,7 +32,11 @@ describe('runpod-sdk against berth dev', () => {
     const queued = await ep.run({ input: { x: 42 } });
     expect(queued.id).toMatch(/^[0-9a-f-]+-u1$/);
     expect(queued.status).toBe('IN_QUEUE');
-    const done = await pollUntil(() => ep.status(queued.id), (s) => s.status === 'COMPLETED', 10_000);
+    const done = await pollUntil(
+      () => ep.status(queued.id),
+      (s) => s.status === 'COMPLETED',
+      10_000,
+    );
     expect(done).toMatchObject({ id: queued.id, status: 'COMPLETED', output: { x: 42 } });
   });
 
@@ -42,14 +46,22 @@ describe('runpod-sdk against berth dev', () => {
     const chunks: unknown[] = [];
     for await (const part of ep.stream(id)) chunks.push((part as { output: unknown }).output);
     expect(chunks).toEqual(Array.from({ length: 6 }, (_, i) => ({ index: i, text: `chunk ${i}` })));
-    const final = await pollUntil(() => ep.status(id), (s) => s.status === 'COMPLETED', 10_000);
+    const final = await pollUntil(
+      () => ep.status(id),
+      (s) => s.status === 'COMPLETED',
+      10_000,
+    );
     expect((final as { output: unknown }).output).toEqual(chunks);
   });
 
   it('cancel stops a running job: status becomes CANCELLED', async () => {
     const ep = endpoint('sleep');
     const { id } = await ep.run({ input: { ms: 60_000 } });
-    await pollUntil(() => ep.status(id), (s) => s.status === 'IN_PROGRESS', 10_000);
+    await pollUntil(
+      () => ep.status(id),
+      (s) => s.status === 'IN_PROGRESS',
+      10_000,
+    );
     const cancelled = await ep.cancel(id);
     expect(cancelled).toMatchObject({ id, status: 'CANCELLED' });
     const after = await ep.status(id);
@@ -68,7 +80,12 @@ describe('runpod-sdk against berth dev', () => {
       retried: expect.any(Number),
     });
     expect(health.jobs.completed).toBeGreaterThanOrEqual(2);
-    expect(health.workers).toMatchObject({ idle: expect.any(Number), running: expect.any(Number), ready: expect.any(Number), initializing: expect.any(Number) });
+    expect(health.workers).toMatchObject({
+      idle: expect.any(Number),
+      running: expect.any(Number),
+      ready: expect.any(Number),
+      initializing: expect.any(Number),
+    });
     expect(health.workers.idle + health.workers.running).toBe(1);
   });
 
@@ -86,7 +103,8 @@ describe('runpod-sdk against berth dev', () => {
     const running = after.filter((r) => r.body.status === 'IN_PROGRESS');
     expect(running).toHaveLength(2);
     // The purged ones are gone: 404 job_not_found.
-    for (const r of after.filter((r) => r.body.status !== 'IN_PROGRESS')) expect(r).toMatchObject({ status: 404, body: { code: 'job_not_found' } });
+    for (const r of after.filter((r) => r.body.status !== 'IN_PROGRESS'))
+      expect(r).toMatchObject({ status: 404, body: { code: 'job_not_found' } });
     expect((await ep.health()).jobs.inQueue).toBe(0);
     for (const r of running) await ep.cancel(r.body.id);
   });

@@ -22,7 +22,12 @@ const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
  * Copy-paste curl lines for one endpoint: runsync, run, status. `sample` is the body (see sampleRequest: the
  * endpoint's test_input.json when it has one); without it, the generic `{"input":{"hello":"world"}}`.
  */
-export function curlExamples(url: string, apiKey: string, endpoint: string, sample: SampleRequest = { body: '{"input":{"hello":"world"}}' }): string[] {
+export function curlExamples(
+  url: string,
+  apiKey: string,
+  endpoint: string,
+  sample: SampleRequest = { body: '{"input":{"hello":"world"}}' },
+): string[] {
   const base = `${dialableUrl(url)}/v2/${endpoint}`;
   const auth = `-H 'Authorization: Bearer ${apiKey}'`;
   const json = `-H 'Content-Type: application/json'`;

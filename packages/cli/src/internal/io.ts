@@ -17,10 +17,20 @@ export function useColor(stream: Io['stdout'], env: NodeJS.ProcessEnv): boolean 
   return stream.isTTY === true;
 }
 
-const CODES = { dim: [2, 22], bold: [1, 22], red: [31, 39], yellow: [33, 39], green: [32, 39], cyan: [36, 39], magenta: [35, 39], blue: [34, 39] } as const;
+const CODES = {
+  dim: [2, 22],
+  bold: [1, 22],
+  red: [31, 39],
+  yellow: [33, 39],
+  green: [32, 39],
+  cyan: [36, 39],
+  magenta: [35, 39],
+  blue: [34, 39],
+} as const;
 export type Style = keyof typeof CODES;
 
 /** `paint(true)('green', 'ok')` wraps the text in ANSI codes; `paint(false)` returns it unchanged. */
 export function paint(enabled: boolean) {
-  return (style: Style, text: string): string => (enabled ? `\x1b[${CODES[style][0]}m${text}\x1b[${CODES[style][1]}m` : text);
+  return (style: Style, text: string): string =>
+    enabled ? `\x1b[${CODES[style][0]}m${text}\x1b[${CODES[style][1]}m` : text;
 }

@@ -15,7 +15,12 @@ export interface Started {
  * Creates the control plane and listens. On a listen error prints a message that says what to do and
  * returns the exit code instead.
  */
-export async function startServer(options: ServerOptions, port: number, host: string, io: Io): Promise<Started | number> {
+export async function startServer(
+  options: ServerOptions,
+  port: number,
+  host: string,
+  io: Io,
+): Promise<Started | number> {
   const { createServer } = await import('@berth/server');
   const server = createServer(options);
   try {
@@ -35,7 +40,10 @@ export async function startServer(options: ServerOptions, port: number, host: st
     io.stderr.write(`berth: ${message}\n`);
     // Bounded: close() after a failed listen() does not settle by itself when nothing else holds the event loop.
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([server.close({ drainMs: 0 }).catch(() => {}), new Promise((r) => (timer = setTimeout(r, 1_000)))]);
+    await Promise.race([
+      server.close({ drainMs: 0 }).catch(() => {}),
+      new Promise((r) => (timer = setTimeout(r, 1_000))),
+    ]);
     clearTimeout(timer);
     return EXIT.failure;
   }

@@ -13,7 +13,13 @@ function setup(files: Record<string, string>, restart = {}) {
   const specs: WorkerSpec[] = Object.entries(files).map(([name, code], i) => {
     const file = join(tmp, `${name}.ts`);
     writeFileSync(file, code);
-    return { endpointId: name, workerId: `${name}-${i + 1}`, file, cwd: tmp, env: { ...process.env, HELLO: 'from-env' } };
+    return {
+      endpointId: name,
+      workerId: `${name}-${i + 1}`,
+      file,
+      cwd: tmp,
+      env: { ...process.env, HELLO: 'from-env' },
+    };
   });
   const out = new PassThrough();
   const err = new PassThrough();
@@ -64,7 +70,10 @@ describe('WorkerSupervisor', () => {
   });
 
   it('restarts a crashed worker, then gives up after repeated immediate crashes', async () => {
-    const { sup, text, gaveUp } = setup({ crash: `console.log('starting');\nprocess.exit(3);\n` }, { maxImmediateCrashes: 3 });
+    const { sup, text, gaveUp } = setup(
+      { crash: `console.log('starting');\nprocess.exit(3);\n` },
+      { maxImmediateCrashes: 3 },
+    );
     sup.start();
     await until(() => gaveUp.length === 1);
     expect(gaveUp).toEqual(['crash-1']);
@@ -75,7 +84,9 @@ describe('WorkerSupervisor', () => {
   });
 
   it('a worker that ignores SIGTERM is killed after the timeout', async () => {
-    const { sup, text } = setup({ stubborn: `process.on('SIGTERM', () => console.log('ignoring SIGTERM'));\nconsole.log('up');\nsetInterval(() => {}, 1000);\n` });
+    const { sup, text } = setup({
+      stubborn: `process.on('SIGTERM', () => console.log('ignoring SIGTERM'));\nconsole.log('up');\nsetInterval(() => {}, 1000);\n`,
+    });
     sup.start();
     await until(() => text.out.includes('up'));
     const t0 = Date.now();
@@ -90,7 +101,9 @@ describe('WorkerSupervisor', () => {
     const { sup, text, gaveUp } = setup({ noop: `console.log('nothing to do');\n` }, { maxImmediateCrashes: 2 });
     sup.start();
     await until(() => gaveUp.length === 1);
-    expect(text.log[0]).toMatch(/worker noop\/noop-1 exited with code 0 \(does it call start\(\) from @berth\/worker\?\)/);
+    expect(text.log[0]).toMatch(
+      /worker noop\/noop-1 exited with code 0 \(does it call start\(\) from @berth\/worker\?\)/,
+    );
     await sup.stop(1_000);
   });
 
@@ -160,7 +173,14 @@ describe('WorkerSupervisor: scaling and reload', () => {
     const { sup, text } = setup({});
     // Like runpod-python: the worker starts a child (its heartbeat) that would outlive a signal to the worker alone.
     const script = `sleep 300 & echo "child $!"; exec sleep 300`;
-    sup.add({ endpointId: 'py', workerId: 'py-1', file: tmp, cwd: tmp, env: process.env, command: ['/bin/sh', '-c', script] });
+    sup.add({
+      endpointId: 'py',
+      workerId: 'py-1',
+      file: tmp,
+      cwd: tmp,
+      env: process.env,
+      command: ['/bin/sh', '-c', script],
+    });
     await until(() => /child \d+/.test(text.out));
     const alive = (pid: number) => {
       try {

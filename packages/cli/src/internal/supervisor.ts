@@ -124,7 +124,8 @@ export class WorkerSupervisor {
   /** Starts one more worker (scale up). Its id must not be in use. */
   add(spec: WorkerSpec): void {
     if (this.#stopping) return;
-    if (this.#slots.some((s) => s.spec.workerId === spec.workerId)) throw new Error(`worker id ${spec.workerId} is already in use`);
+    if (this.#slots.some((s) => s.spec.workerId === spec.workerId))
+      throw new Error(`worker id ${spec.workerId} is already in use`);
     const slot = this.#slot(spec);
     this.#slots.push(slot);
     this.#spawn(slot);
@@ -143,7 +144,10 @@ export class WorkerSupervisor {
     signalWorker(slot.child, slot.spec.command !== undefined, 'SIGTERM');
     // runpod-python exits on SIGTERM only once its held polls return (up to 20 s): do not wait past that.
     if (slot.spec.command) {
-      const timer = setTimeout(() => signalWorker(slot.child, slot.spec.command !== undefined, 'SIGKILL'), COMMAND_STOP_MS);
+      const timer = setTimeout(
+        () => signalWorker(slot.child, slot.spec.command !== undefined, 'SIGKILL'),
+        COMMAND_STOP_MS,
+      );
       void slot.exited.then(() => clearTimeout(timer));
     }
     return slot.exited;
@@ -174,7 +178,9 @@ export class WorkerSupervisor {
 
   /** Worker ids of an endpoint that have a slot: running, starting, or waiting to restart. */
   workerIds(endpointId: string): string[] {
-    return this.#slots.filter((s) => s.spec.endpointId === endpointId && !s.gaveUp && s.afterExit !== 'drop').map((s) => s.spec.workerId);
+    return this.#slots
+      .filter((s) => s.spec.endpointId === endpointId && !s.gaveUp && s.afterExit !== 'drop')
+      .map((s) => s.spec.workerId);
   }
 
   #find(workerId: string): Slot | undefined {
@@ -193,7 +199,9 @@ export class WorkerSupervisor {
   /** Process ids of the running workers, by worker id. */
   pids(): Map<string, number> {
     const out = new Map<string, number>();
-    for (const s of this.#slots) if (s.child?.pid !== undefined && s.child.exitCode === null && s.child.signalCode === null) out.set(s.spec.workerId, s.child.pid);
+    for (const s of this.#slots)
+      if (s.child?.pid !== undefined && s.child.exitCode === null && s.child.signalCode === null)
+        out.set(s.spec.workerId, s.child.pid);
     return out;
   }
 
@@ -215,7 +223,9 @@ export class WorkerSupervisor {
     if (await settlesWithin(all, timeoutMs)) return;
     for (const s of live) {
       if (s.child && s.child.exitCode === null && s.child.signalCode === null) {
-        this.#opts.logger.warn(`${s.spec.endpointId}/${s.spec.workerId} did not exit within ${timeoutMs} ms of SIGTERM; killing it`);
+        this.#opts.logger.warn(
+          `${s.spec.endpointId}/${s.spec.workerId} did not exit within ${timeoutMs} ms of SIGTERM; killing it`,
+        );
         signalWorker(s.child, s.spec.command !== undefined, 'SIGKILL');
       }
     }
@@ -225,12 +235,15 @@ export class WorkerSupervisor {
   /** SIGKILL every worker now (second Ctrl-C). */
   killAll(): void {
     this.beginShutdown();
-    for (const s of this.#slots) if (s.child && s.child.exitCode === null) signalWorker(s.child, s.spec.command !== undefined, 'SIGKILL');
+    for (const s of this.#slots)
+      if (s.child && s.child.exitCode === null) signalWorker(s.child, s.spec.command !== undefined, 'SIGKILL');
   }
 
   #spawn(slot: Slot): void {
     const { spec } = slot;
-    const [program, args] = spec.command ? [spec.command[0]!, spec.command.slice(1)] : [process.execPath, ['--import', this.#opts.loaderUrl, spec.file]];
+    const [program, args] = spec.command
+      ? [spec.command[0]!, spec.command.slice(1)]
+      : [process.execPath, ['--import', this.#opts.loaderUrl, spec.file]];
     const child = spawn(program, args, {
       cwd: spec.cwd,
       env: spec.env,
@@ -247,7 +260,9 @@ export class WorkerSupervisor {
 
     const pipe = (stream: NodeJS.ReadableStream | null, out: NodeJS.WritableStream) => {
       if (!stream) return;
-      createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => out.write(`${slot.prefix} ${workerLine(line)}\n`));
+      createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) =>
+        out.write(`${slot.prefix} ${workerLine(line)}\n`),
+      );
     };
     pipe(child.stdout, this.#opts.stdout);
     pipe(child.stderr, this.#opts.stderr);

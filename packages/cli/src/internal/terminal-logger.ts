@@ -6,5 +6,9 @@ import type { Io } from './io.js';
  * stdout, warn and error on stderr.
  */
 export function createTerminalLogger(level: LogLevel, io: Pick<Io, 'stdout' | 'stderr'>, color: boolean): Logger {
-  return createConsoleLogger({ level, color, write: (line, at) => (at === 'warn' || at === 'error' ? io.stderr : io.stdout).write(line) });
+  return createConsoleLogger({
+    level,
+    color,
+    write: (line, at) => (at === 'warn' || at === 'error' ? io.stderr : io.stdout).write(line),
+  });
 }

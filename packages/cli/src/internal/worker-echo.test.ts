@@ -17,6 +17,12 @@ describe('withoutWorkerEcho', () => {
     log.info('job completed', { jobId: 'j', workerId: 'remote-1' });
     log.info('worker connected', { workerId: 'echo-1' });
     log.warn('job completed', { workerId: 'echo-1' });
-    expect(seen).toEqual(['debug job completed', 'debug job failed', 'info job completed', 'info worker connected', 'warn job completed']);
+    expect(seen).toEqual([
+      'debug job completed',
+      'debug job failed',
+      'info job completed',
+      'info worker connected',
+      'warn job completed',
+    ]);
   });
 });

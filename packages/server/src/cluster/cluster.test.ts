@@ -35,7 +35,11 @@ describe.skipIf(skip !== undefined)(`replicas on one PostgreSQL schema${skip ? `
     }
     // Each replica announces itself when it starts listening: wait until the earlier ones heard the later ones,
     // so none of them still thinks it is alone (and skips notifications) when the test begins.
-    await until(() => out.slice(0, -1).every((r) => r.bus.stats.received > 0), 5_000, 'the replicas to hear each other');
+    await until(
+      () => out.slice(0, -1).every((r) => r.bus.stats.received > 0),
+      5_000,
+      'the replicas to hear each other',
+    );
     return out;
   }
 
@@ -82,7 +86,9 @@ describe.skipIf(skip !== undefined)(`replicas on one PostgreSQL schema${skip ? `
     await w.next('welcome');
     const run = await call(a!.server, 'POST', '/v2/echo/run', { body: { input: { n: 3 } } });
     const assign = await w.next('job.assign');
-    const res = await fetch(`${a!.url}/v2/echo/stream/${run.body.id}`, { headers: { authorization: `Bearer ${API_KEY}`, accept: 'text/event-stream' } });
+    const res = await fetch(`${a!.url}/v2/echo/stream/${run.body.id}`, {
+      headers: { authorization: `Bearer ${API_KEY}`, accept: 'text/event-stream' },
+    });
     expect(res.status).toBe(200);
     const big = 'x'.repeat(9_000); // too large for one NOTIFY: goes as a bare wake-up
     const sent: unknown[] = [];
@@ -95,7 +101,10 @@ describe.skipIf(skip !== undefined)(`replicas on one PostgreSQL schema${skip ? `
     }
     w.send({ type: 'job.complete', id: assign.id, attempt: assign.attempt, output: { ok: true } });
     const text = await res.text();
-    const got = text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => (JSON.parse(e.slice(6)) as { output: unknown }).output);
+    const got = text
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: '))
+      .map((e) => (JSON.parse(e.slice(6)) as { output: unknown }).output);
     expect(got).toEqual(sent);
     expect(text).toContain('event: done');
     expect(a!.bus.stats.received - before).toBeGreaterThan(0);
@@ -113,16 +122,23 @@ describe.skipIf(skip !== undefined)(`replicas on one PostgreSQL schema${skip ? `
     const assign = await w.next('job.assign');
     await until(async () => (await health(a!)).running === 1, 5_000, 'replica A to see the worker on B running');
     expect(await health(a!)).toEqual(await health(b!));
-    const text = async (r: Replica) => (await (await fetch(`${r.url}/metrics`, { headers: { authorization: `Bearer ${API_KEY}` } })).text());
-    const line = (t: string) => t.split('\n').find((l) => l.startsWith('berth_workers{endpoint="echo",state="running"}'));
+    const text = async (r: Replica) =>
+      await (await fetch(`${r.url}/metrics`, { headers: { authorization: `Bearer ${API_KEY}` } })).text();
+    const line = (t: string) =>
+      t.split('\n').find((l) => l.startsWith('berth_workers{endpoint="echo",state="running"}'));
     expect(line(await text(a!))).toBe('berth_workers{endpoint="echo",state="running"} 1');
     expect(line(await text(a!))).toBe(line(await text(b!)));
-    const cat = async (r: Replica) => (await call(r.server, 'GET', '/v2/_berth/catalog')).body.endpoints.find((e: { id: string }) => e.id === 'echo');
+    const cat = async (r: Replica) =>
+      (await call(r.server, 'GET', '/v2/_berth/catalog')).body.endpoints.find((e: { id: string }) => e.id === 'echo');
     expect((await cat(a!)).workers).toEqual((await cat(b!)).workers);
     expect(a!.server.connectedWorkers('echo')).toHaveLength(0); // the worker really is on B only
     w.send({ type: 'job.complete', id: assign.id, attempt: assign.attempt, output: 1 });
     await w.close();
-    await until(async () => (await health(a!)).idle + (await health(a!)).running === 0, 5_000, 'replica A to see the worker gone');
+    await until(
+      async () => (await health(a!)).idle + (await health(a!)).running === 0,
+      5_000,
+      'replica A to see the worker gone',
+    );
     // With no worker the limit is the base (2 purges per window): each of the 2 replicas allows its share, 1.
     // (A window boundary in the middle could let one more through: retry once in a fresh window.)
     const purge = (r: Replica) => call(r.server, 'POST', '/v2/echo/purge-queue').then((x) => x.status);
@@ -136,14 +152,17 @@ describe.skipIf(skip !== undefined)(`replicas on one PostgreSQL schema${skip ? `
 
   it('three replicas, workers on two of them, jobs submitted on all: every job runs exactly once', async () => {
     const rs = await replicas(3);
-    const workers = await Promise.all([rs[1]!, rs[2]!].map(async (r, i) => {
-      const w = await ScriptedWorker.connect(r.url, { workerId: `w${i}`, concurrency: 4 });
-      cleanup.push(() => w.close());
-      await w.next('welcome');
-      return w;
-    }));
+    const workers = await Promise.all(
+      [rs[1]!, rs[2]!].map(async (r, i) => {
+        const w = await ScriptedWorker.connect(r.url, { workerId: `w${i}`, concurrency: 4 });
+        cleanup.push(() => w.close());
+        await w.next('welcome');
+        return w;
+      }),
+    );
     const ids = new Set<string>();
-    for (let i = 0; i < 30; i++) ids.add((await call(rs[i % 3]!.server, 'POST', '/v2/echo/run', { body: { input: { i } } })).body.id);
+    for (let i = 0; i < 30; i++)
+      ids.add((await call(rs[i % 3]!.server, 'POST', '/v2/echo/run', { body: { input: { i } } })).body.id);
     const seen: string[] = [];
     const end = Date.now() + 10_000;
     while (seen.length < ids.size && Date.now() < end) {
@@ -157,10 +176,14 @@ describe.skipIf(skip !== undefined)(`replicas on one PostgreSQL schema${skip ? `
       await new Promise((r) => setTimeout(r, 10));
     }
     expect(seen.sort()).toEqual([...ids].sort());
-    const jobs = await until(async () => {
-      const h = (await call(rs[0]!.server, 'GET', '/v2/echo/health')).body.jobs;
-      return h.completed === 30 ? h : undefined;
-    }, 5_000, 'every completion stored');
+    const jobs = await until(
+      async () => {
+        const h = (await call(rs[0]!.server, 'GET', '/v2/echo/health')).body.jobs;
+        return h.completed === 30 ? h : undefined;
+      },
+      5_000,
+      'every completion stored',
+    );
     expect(jobs).toMatchObject({ completed: 30, inQueue: 0, inProgress: 0, failed: 0 });
   });
 });

@@ -51,7 +51,12 @@ export class PgClusterBus implements ClusterBus {
 
   publish(msg: ClusterMessage): void {
     // Chunks whose append carried their notification (`PgStore.chunkNotice`) are on their way already.
-    if (msg.t === 'job' && msg.data && this.store.takeNoticed(msg.id, msg.data.attempt, msg.data.seq, msg.data.chunks.length)) return;
+    if (
+      msg.t === 'job' &&
+      msg.data &&
+      this.store.takeNoticed(msg.id, msg.data.attempt, msg.data.seq, msg.data.chunks.length)
+    )
+      return;
     if (this.closed || !this.othersMayListen()) return;
     this.push(encodeLine(msg));
   }
@@ -140,7 +145,12 @@ export class PgClusterBus implements ClusterBus {
   private async connect(): Promise<void> {
     if (this.closed) return;
     const { Client: ClientCtor } = loadPg();
-    const client = new ClientCtor({ connectionString: this.store.options.url, connectionTimeoutMillis: 5_000, keepAlive: true, application_name: `berth:${this.store.schema}` });
+    const client = new ClientCtor({
+      connectionString: this.store.options.url,
+      connectionTimeoutMillis: 5_000,
+      keepAlive: true,
+      application_name: `berth:${this.store.schema}`,
+    });
     client.on('notification', (n) => this.receive(n));
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, new Error('listen connection ended')));

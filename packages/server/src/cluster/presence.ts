@@ -43,7 +43,8 @@ export class RemotePresence {
 
   /** Adds the others' workers of an endpoint to `w` (in place). */
   addWorkers(endpointId: string, w: Workers, now = Date.now()): Workers {
-    for (const e of this.fresh(endpointId, now)) for (const k of Object.keys(w) as (keyof Workers)[]) w[k] += e.workers[k] ?? 0;
+    for (const e of this.fresh(endpointId, now))
+      for (const k of Object.keys(w) as (keyof Workers)[]) w[k] += e.workers[k] ?? 0;
     return w;
   }
 

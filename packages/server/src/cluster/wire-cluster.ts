@@ -32,13 +32,20 @@ export interface ClusterLink {
  * connected here go to the replica that has it. After an outage of the channel every waiter re-reads and every
  * endpoint with local workers is pumped.
  */
-export function wireCluster(ctx: CoreContext, dispatcher: Dispatcher, bus: ClusterBus, opts: WireClusterOptions = {}): ClusterLink {
+export function wireCluster(
+  ctx: CoreContext,
+  dispatcher: Dispatcher,
+  bus: ClusterBus,
+  opts: WireClusterOptions = {},
+): ClusterLink {
   const { events, registry, logger } = ctx;
   bus.onResync(() => (lastPresence = '')); // tell the others again after an outage
   bus.interestedIn = (id) => events.has(id);
-  events.forward = (id, kind, data, job) => bus.publish({ t: 'job', id, kind, ...(data ? { data } : {}), ...(job ? { job } : {}) });
+  events.forward = (id, kind, data, job) =>
+    bus.publish({ t: 'job', id, kind, ...(data ? { data } : {}), ...(job ? { job } : {}) });
   dispatcher.remoteStop = (job, reason) => {
-    if (job.workerId !== undefined) bus.publish({ t: 'stop', id: job.id, attempt: job.attempt, workerId: job.workerId, reason });
+    if (job.workerId !== undefined)
+      bus.publish({ t: 'stop', id: job.id, attempt: job.attempt, workerId: job.workerId, reason });
   };
   const pumpLocal = () => {
     for (const id of new Set(registry.sessions().map((s) => s.endpointId))) dispatcher.pump(id);
@@ -50,7 +57,8 @@ export function wireCluster(ctx: CoreContext, dispatcher: Dispatcher, bus: Clust
       if (registry.sessions(m.endpointId).length) dispatcher.pump(m.endpointId);
     } else {
       const s = registry.get(m.workerId);
-      if (s && s.inflight.get(m.id) === m.attempt) s.send({ type: 'job.cancel', id: m.id, attempt: m.attempt, reason: m.reason });
+      if (s && s.inflight.get(m.id) === m.attempt)
+        s.send({ type: 'job.cancel', id: m.id, attempt: m.attempt, reason: m.reason });
     }
   });
   bus.onResync(() => {

@@ -27,7 +27,8 @@ export function encodeLine(m: ClusterMessage | { t: 'hello' }): string {
       const key = `j${JSON.stringify(m.id)}\t`;
       if (m.data) {
         const chunks = JSON.stringify(m.data.chunks);
-        if (chunks !== undefined && chunks.length <= MAX_CHUNK_DATA) return `${key}["${KIND[m.kind]}",${m.data.seq},${chunks},${m.data.attempt}]`;
+        if (chunks !== undefined && chunks.length <= MAX_CHUNK_DATA)
+          return `${key}["${KIND[m.kind]}",${m.data.seq},${chunks},${m.data.attempt}]`;
       }
       if (m.job) {
         const job = JSON.stringify(m.job);
@@ -54,7 +55,11 @@ export const header = (replicaId: string): string => JSON.stringify(replicaId);
  * format. `wants(jobId)`: whether job events of that job concern this replica; the others are skipped unparsed.
  * A foreign payload whose messages were all skipped gives `[]` (it still proves that its sender listens).
  */
-export function decodePayload(payload: string, self: string, wants: (jobId: string) => boolean): ClusterMessage[] | undefined {
+export function decodePayload(
+  payload: string,
+  self: string,
+  wants: (jobId: string) => boolean,
+): ClusterMessage[] | undefined {
   const nl = payload.indexOf('\n');
   const head = nl < 0 ? payload : payload.slice(0, nl);
   if (head === self || head.charCodeAt(0) !== 34 /* " */) return undefined;
@@ -85,12 +90,18 @@ function decodeRest(tag: string, key: string, a: unknown[]): ClusterMessage | un
     const [k, x, y, z] = a as [unknown, unknown, unknown, unknown];
     if (k !== 'c' && k !== 's' && k !== 'd') return undefined;
     const kind = KIND_OF[k];
-    if (typeof x === 'number' && Array.isArray(y) && typeof z === 'number') return { t: 'job', id: key, kind, data: { attempt: z, seq: x, chunks: y } };
-    if (x !== null && typeof x === 'object' && (x as JobRecord).id === key) return { t: 'job', id: key, kind, job: x as JobRecord };
+    if (typeof x === 'number' && Array.isArray(y) && typeof z === 'number')
+      return { t: 'job', id: key, kind, data: { attempt: z, seq: x, chunks: y } };
+    if (x !== null && typeof x === 'object' && (x as JobRecord).id === key)
+      return { t: 'job', id: key, kind, job: x as JobRecord };
     return { t: 'job', id: key, kind };
   }
   if (tag === 'q') return { t: 'queued', endpointId: key };
-  if (tag === 'p') return a[0] !== null && typeof a[0] === 'object' ? { t: 'presence', replica: key, eps: a[0] as PresenceSnapshot } : { t: 'presence', replica: key };
-  if (tag === 'x' && typeof a[0] === 'number' && typeof a[1] === 'string') return { t: 'stop', id: key, attempt: a[0], workerId: a[1], reason: a[2] as 'cancelled' };
+  if (tag === 'p')
+    return a[0] !== null && typeof a[0] === 'object'
+      ? { t: 'presence', replica: key, eps: a[0] as PresenceSnapshot }
+      : { t: 'presence', replica: key };
+  if (tag === 'x' && typeof a[0] === 'number' && typeof a[1] === 'string')
+    return { t: 'stop', id: key, attempt: a[0], workerId: a[1], reason: a[2] as 'cancelled' };
   return undefined;
 }

@@ -30,7 +30,8 @@ export interface FileRoutesDeps {
 
 const EXT_RE = /^[a-z0-9]{1,10}$/;
 /** Served inline from the API's origin, so nothing a browser would run (HTML, SVG, JavaScript) is accepted. */
-const SERVABLE = /^(image\/(png|jpeg|webp|gif|avif|bmp|tiff)|video\/[a-z0-9.+-]+|audio\/[a-z0-9.+-]+|application\/(octet-stream|json|pdf|zip)|text\/plain|model\/[a-z0-9.+-]+)$/;
+const SERVABLE =
+  /^(image\/(png|jpeg|webp|gif|avif|bmp|tiff)|video\/[a-z0-9.+-]+|audio\/[a-z0-9.+-]+|application\/(octet-stream|json|pdf|zip)|text\/plain|model\/[a-z0-9.+-]+)$/;
 
 /**
  * The control plane's output storage routes. Answers undefined for any other path.
@@ -41,7 +42,9 @@ const SERVABLE = /^(image\/(png|jpeg|webp|gif|avif|bmp|tiff)|video\/[a-z0-9.+-]+
  *   file has not expired. No API key: the signature is the credential.
  */
 /** The file routes; undefined at once (no promise) for any other path. */
-export function createFileRoutes(deps: FileRoutesDeps): (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined {
+export function createFileRoutes(
+  deps: FileRoutesDeps,
+): (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined {
   return (req) => {
     if (req.path.startsWith(UPLOAD_PREFIX)) return upload(deps, req);
     if (req.path.startsWith(DOWNLOAD_PREFIX)) return download(deps, req);
@@ -51,42 +54,77 @@ export function createFileRoutes(deps: FileRoutesDeps): (req: ApiRequest) => Pro
 
 async function upload(deps: FileRoutesDeps, req: ApiRequest): Promise<ApiResponse> {
   const jobId = req.path.slice(UPLOAD_PREFIX.length);
-  if (req.method !== 'PUT' && req.method !== 'POST') throw new BerthError('method_not_allowed', `${req.method} is not allowed on worker uploads; use PUT`, ['PUT', 'POST']);
-  const unauthorized = () => new BerthError('unauthorized', 'uploads need a worker token of the job\'s endpoint: Authorization: Bearer <BERTH_WORKER_TOKEN>');
+  if (req.method !== 'PUT' && req.method !== 'POST')
+    throw new BerthError('method_not_allowed', `${req.method} is not allowed on worker uploads; use PUT`, [
+      'PUT',
+      'POST',
+    ]);
+  const unauthorized = () =>
+    new BerthError(
+      'unauthorized',
+      "uploads need a worker token of the job's endpoint: Authorization: Bearer <BERTH_WORKER_TOKEN>",
+    );
   if (!(await deps.authorize(req.headers['authorization']))) throw unauthorized();
   const ext = (req.query.get('ext') ?? '').toLowerCase();
-  if (!EXT_RE.test(ext)) throw new BerthError('invalid_request', `?ext= must be 1-10 letters or digits, like png (got ${JSON.stringify(ext)})`);
+  if (!EXT_RE.test(ext))
+    throw new BerthError(
+      'invalid_request',
+      `?ext= must be 1-10 letters or digits, like png (got ${JSON.stringify(ext)})`,
+    );
   const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (!SERVABLE.test(contentType)) {
-    throw new BerthError('unsupported_media_type', `Content-Type ${JSON.stringify(contentType)} cannot be stored; use image/png, image/jpeg, image/webp, video/*, audio/*, application/octet-stream, application/json or text/plain`);
+    throw new BerthError(
+      'unsupported_media_type',
+      `Content-Type ${JSON.stringify(contentType)} cannot be stored; use image/png, image/jpeg, image/webp, video/*, audio/*, application/octet-stream, application/json or text/plain`,
+    );
   }
   const job = await deps.store.get(jobId);
-  if (job?.status !== 'IN_PROGRESS') throw new BerthError('job_not_found', `job ${jobId.slice(0, 100)} is not running; outputs can only be uploaded while the job runs`);
+  if (job?.status !== 'IN_PROGRESS')
+    throw new BerthError(
+      'job_not_found',
+      `job ${jobId.slice(0, 100)} is not running; outputs can only be uploaded while the job runs`,
+    );
   if (!(await deps.authorize(req.headers['authorization'], job.endpointId))) throw unauthorized();
   const data = await readBody(req.body, deps.maxBytes, req.headers['content-length']);
   const meta = await deps.files.put(job.id, ext, contentType, data);
   const url = signedUrl(deps, await deps.signer(), req, meta.name, meta.expiresAt);
   deps.logger.info('output file stored', { jobId: job.id, workerId: job.workerId, name: meta.name, size: meta.size });
-  return { status: 200, json: { url, expiresAt: new Date(meta.expiresAt).toISOString(), name: meta.name, size: meta.size } };
+  return {
+    status: 200,
+    json: { url, expiresAt: new Date(meta.expiresAt).toISOString(), name: meta.name, size: meta.size },
+  };
 }
 
-function signedUrl(deps: FileRoutesDeps, signer: UrlSigner, req: ApiRequest, name: string, expiresAtMs: number): string {
+function signedUrl(
+  deps: FileRoutesDeps,
+  signer: UrlSigner,
+  req: ApiRequest,
+  name: string,
+  expiresAtMs: number,
+): string {
   const base = (deps.publicUrl ?? `http://${req.headers['host'] ?? '127.0.0.1'}`).replace(/\/+$/, '');
   const expires = Math.floor(expiresAtMs / 1000);
   return `${base}${DOWNLOAD_PREFIX}${name}?expires=${expires}&sig=${signer.sign(name, expires)}`;
 }
 
 async function download(deps: FileRoutesDeps, req: ApiRequest): Promise<ApiResponse> {
-  if (req.method !== 'GET' && req.method !== 'HEAD') throw new BerthError('method_not_allowed', `${req.method} is not allowed on files; use GET`, ['GET', 'HEAD']);
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    throw new BerthError('method_not_allowed', `${req.method} is not allowed on files; use GET`, ['GET', 'HEAD']);
   const name = req.path.slice(DOWNLOAD_PREFIX.length);
   const expiresRaw = req.query.get('expires') ?? '';
   const sig = req.query.get('sig') ?? '';
   const expires = /^\d{1,12}$/.test(expiresRaw) ? Number(expiresRaw) : NaN;
   if (!Number.isSafeInteger(expires) || sig === '' || !(await deps.signer()).verify(name, expires, sig)) {
-    throw new BerthError('file_signature_invalid', 'the file URL is not validly signed (changed or truncated); use the URL exactly as the job output gave it');
+    throw new BerthError(
+      'file_signature_invalid',
+      'the file URL is not validly signed (changed or truncated); use the URL exactly as the job output gave it',
+    );
   }
   if (expires * 1000 <= deps.clock.now()) {
-    throw new BerthError('file_url_expired', `the file URL expired at ${new Date(expires * 1000).toISOString()}; output URLs are valid 7 days`);
+    throw new BerthError(
+      'file_url_expired',
+      `the file URL expired at ${new Date(expires * 1000).toISOString()}; output URLs are valid 7 days`,
+    );
   }
   const meta = await deps.files.stat(name);
   if (!meta) throw new BerthError('file_not_found', 'the file no longer exists (expired and deleted)');
@@ -99,7 +137,11 @@ async function download(deps: FileRoutesDeps, req: ApiRequest): Promise<ApiRespo
     'accept-ranges': 'bytes',
   };
   if (range === 'unsatisfiable') {
-    throw new BerthError('range_not_satisfiable', `the Range ${JSON.stringify(req.headers['range'])} is outside the file (${meta.size} bytes)`, { size: meta.size });
+    throw new BerthError(
+      'range_not_satisfiable',
+      `the Range ${JSON.stringify(req.headers['range'])} is outside the file (${meta.size} bytes)`,
+      { size: meta.size },
+    );
   }
   const [start, end] = range ?? [0, meta.size];
   if (range) headers['content-range'] = `bytes ${start}-${end - 1}/${meta.size}`;

@@ -19,7 +19,6 @@ export interface FileStoreOptions {
   logger: Logger;
 }
 
-
 /**
  * Output files uploaded by workers, on disk: `<dir>/<name>` plus `<dir>/<name>.json` (metadata). An index of
  * expiry times is kept in memory (rebuilt from the metadata files at start), so a sweep costs nothing until the
@@ -79,7 +78,13 @@ export class FileStore implements OutputFileStore {
   /** Stores the bytes; answers the metadata (name and expiry). */
   async put(jobId: string, extension: string, contentType: string, data: Uint8Array): Promise<FileMeta> {
     const name = `${randomBytes(16).toString('hex')}.${extension}`;
-    const meta: FileMeta = { name, contentType, size: data.byteLength, jobId, expiresAt: this.opts.clock.now() + this.opts.ttlMs };
+    const meta: FileMeta = {
+      name,
+      contentType,
+      size: data.byteLength,
+      jobId,
+      expiresAt: this.opts.clock.now() + this.opts.ttlMs,
+    };
     await writeFile(join(this.dir, name), data);
     await writeFile(join(this.dir, `${name}.json`), JSON.stringify(meta));
     this.track(name, meta.expiresAt);

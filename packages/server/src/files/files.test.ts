@@ -21,7 +21,12 @@ async function runningJob(url: string, server: Parameters<typeof call>[0]) {
   return { worker, jobId: body.id as string };
 }
 
-const upload = (url: string, jobId: string, data: Uint8Array, init: { type?: string; token?: string; ext?: string } = {}) =>
+const upload = (
+  url: string,
+  jobId: string,
+  data: Uint8Array,
+  init: { type?: string; token?: string; ext?: string } = {},
+) =>
   fetch(`${url}/v2/_worker/files/${jobId}?ext=${init.ext ?? 'png'}`, {
     method: 'PUT',
     headers: { authorization: `Bearer ${init.token ?? WORKER_TOKEN}`, 'content-type': init.type ?? 'image/png' },
@@ -112,7 +117,11 @@ describe('control-plane output files', () => {
     {
       await using s = await listening({ filesDir: dir });
       const { worker, jobId } = await runningJob(s.url, s.server);
-      url = ((await (await upload(s.url, jobId, new Uint8Array([9, 9]), { type: 'image/webp', ext: 'webp' })).json()) as { url: string }).url;
+      url = (
+        (await (await upload(s.url, jobId, new Uint8Array([9, 9]), { type: 'image/webp', ext: 'webp' })).json()) as {
+          url: string;
+        }
+      ).url;
       await worker.close();
     }
     await using s2 = await listening({ filesDir: dir });

@@ -41,10 +41,22 @@ export function createOutputFiles(o: {
   const fileOpts = { ttlMs: FILE_TTL_MS, clock: o.clock, logger: o.logger };
   const files = o.store.outputFiles?.(fileOpts) ?? new FileStore({ dir: o.dir, ...fileOpts });
   let signer: Promise<UrlSigner> | undefined;
-  const sign = () => (signer ??= (o.secret !== undefined ? Promise.resolve(o.secret) : files.secret()).then((s) => new UrlSigner(s)).catch((err: unknown) => {
-    signer = undefined;
-    throw err;
-  }));
-  const handle = createFileRoutes({ files, signer: sign, authorize: o.authorize, store: o.store, clock: o.clock, logger: o.logger, maxBytes: o.maxBytes, publicUrl: o.publicUrl });
+  const sign = () =>
+    (signer ??= (o.secret !== undefined ? Promise.resolve(o.secret) : files.secret())
+      .then((s) => new UrlSigner(s))
+      .catch((err: unknown) => {
+        signer = undefined;
+        throw err;
+      }));
+  const handle = createFileRoutes({
+    files,
+    signer: sign,
+    authorize: o.authorize,
+    store: o.store,
+    clock: o.clock,
+    logger: o.logger,
+    maxBytes: o.maxBytes,
+    publicUrl: o.publicUrl,
+  });
   return { handle, sweep: () => files.sweep(), close: () => files.close(), store: files };
 }

@@ -19,10 +19,19 @@ describe('HTTP API without a socket', () => {
   it('accepts the bare key and the Bearer form, in any header case', async () => {
     const s = testServer();
     expect((await call(s, 'GET', '/v2/echo/health', { headers: { authorization: API_KEY } })).status).toBe(200);
-    expect((await call(s, 'GET', '/v2/echo/health', { headers: { authorization: `bearer ${API_KEY}` } })).status).toBe(200);
+    expect((await call(s, 'GET', '/v2/echo/health', { headers: { authorization: `bearer ${API_KEY}` } })).status).toBe(
+      200,
+    );
   });
 
-  const errorCases: [string, string, string, { body?: unknown; raw?: string; headers?: Record<string, string> }, number, string][] = [
+  const errorCases: [
+    string,
+    string,
+    string,
+    { body?: unknown; raw?: string; headers?: Record<string, string> },
+    number,
+    string,
+  ][] = [
     ['no key', 'GET', '/v2/echo/health', { headers: { authorization: '' } }, 401, 'unauthorized'],
     ['wrong key', 'GET', '/v2/echo/health', { headers: { authorization: 'Bearer nope' } }, 401, 'unauthorized'],
     ['unknown endpoint', 'GET', '/v2/nope/health', {}, 404, 'endpoint_not_found'],
@@ -48,19 +57,54 @@ describe('HTTP API without a socket', () => {
     ['input null', 'POST', '/v2/echo/run', { body: { input: null } }, 400, 'invalid_request'],
     ['input string', 'POST', '/v2/echo/runsync', { body: { input: 'x' } }, 400, 'invalid_request'],
     ['ttl too small', 'POST', '/v2/echo/run', { body: { input: {}, policy: { ttl: 5 } } }, 400, 'invalid_request'],
-    ['ttl too large', 'POST', '/v2/echo/run', { body: { input: {}, policy: { ttl: 8 * 24 * 3600_000 } } }, 400, 'invalid_request'],
-    ['executionTimeout string', 'POST', '/v2/echo/run', { body: { input: {}, policy: { executionTimeout: '60' } } }, 400, 'invalid_request'],
-    ['unknown policy key', 'POST', '/v2/echo/run', { body: { input: {}, policy: { ttlx: 1 } } }, 400, 'invalid_request'],
+    [
+      'ttl too large',
+      'POST',
+      '/v2/echo/run',
+      { body: { input: {}, policy: { ttl: 8 * 24 * 3600_000 } } },
+      400,
+      'invalid_request',
+    ],
+    [
+      'executionTimeout string',
+      'POST',
+      '/v2/echo/run',
+      { body: { input: {}, policy: { executionTimeout: '60' } } },
+      400,
+      'invalid_request',
+    ],
+    [
+      'unknown policy key',
+      'POST',
+      '/v2/echo/run',
+      { body: { input: {}, policy: { ttlx: 1 } } },
+      400,
+      'invalid_request',
+    ],
     ['webhook ftp', 'POST', '/v2/echo/run', { body: { input: {}, webhook: 'ftp://x' } }, 400, 'invalid_request'],
     ['webhook not url', 'POST', '/v2/echo/run', { body: { input: {}, webhook: 'hello' } }, 400, 'invalid_request'],
-    ['s3Config incomplete', 'POST', '/v2/echo/run', { body: { input: {}, s3Config: { accessId: 'a' } } }, 400, 'invalid_request'],
+    [
+      's3Config incomplete',
+      'POST',
+      '/v2/echo/run',
+      { body: { input: {}, s3Config: { accessId: 'a' } } },
+      400,
+      'invalid_request',
+    ],
     ['wait too small', 'POST', '/v2/echo/runsync?wait=999', { body: { input: {} } }, 400, 'invalid_wait'],
     ['wait too large', 'POST', '/v2/echo/runsync?wait=300001', { body: { input: {} } }, 400, 'invalid_wait'],
     ['wait not a number', 'POST', '/v2/echo/runsync?wait=abc', { body: { input: {} } }, 400, 'invalid_wait'],
     ['wait negative', 'POST', '/v2/echo/runsync?wait=-5', { body: { input: {} } }, 400, 'invalid_wait'],
     ['status ttl too small', 'GET', '/v2/echo/status/x?ttl=10', {}, 400, 'invalid_ttl'],
     ['status ttl fractional', 'GET', '/v2/echo/status/x?ttl=10000.5', {}, 400, 'invalid_ttl'],
-    ['deep json', 'POST', '/v2/echo/run', { raw: `{"input":${'['.repeat(100)}${']'.repeat(100)}}` }, 400, 'invalid_json'],
+    [
+      'deep json',
+      'POST',
+      '/v2/echo/run',
+      { raw: `{"input":${'['.repeat(100)}${']'.repeat(100)}}` },
+      400,
+      'invalid_json',
+    ],
   ];
   it.each(errorCases)('%s -> %i %s', async (_name, method, path, init, status, code) => {
     const s = testServer();
@@ -87,7 +131,8 @@ describe('HTTP API without a socket', () => {
 
   it('keeps __proto__ keys as plain data and pollutes nothing', async () => {
     const s = testServer();
-    const raw = '{"input":{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}},"__proto__":{"polluted":true}}';
+    const raw =
+      '{"input":{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}},"__proto__":{"polluted":true}}';
     const r = await call(s, 'POST', '/v2/echo/run', { raw });
     expect(r.status).toBe(200);
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
@@ -102,14 +147,26 @@ describe('HTTP API without a socket', () => {
       const mb = new Uint8Array(1024 * 1024).fill(32);
       for (let i = 0; i < 11; i++) yield mb;
     }
-    const res = await s.handle({ method: 'POST', path: '/v2/echo/run', query: new URLSearchParams(), headers: { authorization: API_KEY }, body: chunks() });
+    const res = await s.handle({
+      method: 'POST',
+      path: '/v2/echo/run',
+      query: new URLSearchParams(),
+      headers: { authorization: API_KEY },
+      body: chunks(),
+    });
     expect(res.status).toBe(413);
     expect('json' in res && (res.json as { code: string }).code).toBe('payload_too_large');
   });
 
   it('refuses a declared Content-Length over the limit before reading', async () => {
     const s = testServer();
-    const res = await s.handle({ method: 'POST', path: '/v2/echo/runsync', query: new URLSearchParams(), headers: { authorization: API_KEY, 'content-length': String(21 * 1024 * 1024) }, body: '{}' });
+    const res = await s.handle({
+      method: 'POST',
+      path: '/v2/echo/runsync',
+      query: new URLSearchParams(),
+      headers: { authorization: API_KEY, 'content-length': String(21 * 1024 * 1024) },
+      body: '{}',
+    });
     expect(res.status).toBe(413);
   });
 

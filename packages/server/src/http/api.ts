@@ -72,9 +72,15 @@ export interface ApiDeps {
 
 function error(err: unknown, logger: Logger, req: ApiRequest): ApiResponse {
   const { status, body } = toErrorBody(err);
-  if (status >= 500) logger.error('request failed', { method: req.method, path: req.path, err: err instanceof Error ? err.stack : String(err) });
+  if (status >= 500)
+    logger.error('request failed', {
+      method: req.method,
+      path: req.path,
+      err: err instanceof Error ? err.stack : String(err),
+    });
   const headers: Record<string, string> = {};
-  if (err instanceof BerthError && err.code === 'method_not_allowed' && Array.isArray(err.details)) headers['allow'] = err.details.join(', ');
+  if (err instanceof BerthError && err.code === 'method_not_allowed' && Array.isArray(err.details))
+    headers['allow'] = err.details.join(', ');
   if (err instanceof BerthError && err.code === 'overloaded') headers['retry-after'] = String(OVERLOADED_RETRY_AFTER_S);
   return { status, headers, json: body };
 }
@@ -106,36 +112,51 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
       const pullAnswer = deps.pull?.(req);
       const pulled = pullAnswer && (await pullAnswer);
       if (pulled) return pulled;
-      if (deps.draining()) throw new BerthError('unavailable', 'the server is shutting down; retry against another replica or later');
+      if (deps.draining())
+        throw new BerthError('unavailable', 'the server is shutting down; retry against another replica or later');
       const page = req.method === 'GET' || req.method === 'HEAD' ? deps.playground?.(req) : undefined;
       if (page) return page;
       if (req.path === '/metrics' && deps.metrics) {
-        if (req.method !== 'GET') throw new BerthError('method_not_allowed', `${req.method} is not allowed on /metrics; use GET`, ['GET']);
+        if (req.method !== 'GET')
+          throw new BerthError('method_not_allowed', `${req.method} is not allowed on /metrics; use GET`, ['GET']);
         // A key limited to some endpoints sees only their lines.
         const who = await deps.keys.authenticate(req.headers['authorization']);
         const text = await deps.metrics.metrics.render(deps.metrics.source, who.scope?.endpoints ?? null);
-        return { status: 200, headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }, bytes: Buffer.from(text) };
+        return {
+          status: 200,
+          headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' },
+          bytes: Buffer.from(text),
+        };
       }
       if (req.path === '/openapi.json' && deps.catalog) {
-        if (req.method !== 'GET') throw new BerthError('method_not_allowed', `${req.method} is not allowed on /openapi.json; use GET`, ['GET']);
+        if (req.method !== 'GET')
+          throw new BerthError('method_not_allowed', `${req.method} is not allowed on /openapi.json; use GET`, ['GET']);
         return openApi(await deps.keys.authenticate(req.headers['authorization']), deps.catalog);
       }
       if (req.path === '/v2/_berth/catalog' && deps.catalog) {
-        if (req.method !== 'GET') throw new BerthError('method_not_allowed', `${req.method} is not allowed on the catalog; use GET`, ['GET']);
+        if (req.method !== 'GET')
+          throw new BerthError('method_not_allowed', `${req.method} is not allowed on the catalog; use GET`, ['GET']);
         return await catalog(await deps.keys.authenticate(req.headers['authorization']), deps.catalog);
       }
       // ['', 'v2', endpoint, op, job?]
-      if (parts[0] !== '' || parts[1] !== 'v2' || parts.length < 4 || (parts.length > 5 && !openai)) throw new BerthError('route_not_found', `no route ${req.method} ${req.path}`);
+      if (parts[0] !== '' || parts[1] !== 'v2' || parts.length < 4 || (parts.length > 5 && !openai))
+        throw new BerthError('route_not_found', `no route ${req.method} ${req.path}`);
       const principal = await deps.keys.authenticate(req.headers['authorization']);
       const model = deps.models?.get(parts[2]!);
       const endpointId = model ? model.endpoint : parts[2]!;
-      if (!ENDPOINT_ID_RE.test(endpointId) || !deps.hasEndpoint(endpointId)) throw new BerthError('endpoint_not_found', `endpoint ${endpointId.slice(0, 80)} not found`);
+      if (!ENDPOINT_ID_RE.test(endpointId) || !deps.hasEndpoint(endpointId))
+        throw new BerthError('endpoint_not_found', `endpoint ${endpointId.slice(0, 80)} not found`);
       const op = parts[3]!;
       if (openai) return await serveOpenAi(deps, req, parts, principal, endpointId);
       if (op === 'estimate' && model && parts.length === 4) {
-        if (req.method !== 'POST') throw new BerthError('method_not_allowed', `${req.method} is not allowed on estimate; use POST`, ['POST']);
+        if (req.method !== 'POST')
+          throw new BerthError('method_not_allowed', `${req.method} is not allowed on estimate; use POST`, ['POST']);
         const refused = deps.guard({ principal, endpointId, operation: 'status' });
-        if (refused) return { ...error(refused.error, deps.logger, req), ...(refused.headers ? { headers: refused.headers } : {}) };
+        if (refused)
+          return {
+            ...error(refused.error, deps.logger, req),
+            ...(refused.headers ? { headers: refused.headers } : {}),
+          };
         return await estimate(model, req);
       }
       const route = Object.hasOwn(routes, op) ? routes[op] : undefined;
@@ -143,13 +164,26 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
       if (!route || route.job !== (jobId !== undefined) || jobId === '') {
         throw new BerthError('route_not_found', `no route ${req.method} ${req.path}`);
       }
-      if (!route.methods.includes(req.method)) throw new BerthError('method_not_allowed', `${req.method} is not allowed on ${op}; use ${route.methods.join(' or ')}`, route.methods);
+      if (!route.methods.includes(req.method))
+        throw new BerthError(
+          'method_not_allowed',
+          `${req.method} is not allowed on ${op}; use ${route.methods.join(' or ')}`,
+          route.methods,
+        );
       const refused = deps.guard({ principal, endpointId, operation: route.operation });
-      if (refused) return { ...error(refused.error, deps.logger, req), ...(refused.headers ? { headers: refused.headers } : {}) };
+      if (refused)
+        return { ...error(refused.error, deps.logger, req), ...(refused.headers ? { headers: refused.headers } : {}) };
       if (route.operation !== 'run' && route.operation !== 'runsync' && req.method === 'POST') {
         await readBody(req.body, LIMITS.otherBodyBytes, req.headers['content-length']); // drained and ignored
       }
-      const rc: RouteContext = { req, principal, endpointId, jobId: jobId ?? '', service: deps.service, registry: deps.registry };
+      const rc: RouteContext = {
+        req,
+        principal,
+        endpointId,
+        jobId: jobId ?? '',
+        service: deps.service,
+        registry: deps.registry,
+      };
       if (model && deps.models) return await deps.models.serve(model, route.operation, rc, route.handler);
       return await route.handler(rc);
     } catch (err) {
@@ -160,15 +194,43 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
 
 function openAiError(err: unknown, logger: Logger, req: ApiRequest, headers: Record<string, string> = {}): ApiResponse {
   const { status, body } = toOpenAiError(err);
-  if (status >= 500) logger.error('request failed', { method: req.method, path: req.path, err: err instanceof Error ? err.stack : String(err) });
+  if (status >= 500)
+    logger.error('request failed', {
+      method: req.method,
+      path: req.path,
+      err: err instanceof Error ? err.stack : String(err),
+    });
   return { status, headers, json: body };
 }
 
-async function serveOpenAi(deps: ApiDeps, req: ApiRequest, parts: string[], principal: Principal, endpointId: string): Promise<ApiResponse> {
+async function serveOpenAi(
+  deps: ApiDeps,
+  req: ApiRequest,
+  parts: string[],
+  principal: Principal,
+  endpointId: string,
+): Promise<ApiResponse> {
   const route = openAiRoute(parts.slice(4));
-  if (!route) throw new BerthError('route_not_found', `no route ${req.method} ${req.path}; the OpenAI routes are v1/chat/completions, v1/completions and v1/models`);
-  if (!route.methods.includes(req.method)) throw new BerthError('method_not_allowed', `${req.method} is not allowed here; use ${route.methods.join(' or ')}`, route.methods);
+  if (!route)
+    throw new BerthError(
+      'route_not_found',
+      `no route ${req.method} ${req.path}; the OpenAI routes are v1/chat/completions, v1/completions and v1/models`,
+    );
+  if (!route.methods.includes(req.method))
+    throw new BerthError(
+      'method_not_allowed',
+      `${req.method} is not allowed here; use ${route.methods.join(' or ')}`,
+      route.methods,
+    );
   const refused = deps.guard({ principal, endpointId, operation: 'openai' });
   if (refused) return openAiError(refused.error, deps.logger, req, refused.headers);
-  return await route.handler({ req, principal, endpointId, jobId: '', service: deps.service, registry: deps.registry, logger: deps.logger });
+  return await route.handler({
+    req,
+    principal,
+    endpointId,
+    jobId: '',
+    service: deps.service,
+    registry: deps.registry,
+    logger: deps.logger,
+  });
 }

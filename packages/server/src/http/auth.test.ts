@@ -19,7 +19,8 @@ describe('KeyChecker', () => {
     expect(() => keys.authenticate(undefined)).toThrow('missing API key');
     const many = Array.from({ length: 100 }, (_, i) => `secret-${i}`);
     const big = new KeyChecker(many, 'key');
-    for (let round = 0; round < 2; round++) for (let i = 0; i < many.length; i++) expect(big.match(many[i]!)).toEqual({ keyId: `key${i + 1}` });
+    for (let round = 0; round < 2; round++)
+      for (let i = 0; i < many.length; i++) expect(big.match(many[i]!)).toEqual({ keyId: `key${i + 1}` });
     expect(big.match('secret-100')).toBeUndefined();
   });
 });

@@ -31,5 +31,9 @@ export class BodyBudget {
 }
 
 export function overloaded(limit: number): BerthError {
-  return new BerthError('overloaded', `the server holds its limit of ${limit} bytes of request bodies in flight; retry in ${OVERLOADED_RETRY_AFTER_S} s`, { limit });
+  return new BerthError(
+    'overloaded',
+    `the server holds its limit of ${limit} bytes of request bodies in flight; retry in ${OVERLOADED_RETRY_AFTER_S} s`,
+    { limit },
+  );
 }

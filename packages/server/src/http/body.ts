@@ -4,8 +4,13 @@ import { BerthError, LIMITS } from '@berth/protocol';
  * Reads a request body, counting bytes as they arrive: past `limit` it stops with 413 `payload_too_large`
  * without buffering the rest (a lying or absent Content-Length changes nothing).
  */
-export async function readBody(body: AsyncIterable<Uint8Array> | Uint8Array | string | undefined, limit: number, declaredLength?: string): Promise<Buffer> {
-  const tooLarge = () => new BerthError('payload_too_large', `request body exceeds the limit of ${limit} bytes`, { limit });
+export async function readBody(
+  body: AsyncIterable<Uint8Array> | Uint8Array | string | undefined,
+  limit: number,
+  declaredLength?: string,
+): Promise<Buffer> {
+  const tooLarge = () =>
+    new BerthError('payload_too_large', `request body exceeds the limit of ${limit} bytes`, { limit });
   if (declaredLength !== undefined && Number(declaredLength) > limit) throw tooLarge();
   if (body === undefined) return Buffer.alloc(0);
   if (typeof body === 'string' || body instanceof Uint8Array) {
@@ -64,8 +69,10 @@ export function parseJsonBody(buf: Buffer): unknown {
   } catch {
     throw new BerthError('invalid_json', 'request body is not valid UTF-8');
   }
-  if (text.trim() === '') throw new BerthError('invalid_json', 'request body is empty; send a JSON object like {"input": {...}}');
-  if (jsonDepthExceeds(text, LIMITS.jsonMaxDepth)) throw new BerthError('invalid_json', `JSON nested deeper than ${LIMITS.jsonMaxDepth} levels`);
+  if (text.trim() === '')
+    throw new BerthError('invalid_json', 'request body is empty; send a JSON object like {"input": {...}}');
+  if (jsonDepthExceeds(text, LIMITS.jsonMaxDepth))
+    throw new BerthError('invalid_json', `JSON nested deeper than ${LIMITS.jsonMaxDepth} levels`);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -76,7 +83,12 @@ export function parseJsonBody(buf: Buffer): unknown {
   // changing the value. Only bodies with a 3-digit exponent or 309+ digits in a row can hold one: look then.
   if (HUGE_NUMBER_HINT.test(text)) {
     const at = nonFinitePath(value, '');
-    if (at !== undefined) throw new BerthError('invalid_request', `${at || 'the body'}: number out of range (JSON numbers must fit a 64-bit float, like 1.7e308 at most)`, { field: at });
+    if (at !== undefined)
+      throw new BerthError(
+        'invalid_request',
+        `${at || 'the body'}: number out of range (JSON numbers must fit a 64-bit float, like 1.7e308 at most)`,
+        { field: at },
+      );
   }
   return value;
 }

@@ -6,13 +6,32 @@ import { API_KEY, ScriptedWorker, listening, until } from '../testing.test-helpe
 
 // Issue #16 item 9: memory is bounded by limits: a budget for request bodies in flight, a worker frame limit,
 // a per-connection worker message rate, one summarised warning for bad frames, a connection cap.
-function post(port: number, path: string, body: Buffer): Promise<{ status: number; retryAfter: string | undefined; json: Record<string, unknown> }> {
+function post(
+  port: number,
+  path: string,
+  body: Buffer,
+): Promise<{ status: number; retryAfter: string | undefined; json: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'POST', headers: { authorization: `Bearer ${API_KEY}`, 'content-length': body.length } }, (res) => {
-      let text = '';
-      res.on('data', (d: Buffer) => (text += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] as string | undefined, json: JSON.parse(text) as Record<string, unknown> }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        headers: { authorization: `Bearer ${API_KEY}`, 'content-length': body.length },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            retryAfter: res.headers['retry-after'] as string | undefined,
+            json: JSON.parse(text) as Record<string, unknown>,
+          }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -33,10 +52,19 @@ describe('bounded memory', () => {
     expect((await post(t.port, '/v2/echo/run', bodyOf(700_000))).status).toBe(200); // released
     // A chunked body (no Content-Length) is counted while it arrives.
     const big = await new Promise<number>((resolve) => {
-      const req = request({ host: '127.0.0.1', port: t.port, path: '/v2/echo/run', method: 'POST', headers: { authorization: `Bearer ${API_KEY}`, 'transfer-encoding': 'chunked' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: t.port,
+          path: '/v2/echo/run',
+          method: 'POST',
+          headers: { authorization: `Bearer ${API_KEY}`, 'transfer-encoding': 'chunked' },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', () => resolve(-1));
       for (let i = 0; i < 12; i++) req.write(Buffer.alloc(100_000, 0x20));
       req.end();
@@ -56,7 +84,9 @@ describe('bounded memory', () => {
     await again.close();
   });
 
-  it('reads at most workerMessagesPerSecond from one worker: the rest wait (nothing dropped)', { timeout: 15_000 }, async () => {
+  it('reads at most workerMessagesPerSecond from one worker: the rest wait (nothing dropped)', {
+    timeout: 15_000,
+  }, async () => {
     await using t = await listening({ workerMessagesPerSecond: 10 });
     const w = await ScriptedWorker.connect(t.url);
     await w.next('welcome');
@@ -84,14 +114,19 @@ describe('bounded memory', () => {
 
   it('past maxConnections a new connection is closed at once', async () => {
     await using t = await listening({ maxConnections: 2 });
-    const open = () => new Promise<import('node:net').Socket>((r) => { const s = connect(t.port, '127.0.0.1', () => r(s)); });
+    const open = () =>
+      new Promise<import('node:net').Socket>((r) => {
+        const s = connect(t.port, '127.0.0.1', () => r(s));
+      });
     const a = await open();
     const b = await open();
     const c = await open();
-    const closed = await new Promise((r) => { c.once('close', () => r(true)); setTimeout(() => r(false), 2000); });
+    const closed = await new Promise((r) => {
+      c.once('close', () => r(true));
+      setTimeout(() => r(false), 2000);
+    });
     expect(closed).toBe(true);
     a.destroy();
     b.destroy();
   });
 });
-

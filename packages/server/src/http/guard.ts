@@ -1,7 +1,16 @@
 import type { BerthError } from '@berth/protocol';
 
 /** The operations of the queue API, as rate limits and key scopes name them. */
-export type Operation = 'run' | 'runsync' | 'status' | 'stream' | 'cancel' | 'retry' | 'purge-queue' | 'health' | 'openai';
+export type Operation =
+  | 'run'
+  | 'runsync'
+  | 'status'
+  | 'stream'
+  | 'cancel'
+  | 'retry'
+  | 'purge-queue'
+  | 'health'
+  | 'openai';
 
 /** What a stored API key may do (see `docs/api-keys.md`). Absent: everything. */
 export interface KeyScope {

@@ -8,11 +8,23 @@ export interface RawReply {
 }
 
 /** Sends raw bytes (or runs `send` on the socket) and reads the first HTTP response, bounded by `timeoutMs`. */
-export function rawRequest(port: number, send: Buffer | ((s: Socket) => Promise<void>), opts: { head?: boolean; timeoutMs?: number } = {}): Promise<RawReply> {
+export function rawRequest(
+  port: number,
+  send: Buffer | ((s: Socket) => Promise<void>),
+  opts: { head?: boolean; timeoutMs?: number } = {},
+): Promise<RawReply> {
   return new Promise((resolve, reject) => {
     const s = connect(port, '127.0.0.1');
     let buf = Buffer.alloc(0);
-    const timer = setTimeout(() => finish(new Error(`no complete response within ${opts.timeoutMs ?? 8000} ms; got ${JSON.stringify(buf.toString('latin1').slice(0, 200))}`)), opts.timeoutMs ?? 8000);
+    const timer = setTimeout(
+      () =>
+        finish(
+          new Error(
+            `no complete response within ${opts.timeoutMs ?? 8000} ms; got ${JSON.stringify(buf.toString('latin1').slice(0, 200))}`,
+          ),
+        ),
+      opts.timeoutMs ?? 8000,
+    );
     let done = false;
     function finish(err?: Error, reply?: RawReply) {
       if (done) return;
@@ -24,7 +36,14 @@ export function rawRequest(port: number, send: Buffer | ((s: Socket) => Promise<
     }
     const tryParse = (final: boolean) => {
       const end = buf.indexOf('\r\n\r\n');
-      if (end < 0) return final ? finish(new Error(`connection closed without a response: ${JSON.stringify(buf.toString('latin1').slice(0, 200))}`)) : undefined;
+      if (end < 0)
+        return final
+          ? finish(
+              new Error(
+                `connection closed without a response: ${JSON.stringify(buf.toString('latin1').slice(0, 200))}`,
+              ),
+            )
+          : undefined;
       const lines = buf.subarray(0, end).toString('latin1').split('\r\n');
       const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? '')?.[1]);
       const headers: Record<string, string> = {};
@@ -59,7 +78,11 @@ export function rawRequest(port: number, send: Buffer | ((s: Socket) => Promise<
 }
 
 /** A request as raw text: Host, Authorization (unless given), Content-Length of the body, Connection: close. */
-export function raw(method: string, path: string, o: { body?: string | Buffer; headers?: string[]; auth?: string | null; length?: boolean } = {}): Buffer {
+export function raw(
+  method: string,
+  path: string,
+  o: { body?: string | Buffer; headers?: string[]; auth?: string | null; length?: boolean } = {},
+): Buffer {
   const body = o.body === undefined ? Buffer.alloc(0) : Buffer.isBuffer(o.body) ? o.body : Buffer.from(o.body, 'utf8');
   const lines = [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1'];
   if (o.auth !== null) lines.push(`Authorization: ${o.auth ?? 'Bearer test-key'}`);

@@ -7,10 +7,18 @@ describe('node:http adapter', () => {
     await using t = await listening();
     const { url } = t;
     const big = JSON.stringify({ input: { blob: 'x'.repeat(11 * 1024 * 1024) } });
-    const r = await fetch(`${url}/v2/echo/run`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' }, body: big });
+    const r = await fetch(`${url}/v2/echo/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: big,
+    });
     expect(r.status).toBe(413);
     expect(((await r.json()) as { code: string }).code).toBe('payload_too_large');
-    const ok = await fetch(`${url}/v2/echo/runsync?wait=1000`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}` }, body: big });
+    const ok = await fetch(`${url}/v2/echo/runsync?wait=1000`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}` },
+      body: big,
+    });
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as { status: string }).status).toBe('IN_QUEUE');
   });
@@ -19,10 +27,19 @@ describe('node:http adapter', () => {
     await using t = await listening();
     const { port } = t;
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request({ port, host: '127.0.0.1', method: 'POST', path: '/v2/echo/run', headers: { authorization: API_KEY, 'transfer-encoding': 'chunked' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        {
+          port,
+          host: '127.0.0.1',
+          method: 'POST',
+          path: '/v2/echo/run',
+          headers: { authorization: API_KEY, 'transfer-encoding': 'chunked' },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       const mb = Buffer.alloc(1024 * 1024, 32);
       let sent = 0;
@@ -83,16 +100,22 @@ describe('node:http adapter: request body backpressure', () => {
     const server = createServer((req, res) => {
       const pause = req.pause.bind(req);
       req.pause = () => (pauses++, pause());
-      nodeHandler(async (r) => {
-        let total = 0;
-        for await (const c of r.body as AsyncIterable<Uint8Array>) total += c.length;
-        return { status: 200, json: { total } };
-      }, { active: 0 })(req, res);
+      nodeHandler(
+        async (r) => {
+          let total = 0;
+          for await (const c of r.body as AsyncIterable<Uint8Array>) total += c.length;
+          return { status: 200, json: { total } };
+        },
+        { active: 0 },
+      )(req, res);
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const port = (server.address() as { port: number }).port;
-      const r = await fetch(`http://127.0.0.1:${port}/v2/echo/runsync`, { method: 'POST', body: JSON.stringify({ input: { n: 1 } }) });
+      const r = await fetch(`http://127.0.0.1:${port}/v2/echo/runsync`, {
+        method: 'POST',
+        body: JSON.stringify({ input: { n: 1 } }),
+      });
       expect(await r.json()).toEqual({ total: Buffer.byteLength(JSON.stringify({ input: { n: 1 } })) });
       expect(pauses).toBe(0);
     } finally {

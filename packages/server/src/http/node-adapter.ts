@@ -5,7 +5,11 @@ import { splitTarget } from './request-target.js';
 import type { ApiRequest, ApiResponse } from './types.js';
 
 /** Maps a node:http request onto the socket-free API and writes its answer (JSON or server-sent events). */
-export function nodeHandler(handle: (req: ApiRequest) => Promise<ApiResponse>, track: { active: number }, budget?: BodyBudget) {
+export function nodeHandler(
+  handle: (req: ApiRequest) => Promise<ApiResponse>,
+  track: { active: number },
+  budget?: BodyBudget,
+) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     track.active++;
     // Body bytes this request holds in the budget, given back once its answer is sent (or the client left).
@@ -29,7 +33,11 @@ export function nodeHandler(handle: (req: ApiRequest) => Promise<ApiResponse>, t
       headers[k] = Array.isArray(v) ? v.join(', ') : v;
     }
     let query: URLSearchParams | undefined;
-    const apiReq: ApiRequest = { method: req.method ?? 'GET', path: target.path, headers, body: bodyOf(req, budget, held),
+    const apiReq: ApiRequest = {
+      method: req.method ?? 'GET',
+      path: target.path,
+      headers,
+      body: bodyOf(req, budget, held),
       // Parsed only when a route reads it.
       get query() {
         return (query ??= new URLSearchParams(target.search));
@@ -61,7 +69,11 @@ const MAX_DISCARD_BYTES = 32 * 1024 * 1024;
  * The request body as an async iterable that, when the reader stops early (413), discards the rest instead of
  * destroying the socket, so the client reads its 413 rather than a broken pipe. Discarding is bounded.
  */
-function bodyOf(req: IncomingMessage, budget: BodyBudget | undefined, held: { bytes: number }): AsyncIterable<Uint8Array> {
+function bodyOf(
+  req: IncomingMessage,
+  budget: BodyBudget | undefined,
+  held: { bytes: number },
+): AsyncIterable<Uint8Array> {
   return {
     [Symbol.asyncIterator]() {
       const queue: Buffer[] = [];
@@ -146,7 +158,11 @@ async function write(res: ServerResponse, out: ApiResponse): Promise<void> {
   if (res.destroyed) return;
   if ('json' in out) {
     const body = JSON.stringify(out.json);
-    res.writeHead(out.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...out.headers });
+    res.writeHead(out.status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      ...out.headers,
+    });
     res.end(body);
     return;
   }
@@ -155,7 +171,8 @@ async function write(res: ServerResponse, out: ApiResponse): Promise<void> {
     res.end(out.bytes);
     return;
   }
-  if ('stream' in out) return pipe(res, out.status, { 'content-length': String(out.length), ...out.headers }, out.stream);
+  if ('stream' in out)
+    return pipe(res, out.status, { 'content-length': String(out.length), ...out.headers }, out.stream);
   res.writeHead(out.status, { ...out.headers });
   res.flushHeaders();
   const it = out.events[Symbol.asyncIterator]();
@@ -173,7 +190,12 @@ async function write(res: ServerResponse, out: ApiResponse): Promise<void> {
 }
 
 /** Writes pieces as the client takes them (backpressure): one piece in memory at a time. */
-async function pipe(res: ServerResponse, status: number, headers: Record<string, string>, body: AsyncIterable<Uint8Array>): Promise<void> {
+async function pipe(
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string>,
+  body: AsyncIterable<Uint8Array>,
+): Promise<void> {
   res.writeHead(status, headers);
   const it = body[Symbol.asyncIterator]();
   try {

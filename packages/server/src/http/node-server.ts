@@ -19,20 +19,33 @@ export interface HttpTimeouts {
 export type ResolvedHttpTimeouts = Required<HttpTimeouts>;
 
 export function resolveHttpTimeouts(o: HttpTimeouts = {}): ResolvedHttpTimeouts {
-  const t = { headersMs: o.headersMs ?? 20_000, requestMs: o.requestMs ?? 300_000, keepAliveMs: o.keepAliveMs ?? 65_000 };
+  const t = {
+    headersMs: o.headersMs ?? 20_000,
+    requestMs: o.requestMs ?? 300_000,
+    keepAliveMs: o.keepAliveMs ?? 65_000,
+  };
   for (const [k, v] of Object.entries(t)) {
-    if (!Number.isFinite(v) || v <= 0) throw new ConfigError(`option httpTimeouts.${k} must be a positive number of ms, got ${String(v)}`);
+    if (!Number.isFinite(v) || v <= 0)
+      throw new ConfigError(`option httpTimeouts.${k} must be a positive number of ms, got ${String(v)}`);
   }
-  if (t.headersMs > t.requestMs) throw new ConfigError(`option httpTimeouts.headersMs (${t.headersMs}) must not exceed requestMs (${t.requestMs})`);
+  if (t.headersMs > t.requestMs)
+    throw new ConfigError(`option httpTimeouts.headersMs (${t.headersMs}) must not exceed requestMs (${t.requestMs})`);
   return t;
 }
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 413: 'Payload Too Large', 431: 'Request Header Fields Too Large' };
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  413: 'Payload Too Large',
+  431: 'Request Header Fields Too Large',
+};
 
 /** The coded answer to a request Node could not parse or that took too long to arrive. */
 function clientErrorReply(err: NodeJS.ErrnoException): { status: number; code: ErrorCode; message: string } {
-  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, code: 'request_timeout', message: 'the request (headers or body) did not arrive in time' };
-  if (err.code === 'HPE_HEADER_OVERFLOW') return { status: 431, code: 'headers_too_large', message: 'request headers are larger than 16 KB' };
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return { status: 408, code: 'request_timeout', message: 'the request (headers or body) did not arrive in time' };
+  if (err.code === 'HPE_HEADER_OVERFLOW')
+    return { status: 431, code: 'headers_too_large', message: 'request headers are larger than 16 KB' };
   return { status: 400, code: 'bad_http_request', message: `malformed HTTP request (${err.code ?? 'parse error'})` };
 }
 
@@ -51,21 +64,33 @@ export function createNodeServer(handler: RequestListener, timeouts: ResolvedHtt
   };
   const server = createServer(options, (req, res) => {
     if (req.headers.host === undefined && req.httpVersion === '1.1') {
-      const body = JSON.stringify({ error: 'HTTP/1.1 requests need a Host header', code: 'bad_http_request' satisfies ErrorCode });
-      res.writeHead(400, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
+      const body = JSON.stringify({
+        error: 'HTTP/1.1 requests need a Host header',
+        code: 'bad_http_request' satisfies ErrorCode,
+      });
+      res
+        .writeHead(400, {
+          'content-type': 'application/json; charset=utf-8',
+          'content-length': Buffer.byteLength(body),
+          connection: 'close',
+        })
+        .end(body);
       return;
     }
     handler(req, res);
   });
   server.keepAliveTimeout = timeouts.keepAliveMs;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    if (err.code === 'ECONNRESET' || err.code === 'HPE_INVALID_EOF_STATE' || !socket.writable) return void socket.destroy();
+    if (err.code === 'ECONNRESET' || err.code === 'HPE_INVALID_EOF_STATE' || !socket.writable)
+      return void socket.destroy();
     // Bytes after a request that said `Connection: close`: that request is still being answered on this socket,
     // and the connection closes after it; writing another answer would interleave with it.
     if (err.code === 'HPE_CLOSED_CONNECTION' && (socket as { _httpMessage?: unknown })._httpMessage) return;
     const r = clientErrorReply(err);
     const body = JSON.stringify({ error: r.message, code: r.code });
-    socket.end(`HTTP/1.1 ${r.status} ${REASONS[r.status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${r.status} ${REASONS[r.status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
     socket.destroySoon?.();
   });
   return server;

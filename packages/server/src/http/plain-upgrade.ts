@@ -19,7 +19,11 @@ export function serveWithoutUpgrade(server: Server, req: IncomingMessage, socket
     const lower = name.toLowerCase();
     if (UPGRADE_HEADERS.has(lower)) continue;
     if (lower === 'connection') {
-      value = value.split(',').map((t) => t.trim()).filter((t) => t !== '' && !UPGRADE_HEADERS.has(t.toLowerCase())).join(', ');
+      value = value
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t !== '' && !UPGRADE_HEADERS.has(t.toLowerCase()))
+        .join(', ');
       if (value === '') continue;
     }
     lines.push(`${name}: ${value}`);

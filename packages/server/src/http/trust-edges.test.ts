@@ -31,7 +31,8 @@ describe('trust edges', () => {
     await using t = await listening({ keyStore, endpoints: ['echo', 'secret-ep'] });
     const scoped = (await createApiKey(keyStore, { endpoints: ['echo'] })).secret;
     await call(t.server, 'POST', '/v2/secret-ep/run', { body: { input: {} } });
-    const scrape = async (key: string) => (await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${key}` } })).text();
+    const scrape = async (key: string) =>
+      (await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${key}` } })).text();
     const full = await scrape(API_KEY);
     expect(full).toContain('berth_queue_depth{endpoint="secret-ep"} 1');
     const mine = await scrape(scoped);
@@ -46,7 +47,8 @@ describe('trust edges', () => {
     await new Promise((r) => s.once('connect', r));
     let got = '';
     s.on('data', (d) => (got += d.toString('latin1')));
-    const req = (path: string) => `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${API_KEY}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n`;
+    const req = (path: string) =>
+      `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${API_KEY}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n`;
     s.write(req('/v2/echo/health'));
     await until(() => got.includes('"workers"'));
     s.write(req('/ping'));
@@ -57,20 +59,29 @@ describe('trust edges', () => {
 
   it('a non-finite number is refused with a message naming the field', async () => {
     await using t = await listening();
-    const r = await fetch(`${t.url}/v2/echo/run`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}` }, body: '{"input": {"a": 1, "deep": {"list": [0, -1e400]}}}' });
+    const r = await fetch(`${t.url}/v2/echo/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}` },
+      body: '{"input": {"a": 1, "deep": {"list": [0, -1e400]}}}',
+    });
     expect(r.status).toBe(400);
     const body = (await r.json()) as { code: string; error: string };
     expect(body.code).toBe('invalid_request');
     expect(body.error).toMatch(/^input\.deep\.list\[1\]: number out of range/);
   });
 
-  it('/stream answers within 5 s by default, under the 10 s read timeout of common clients', { timeout: 15_000 }, async () => {
+  it('/stream answers within 5 s by default, under the 10 s read timeout of common clients', {
+    timeout: 15_000,
+  }, async () => {
     await using t = await listening();
     const w = await ScriptedWorker.connect(t.url);
     const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
     await w.next('job.assign');
     const t0 = performance.now();
-    const r = await fetch(`${t.url}/v2/echo/stream/${id}`, { headers: { authorization: `Bearer ${API_KEY}` }, signal: AbortSignal.timeout(10_000) });
+    const r = await fetch(`${t.url}/v2/echo/stream/${id}`, {
+      headers: { authorization: `Bearer ${API_KEY}` },
+      signal: AbortSignal.timeout(10_000),
+    });
     expect(await r.json()).toEqual({ id, status: 'IN_PROGRESS', stream: [] });
     const ms = performance.now() - t0;
     expect(ms).toBeGreaterThan(4500);
@@ -89,7 +100,13 @@ describe('trust edges', () => {
     const gone = new AbortController();
     gone.abort();
     const path = `/v2/echo/stream/${id}`;
-    const r = await t.server.handle({ method: 'GET', path, query: new URLSearchParams(), headers: { authorization: `Bearer ${API_KEY}` }, signal: gone.signal });
+    const r = await t.server.handle({
+      method: 'GET',
+      path,
+      query: new URLSearchParams(),
+      headers: { authorization: `Bearer ${API_KEY}` },
+      signal: gone.signal,
+    });
     expect('json' in r && r.json).toMatchObject({ stream: [] });
     expect((await call(t.server, 'GET', `${path}?wait=0`)).body.stream).toEqual([{ output: 'a' }, { output: 'b' }]);
     await w.close();

@@ -15,7 +15,11 @@ export interface SweepReport {
  * One pass over due deadlines: ttl (delete, stopping a running job), executionTimeout (TIMED_OUT and stop),
  * retention (delete) and lost-worker leases (requeue). Returns how many jobs each rule touched.
  */
-export async function sweepDeadlines(ctx: CoreContext, dispatcher: Dispatcher, limit = SERVER_LIMITS.sweepBatch): Promise<SweepReport> {
+export async function sweepDeadlines(
+  ctx: CoreContext,
+  dispatcher: Dispatcher,
+  limit = SERVER_LIMITS.sweepBatch,
+): Promise<SweepReport> {
   const { store, clock, options, events, logger } = ctx;
   const now = clock.now();
   const due = await store.due(now, limit);

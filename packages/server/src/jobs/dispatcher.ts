@@ -43,7 +43,11 @@ export class Dispatcher {
   private async drainQueue(endpointId: string): Promise<void> {
     for (let batch = 1; ; batch = Math.min(batch * 2, SERVER_LIMITS.claimBatch)) {
       const claims: Promise<boolean>[] = [];
-      for (let session = this.ctx.registry.pick(endpointId); session && claims.length < batch; session = this.ctx.registry.pick(endpointId)) {
+      for (
+        let session = this.ctx.registry.pick(endpointId);
+        session && claims.length < batch;
+        session = this.ctx.registry.pick(endpointId)
+      ) {
         claims.push(this.claimFor(endpointId, session));
       }
       if (claims.length === 0) return;
@@ -74,7 +78,14 @@ export class Dispatcher {
     }
     session.inflight.set(job.id, job.attempt);
     if (job.executionDeadline !== undefined) this.ctx.wakeAt(job.executionDeadline);
-    const msg = { type: 'job.assign' as const, id: job.id, attempt: job.attempt, input: job.input, ...(job.s3Config ? { s3Config: job.s3Config } : {}), ...(job.executionDeadline !== undefined ? { deadline: job.executionDeadline } : {}) };
+    const msg = {
+      type: 'job.assign' as const,
+      id: job.id,
+      attempt: job.attempt,
+      input: job.input,
+      ...(job.s3Config ? { s3Config: job.s3Config } : {}),
+      ...(job.executionDeadline !== undefined ? { deadline: job.executionDeadline } : {}),
+    };
     session.send(msg);
     logger.debug('job dispatched', { jobId: job.id, workerId: session.workerId, attempt: job.attempt });
     events.emit(job.id, 'change', undefined, job); // the claimed record as stored: /runsync waiters need not read it
@@ -96,9 +107,21 @@ export class Dispatcher {
   /** Requeues a running attempt (or fails it past maxAttempts) and wakes waiters. */
   async requeue(job: JobRecord, why: string): Promise<void> {
     const { store, clock, options, events, logger } = this.ctx;
-    const after = await store.requeue(job.id, job.attempt, clock.now(), options.maxAttempts, WORKER_LOST, options.retention);
+    const after = await store.requeue(
+      job.id,
+      job.attempt,
+      clock.now(),
+      options.maxAttempts,
+      WORKER_LOST,
+      options.retention,
+    );
     if (!after) return;
-    logger.warn(after.status === 'IN_QUEUE' ? 'job requeued' : 'job failed: worker lost', { jobId: job.id, workerId: job.workerId, attempt: job.attempt, why });
+    logger.warn(after.status === 'IN_QUEUE' ? 'job requeued' : 'job failed: worker lost', {
+      jobId: job.id,
+      workerId: job.workerId,
+      attempt: job.attempt,
+      why,
+    });
     if (after.status !== 'IN_QUEUE') return finishedJob(this.ctx, after);
     events.emit(job.id, 'change');
     this.pump(after.endpointId);

@@ -19,7 +19,10 @@ describe('commit before answer, commit before dispatch (SQLite)', () => {
     const file = join(dir, `order-${++n}.sqlite`);
     await using ctx = await listening({ store: new SqliteStore({ file }) });
     const reader = new BetterSqlite3(file, { readonly: true });
-    const row = (id: string) => reader.prepare('SELECT status, attempt FROM jobs WHERE id = ?').get(id) as { status: string; attempt: number } | undefined;
+    const row = (id: string) =>
+      reader.prepare('SELECT status, attempt FROM jobs WHERE id = ?').get(id) as
+        | { status: string; attempt: number }
+        | undefined;
     try {
       const res = await call(ctx.server, 'POST', '/v2/echo/run', { body: { input: { a: 1 } } });
       expect(res.status).toBe(200);
@@ -57,8 +60,14 @@ describe.each(stores)('cancel, completion, executionTimeout, ttl and requeue rac
     const later = (fn: () => Promise<unknown> | unknown) =>
       new Promise((r) => setTimeout(r, Math.floor(rand() * 4))).then(fn);
     for (let round = 0; round < ROUNDS; round++) {
-      const worker = await ScriptedWorker.connect(ctx.url, { endpointId: 'echo', concurrency: 1, workerId: `w-${round}` });
-      const sub = await call(ctx.server, 'POST', '/v2/echo/run', { body: { input: { round }, policy: { executionTimeout: 5_000, ttl: 20_000 } } });
+      const worker = await ScriptedWorker.connect(ctx.url, {
+        endpointId: 'echo',
+        concurrency: 1,
+        workerId: `w-${round}`,
+      });
+      const sub = await call(ctx.server, 'POST', '/v2/echo/run', {
+        body: { input: { round }, policy: { executionTimeout: 5_000, ttl: 20_000 } },
+      });
       const assign = await worker.next('job.assign');
       const id = String(sub.body.id);
       const kind = round % 4;

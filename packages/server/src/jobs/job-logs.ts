@@ -12,7 +12,11 @@ export async function recordJobLogs(ctx: CoreContext, s: WorkerSession, msg: Log
   if (s.inflight.get(msg.id) !== msg.attempt) {
     const job = await ctx.store.get(msg.id);
     if (!job || job.endpointId !== s.endpointId || job.workerId !== s.workerId || job.attempt !== msg.attempt) {
-      ctx.logger.debug('log lines for a job this worker does not hold: dropped', { jobId: msg.id, workerId: s.workerId, attempt: msg.attempt });
+      ctx.logger.debug('log lines for a job this worker does not hold: dropped', {
+        jobId: msg.id,
+        workerId: s.workerId,
+        attempt: msg.attempt,
+      });
       return;
     }
   }

@@ -33,7 +33,11 @@ export class JobService {
    * the job's id is the key's: a retry answers the job the first submit stored (on
    * any replica), `replayed` true; a different body is refused with 409 `idempotency_key_reused`.
    */
-  async submit(endpointId: string, req: JobRequest, { sync, cost, idem }: SubmitOptions): Promise<JobRecord & { replayed?: true }> {
+  async submit(
+    endpointId: string,
+    req: JobRequest,
+    { sync, cost, idem }: SubmitOptions,
+  ): Promise<JobRecord & { replayed?: true }> {
     const now = this.ctx.clock.now();
     const job = newJob(endpointId, req, sync, now);
     if (cost !== undefined) job.cost = cost;
@@ -84,7 +88,11 @@ export class JobService {
   /** The job, or 404 `job_not_found` (unknown, other endpoint, expired by ttl or past retention). */
   async get(endpointId: string, id: string): Promise<JobRecord> {
     const job = await this.ctx.store.get(id);
-    if (!job || job.endpointId !== endpointId) throw new BerthError('job_not_found', `job ${id} not found on endpoint ${endpointId} (unknown, expired by ttl, or past retention)`);
+    if (!job || job.endpointId !== endpointId)
+      throw new BerthError(
+        'job_not_found',
+        `job ${id} not found on endpoint ${endpointId} (unknown, expired by ttl, or past retention)`,
+      );
     return job;
   }
 
@@ -99,7 +107,13 @@ export class JobService {
    * Waits until the job is terminal or `waitMs` elapses (or the client goes away), then answers its job object.
    * A job deleted meanwhile (ttl) answers 404.
    */
-  async waitTerminal(endpointId: string, id: string, waitMs: number, signal?: AbortLike, known?: JobRecord): Promise<JobObject> {
+  async waitTerminal(
+    endpointId: string,
+    id: string,
+    waitMs: number,
+    signal?: AbortLike,
+    known?: JobRecord,
+  ): Promise<JobObject> {
     const waiter = armWaiter(this.ctx.events, id);
     try {
       const deadline = performance.now() + waitMs;
@@ -143,7 +157,11 @@ export class JobService {
   async retry(endpointId: string, id: string): Promise<JobRecord> {
     const job = await this.get(endpointId, id);
     const after = await this.ctx.store.retry(id, this.ctx.clock.now());
-    if (!after) throw new BerthError('job_not_retryable', `job ${id} is ${job.status}; only FAILED or TIMED_OUT jobs can be retried`);
+    if (!after)
+      throw new BerthError(
+        'job_not_retryable',
+        `job ${id} is ${job.status}; only FAILED or TIMED_OUT jobs can be retried`,
+      );
     this.ctx.events.emit(id, 'change');
     this.dispatcher.pump(endpointId);
     return after;

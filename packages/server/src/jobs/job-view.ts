@@ -8,7 +8,8 @@ import type { JobRecord } from '../store/types.js';
 export function toJobObject(r: JobRecord): JobObject {
   const o: JobObject = { id: r.id, status: r.status };
   if (r.startedAt !== undefined) o.delayTime = Math.max(0, r.startedAt - r.queuedAt);
-  if (r.startedAt !== undefined && r.finishedAt !== undefined) o.executionTime = Math.max(0, r.finishedAt - r.startedAt);
+  if (r.startedAt !== undefined && r.finishedAt !== undefined)
+    o.executionTime = Math.max(0, r.finishedAt - r.startedAt);
   if (r.status === 'COMPLETED') o.output = r.output;
   else if (r.status === 'IN_PROGRESS' && r.progress !== undefined) o.output = r.progress;
   if (r.status === 'IN_PROGRESS' && r.progress !== undefined) o.progress = r.progress;

@@ -129,7 +129,11 @@ describe.each(STORES)('job lifecycle with a worker on a real socket (%s)', (_nam
     w.send({ type: 'job.fail', id, attempt: 1, error: 'stale' });
     w.send({ type: 'job.complete', id, attempt: 2, output: 'ok' });
     await untilStatus(t.server, 'echo', id, 'COMPLETED');
-    expect((await call(t.server, 'GET', '/v2/echo/health')).body.jobs).toMatchObject({ completed: 1, failed: 1, retried: 1 });
+    expect((await call(t.server, 'GET', '/v2/echo/health')).body.jobs).toMatchObject({
+      completed: 1,
+      failed: 1,
+      retried: 1,
+    });
     await w.close();
   });
 
@@ -145,8 +149,16 @@ describe.each(STORES)('job lifecycle with a worker on a real socket (%s)', (_nam
     w.send({ type: 'job.stream', id, attempt: 1, seq: 1, chunks: ['b', 'c'] }); // 'b' re-sent: skipped
     w.send({ type: 'job.complete', id, attempt: 1, output: ['a', 'b', 'c'] });
     await untilStatus(t.server, 'echo', id, 'COMPLETED');
-    expect((await call(t.server, 'GET', `/v2/echo/stream/${id}`)).body).toEqual({ id, status: 'COMPLETED', stream: [{ output: 'c' }] });
-    expect((await call(t.server, 'GET', `/v2/echo/stream/${id}`)).body).toEqual({ id, status: 'COMPLETED', stream: [] });
+    expect((await call(t.server, 'GET', `/v2/echo/stream/${id}`)).body).toEqual({
+      id,
+      status: 'COMPLETED',
+      stream: [{ output: 'c' }],
+    });
+    expect((await call(t.server, 'GET', `/v2/echo/stream/${id}`)).body).toEqual({
+      id,
+      status: 'COMPLETED',
+      stream: [],
+    });
     await w.close();
   });
 
@@ -166,7 +178,9 @@ describe.each(STORES)('job lifecycle with a worker on a real socket (%s)', (_nam
     const w = await ScriptedWorker.connect(t.url);
     const id = await run(t.server);
     await w.next('job.assign');
-    const res = await fetch(`${t.url}/v2/echo/stream/${id}`, { headers: { authorization: `Bearer ${API_KEY}`, accept: 'text/event-stream' } });
+    const res = await fetch(`${t.url}/v2/echo/stream/${id}`, {
+      headers: { authorization: `Bearer ${API_KEY}`, accept: 'text/event-stream' },
+    });
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     const body = bodyReader(res);
     const readUntil = body.until;

@@ -19,7 +19,20 @@ describe('StreamAppender', () => {
   it('merges the chunks that arrive while an append runs into the next one; events carry them in order', async () => {
     const store = new SlowStore();
     const now = Date.now();
-    await store.insert({ id: 'j', endpointId: 'ep', status: 'IN_QUEUE', input: {}, executionTimeout: 60_000, lowPriority: false, sync: false, attempt: 0, retries: 0, createdAt: now, queuedAt: now, expiresAt: now + 60_000 });
+    await store.insert({
+      id: 'j',
+      endpointId: 'ep',
+      status: 'IN_QUEUE',
+      input: {},
+      executionTimeout: 60_000,
+      lowPriority: false,
+      sync: false,
+      attempt: 0,
+      retries: 0,
+      createdAt: now,
+      queuedAt: now,
+      expiresAt: now + 60_000,
+    });
     await store.claim('ep', 'w', now);
     const events = new JobEvents();
     const seen: ChunkData[] = [];
@@ -30,8 +43,14 @@ describe('StreamAppender', () => {
     appender.add({ type: 'job.stream', id: 'j', attempt: 1, seq: 1, chunks: ['b', 'c'] }); // re-sent b
     appender.add({ type: 'job.stream', id: 'j', attempt: 1, seq: 3, chunks: ['d'] });
     await appender.flushed('j');
-    expect(store.appends).toEqual([[0, 1], [1, 3]]);
-    expect(seen).toEqual([{ attempt: 1, seq: 0, chunks: ['a'] }, { attempt: 1, seq: 1, chunks: ['b', 'c', 'd'] }]);
+    expect(store.appends).toEqual([
+      [0, 1],
+      [1, 3],
+    ]);
+    expect(seen).toEqual([
+      { attempt: 1, seq: 0, chunks: ['a'] },
+      { attempt: 1, seq: 1, chunks: ['b', 'c', 'd'] },
+    ]);
     expect(await store.takeStream('j')).toEqual(['a', 'b', 'c', 'd']);
   });
 });

@@ -32,7 +32,13 @@ export class StreamAppender {
     const end = last ? last.seq + last.chunks.length : -1;
     if (last && last.attempt === msg.attempt && msg.seq <= end && msg.seq + msg.chunks.length > end) {
       last.chunks.push(...msg.chunks.slice(end - msg.seq)); // contiguous (or overlapping): one append
-    } else list.push({ seq: msg.seq, chunks: [...msg.chunks], attempt: msg.attempt, ...(unavailable ? { unavailable } : {}) }); // the store decides
+    } else
+      list.push({
+        seq: msg.seq,
+        chunks: [...msg.chunks],
+        attempt: msg.attempt,
+        ...(unavailable ? { unavailable } : {}),
+      }); // the store decides
     if (!this.running.has(msg.id)) this.running.set(msg.id, this.drain(msg.id));
   }
 
@@ -52,7 +58,12 @@ export class StreamAppender {
           if (store.sharesTurnCommit) events.emit(id, 'chunk');
           const n = await appending;
           // Other stores: the fresh chunks travel with the event, and readers deliver them without reading them back.
-          if (n > 0 && !store.sharesTurnCommit) events.emit(id, 'chunk', { attempt: p.attempt, seq: p.seq + p.chunks.length - n, chunks: p.chunks.slice(-n) });
+          if (n > 0 && !store.sharesTurnCommit)
+            events.emit(id, 'chunk', {
+              attempt: p.attempt,
+              seq: p.seq + p.chunks.length - n,
+              chunks: p.chunks.slice(-n),
+            });
         } catch (err) {
           logger.error('stream chunks not stored', { jobId: id, attempt: p.attempt, err: String(err) });
           if (err instanceof StoreUnavailableError) p.unavailable?.();

@@ -12,7 +12,8 @@ export async function claimPushed(store: Store, id: string, waiter: Waiter): Pro
   if (!complete || !store.claimStream) return undefined;
   const out: unknown[] = [];
   for (const b of contiguous(batches)) {
-    if (!(await store.claimStream(id, b.attempt, b.seq, b.seq + b.chunks.length))) return [...out, ...(await store.takeStream(id))];
+    if (!(await store.claimStream(id, b.attempt, b.seq, b.seq + b.chunks.length)))
+      return [...out, ...(await store.takeStream(id))];
     out.push(...b.chunks);
   }
   return out;

@@ -20,7 +20,9 @@ it.each([
   const w = await ScriptedWorker.connect(t.url);
   const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id as string;
   await w.next('job.assign');
-  const res = await fetch(`${t.url}/v2/echo/stream/${id}`, { headers: { authorization: `Bearer ${API_KEY}`, accept: 'text/event-stream' } });
+  const res = await fetch(`${t.url}/v2/echo/stream/${id}`, {
+    headers: { authorization: `Bearer ${API_KEY}`, accept: 'text/event-stream' },
+  });
   const body = bodyReader(res);
   const readUntil = body.until;
   w.send({ type: 'job.stream', id, attempt: 1, seq: 0, chunks: ['warm'] });
@@ -34,7 +36,9 @@ it.each([
   const perChunk = (store.commits - before) / n;
   expect(perChunk).toBeGreaterThanOrEqual(1);
   expect(perChunk).toBeLessThan(1.5);
-  expect([...body.text.matchAll(/"output":"(c\d+)"/g)].map((m) => m[1])).toEqual(Array.from({ length: n }, (_, i) => `c${i}`));
+  expect([...body.text.matchAll(/"output":"(c\d+)"/g)].map((m) => m[1])).toEqual(
+    Array.from({ length: n }, (_, i) => `c${i}`),
+  );
   w.send({ type: 'job.complete', id, attempt: 1, output: null });
   await readUntil('event: done');
   await w.close();

@@ -8,7 +8,8 @@ import { recordJobLogs } from './job-logs.js';
 import { StreamAppender } from './stream-appender.js';
 
 type JobReport = Extract<WorkerMessage, { type: 'job.progress' | 'job.stream' | 'job.complete' | 'job.fail' }>;
-const isJobReport = (m: WorkerMessage): m is JobReport => m.type === 'job.progress' || m.type === 'job.stream' || m.type === 'job.complete' || m.type === 'job.fail';
+const isJobReport = (m: WorkerMessage): m is JobReport =>
+  m.type === 'job.progress' || m.type === 'job.stream' || m.type === 'job.complete' || m.type === 'job.fail';
 
 /**
  * Applies what workers report (WebSocket and pull workers alike): progress, stream chunks, results and logs, only
@@ -43,20 +44,38 @@ export class WorkerReports {
         s.inflight.delete(msg.id); // held by this session (checked above)
         let after: JobRecord | undefined;
         if (msg.type === 'job.complete') {
-          const finishing = store.finish(msg.id, msg.attempt, { status: 'COMPLETED', output: msg.output }, clock.now(), options.retention);
+          const finishing = store.finish(
+            msg.id,
+            msg.attempt,
+            { status: 'COMPLETED', output: msg.output },
+            clock.now(),
+            options.retention,
+          );
           this.dispatcher.pump(s.endpointId); // the freed credit's next claim joins the finish's store batch (one commit)
           after = await finishing;
         } else if (msg.aborted) {
           // The worker gave the job up (its own shutdown) without being told to: hand it to another worker.
           const job = await store.get(msg.id);
-          if (job && job.status === 'IN_PROGRESS' && job.attempt === msg.attempt) await this.dispatcher.requeue(job, 'worker abandoned it');
+          if (job && job.status === 'IN_PROGRESS' && job.attempt === msg.attempt)
+            await this.dispatcher.requeue(job, 'worker abandoned it');
         } else {
-          after = await store.finish(msg.id, msg.attempt, { status: 'FAILED', error: msg.error }, clock.now(), options.retention);
+          after = await store.finish(
+            msg.id,
+            msg.attempt,
+            { status: 'FAILED', error: msg.error },
+            clock.now(),
+            options.retention,
+          );
         }
         // Stored (or refused as stale): either way the worker can forget the result now.
         s.send({ type: 'job.ack', id: msg.id, attempt: msg.attempt });
         if (after) {
-          logger.info(after.status === 'COMPLETED' ? 'job completed' : 'job failed', { jobId: msg.id, workerId: s.workerId, attempt: msg.attempt, ...(after.error ? { error: after.error } : {}) });
+          logger.info(after.status === 'COMPLETED' ? 'job completed' : 'job failed', {
+            jobId: msg.id,
+            workerId: s.workerId,
+            attempt: msg.attempt,
+            ...(after.error ? { error: after.error } : {}),
+          });
           finishedJob(this.ctx, after);
         } else if (msg.type === 'job.complete' || !msg.aborted) {
           logger.debug('stale result dropped', { jobId: msg.id, workerId: s.workerId, attempt: msg.attempt });
@@ -87,28 +106,45 @@ export class WorkerReports {
    * a job that ended): nothing is applied. A result is still acknowledged, so an honest worker forgets it.
    */
   private refuseReport(s: WorkerSession, msg: JobReport): void {
-    if (msg.type === 'job.complete' || msg.type === 'job.fail') s.send({ type: 'job.ack', id: msg.id, attempt: msg.attempt });
-    this.ctx.logger.debug('report for a job attempt this worker does not hold dropped', { jobId: msg.id, workerId: s.workerId, attempt: msg.attempt, type: msg.type });
+    if (msg.type === 'job.complete' || msg.type === 'job.fail')
+      s.send({ type: 'job.ack', id: msg.id, attempt: msg.attempt });
+    this.ctx.logger.debug('report for a job attempt this worker does not hold dropped', {
+      jobId: msg.id,
+      workerId: s.workerId,
+      attempt: msg.attempt,
+      type: msg.type,
+    });
   }
 
   /**
    * A worker (re)connected announcing the jobs it still runs. Those still current are adopted again; the rest
    * are returned as stale. Jobs the store holds for this worker id that it no longer has are requeued now.
    */
-  async adopt(s: WorkerSession, inflight: { id: string; attempt: number }[]): Promise<{ id: string; attempt: number }[]> {
+  async adopt(
+    s: WorkerSession,
+    inflight: { id: string; attempt: number }[],
+  ): Promise<{ id: string; attempt: number }[]> {
     const { store } = this.ctx;
     const stale: { id: string; attempt: number }[] = [];
     const claimed = new Set<string>();
     for (const ref of inflight) {
       const job = await store.get(ref.id);
-      if (job && job.status === 'IN_PROGRESS' && job.attempt === ref.attempt && job.workerId === s.workerId && job.endpointId === s.endpointId && (await store.setLease(ref.id, ref.attempt, null))) {
+      if (
+        job &&
+        job.status === 'IN_PROGRESS' &&
+        job.attempt === ref.attempt &&
+        job.workerId === s.workerId &&
+        job.endpointId === s.endpointId &&
+        (await store.setLease(ref.id, ref.attempt, null))
+      ) {
         s.inflight.set(ref.id, ref.attempt);
         claimed.add(ref.id);
       } else stale.push(ref);
     }
     for (const job of await store.runningOn(s.workerId)) {
       // Only jobs of this worker's own endpoint: a hello naming another endpoint never touches them.
-      if (!claimed.has(job.id) && job.endpointId === s.endpointId) await this.dispatcher.requeue(job, 'worker restarted without it');
+      if (!claimed.has(job.id) && job.endpointId === s.endpointId)
+        await this.dispatcher.requeue(job, 'worker restarted without it');
     }
     return stale;
   }
@@ -120,7 +156,8 @@ export class WorkerReports {
       if (options.workerGraceMs === 0) {
         const job = await store.get(id);
         if (job && job.attempt === attempt) await this.dispatcher.requeue(job, 'worker disconnected');
-      } else if (await store.setLease(id, attempt, clock.now() + options.workerGraceMs)) this.ctx.wakeAt(clock.now() + options.workerGraceMs);
+      } else if (await store.setLease(id, attempt, clock.now() + options.workerGraceMs))
+        this.ctx.wakeAt(clock.now() + options.workerGraceMs);
     }
     s.inflight.clear();
   }

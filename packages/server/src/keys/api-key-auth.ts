@@ -23,7 +23,11 @@ export class ApiKeyAuth {
     const id = this.store ? keyIdOf(secret) : undefined;
     if (id !== undefined && this.store) {
       const k = await this.store.get(id);
-      if (k && k.kind === 'api' && timingSafeEqual(Buffer.from(k.hash, 'hex'), Buffer.from(hashApiKey(secret), 'hex'))) {
+      if (
+        k &&
+        k.kind === 'api' &&
+        timingSafeEqual(Buffer.from(k.hash, 'hex'), Buffer.from(hashApiKey(secret), 'hex'))
+      ) {
         if (k.revokedAt !== null) throw new BerthError('unauthorized', `API key ${id} was revoked`);
         return { keyId: k.id, scope: { endpoints: k.endpoints, readOnly: k.readOnly } };
       }

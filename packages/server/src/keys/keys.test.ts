@@ -28,7 +28,10 @@ const stores: [string, () => KeyStore][] = [
   ['MemoryKeyStore', () => new MemoryKeyStore()],
   ['SqliteKeyStore (path)', () => new SqliteKeyStore(join(dir, `k-${Math.random()}.sqlite`))],
   // The same file as the job store, through its handle: the table lives beside the jobs.
-  ['SqliteKeyStore (SqliteStore handle)', () => new SqliteKeyStore(new SqliteStore({ file: join(dir, `s-${Math.random()}.sqlite`) }).db)],
+  [
+    'SqliteKeyStore (SqliteStore handle)',
+    () => new SqliteKeyStore(new SqliteStore({ file: join(dir, `s-${Math.random()}.sqlite`) }).db),
+  ],
 ];
 
 describe.each(stores)('%s', (_name, make) => {
@@ -40,7 +43,16 @@ describe.each(stores)('%s', (_name, make) => {
     const listed = await store.list();
     expect(listed.map((k) => k.id)).toEqual([a.key.id, b.key.id]);
     expect(JSON.stringify(listed)).not.toContain(a.secret.slice(22));
-    expect(listed[0]).toEqual({ id: a.key.id, name: 'ci', hash: hashApiKey(a.secret), endpoints: ['echo'], readOnly: false, kind: 'api', createdAt: 1, revokedAt: null });
+    expect(listed[0]).toEqual({
+      id: a.key.id,
+      name: 'ci',
+      hash: hashApiKey(a.secret),
+      endpoints: ['echo'],
+      readOnly: false,
+      kind: 'api',
+      createdAt: 1,
+      revokedAt: null,
+    });
     expect(listed[1]).toMatchObject({ endpoints: null, readOnly: true });
     expect(await store.revoke(a.key.id, 5)).toBe(true);
     expect(await store.revoke(a.key.id, 6)).toBe(false);
@@ -61,8 +73,12 @@ describe('SqliteKeyStore upgrade', () => {
   it('adds the kind column to a table made before worker tokens; its keys stay API keys', async () => {
     const file = join(dir, `old-${Math.random()}.sqlite`);
     const old = new SqliteStore({ file });
-    old.db.exec('CREATE TABLE api_keys (id TEXT PRIMARY KEY, name TEXT NOT NULL, hash TEXT NOT NULL, endpoints TEXT, read_only INTEGER NOT NULL, created_at INTEGER NOT NULL, revoked_at INTEGER)');
-    old.db.prepare('INSERT INTO api_keys VALUES (?, ?, ?, NULL, 0, 1, NULL)').run('aaaaaaaaaaaa', 'old', 'ab'.repeat(32));
+    old.db.exec(
+      'CREATE TABLE api_keys (id TEXT PRIMARY KEY, name TEXT NOT NULL, hash TEXT NOT NULL, endpoints TEXT, read_only INTEGER NOT NULL, created_at INTEGER NOT NULL, revoked_at INTEGER)',
+    );
+    old.db
+      .prepare('INSERT INTO api_keys VALUES (?, ?, ?, NULL, 0, 1, NULL)')
+      .run('aaaaaaaaaaaa', 'old', 'ab'.repeat(32));
     const store = new SqliteKeyStore(old.db);
     expect((await store.get('aaaaaaaaaaaa'))?.kind).toBe('api');
     const w = await createApiKey(store, { worker: true, endpoints: ['echo'] });
@@ -106,10 +122,23 @@ describe('stored keys on the API', () => {
     const { keyStore, s, as } = await setup();
     const ro = (await createApiKey(keyStore, { readOnly: true })).secret;
     const id = (await call(s, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
-    for (const [m, p] of [['GET', `/v2/echo/status/${id}`], ['POST', `/v2/echo/status/${id}`], ['GET', `/v2/echo/status-sync/${id}?wait=1000`], ['GET', '/v2/echo/health'], ['GET', `/v2/echo/webhooks/${id}`]] as const) {
+    for (const [m, p] of [
+      ['GET', `/v2/echo/status/${id}`],
+      ['POST', `/v2/echo/status/${id}`],
+      ['GET', `/v2/echo/status-sync/${id}?wait=1000`],
+      ['GET', '/v2/echo/health'],
+      ['GET', `/v2/echo/webhooks/${id}`],
+    ] as const) {
       expect((await call(s, m, p, as(ro))).status, `${m} ${p}`).toBe(200);
     }
-    for (const [m, p] of [['POST', '/v2/echo/run'], ['POST', '/v2/echo/runsync'], ['POST', `/v2/echo/cancel/${id}`], ['POST', `/v2/echo/retry/${id}`], ['POST', '/v2/echo/purge-queue'], ['POST', '/v2/echo/openai/v1/chat/completions']] as const) {
+    for (const [m, p] of [
+      ['POST', '/v2/echo/run'],
+      ['POST', '/v2/echo/runsync'],
+      ['POST', `/v2/echo/cancel/${id}`],
+      ['POST', `/v2/echo/retry/${id}`],
+      ['POST', '/v2/echo/purge-queue'],
+      ['POST', '/v2/echo/openai/v1/chat/completions'],
+    ] as const) {
       const r = await call(s, m, p, { body: { input: {} }, ...as(ro) });
       expect(r.status, `${m} ${p}`).toBe(403);
       if (!p.includes('openai')) expect(r.body.code).toBe('key_read_only');

@@ -16,7 +16,16 @@ describe.skipIf(skip !== undefined)(`PgKeyStore${skip ? ` (skipped: ${skip})` : 
       const k2 = await createApiKey(a, { readOnly: true, now: 2 });
       const listed = await b.list();
       expect(listed.map((k) => k.id)).toEqual([k1.key.id, k2.key.id]);
-      expect(listed[0]).toEqual({ id: k1.key.id, name: 'ci', hash: hashApiKey(k1.secret), endpoints: ['echo'], readOnly: false, kind: 'api', createdAt: 1, revokedAt: null });
+      expect(listed[0]).toEqual({
+        id: k1.key.id,
+        name: 'ci',
+        hash: hashApiKey(k1.secret),
+        endpoints: ['echo'],
+        readOnly: false,
+        kind: 'api',
+        createdAt: 1,
+        revokedAt: null,
+      });
       expect(listed[1]).toMatchObject({ endpoints: null, readOnly: true });
       expect(JSON.stringify(listed)).not.toContain(k1.secret.slice(22));
       expect(await b.revoke(k1.key.id, 5)).toBe(true);

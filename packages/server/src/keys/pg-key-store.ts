@@ -34,8 +34,19 @@ export class PgKeyStore implements KeyStore {
 
   async insert(k: StoredKey): Promise<void> {
     try {
-      await this.pool.query(`INSERT INTO api_keys (id, name, hash, endpoints, read_only, kind, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [k.id, k.name, k.hash, k.endpoints === null ? null : JSON.stringify(k.endpoints), k.readOnly, k.kind, k.createdAt, k.revokedAt]);
+      await this.pool.query(
+        `INSERT INTO api_keys (id, name, hash, endpoints, read_only, kind, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [
+          k.id,
+          k.name,
+          k.hash,
+          k.endpoints === null ? null : JSON.stringify(k.endpoints),
+          k.readOnly,
+          k.kind,
+          k.createdAt,
+          k.revokedAt,
+        ],
+      );
     } catch (err) {
       if ((err as { code?: string }).code === '23505') throw new Error(`duplicate key id ${k.id}`);
       toUnavailable(err);
@@ -48,12 +59,16 @@ export class PgKeyStore implements KeyStore {
   }
 
   async list(): Promise<StoredKey[]> {
-    const r = await this.pool.query<KeyRow>(`SELECT * FROM api_keys ORDER BY created_at, id COLLATE "C"`).catch(toUnavailable);
+    const r = await this.pool
+      .query<KeyRow>(`SELECT * FROM api_keys ORDER BY created_at, id COLLATE "C"`)
+      .catch(toUnavailable);
     return r.rows.map(fromRow);
   }
 
   async revoke(id: string, now: number): Promise<boolean> {
-    const r = await this.pool.query(`UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, [id, now]).catch(toUnavailable);
+    const r = await this.pool
+      .query(`UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, [id, now])
+      .catch(toUnavailable);
     return r.rowCount === 1;
   }
 

@@ -9,15 +9,29 @@ export const scopeGuard: Guard = ({ principal, endpointId, operation }) => {
   const scope = principal.scope;
   if (!scope) return undefined;
   if (scope.endpoints !== null && !scope.endpoints.includes(endpointId)) {
-    return { error: new BerthError('key_endpoint_not_allowed', `API key ${principal.keyId} may not use endpoint ${endpointId}`) };
+    return {
+      error: new BerthError(
+        'key_endpoint_not_allowed',
+        `API key ${principal.keyId} may not use endpoint ${endpointId}`,
+      ),
+    };
   }
   if (scope.readOnly && !READ_ONLY_OPERATIONS.has(operation)) {
-    return { error: new BerthError('key_read_only', `API key ${principal.keyId} is read-only: ${operation} is not allowed (only status, stream, health)`) };
+    return {
+      error: new BerthError(
+        'key_read_only',
+        `API key ${principal.keyId} is read-only: ${operation} is not allowed (only status, stream, health)`,
+      ),
+    };
   }
   return undefined;
 };
 
 /** A write riding on a read route (`/status?ttl=` changes when the job is deleted): 403 `key_read_only` for read-only keys. */
 export function assertMayWrite(principal: Principal, what: string): void {
-  if (principal.scope?.readOnly) throw new BerthError('key_read_only', `API key ${principal.keyId} is read-only: ${what} is a write (only status, stream, health)`);
+  if (principal.scope?.readOnly)
+    throw new BerthError(
+      'key_read_only',
+      `API key ${principal.keyId} is read-only: ${what} is a write (only status, stream, health)`,
+    );
 }

@@ -37,9 +37,12 @@ export class SqliteKeyStore implements KeyStore {
     )`);
     // Worker tokens share the table (kind 'worker'); a table made before them gets the column, existing rows 'api'.
     const columns = this.db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('api_keys')`).all();
-    if (!columns.some((c) => c.name === 'kind')) this.db.exec(`ALTER TABLE api_keys ADD COLUMN kind TEXT NOT NULL DEFAULT 'api'`);
+    if (!columns.some((c) => c.name === 'kind'))
+      this.db.exec(`ALTER TABLE api_keys ADD COLUMN kind TEXT NOT NULL DEFAULT 'api'`);
     this.stmts = {
-      insert: this.db.prepare('INSERT INTO api_keys (id, name, hash, endpoints, read_only, kind, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+      insert: this.db.prepare(
+        'INSERT INTO api_keys (id, name, hash, endpoints, read_only, kind, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
       get: this.db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?'),
       list: this.db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id'),
       revoke: this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
@@ -47,7 +50,16 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   async insert(k: StoredKey): Promise<void> {
-    this.stmts.insert.run(k.id, k.name, k.hash, k.endpoints === null ? null : JSON.stringify(k.endpoints), k.readOnly ? 1 : 0, k.kind, k.createdAt, k.revokedAt);
+    this.stmts.insert.run(
+      k.id,
+      k.name,
+      k.hash,
+      k.endpoints === null ? null : JSON.stringify(k.endpoints),
+      k.readOnly ? 1 : 0,
+      k.kind,
+      k.createdAt,
+      k.revokedAt,
+    );
   }
   async get(id: string): Promise<StoredKey | undefined> {
     const r = this.stmts.get.get(id);

@@ -22,16 +22,26 @@ export interface RateLimitDeps {
  * 10-second windows; the effective limit is `max(base, running workers x perWorker)`. Over it: 429
  * `rate_limited` with `Retry-After` (seconds to the end of the window).
  */
-export function createRateLimitGuard({ limits, clock, runningWorkers, replicas }: RateLimitDeps): Guard & { counter: FixedWindowCounter } {
+export function createRateLimitGuard({
+  limits,
+  clock,
+  runningWorkers,
+  replicas,
+}: RateLimitDeps): Guard & { counter: FixedWindowCounter } {
   const counter = new FixedWindowCounter(RATE_LIMIT_WINDOW_MS);
-  if (!limits.enabled) return Object.assign<Guard, { counter: FixedWindowCounter }>((ctx) => allowAll(ctx), { counter });
+  if (!limits.enabled)
+    return Object.assign<Guard, { counter: FixedWindowCounter }>((ctx) => allowAll(ctx), { counter });
   const guard: Guard = ({ principal, endpointId, operation }) => {
     const base = limits.base[operation] ?? 0;
     const limit = Math.max(base, runningWorkers(endpointId) * limits.perWorker);
     const share = Math.ceil(limit / Math.max(1, replicas?.() ?? 1));
     const r = counter.hit(`${principal.keyId}\u0000${endpointId}\u0000${operation}`, share, clock.now());
     if (r.ok) return undefined;
-    const error = new BerthError('rate_limited', `rate limit of ${limit} ${operation} requests per 10 s on endpoint ${endpointId} reached; retry in ${r.retryAfterSec} s`, { limit, operation, retryAfter: r.retryAfterSec });
+    const error = new BerthError(
+      'rate_limited',
+      `rate limit of ${limit} ${operation} requests per 10 s on endpoint ${endpointId} reached; retry in ${r.retryAfterSec} s`,
+      { limit, operation, retryAfter: r.retryAfterSec },
+    );
     return { error, headers: { 'retry-after': String(r.retryAfterSec) } };
   };
   return Object.assign(guard, { counter });

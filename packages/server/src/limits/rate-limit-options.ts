@@ -40,7 +40,8 @@ export interface ResolvedRateLimits {
 }
 
 function count(name: string, v: number): number {
-  if (!Number.isInteger(v) || v < 0) throw new ConfigError(`option ${name} must be a whole number >= 0, got ${String(v)}`);
+  if (!Number.isInteger(v) || v < 0)
+    throw new ConfigError(`option ${name} must be a whole number >= 0, got ${String(v)}`);
   return v;
 }
 
@@ -49,8 +50,15 @@ export function resolveRateLimits(o: RateLimitOptions | boolean | undefined): Re
   const opts = typeof o === 'object' ? o : { enabled: o ?? true };
   const base: Record<string, number> = { ...DEFAULT_RATE_LIMITS };
   for (const [op, v] of Object.entries(opts.base ?? {})) {
-    if (!Object.hasOwn(DEFAULT_RATE_LIMITS, op)) throw new ConfigError(`option rateLimits.base: unknown operation "${op}" (known: ${Object.keys(DEFAULT_RATE_LIMITS).join(', ')})`);
+    if (!Object.hasOwn(DEFAULT_RATE_LIMITS, op))
+      throw new ConfigError(
+        `option rateLimits.base: unknown operation "${op}" (known: ${Object.keys(DEFAULT_RATE_LIMITS).join(', ')})`,
+      );
     if (v !== undefined) base[op] = count(`rateLimits.base.${op}`, v);
   }
-  return { enabled: opts.enabled ?? true, base, perWorker: count('rateLimits.perWorker', opts.perWorker ?? DEFAULT_PER_WORKER) };
+  return {
+    enabled: opts.enabled ?? true,
+    base,
+    perWorker: count('rateLimits.perWorker', opts.perWorker ?? DEFAULT_PER_WORKER),
+  };
 }

@@ -48,7 +48,9 @@ describe('rate limits through the API', () => {
     expect(r.headers['retry-after']).toBe('6');
     expect(r.body.details).toMatchObject({ limit: 2, operation: 'purge-queue', retryAfter: 6 });
     expect((await call(s, 'POST', '/v2/other/purge-queue')).status).toBe(200); // other endpoint
-    expect((await call(s, 'POST', '/v2/echo/purge-queue', { headers: { authorization: 'Bearer second-key' } })).status).toBe(200); // other key
+    expect(
+      (await call(s, 'POST', '/v2/echo/purge-queue', { headers: { authorization: 'Bearer second-key' } })).status,
+    ).toBe(200); // other key
     expect((await call(s, 'GET', '/v2/echo/health')).status).toBe(200); // other operation
     clock.advance(6_000); // next window
     expect((await call(s, 'POST', '/v2/echo/purge-queue')).status).toBe(200);
@@ -58,7 +60,10 @@ describe('rate limits through the API', () => {
   it('refusals are not counted against other checks: a 401 or 404 never consumes the quota', async () => {
     const clock = new ManualClock(WINDOW_START);
     const s = testServer({ clock });
-    for (let i = 0; i < 5; i++) expect((await call(s, 'POST', '/v2/echo/purge-queue', { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect(
+        (await call(s, 'POST', '/v2/echo/purge-queue', { headers: { authorization: 'Bearer wrong' } })).status,
+      ).toBe(401);
     expect(await allowed(s, '/v2/echo/purge-queue', 3, 'POST')).toBe(2);
     await s.close({ drainMs: 0 });
   });
@@ -104,7 +109,12 @@ describe('rate limits through the API', () => {
   it('with several replicas, each allows its share ceil(limit / replicas): the cluster-wide total stays within limit + replicas - 1', () => {
     const clock = new ManualClock(WINDOW_START);
     let replicas = 3;
-    const guard = createRateLimitGuard({ limits: resolveRateLimits({ base: { run: 10 } }), clock, runningWorkers: () => 0, replicas: () => replicas });
+    const guard = createRateLimitGuard({
+      limits: resolveRateLimits({ base: { run: 10 } }),
+      clock,
+      runningWorkers: () => 0,
+      replicas: () => replicas,
+    });
     const hits = () => {
       let n = 0;
       while (!guard({ principal: { keyId: 'k' }, endpointId: 'echo', operation: 'run' })) n++;
@@ -123,9 +133,20 @@ describe('rate limits through the API', () => {
   });
 
   it('bad options name the option', () => {
-    expect(() => resolveRateLimits({ base: { bogus: 1 } as never })).toThrow(/rateLimits.base: unknown operation "bogus"/);
+    expect(() => resolveRateLimits({ base: { bogus: 1 } as never })).toThrow(
+      /rateLimits.base: unknown operation "bogus"/,
+    );
     expect(() => resolveRateLimits({ perWorker: -1 })).toThrow(/rateLimits.perWorker/);
     expect(() => resolveRateLimits({ base: { run: 1.5 } })).toThrow(/rateLimits.base.run/);
-    expect(resolveRateLimits(undefined).base).toMatchObject({ runsync: 2000, run: 1000, status: 2000, stream: 2000, cancel: 100, 'purge-queue': 2, health: 2000, openai: 2000 });
+    expect(resolveRateLimits(undefined).base).toMatchObject({
+      runsync: 2000,
+      run: 1000,
+      status: 2000,
+      stream: 2000,
+      cancel: 100,
+      'purge-queue': 2,
+      health: 2000,
+      openai: 2000,
+    });
   });
 });

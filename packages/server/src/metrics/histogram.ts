@@ -1,5 +1,7 @@
 /** Upper bounds (ms) of the delay and execution time histograms. */
-export const TIME_BUCKETS_MS = [5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000, 300_000, 900_000];
+export const TIME_BUCKETS_MS = [
+  5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000, 300_000, 900_000,
+];
 
 /** A Prometheus histogram with fixed buckets: cumulative counts, sum and count. */
 export class Histogram {

@@ -46,15 +46,20 @@ export class Metrics {
    */
   async render(src: MetricsSource, endpoints: readonly string[] | null = null): Promise<string> {
     const out: string[] = [];
-    const head = (name: string, type: string, help: string) => out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+    const head = (name: string, type: string, help: string) =>
+      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
     const shown = (ep: string) => endpoints === null || endpoints.includes(ep);
-    const perEndpoint = <T>(m: Map<string, T>) => [...m].filter(([key]) => shown(key.split('\u0000')[0]!)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const perEndpoint = <T>(m: Map<string, T>) =>
+      [...m].filter(([key]) => shown(key.split('\u0000')[0]!)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const eps = src.endpoints().filter(shown).sort();
     const counts = await Promise.all(eps.map(async (ep) => [ep, await src.counts(ep)] as const));
 
     head('berth_jobs', 'gauge', 'Jobs held now, by endpoint and state (IN_QUEUE, IN_PROGRESS).');
     for (const [ep, c] of counts) {
-      out.push(`berth_jobs{endpoint="${esc(ep)}",state="IN_QUEUE"} ${c.inQueue}`, `berth_jobs{endpoint="${esc(ep)}",state="IN_PROGRESS"} ${c.inProgress}`);
+      out.push(
+        `berth_jobs{endpoint="${esc(ep)}",state="IN_QUEUE"} ${c.inQueue}`,
+        `berth_jobs{endpoint="${esc(ep)}",state="IN_PROGRESS"} ${c.inProgress}`,
+      );
     }
     head('berth_queue_depth', 'gauge', 'Jobs waiting for a worker, by endpoint.');
     for (const [ep, c] of counts) out.push(`berth_queue_depth{endpoint="${esc(ep)}"} ${c.inQueue}`);
@@ -64,25 +69,38 @@ export class Metrics {
     for (const [ep, c] of counts) out.push(`berth_jobs_failed_total{endpoint="${esc(ep)}"} ${c.failed}`);
     head('berth_jobs_retried_total', 'counter', 'Jobs sent back to the queue (retry or requeue), by endpoint.');
     for (const [ep, c] of counts) out.push(`berth_jobs_retried_total{endpoint="${esc(ep)}"} ${c.retried}`);
-    head('berth_jobs_finished_total', 'counter', 'Jobs that reached a terminal state in this process, by endpoint and state.');
+    head(
+      'berth_jobs_finished_total',
+      'counter',
+      'Jobs that reached a terminal state in this process, by endpoint and state.',
+    );
     for (const [key, n] of perEndpoint(this.terminal)) {
       const [ep, state] = key.split('\u0000') as [string, string];
       out.push(`berth_jobs_finished_total{endpoint="${esc(ep)}",state="${state}"} ${n}`);
     }
 
     head('berth_job_delay_seconds', 'histogram', 'Time from submit (or retry) to a worker starting the job.');
-    for (const [ep, h] of perEndpoint(this.delay)) out.push(...h.lines('berth_job_delay_seconds', `endpoint="${esc(ep)}"`));
+    for (const [ep, h] of perEndpoint(this.delay))
+      out.push(...h.lines('berth_job_delay_seconds', `endpoint="${esc(ep)}"`));
     head('berth_job_execution_seconds', 'histogram', 'Time from start to the terminal state.');
-    for (const [ep, h] of perEndpoint(this.execution)) out.push(...h.lines('berth_job_execution_seconds', `endpoint="${esc(ep)}"`));
+    for (const [ep, h] of perEndpoint(this.execution))
+      out.push(...h.lines('berth_job_execution_seconds', `endpoint="${esc(ep)}"`));
 
     head('berth_workers', 'gauge', 'Workers by endpoint and state (as /health reports them).');
     const now = performance.now();
     for (const ep of eps) {
       const w = src.registry.health(ep, now, src.heartbeatMs);
-      for (const [state, n] of Object.entries(w)) out.push(`berth_workers{endpoint="${esc(ep)}",state="${state}"} ${n}`);
+      for (const [state, n] of Object.entries(w))
+        out.push(`berth_workers{endpoint="${esc(ep)}",state="${state}"} ${n}`);
     }
-    head('berth_webhook_attempts_total', 'counter', 'Webhook delivery attempts by outcome (delivered, retrying, failed).');
-    if (endpoints === null) for (const outcome of ['delivered', 'retrying', 'failed']) out.push(`berth_webhook_attempts_total{outcome="${outcome}"} ${this.webhooks.get(outcome) ?? 0}`);
+    head(
+      'berth_webhook_attempts_total',
+      'counter',
+      'Webhook delivery attempts by outcome (delivered, retrying, failed).',
+    );
+    if (endpoints === null)
+      for (const outcome of ['delivered', 'retrying', 'failed'])
+        out.push(`berth_webhook_attempts_total{outcome="${outcome}"} ${this.webhooks.get(outcome) ?? 0}`);
     head('berth_rate_limited_total', 'counter', 'Requests refused with 429, by endpoint and operation.');
     for (const [key, n] of perEndpoint(this.rateLimited)) {
       const [ep, op] = key.split('\u0000') as [string, string];

@@ -12,7 +12,8 @@ export type CheckedInput = { ok: true; input: Record<string, unknown> } | { ok: 
 
 /** A field check (returns why a value is refused) carrying the JSON Schema that describes the same constraint. */
 type Rule = ((v: unknown) => string | undefined) & { schema: Record<string, unknown> };
-const rule = (schema: Record<string, unknown>, check: (v: unknown) => string | undefined): Rule => Object.assign(check, { schema });
+const rule = (schema: Record<string, unknown>, check: (v: unknown) => string | undefined): Rule =>
+  Object.assign(check, { schema });
 
 const shown = (v: unknown): string => {
   if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
@@ -51,7 +52,9 @@ const voice: Rule = rule({ ...str(1, 64).schema, pattern: VOICE_RE.source }, (v)
 });
 const oneOf = (values: readonly (string | number)[]): Rule =>
   rule({ enum: [...values] }, (v) =>
-    values.includes(v as never) ? undefined : `must be one of ${values.map((x) => JSON.stringify(x)).join(', ')} (got ${shown(v)})`,
+    values.includes(v as never)
+      ? undefined
+      : `must be one of ${values.map((x) => JSON.stringify(x)).join(', ')} (got ${shown(v)})`,
   );
 
 interface Field {
@@ -123,7 +126,8 @@ export function checkInput(model: PublicModel, input: Record<string, unknown>): 
   const problems: string[] = [];
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(input)) {
-    if (!Object.hasOwn(fields, key)) problems.push(`unknown field "${key.slice(0, 40)}" (known: ${Object.keys(fields).join(', ')})`);
+    if (!Object.hasOwn(fields, key))
+      problems.push(`unknown field "${key.slice(0, 40)}" (known: ${Object.keys(fields).join(', ')})`);
   }
   for (const [name, f] of Object.entries(fields)) {
     const v = Object.hasOwn(input, name) ? input[name] : undefined;
@@ -146,8 +150,21 @@ export function checkInput(model: PublicModel, input: Record<string, unknown>): 
 export function inputSchemaOf(model: PublicModel): Record<string, unknown> {
   const fields = Object.entries(fieldsOf(model));
   const properties = Object.fromEntries(
-    fields.map(([name, f]) => [name, { ...f.rule.schema, ...(f.default !== undefined ? { default: f.default } : {}), ...(f.description ? { description: f.description } : {}) }]),
+    fields.map(([name, f]) => [
+      name,
+      {
+        ...f.rule.schema,
+        ...(f.default !== undefined ? { default: f.default } : {}),
+        ...(f.description ? { description: f.description } : {}),
+      },
+    ]),
   );
   const required = fields.filter(([, f]) => f.required).map(([name]) => name);
-  return { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties, required, additionalProperties: false };
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    type: 'object',
+    properties,
+    required,
+    additionalProperties: false,
+  };
 }

@@ -50,14 +50,23 @@ export function createModelRoutes(deps: ModelRoutesDeps): ModelRoutes {
         // A job refused for its input would fail the same way again: submit a corrected one instead.
         const job = await rc.service.get(rc.endpointId, rc.jobId);
         const checked = checkInput(model, job.input);
-        if (!checked.ok) throw new BerthError('job_not_retryable', `job ${job.id} has an invalid input (${checked.problems.join('; ')}); submit a new job with a corrected input`);
+        if (!checked.ok)
+          throw new BerthError(
+            'job_not_retryable',
+            `job ${job.id} has an invalid input (${checked.problems.join('; ')}); submit a new job with a corrected input`,
+          );
       }
       return withCost(model, rc, await handler(rc));
     },
   };
 }
 
-async function prepare(deps: ModelRoutesDeps, model: PublicModel, rc: RouteContext, sync: boolean): Promise<{ rc: RouteContext } | { response: ApiResponse }> {
+async function prepare(
+  deps: ModelRoutesDeps,
+  model: PublicModel,
+  rc: RouteContext,
+  sync: boolean,
+): Promise<{ rc: RouteContext } | { response: ApiResponse }> {
   const limit = sync ? LIMITS.runsyncBodyBytes : LIMITS.runBodyBytes;
   const buf = await readBody(rc.req.body, limit, rc.req.headers['content-length']);
   const passOn = { rc: { ...rc, req: { ...rc.req, body: buf } } };
@@ -76,7 +85,13 @@ async function prepare(deps: ModelRoutesDeps, model: PublicModel, rc: RouteConte
 }
 
 /** A job that never reaches a worker: stored FAILED (so /status and webhooks report it), kept for the retention time. */
-async function storeFailed(deps: ModelRoutesDeps, model: PublicModel, req: JobRequest, sync: boolean, error: string): Promise<JobRecord> {
+async function storeFailed(
+  deps: ModelRoutesDeps,
+  model: PublicModel,
+  req: JobRequest,
+  sync: boolean,
+  error: string,
+): Promise<JobRecord> {
   const now = deps.clock.now();
   const retainUntil = now + (sync ? deps.retention.sync : deps.retention.async);
   const base = newJob(model.endpoint, req, sync, now);
@@ -112,7 +127,8 @@ async function withCost(model: PublicModel, rc: RouteContext, res: ApiResponse):
 /** The job object with `output.cost`, or undefined when it is not a COMPLETED job with an object output. */
 async function costed(model: PublicModel, rc: RouteContext, value: unknown): Promise<unknown> {
   const body = value as { id?: unknown; status?: unknown; output?: unknown } | null;
-  if (body === null || typeof body !== 'object' || body.status !== 'COMPLETED' || typeof body.id !== 'string') return undefined;
+  if (body === null || typeof body !== 'object' || body.status !== 'COMPLETED' || typeof body.id !== 'string')
+    return undefined;
   const output = body.output;
   if (output === null || typeof output !== 'object' || Array.isArray(output)) return undefined;
   if ('cost' in output) return undefined; // priced at submit and stored with the output (JobRecord.cost)
@@ -123,7 +139,11 @@ async function costed(model: PublicModel, rc: RouteContext, value: unknown): Pro
 
 const DONE = 'event: done\ndata: ';
 
-async function* costInDoneEvent(model: PublicModel, rc: RouteContext, events: AsyncIterable<string>): AsyncGenerator<string> {
+async function* costInDoneEvent(
+  model: PublicModel,
+  rc: RouteContext,
+  events: AsyncIterable<string>,
+): AsyncGenerator<string> {
   for await (const ev of events) {
     if (!ev.startsWith(DONE)) {
       yield ev;

@@ -16,7 +16,8 @@ export function costOf(model: PublicModel, input: Record<string, unknown>): numb
   const p = model.price;
   let cost = p.base;
   if (model.kind === 'image') {
-    const mp = (num(input['width'], model.limits.defaultWidth) * num(input['height'], model.limits.defaultHeight)) / 1e6;
+    const mp =
+      (num(input['width'], model.limits.defaultWidth) * num(input['height'], model.limits.defaultHeight)) / 1e6;
     cost += p.perMegapixelStep * mp * num(input['num_inference_steps'], model.limits.defaultSteps);
     const up = input['upscale'];
     if (up === 2 || up === 4) cost += p.perUpscale[String(up) as '2' | '4'] ?? 0;
@@ -24,8 +25,13 @@ export function costOf(model: PublicModel, input: Record<string, unknown>): numb
     const text = input['text'];
     cost += (p.perThousandChars * (typeof text === 'string' ? text.length : 0)) / 1000;
   } else if (model.kind === 'video') {
-    const mp = (num(input['width'], model.limits.defaultWidth) * num(input['height'], model.limits.defaultHeight)) / 1e6;
-    cost += p.perMegapixelStepFrame * mp * num(input['num_inference_steps'], model.limits.defaultSteps) * num(input['frames'], model.limits.defaultFrames);
+    const mp =
+      (num(input['width'], model.limits.defaultWidth) * num(input['height'], model.limits.defaultHeight)) / 1e6;
+    cost +=
+      p.perMegapixelStepFrame *
+      mp *
+      num(input['num_inference_steps'], model.limits.defaultSteps) *
+      num(input['frames'], model.limits.defaultFrames);
   } else {
     const scale = input['scale'] === 4 ? '4' : '2';
     cost += p.perUpscale[scale] ?? 0;

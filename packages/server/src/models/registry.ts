@@ -18,16 +18,25 @@ export function resolveModels(models: Record<string, ModelConfig> | undefined): 
   const out = new Map<string, PublicModel>();
   for (const [slug, m] of Object.entries(models ?? {})) {
     const at = `option models.${slug}`;
-    if (!MODEL_SLUG_RE.test(slug)) throw bad(`option models: "${slug}" is not a valid model slug (lowercase words joined by hyphens, like "shapes-diffusion")`);
-    if (typeof m !== 'object' || m === null) throw bad(`${at} must be an object like {"endpoint": "image", "kind": "image"}`);
-    if (typeof m.endpoint !== 'string' || !ENDPOINT_ID_RE.test(m.endpoint)) throw bad(`${at}.endpoint must be an endpoint id (got ${JSON.stringify(m.endpoint)})`);
-    if (m.endpoint === slug) throw bad(`${at}.endpoint must differ from the slug (the slug replaces the endpoint id in URLs)`);
-    if (!MODEL_KINDS.includes(m.kind)) throw bad(`${at}.kind must be one of ${MODEL_KINDS.join(', ')} (got ${JSON.stringify(m.kind)})`);
-    if (m.description !== undefined && typeof m.description !== 'string') throw bad(`${at}.description must be a string`);
+    if (!MODEL_SLUG_RE.test(slug))
+      throw bad(
+        `option models: "${slug}" is not a valid model slug (lowercase words joined by hyphens, like "shapes-diffusion")`,
+      );
+    if (typeof m !== 'object' || m === null)
+      throw bad(`${at} must be an object like {"endpoint": "image", "kind": "image"}`);
+    if (typeof m.endpoint !== 'string' || !ENDPOINT_ID_RE.test(m.endpoint))
+      throw bad(`${at}.endpoint must be an endpoint id (got ${JSON.stringify(m.endpoint)})`);
+    if (m.endpoint === slug)
+      throw bad(`${at}.endpoint must differ from the slug (the slug replaces the endpoint id in URLs)`);
+    if (!MODEL_KINDS.includes(m.kind))
+      throw bad(`${at}.kind must be one of ${MODEL_KINDS.join(', ')} (got ${JSON.stringify(m.kind)})`);
+    if (m.description !== undefined && typeof m.description !== 'string')
+      throw bad(`${at}.description must be a string`);
     const p = m.price ?? {};
     const money = (name: string, v: unknown) => {
       if (v === undefined) return 0;
-      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw bad(`${at}.price.${name} must be a non-negative number (got ${JSON.stringify(v)})`);
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+        throw bad(`${at}.price.${name} must be a non-negative number (got ${JSON.stringify(v)})`);
       return v;
     };
     const perUpscale: Partial<Record<'2' | '4', number>> = {};
@@ -35,7 +44,8 @@ export function resolveModels(models: Record<string, ModelConfig> | undefined): 
       if (k !== '2' && k !== '4') throw bad(`${at}.price.perUpscale: keys are "2" and "4" (got "${k}")`);
       perUpscale[k] = money(`perUpscale.${k}`, v);
     }
-    for (const k of Object.keys(p)) if (!PRICE_FIELDS.includes(k)) throw bad(`${at}.price: unknown field "${k}" (known: ${PRICE_FIELDS.join(', ')})`);
+    for (const k of Object.keys(p))
+      if (!PRICE_FIELDS.includes(k)) throw bad(`${at}.price: unknown field "${k}" (known: ${PRICE_FIELDS.join(', ')})`);
     const limits = resolveLimits(at, m.limits);
     out.set(slug, {
       slug,
@@ -58,7 +68,8 @@ export function resolveModels(models: Record<string, ModelConfig> | undefined): 
 function resolveLimits(at: string, given: Partial<ImageLimits> | undefined): ImageLimits {
   const l: ImageLimits = { ...DEFAULT_IMAGE_LIMITS };
   for (const [k, v] of Object.entries(given ?? {})) {
-    if (!(k in DEFAULT_IMAGE_LIMITS)) throw bad(`${at}.limits: unknown field "${k}" (known: ${Object.keys(DEFAULT_IMAGE_LIMITS).join(', ')})`);
+    if (!(k in DEFAULT_IMAGE_LIMITS))
+      throw bad(`${at}.limits: unknown field "${k}" (known: ${Object.keys(DEFAULT_IMAGE_LIMITS).join(', ')})`);
     const isInt = k !== 'defaultGuidance' && k !== 'maxGuidance';
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (isInt && !Number.isInteger(v))) {
       throw bad(`${at}.limits.${k} must be a non-negative ${isInt ? 'whole ' : ''}number (got ${JSON.stringify(v)})`);
@@ -71,11 +82,20 @@ function resolveLimits(at: string, given: Partial<ImageLimits> | undefined): Ima
   check(l.sizeMultiple >= 1, 'sizeMultiple must be at least 1');
   check(l.minSize >= 1 && l.minSize <= l.maxSize, 'minSize must be from 1 to maxSize');
   for (const k of ['defaultWidth', 'defaultHeight'] as const) {
-    check(l[k] >= l.minSize && l[k] <= l.maxSize && l[k] % l.sizeMultiple === 0, `${k} (${l[k]}) must be from minSize to maxSize and a multiple of sizeMultiple`);
+    check(
+      l[k] >= l.minSize && l[k] <= l.maxSize && l[k] % l.sizeMultiple === 0,
+      `${k} (${l[k]}) must be from minSize to maxSize and a multiple of sizeMultiple`,
+    );
   }
-  check(l.maxSteps >= 1 && l.defaultSteps >= 1 && l.defaultSteps <= l.maxSteps, 'defaultSteps must be from 1 to maxSteps');
+  check(
+    l.maxSteps >= 1 && l.defaultSteps >= 1 && l.defaultSteps <= l.maxSteps,
+    'defaultSteps must be from 1 to maxSteps',
+  );
   check(l.defaultGuidance <= l.maxGuidance, 'defaultGuidance must be at most maxGuidance');
-  check(l.maxFrames >= 2 && l.defaultFrames >= 2 && l.defaultFrames <= l.maxFrames, 'defaultFrames must be from 2 to maxFrames');
+  check(
+    l.maxFrames >= 2 && l.defaultFrames >= 2 && l.defaultFrames <= l.maxFrames,
+    'defaultFrames must be from 2 to maxFrames',
+  );
   check(l.maxFps >= 1 && l.defaultFps >= 1 && l.defaultFps <= l.maxFps, 'defaultFps must be from 1 to maxFps');
   check(l.maxTextChars >= 1, 'maxTextChars must be at least 1');
   return l;

@@ -3,8 +3,10 @@ import { describe, expect, it } from 'vitest';
 import type { ApiRequest } from '../http/types.js';
 import { PLAYGROUND_CSP, PLAYGROUND_DIR, servePlayground } from './static.js';
 
-const get = (path: string, method = 'GET') => servePlayground({ method, path, query: new URLSearchParams(), headers: {} } satisfies ApiRequest);
-const text = (res: ReturnType<typeof get>) => (res && 'bytes' in res ? Buffer.from(res.bytes).toString('utf8') : undefined);
+const get = (path: string, method = 'GET') =>
+  servePlayground({ method, path, query: new URLSearchParams(), headers: {} } satisfies ApiRequest);
+const text = (res: ReturnType<typeof get>) =>
+  res && 'bytes' in res ? Buffer.from(res.bytes).toString('utf8') : undefined;
 const names = readdirSync(PLAYGROUND_DIR);
 
 describe('servePlayground', () => {
@@ -23,7 +25,11 @@ describe('servePlayground', () => {
   });
 
   it('serves every file of the folder under /playground/ with its content type', () => {
-    const types: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', html: 'text/html; charset=utf-8' };
+    const types: Record<string, string> = {
+      js: 'text/javascript; charset=utf-8',
+      css: 'text/css; charset=utf-8',
+      html: 'text/html; charset=utf-8',
+    };
     expect(names).toEqual(expect.arrayContaining(['index.html', 'app.js', 'api.js', 'style.css']));
     for (const name of names) {
       const res = get(`/playground/${name}`);
@@ -34,7 +40,19 @@ describe('servePlayground', () => {
   });
 
   it('refuses traversal, sub-folders, hidden and unknown names with 404 route_not_found', () => {
-    for (const path of ['/playground/../package.json', '/playground/..%2fpackage.json', '/playground/%2e%2e/src/index.ts', '/playground/sub/app.js', '/playground/.env', '/playground/', '/playground/App.js', '/playground/app.js.map', '/playground/nope.js', '/playground/app.js/', '/playground/index.html\0.js']) {
+    for (const path of [
+      '/playground/../package.json',
+      '/playground/..%2fpackage.json',
+      '/playground/%2e%2e/src/index.ts',
+      '/playground/sub/app.js',
+      '/playground/.env',
+      '/playground/',
+      '/playground/App.js',
+      '/playground/app.js.map',
+      '/playground/nope.js',
+      '/playground/app.js/',
+      '/playground/index.html\0.js',
+    ]) {
       const res = get(path);
       expect(res?.status, path).toBe(404);
       expect(res && 'json' in res ? res.json : undefined, path).toMatchObject({ code: 'route_not_found' });
@@ -53,7 +71,8 @@ describe('servePlayground', () => {
     const html = readFileSync(`${PLAYGROUND_DIR}index.html`, 'utf8');
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/i);
     expect(html).not.toMatch(/\sstyle=|<style|\son[a-z]+=/i);
-    for (const [, ref] of html.matchAll(/(?:src|href)="\/playground\/([^"]+)"/g)) expect(get(`/playground/${ref}`)?.status, ref).toBe(200);
+    for (const [, ref] of html.matchAll(/(?:src|href)="\/playground\/([^"]+)"/g))
+      expect(get(`/playground/${ref}`)?.status, ref).toBe(200);
     for (const name of names.filter((n) => n.endsWith('.js'))) {
       const js = readFileSync(PLAYGROUND_DIR + name, 'utf8');
       expect(js, name).not.toMatch(/\beval\(|new Function\(|setAttribute\('style'|innerHTML/);

@@ -62,11 +62,16 @@ export function servePlayground(req: ApiRequest): ApiResponse | undefined {
   if (req.method !== 'GET' && req.method !== 'HEAD') return undefined;
   let name: string | undefined;
   if (req.path === '/') name = 'index.html';
-  else if (req.path === '/docs') name = 'api.html'; // the API reference, as RunPod's local server, Cog and BentoML have it
+  else if (req.path === '/docs')
+    name = 'api.html'; // the API reference, as RunPod's local server, Cog and BentoML have it
   else if (req.path.startsWith('/playground/')) name = req.path.slice('/playground/'.length);
   else return undefined;
   const file = FILE_NAME.test(name) ? load().get(name) : undefined;
-  if (!file) return { status: 404, json: { error: `no playground file ${JSON.stringify(name.slice(0, 80))}`, code: 'route_not_found' } };
+  if (!file)
+    return {
+      status: 404,
+      json: { error: `no playground file ${JSON.stringify(name.slice(0, 80))}`, code: 'route_not_found' },
+    };
   return {
     status: 200,
     headers: {

@@ -16,7 +16,11 @@ export class HeldPoll<T> {
   private wakeTimer: NodeJS.Timeout | undefined;
   private readonly onAbort = () => this.end({ kind: 'aborted' });
 
-  constructor(holdMs: number, private readonly signal: AbortLike | undefined, private readonly onWake: () => void = () => {}) {
+  constructor(
+    holdMs: number,
+    private readonly signal: AbortLike | undefined,
+    private readonly onWake: () => void = () => {},
+  ) {
     this.done = new Promise((r) => (this.settle = r));
     this.timer = setTimeout(() => this.end({ kind: 'timeout' }), holdMs);
     if (signal?.aborted) queueMicrotask(this.onAbort);

@@ -21,7 +21,11 @@ export interface PullProtocolDeps {
 }
 
 /** RunPod's worker (pull) protocol: the routes, and the sessions they create in the shared worker registry. */
-export function createPullProtocol(deps: PullProtocolDeps): { handle: (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined; release(workerId: string): void; close(): void } {
+export function createPullProtocol(deps: PullProtocolDeps): {
+  handle: (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined;
+  release(workerId: string): void;
+  close(): void;
+} {
   const workers = new PullWorkers(deps);
   const handle = createPullRoutes({ ...deps, workers });
   return { handle, release: (id) => workers.release(id), close: () => workers.close() };

@@ -12,7 +12,13 @@ export const NO_CONTENT: ApiResponse = { status: 204, bytes: new Uint8Array(0) }
  * (up to N, answered as an array). Held until a job is assigned or `holdMs` passes (204); never answered at
  * once when there is nothing to do. A newer poll of the same worker replaces a held one (which gets 204).
  */
-export async function takeJobs(s: PullSession, req: ApiRequest, batch: number | undefined, holdMs: number, dispatcher: Dispatcher): Promise<ApiResponse> {
+export async function takeJobs(
+  s: PullSession,
+  req: ApiRequest,
+  batch: number | undefined,
+  holdMs: number,
+  dispatcher: Dispatcher,
+): Promise<ApiResponse> {
   if (s.draining) throw new BerthError('rate_limited', 'the control plane is shutting down; poll again later');
   const want = batch ?? 1;
   const reply = (jobs: PulledJob[]): ApiResponse => ({ status: 200, json: batch === undefined ? jobs[0] : jobs });

@@ -13,15 +13,40 @@ describe('RunPod pull protocol, request by request', () => {
   let server: BerthServer;
   let url = '';
   beforeEach(async () => {
-    server = createServer({ apiKeys: [KEY], workerTokens: [TOKEN], endpoints: ['echo'], pullHoldMs: 400, logger: quiet });
+    server = createServer({
+      apiKeys: [KEY],
+      workerTokens: [TOKEN],
+      endpoints: ['echo'],
+      pullHoldMs: 400,
+      logger: quiet,
+    });
     url = (await server.listen({ port: 0 })).url;
   });
   afterEach(() => server.close({ drainMs: 50 }));
 
-  const worker = (path: string, init: RequestInit = {}) => fetch(`${url}/v2/echo/${path}`, { ...init, headers: { authorization: TOKEN, ...(init.headers as Record<string, string>) } });
-  const run = async (input: unknown) => (await (await fetch(`${url}/v2/echo/run`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` }, body: JSON.stringify({ input }) })).json()) as JobObject;
-  const status = async (id: string) => (await (await fetch(`${url}/v2/echo/status/${id}`, { headers: { authorization: `Bearer ${KEY}` } })).json()) as JobObject;
-  const post = (path: string, body: unknown) => worker(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', charset: 'utf-8' }, body: JSON.stringify(body) });
+  const worker = (path: string, init: RequestInit = {}) =>
+    fetch(`${url}/v2/echo/${path}`, {
+      ...init,
+      headers: { authorization: TOKEN, ...(init.headers as Record<string, string>) },
+    });
+  const run = async (input: unknown) =>
+    (await (
+      await fetch(`${url}/v2/echo/run`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}` },
+        body: JSON.stringify({ input }),
+      })
+    ).json()) as JobObject;
+  const status = async (id: string) =>
+    (await (
+      await fetch(`${url}/v2/echo/status/${id}`, { headers: { authorization: `Bearer ${KEY}` } })
+    ).json()) as JobObject;
+  const post = (path: string, body: unknown) =>
+    worker(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', charset: 'utf-8' },
+      body: JSON.stringify(body),
+    });
 
   it('holds an idle job-take, answers 204, and answers a held one as soon as a job comes', async () => {
     const t0 = performance.now();
@@ -92,14 +117,33 @@ describe('RunPod pull protocol, request by request', () => {
 
   it('executionTimeout and ttl reach the worker as stops (manual clock)', async () => {
     const clock = new ManualClock();
-    const s2 = createServer({ apiKeys: [KEY], workerTokens: [TOKEN], endpoints: ['echo'], pullHoldMs: 300, logger: quiet, clock, sweepIntervalMs: 0 });
+    const s2 = createServer({
+      apiKeys: [KEY],
+      workerTokens: [TOKEN],
+      endpoints: ['echo'],
+      pullHoldMs: 300,
+      logger: quiet,
+      clock,
+      sweepIntervalMs: 0,
+    });
     const base = (await s2.listen({ port: 0 })).url;
     try {
       const w = (path: string) => fetch(`${base}/v2/echo/${path}`, { headers: { authorization: TOKEN } });
-      const submit = async (policy: object) => ((await (await fetch(`${base}/v2/echo/run`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` }, body: JSON.stringify({ input: {}, policy }) })).json()) as JobObject).id;
+      const submit = async (policy: object) =>
+        (
+          (await (
+            await fetch(`${base}/v2/echo/run`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${KEY}` },
+              body: JSON.stringify({ input: {}, policy }),
+            })
+          ).json()) as JobObject
+        ).id;
       const slow = await submit({ executionTimeout: 5000 });
       const old = await submit({ ttl: 60_000 });
-      const jobs = (await (await w('job-take-batch/w5?gpu=x&batch_size=2&job_in_progress=0')).json()) as { id: string }[];
+      const jobs = (await (await w('job-take-batch/w5?gpu=x&batch_size=2&job_in_progress=0')).json()) as {
+        id: string;
+      }[];
       expect(jobs.map((j) => j.id).sort()).toEqual([slow, old].sort());
       expect((await w('job-stop/w5?gpu=x')).status).toBe(204);
       clock.advance(5001);

@@ -36,7 +36,9 @@ export interface PullRoutesDeps {
  * RunPod's worker protocol under `/v2/<endpoint>/` (see docs/worker-protocol.md, "Pull protocol"). Answers
  * undefined for any other path. Checks: path shape (404), worker token (401), endpoint (404), method (405).
  */
-export function createPullRoutes(deps: PullRoutesDeps): (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined {
+export function createPullRoutes(
+  deps: PullRoutesDeps,
+): (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined {
   const limiter = new RepollLimiter();
   // Undefined at once (no promise) for any other path: this runs before every request's own route.
   return (req) => {
@@ -48,7 +50,13 @@ export function createPullRoutes(deps: PullRoutesDeps): (req: ApiRequest) => Pro
 }
 
 /** One pull-protocol request; a failed `job-take` makes the next one from that worker wait (`RepollLimiter`). */
-async function servePull(deps: PullRoutesDeps, limiter: RepollLimiter, req: ApiRequest, parts: string[], op: string): Promise<ApiResponse> {
+async function servePull(
+  deps: PullRoutesDeps,
+  limiter: RepollLimiter,
+  req: ApiRequest,
+  parts: string[],
+  op: string,
+): Promise<ApiResponse> {
   const take = op === 'job-take' || op === 'job-take-batch';
   const key = `${parts[2]}/${parts[4]}`;
   if (take && limiter.tooSoon(key, performance.now())) {
@@ -70,21 +78,36 @@ async function servePull(deps: PullRoutesDeps, limiter: RepollLimiter, req: ApiR
 async function serve(deps: PullRoutesDeps, req: ApiRequest, parts: string[], op: string): Promise<ApiResponse> {
   const spec = OPS[op]!;
   const [, , endpointId = '', , workerId = '', jobId] = parts;
-  if (parts.length !== (spec.job ? 6 : 5) || !WORKER_ID_RE.test(workerId) || jobId === '') throw new BerthError('route_not_found', `no route ${req.method} ${req.path}`);
+  if (parts.length !== (spec.job ? 6 : 5) || !WORKER_ID_RE.test(workerId) || jobId === '')
+    throw new BerthError('route_not_found', `no route ${req.method} ${req.path}`);
   const identity = await deps.authenticate(req.headers['authorization'], endpointId);
   if (!identity) {
-    throw new BerthError('unauthorized', 'the worker protocol needs a worker token: Authorization: <BERTH_WORKER_TOKEN> (RUNPOD_AI_API_KEY)');
+    throw new BerthError(
+      'unauthorized',
+      'the worker protocol needs a worker token: Authorization: <BERTH_WORKER_TOKEN> (RUNPOD_AI_API_KEY)',
+    );
   }
-  if (!ENDPOINT_ID_RE.test(endpointId)) throw new BerthError('endpoint_not_found', `endpoint ${endpointId.slice(0, 80)} not found`);
-  if (req.method !== spec.method) throw new BerthError('method_not_allowed', `${req.method} is not allowed on ${op}; use ${spec.method}`, [spec.method]);
+  if (!ENDPOINT_ID_RE.test(endpointId))
+    throw new BerthError('endpoint_not_found', `endpoint ${endpointId.slice(0, 80)} not found`);
+  if (req.method !== spec.method)
+    throw new BerthError('method_not_allowed', `${req.method} is not allowed on ${op}; use ${spec.method}`, [
+      spec.method,
+    ]);
   const { ctx, dispatcher, reports, workers } = deps;
   if (op === 'ping') {
     const status = req.query.get('status');
-    if (status === 'unhealthy') ctx.logger.warn('pull worker failed a machine check', { workerId, endpointId, check: req.query.get('check'), reason: req.query.get('reason') });
+    if (status === 'unhealthy')
+      ctx.logger.warn('pull worker failed a machine check', {
+        workerId,
+        endpointId,
+        check: req.query.get('check'),
+        reason: req.query.get('reason'),
+      });
     await workers.onPing(workerId, endpointId, pingIds(req));
     return { status: 200, json: {} };
   }
-  if (deps.draining() && (op === 'job-take' || op === 'job-take-batch')) throw new BerthError('rate_limited', 'the control plane is shutting down; poll again later');
+  if (deps.draining() && (op === 'job-take' || op === 'job-take-batch'))
+    throw new BerthError('rate_limited', 'the control plane is shutting down; poll again later');
   const s = await workers.session(workerId, endpointId, identity);
   switch (op) {
     case 'job-take':
@@ -103,6 +126,10 @@ async function serve(deps: PullRoutesDeps, req: ApiRequest, parts: string[], op:
 function batchSize(req: ApiRequest): number {
   const raw = req.query.get('batch_size') ?? '1';
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new BerthError('invalid_request', `batch_size must be a positive integer (got ${JSON.stringify(raw.slice(0, 20))})`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new BerthError(
+      'invalid_request',
+      `batch_size must be a positive integer (got ${JSON.stringify(raw.slice(0, 20))})`,
+    );
   return Math.min(n, MAX_BATCH);
 }

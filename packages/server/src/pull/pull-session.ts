@@ -42,8 +42,26 @@ export class PullSession extends WorkerSession {
   /** The last ping: the job ids it listed and when (performance.now()). */
   lastPing: { ids: Set<string>; at: number } | undefined;
 
-  constructor(workerId: string, endpointId: string, now: number, private readonly onTerminate: (s: PullSession) => void) {
-    super(NO_SOCKET, { type: 'hello', protocol: PROTOCOL_VERSION, workerId, endpointId, concurrency: 0, stream: true, inflight: [], sdkVersion: 'runpod-pull' }, now);
+  constructor(
+    workerId: string,
+    endpointId: string,
+    now: number,
+    private readonly onTerminate: (s: PullSession) => void,
+  ) {
+    super(
+      NO_SOCKET,
+      {
+        type: 'hello',
+        protocol: PROTOCOL_VERSION,
+        workerId,
+        endpointId,
+        concurrency: 0,
+        stream: true,
+        inflight: [],
+        sdkVersion: 'runpod-pull',
+      },
+      now,
+    );
     this.lastActive = now;
   }
 

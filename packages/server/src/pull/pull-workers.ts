@@ -44,15 +44,24 @@ export class PullWorkers {
   async session(workerId: string, endpointId: string, identity: WorkerIdentity): Promise<PullSession> {
     const { registry } = this.deps.ctx;
     const other = registry.get(workerId);
-    if (other && !(other instanceof PullSession)) throw new BerthError('invalid_request', `worker id ${workerId} is connected over the WebSocket; give each worker its own id`);
+    if (other && !(other instanceof PullSession))
+      throw new BerthError(
+        'invalid_request',
+        `worker id ${workerId} is connected over the WebSocket; give each worker its own id`,
+      );
     const s = this.byId.get(workerId);
     if (s && !s.closed) {
-      if (s.endpointId !== endpointId) throw new BerthError('invalid_request', `worker ${workerId} serves endpoint ${s.endpointId}, not ${endpointId}`);
+      if (s.endpointId !== endpointId)
+        throw new BerthError(
+          'invalid_request',
+          `worker ${workerId} serves endpoint ${s.endpointId}, not ${endpointId}`,
+        );
       s.lastActive = performance.now();
       s.abandoned = false;
       return s;
     }
-    if (!this.deps.hasEndpoint(endpointId) && !this.deps.register(endpointId, identity)) throw new BerthError('endpoint_not_found', `endpoint ${endpointId} is not served here`);
+    if (!this.deps.hasEndpoint(endpointId) && !this.deps.register(endpointId, identity))
+      throw new BerthError('endpoint_not_found', `endpoint ${endpointId} is not served here`);
     let pending = this.creating.get(workerId);
     if (!pending) {
       pending = this.create(workerId, endpointId).finally(() => this.creating.delete(workerId));
@@ -87,7 +96,12 @@ export class PullWorkers {
     if (this.byId.get(s.workerId) === s) this.byId.delete(s.workerId);
     this.deps.ctx.registry.remove(s);
     s.release();
-    this.deps.ctx.logger.info('pull worker gone', { workerId: s.workerId, endpointId: s.endpointId, why, running: s.inflight.size });
+    this.deps.ctx.logger.info('pull worker gone', {
+      workerId: s.workerId,
+      endpointId: s.endpointId,
+      why,
+      running: s.inflight.size,
+    });
     await this.deps.reports.onSessionClosed(s);
   }
 
@@ -127,11 +141,15 @@ export class PullWorkers {
       else {
         s.lastSeen = Math.max(s.lastSeen, s.lastActive);
         const p = s.lastPing;
-        if (!s.abandoned && p && [...s.inflight.keys()].some((id) => p.ids.has(id))) s.lastSeen = Math.max(s.lastSeen, p.at);
+        if (!s.abandoned && p && [...s.inflight.keys()].some((id) => p.ids.has(id)))
+          s.lastSeen = Math.max(s.lastSeen, p.at);
       }
       // A dropped poll not followed by another within ABANDONED_MS: the worker's process is gone.
       const gone = s.abandoned && !s.take?.open && !s.stopPoll?.open && now - s.lastActive > ABANDONED_MS;
-      if (gone || now - s.lastSeen > 3 * hb) void this.retire(s, gone ? 'it dropped its polls' : 'its polls stopped').catch((err) => this.deps.ctx.logger.error('pull worker retire failed', { workerId: s.workerId, err: String(err) }));
+      if (gone || now - s.lastSeen > 3 * hb)
+        void this.retire(s, gone ? 'it dropped its polls' : 'its polls stopped').catch((err) =>
+          this.deps.ctx.logger.error('pull worker retire failed', { workerId: s.workerId, err: String(err) }),
+        );
     }
   }
 

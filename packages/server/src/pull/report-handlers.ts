@@ -12,7 +12,8 @@ const OK: ApiResponse = { status: 200, json: {} };
 /** The JSON object a worker posted, whatever its Content-Type says (runpod-python sends JSON as a form type). */
 async function reportBody(req: ApiRequest): Promise<Record<string, unknown>> {
   const body = parseJsonBody(await readBody(req.body, MAX_REPORT_BYTES, req.headers['content-length']));
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BerthError('invalid_request', 'the body must be a JSON object like {"output": ...} or {"error": "..."}');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new BerthError('invalid_request', 'the body must be a JSON object like {"output": ...} or {"error": "..."}');
   return body as Record<string, unknown>;
 }
 
@@ -22,7 +23,9 @@ async function attemptOf(ctx: CoreContext, s: PullSession, jobId: string): Promi
   if (known !== undefined) return known;
   // Not in the session (it was retired and came back, or the control plane restarted): the store decides.
   const job = await ctx.store.get(jobId);
-  return job && job.status === 'IN_PROGRESS' && job.workerId === s.workerId && job.endpointId === s.endpointId ? job.attempt : undefined;
+  return job && job.status === 'IN_PROGRESS' && job.workerId === s.workerId && job.endpointId === s.endpointId
+    ? job.attempt
+    : undefined;
 }
 
 const errorText = (e: unknown): string => (typeof e === 'string' ? e : JSON.stringify(e));
@@ -33,7 +36,13 @@ const errorText = (e: unknown): string => (typeof e === 'string' ? e : JSON.stri
  * "output": p}` is progress (ignored once the job has its result: runpod-python posts progress from a thread,
  * often after the result). A report for a job that is no longer this worker's is answered 200 and dropped.
  */
-export async function jobDone(ctx: CoreContext, reports: WorkerReports, s: PullSession, req: ApiRequest, jobId: string): Promise<ApiResponse> {
+export async function jobDone(
+  ctx: CoreContext,
+  reports: WorkerReports,
+  s: PullSession,
+  req: ApiRequest,
+  jobId: string,
+): Promise<ApiResponse> {
   const body = await reportBody(req);
   const attempt = await attemptOf(ctx, s, jobId);
   const progress = body['status'] === 'IN_PROGRESS';
@@ -45,17 +54,28 @@ export async function jobDone(ctx: CoreContext, reports: WorkerReports, s: PullS
     await reports.onWorkerMessage(s, { type: 'job.progress', id: jobId, attempt, progress: body['output'] });
     return OK;
   }
-  if (body['stopPod'] === true) ctx.logger.info('pull worker asked to be restarted after this job (refresh_worker)', { jobId, workerId: s.workerId });
-  const msg = body['error'] !== undefined && body['error'] !== null
-    ? { type: 'job.fail' as const, id: jobId, attempt, error: errorText(body['error']) }
-    : { type: 'job.complete' as const, id: jobId, attempt, output: body['output'] };
+  if (body['stopPod'] === true)
+    ctx.logger.info('pull worker asked to be restarted after this job (refresh_worker)', {
+      jobId,
+      workerId: s.workerId,
+    });
+  const msg =
+    body['error'] !== undefined && body['error'] !== null
+      ? { type: 'job.fail' as const, id: jobId, attempt, error: errorText(body['error']) }
+      : { type: 'job.complete' as const, id: jobId, attempt, output: body['output'] };
   await reports.onWorkerMessage(s, msg);
   s.forget(jobId);
   return OK;
 }
 
 /** `POST /v2/<ep>/job-stream/<worker>/<job>`: one chunk, `{"output": chunk}`, in order. */
-export async function jobStream(ctx: CoreContext, reports: WorkerReports, s: PullSession, req: ApiRequest, jobId: string): Promise<ApiResponse> {
+export async function jobStream(
+  ctx: CoreContext,
+  reports: WorkerReports,
+  s: PullSession,
+  req: ApiRequest,
+  jobId: string,
+): Promise<ApiResponse> {
   const body = await reportBody(req);
   const attempt = await attemptOf(ctx, s, jobId);
   if (attempt === undefined) return OK;

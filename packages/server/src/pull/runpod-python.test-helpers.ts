@@ -8,13 +8,17 @@ import { runpodWorkerEnv } from '@berth/protocol';
 /** Debian's interpreter: apt installs runpod-python's python3-* dependencies for it. */
 export const PYTHON = '/usr/bin/python3';
 /** The unmodified runpod-python 1.12.0 (../shared/vendor/runpod-python); BERTH_RUNPOD_PYTHONPATH overrides it. */
-export const RUNPOD_SITE = process.env['BERTH_RUNPOD_PYTHONPATH'] ?? fileURLToPath(new URL('../../../../../shared/vendor/runpod-python/site-packages', import.meta.url));
+export const RUNPOD_SITE =
+  process.env['BERTH_RUNPOD_PYTHONPATH'] ??
+  fileURLToPath(new URL('../../../../../shared/vendor/runpod-python/site-packages', import.meta.url));
 export const HANDLERS_PY = fileURLToPath(new URL('./fixtures/handlers.py', import.meta.url));
 
 /** Why the runpod-python tests cannot run here, or undefined when they can. */
 export function runpodSkipReason(): string | undefined {
-  if (!existsSync(PYTHON)) return `${PYTHON} is missing (install Debian's python3 and runpod-python's python3-* packages)`;
-  if (!existsSync(join(RUNPOD_SITE, 'runpod'))) return `runpod-python is missing: no ${RUNPOD_SITE}/runpod (set BERTH_RUNPOD_PYTHONPATH)`;
+  if (!existsSync(PYTHON))
+    return `${PYTHON} is missing (install Debian's python3 and runpod-python's python3-* packages)`;
+  if (!existsSync(join(RUNPOD_SITE, 'runpod')))
+    return `runpod-python is missing: no ${RUNPOD_SITE}/runpod (set BERTH_RUNPOD_PYTHONPATH)`;
   return undefined;
 }
 
@@ -47,7 +51,8 @@ export class PyWorker {
         ...env,
       },
     });
-    for (const s of [this.child.stdout, this.child.stderr]) s?.setEncoding('utf8').on('data', (d: string) => (this.output += d));
+    for (const s of [this.child.stdout, this.child.stderr])
+      s?.setEncoding('utf8').on('data', (d: string) => (this.output += d));
     // 'exit', not 'close': an orphaned heartbeat child keeps the output pipes open.
     this.exited = new Promise((r) => this.child.once('exit', () => r()));
   }

@@ -20,7 +20,16 @@ describe.skipIf(skip !== undefined)('runpod-python workers on the pull protocol'
   const workers: PyWorker[] = [];
 
   beforeAll(async () => {
-    server = createServer({ apiKeys: [KEY], workerTokens: [TOKEN], endpoints: ENDPOINTS, pullHoldMs: 2000, heartbeatMs: 1000, workerGraceMs: 500, sweepIntervalMs: 100, logger: quiet });
+    server = createServer({
+      apiKeys: [KEY],
+      workerTokens: [TOKEN],
+      endpoints: ENDPOINTS,
+      pullHoldMs: 2000,
+      heartbeatMs: 1000,
+      workerGraceMs: 500,
+      sweepIntervalMs: 100,
+      logger: quiet,
+    });
     url = (await server.listen({ port: 0 })).url;
   });
   afterEach(async () => {
@@ -36,7 +45,11 @@ describe.skipIf(skip !== undefined)('runpod-python workers on the pull protocol'
     return w;
   };
   const api = async <T = JobObject>(path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${url}/v2/${path}`, { method: body === undefined ? 'GET' : 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const res = await fetch(`${url}/v2/${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     return (await res.json()) as T;
   };
   const runsync = (ep: string, input: unknown) => api(`${ep}/runsync?wait=30000`, { input });
@@ -45,7 +58,8 @@ describe.skipIf(skip !== undefined)('runpod-python workers on the pull protocol'
     for (;;) {
       const v = await fn();
       if (v !== undefined) return v;
-      if (performance.now() > end) throw new Error(`timed out waiting for ${what}\n${workers.map((w) => w.output.slice(-2000)).join('\n---\n')}`);
+      if (performance.now() > end)
+        throw new Error(`timed out waiting for ${what}\n${workers.map((w) => w.output.slice(-2000)).join('\n---\n')}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   };
@@ -75,11 +89,15 @@ describe.skipIf(skip !== undefined)('runpod-python workers on the pull protocol'
     expect((await api(`stream/status/${id}`)).output).toEqual([{ i: 0 }, { i: 1 }, { i: 2 }, { i: 3 }]);
   });
 
-  it('fails a job whose handler raises, with the worker\'s error', async () => {
+  it("fails a job whose handler raises, with the worker's error", async () => {
     worker('fail', 'py-fail', 'fail');
     const job = await runsync('fail', { why: 'on purpose' });
     expect(job.status).toBe('FAILED');
-    expect(JSON.parse(job.error!)).toMatchObject({ error_type: "<class 'ValueError'>", error_message: 'boom: on purpose', worker_id: 'py-fail' });
+    expect(JSON.parse(job.error!)).toMatchObject({
+      error_type: "<class 'ValueError'>",
+      error_message: 'boom: on purpose',
+      worker_id: 'py-fail',
+    });
   });
 
   it('shows progress while running and keeps the result when progress arrives after it', async () => {
@@ -106,7 +124,11 @@ describe.skipIf(skip !== undefined)('runpod-python workers on the pull protocol'
     await until('running', async () => ((await api(`sleep/status/${id}`)).status === 'IN_PROGRESS' ? true : undefined));
     const t0 = performance.now();
     expect((await api(`sleep/cancel/${id}`, {})).status).toBe('CANCELLED');
-    await until('worker stopped the job', async () => (w.output.includes(`${id} | Job stopped.`) ? true : undefined), 10_000);
+    await until(
+      'worker stopped the job',
+      async () => (w.output.includes(`${id} | Job stopped.`) ? true : undefined),
+      10_000,
+    );
     const stopMs = performance.now() - t0;
     const next = await runsync('sleep', { seconds: 0.1 });
     expect(next).toMatchObject({ status: 'COMPLETED', workerId: 'py-cancel' });
@@ -134,14 +156,20 @@ describe.skipIf(skip !== undefined)('runpod-python workers on the pull protocol'
   it('requeues the job of a worker killed mid-job, though its orphaned heartbeat still pings it', async () => {
     const a = worker('lost', 'py-lost-a', 'sleep');
     const { id } = await api('lost/run', { input: { seconds: 4 } });
-    await until('running on a', async () => ((await api(`lost/status/${id}`)).workerId === 'py-lost-a' ? true : undefined));
+    await until('running on a', async () =>
+      (await api(`lost/status/${id}`)).workerId === 'py-lost-a' ? true : undefined,
+    );
     a.killMain();
     await a.exited;
     worker('lost', 'py-lost-b', 'sleep');
-    const done = await until('done on b', async () => {
-      const j = await api(`lost/status/${id}`);
-      return j.status === 'COMPLETED' ? j : undefined;
-    }, 25_000);
+    const done = await until(
+      'done on b',
+      async () => {
+        const j = await api(`lost/status/${id}`);
+        return j.status === 'COMPLETED' ? j : undefined;
+      },
+      25_000,
+    );
     expect(done).toMatchObject({ workerId: 'py-lost-b', retries: 1, output: { slept: 4 } });
   }, 40_000);
 });

@@ -152,16 +152,33 @@ export interface Store {
   /** Takes the oldest IN_QUEUE job of the endpoint: IN_PROGRESS, attempt + 1, executionDeadline set. */
   claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined>;
   /** IN_PROGRESS with this attempt -> COMPLETED / FAILED / TIMED_OUT; sets retention. */
-  finish(id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): Promise<JobRecord | undefined>;
+  finish(
+    id: string,
+    attempt: number,
+    patch: FinishPatch,
+    now: number,
+    retention: RetentionPolicy,
+  ): Promise<JobRecord | undefined>;
   /** IN_QUEUE or IN_PROGRESS -> CANCELLED. Returns the record before and after, or undefined when not cancellable. */
-  cancel(id: string, now: number, retention: RetentionPolicy): Promise<{ before: JobRecord; after: JobRecord } | undefined>;
+  cancel(
+    id: string,
+    now: number,
+    retention: RetentionPolicy,
+  ): Promise<{ before: JobRecord; after: JobRecord } | undefined>;
   /** FAILED or TIMED_OUT -> IN_QUEUE with output and error cleared and retries + 1. */
   retry(id: string, now: number): Promise<JobRecord | undefined>;
   /**
    * IN_PROGRESS with this attempt goes back to IN_QUEUE (retries + 1), or to FAILED with `failError` when the
    * attempt has reached `maxAttempts`.
    */
-  requeue(id: string, attempt: number, now: number, maxAttempts: number, failError: string, retention: RetentionPolicy): Promise<JobRecord | undefined>;
+  requeue(
+    id: string,
+    attempt: number,
+    now: number,
+    maxAttempts: number,
+    failError: string,
+    retention: RetentionPolicy,
+  ): Promise<JobRecord | undefined>;
   /** Latest progress of the current attempt. */
   setProgress(id: string, attempt: number, progress: unknown): Promise<boolean>;
   /** Appends stream chunks of the current attempt; `seq` is the index of the first; duplicates are skipped. */

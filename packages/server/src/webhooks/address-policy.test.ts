@@ -35,10 +35,14 @@ describe('classifyAddress', () => {
   });
 
   it('refusal names the kind and how to allow it; allowed kinds pass; never-allowable kinds have no hint', () => {
-    expect(refusal('127.0.0.1', [])).toMatch(/non-public address \(loopback\) \(allow it with webhooks.allow: \['loopback'\]\)/);
+    expect(refusal('127.0.0.1', [])).toMatch(
+      /non-public address \(loopback\) \(allow it with webhooks.allow: \['loopback'\]\)/,
+    );
     expect(refusal('127.0.0.1', ['loopback'])).toBeUndefined();
     expect(refusal('10.0.0.1', ['loopback'])).toMatch(/private/);
-    expect(refusal('0.0.0.0', ['loopback', 'private', 'link-local'])).toBe('refused: 0.0.0.0 is a non-public address (unspecified)');
+    expect(refusal('0.0.0.0', ['loopback', 'private', 'link-local'])).toBe(
+      'refused: 0.0.0.0 is a non-public address (unspecified)',
+    );
     expect(refusal('93.184.216.34', [])).toBeUndefined();
   });
 });

@@ -77,6 +77,8 @@ export function classifyAddress(ip: string): AddressKind | 'public' {
 export function refusal(ip: string, allow: readonly AllowableKind[]): string | undefined {
   const kind = classifyAddress(ip);
   if (kind === 'public' || (allow as readonly string[]).includes(kind)) return undefined;
-  const hint = (ALLOWABLE_KINDS as readonly string[]).includes(kind) ? ` (allow it with webhooks.allow: ['${kind}'])` : '';
+  const hint = (ALLOWABLE_KINDS as readonly string[]).includes(kind)
+    ? ` (allow it with webhooks.allow: ['${kind}'])`
+    : '';
   return `refused: ${ip} is a non-public address (${kind})${hint}`;
 }

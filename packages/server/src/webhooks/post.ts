@@ -19,12 +19,17 @@ const MAX_ANSWER_BYTES = 64 * 1024;
  * before any connection is made.
  */
 function guardedLookup(allow: readonly AllowableKind[]): LookupFunction {
-  return ((hostname: string, options: object, cb: (err: Error | null, address: string | LookupAddress[], family?: number) => void) => {
+  return ((
+    hostname: string,
+    options: object,
+    cb: (err: Error | null, address: string | LookupAddress[], family?: number) => void,
+  ) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return cb(err, '', 0);
       const ok = addresses.filter((a) => refusal(a.address, allow) === undefined);
       if (ok.length === 0) {
-        const why = addresses.map((a) => refusal(a.address, allow)).find((r) => r !== undefined) ?? 'refused: no address';
+        const why =
+          addresses.map((a) => refusal(a.address, allow)).find((r) => r !== undefined) ?? 'refused: no address';
         return cb(Object.assign(new Error(`${hostname}: ${why}`), { code: 'EREFUSEDADDRESS' }), '', 0);
       }
       if ((options as { all?: boolean }).all) cb(null, ok);
@@ -39,7 +44,12 @@ function guardedLookup(allow: readonly AllowableKind[]): LookupFunction {
  * `guardedLookup`; and the socket's actual remote address is checked on connect (anything the lookup did not
  * see) before a byte is sent (the request is only written once that check passed).
  */
-export function postWebhook(url: string, body: string, headers: Record<string, string>, opts: { timeoutMs: number; allow: readonly AllowableKind[] }): Promise<PostResult> {
+export function postWebhook(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  opts: { timeoutMs: number; allow: readonly AllowableKind[] },
+): Promise<PostResult> {
   return new Promise((resolve) => {
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
@@ -55,7 +65,8 @@ export function postWebhook(url: string, body: string, headers: Record<string, s
     } catch {
       return done({ error: 'invalid URL' });
     }
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') return done({ error: `unsupported scheme ${target.protocol}` });
+    if (target.protocol !== 'http:' && target.protocol !== 'https:')
+      return done({ error: `unsupported scheme ${target.protocol}` });
     const literal = target.hostname.replace(/^\[(.*)\]$/, '$1');
     const early = isIP(literal) ? refusal(literal, opts.allow) : undefined; // an IP literal is refused before dialing
     if (early) return done({ error: early, refused: true });
@@ -63,7 +74,12 @@ export function postWebhook(url: string, body: string, headers: Record<string, s
       method: 'POST',
       agent: false,
       lookup: guardedLookup(opts.allow),
-      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'berth-webhooks/1', ...headers },
+      headers: {
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        'user-agent': 'berth-webhooks/1',
+        ...headers,
+      },
     };
     const req = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, options);
     timer = setTimeout(() => {
@@ -72,7 +88,10 @@ export function postWebhook(url: string, body: string, headers: Record<string, s
     }, opts.timeoutMs);
     req.on('socket', (socket: Socket) => {
       const check = () => {
-        const why = socket.remoteAddress === undefined ? 'refused: unknown remote address' : refusal(socket.remoteAddress, opts.allow);
+        const why =
+          socket.remoteAddress === undefined
+            ? 'refused: unknown remote address'
+            : refusal(socket.remoteAddress, opts.allow);
         if (why) {
           done({ error: why, refused: true });
           req.destroy();
@@ -81,7 +100,9 @@ export function postWebhook(url: string, body: string, headers: Record<string, s
       if (socket.remoteAddress !== undefined && !socket.connecting) check();
       else socket.once('connect', check);
     });
-    req.on('error', (err: NodeJS.ErrnoException) => done({ error: err.message || err.code || 'connection error', refused: err.code === 'EREFUSEDADDRESS' }));
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      done({ error: err.message || err.code || 'connection error', refused: err.code === 'EREFUSEDADDRESS' }),
+    );
     req.on('response', (res) => {
       let read = 0;
       res.on('data', (c: Buffer) => {

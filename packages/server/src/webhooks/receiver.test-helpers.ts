@@ -28,7 +28,12 @@ export async function webhookReceiver(script: Reply[] = [200]) {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const n = received.length;
-      received.push({ at: performance.now(), path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      received.push({
+        at: performance.now(),
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
       for (const w of waiters.splice(0)) w();
       const reply = script[Math.min(n, script.length - 1)]!;
       if (reply === 'hang') return void open.add(res);

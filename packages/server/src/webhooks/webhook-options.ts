@@ -36,7 +36,8 @@ export interface ResolvedWebhookOptions {
 
 function num(name: string, v: number | undefined, def: number, min: number): number {
   if (v === undefined) return def;
-  if (!Number.isFinite(v) || v < min) throw new ConfigError(`option webhooks.${name} must be a number >= ${min}, got ${String(v)}`);
+  if (!Number.isFinite(v) || v < min)
+    throw new ConfigError(`option webhooks.${name} must be a number >= ${min}, got ${String(v)}`);
   return v;
 }
 
@@ -46,10 +47,12 @@ export function resolveWebhookOptions(o: WebhookOptions = {}): ResolvedWebhookOp
   if (o.secret !== undefined) {
     const m = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(o.secret);
     key = m ? Buffer.from(m[1]!, 'base64') : undefined;
-    if (!key || key.length < 24) throw new ConfigError('option webhooks.secret must look like whsec_<base64 of 24 to 64 random bytes>');
+    if (!key || key.length < 24)
+      throw new ConfigError('option webhooks.secret must look like whsec_<base64 of 24 to 64 random bytes>');
   }
   for (const k of o.allow ?? []) {
-    if (!(ALLOWABLE_KINDS as readonly string[]).includes(k)) throw new ConfigError(`option webhooks.allow: "${String(k)}" is not one of ${ALLOWABLE_KINDS.join(', ')}`);
+    if (!(ALLOWABLE_KINDS as readonly string[]).includes(k))
+      throw new ConfigError(`option webhooks.allow: "${String(k)}" is not one of ${ALLOWABLE_KINDS.join(', ')}`);
   }
   return {
     enabled: o.enabled ?? true,

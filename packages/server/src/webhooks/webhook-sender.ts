@@ -92,7 +92,9 @@ export class WebhookSender {
   private async attempt(d: WebhookDelivery): Promise<void> {
     const startedAt = this.clock.now();
     const t0 = performance.now();
-    const headers = this.opts.key ? signatureHeaders(this.opts.key, d.id, Math.floor(Date.now() / 1000), d.body) : { 'webhook-id': d.id };
+    const headers = this.opts.key
+      ? signatureHeaders(this.opts.key, d.id, Math.floor(Date.now() / 1000), d.body)
+      : { 'webhook-id': d.id };
     let r: PostResult;
     try {
       r = await postWebhook(d.url, d.body, headers, this.opts);

@@ -24,10 +24,14 @@ const submit = async (s: BerthServer, webhook: string, input: Record<string, unk
 };
 const log = async (s: BerthServer, id: string) => (await call(s, 'GET', `/v2/echo/webhooks/${id}`)).body;
 const untilState = (s: BerthServer, id: string, state: string, timeoutMs = 5000) =>
-  until(async () => {
-    const l = await log(s, id);
-    return l.deliveries?.[0]?.state === state ? l : undefined;
-  }, timeoutMs, `webhook of ${id} to be ${state}`);
+  until(
+    async () => {
+      const l = await log(s, id);
+      return l.deliveries?.[0]?.state === state ? l : undefined;
+    },
+    timeoutMs,
+    `webhook of ${id} to be ${state}`,
+  );
 
 describe('webhooks to a real receiver', () => {
   it('POSTs the job object plus input and webhook once the job completes, signed and verified by standardwebhooks', async () => {
@@ -39,13 +43,30 @@ describe('webhooks to a real receiver', () => {
     w.send({ type: 'job.complete', id, attempt: a.attempt, output: { text: 'hello' } });
     const [req] = await rx.count(1);
     expect(req!.headers['content-type']).toBe('application/json');
-    const payload = new Webhook(SECRET).verify(req!.body, req!.headers as Record<string, string>) as Record<string, unknown>;
-    expect(payload).toMatchObject({ id, status: 'COMPLETED', output: { text: 'hello' }, input: { prompt: 'hi' }, webhook: rx.url, workerId: 'w1' });
+    const payload = new Webhook(SECRET).verify(req!.body, req!.headers as Record<string, string>) as Record<
+      string,
+      unknown
+    >;
+    expect(payload).toMatchObject({
+      id,
+      status: 'COMPLETED',
+      output: { text: 'hello' },
+      input: { prompt: 'hi' },
+      webhook: rx.url,
+      workerId: 'w1',
+    });
     expect(typeof payload['executionTime']).toBe('number');
     expect(req!.headers['webhook-id']).toBe(`msg_${id}_0`);
     // A tampered body or another secret fails verification: the signature really covers them.
-    expect(() => new Webhook(SECRET).verify(req!.body.replace('hello', 'HELLO'), req!.headers as Record<string, string>)).toThrow();
-    expect(() => new Webhook(`whsec_${randomBytes(32).toString('base64')}`).verify(req!.body, req!.headers as Record<string, string>)).toThrow();
+    expect(() =>
+      new Webhook(SECRET).verify(req!.body.replace('hello', 'HELLO'), req!.headers as Record<string, string>),
+    ).toThrow();
+    expect(() =>
+      new Webhook(`whsec_${randomBytes(32).toString('base64')}`).verify(
+        req!.body,
+        req!.headers as Record<string, string>,
+      ),
+    ).toThrow();
     const l = await untilState(t.server, id, 'delivered');
     expect(l.deliveries[0].attempts).toHaveLength(1);
     expect(l.deliveries[0].attempts[0]).toMatchObject({ status: 200 });
@@ -89,14 +110,20 @@ describe('webhooks to a real receiver', () => {
   });
 
   it.each([
-    ['memory (the same store object)', () => {
-      const store = new MemoryStore();
-      return () => store;
-    }],
-    ['SQLite (the file reopened)', () => {
-      const file = join(tmp, `restart-${Math.random()}.sqlite`);
-      return () => new SqliteStore({ file });
-    }],
+    [
+      'memory (the same store object)',
+      () => {
+        const store = new MemoryStore();
+        return () => store;
+      },
+    ],
+    [
+      'SQLite (the file reopened)',
+      () => {
+        const file = join(tmp, `restart-${Math.random()}.sqlite`);
+        return () => new SqliteStore({ file });
+      },
+    ],
   ])('a restart mid-retry continues the delivery from the stored outbox: %s', async (_name, makeStores) => {
     const storeFor = makeStores();
     await using rx = await webhookReceiver([500, 200]);
@@ -107,7 +134,11 @@ describe('webhooks to a real receiver', () => {
       id = await submit(a.server, rx.url);
       await call(a.server, 'POST', `/v2/echo/cancel/${id}`);
       await rx.count(1);
-      await until(async () => (await log(a.server, id)).deliveries[0]?.attempts.length === 1, 2000, 'first attempt recorded');
+      await until(
+        async () => (await log(a.server, id)).deliveries[0]?.attempts.length === 1,
+        2000,
+        'first attempt recorded',
+      );
     } // server A (and its store) is closed here, before its retry is due
     await new Promise((r) => setTimeout(r, 700));
     expect(rx.received).toHaveLength(1);
@@ -122,7 +153,12 @@ describe('webhooks to a real receiver', () => {
   it('without an allowance, refuses loopback targets: IP literal, IPv4-mapped IPv6, and a name that resolves to loopback', async () => {
     await using rx = await webhookReceiver([200]);
     await using t = await listening({ webhooks: { ...FAST, allow: [] } });
-    const targets = [`http://127.0.0.1:${rx.port}/a`, `http://[::ffff:127.0.0.1]:${rx.port}/b`, `http://localhost:${rx.port}/c`, `http://[::1]:${rx.port}/d`];
+    const targets = [
+      `http://127.0.0.1:${rx.port}/a`,
+      `http://[::ffff:127.0.0.1]:${rx.port}/b`,
+      `http://localhost:${rx.port}/c`,
+      `http://[::1]:${rx.port}/d`,
+    ];
     const ids: string[] = [];
     for (const url of targets) {
       const id = await submit(t.server, url);

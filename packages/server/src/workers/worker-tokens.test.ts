@@ -20,7 +20,9 @@ describe('per-endpoint worker tokens', () => {
     expect(await elsewhere.next('error')).toMatchObject({ code: 'unauthorized' });
     const id = (await call(t.server, 'POST', '/v2/other/run', { body: { input: { secret: 1 } } })).body.id;
     expect(elsewhere.count('job.assign')).toBe(0); // never saw other's job
-    expect((await call(t.server, 'GET', `/v2/echo/health`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
+    expect(
+      (await call(t.server, 'GET', `/v2/echo/health`, { headers: { authorization: `Bearer ${secret}` } })).status,
+    ).toBe(401);
     const apiKey = (await createApiKey(keyStore)).secret;
     await expect(ScriptedWorker.connect(t.url, {}, apiKey)).rejects.toThrow('HTTP 401');
     await keyStore.revoke(key.id, Date.now());
@@ -51,25 +53,38 @@ describe('per-endpoint worker tokens', () => {
 const skip = await pgUnavailable();
 
 describe.each([['MemoryKeyStore'], ['PgKeyStore']])('authenticateWorker on %s', (name) => {
-  it.skipIf(name === 'PgKeyStore' && skip !== undefined)(`shared and stored tokens, endpoint checks${name === 'PgKeyStore' && skip ? ` (skipped: ${skip})` : ''}`, async () => {
-    const schema = testSchema();
-    const store: KeyStore = name === 'PgKeyStore' ? await PgKeyStore.open({ url: PG_TEST_URL, schema }) : new MemoryKeyStore();
-    try {
-      const auth = new WorkerAuth(['dev-token'], store);
-      const { key, secret } = await createApiKey(store, { worker: true, endpoints: ['echo', 'sd'] });
-      expect(await auth.authenticateWorker(`Bearer ${secret}`)).toEqual({ credentialId: key.id, endpoints: ['echo', 'sd'] });
-      expect(await auth.authenticateWorker(secret, 'sd')).toEqual({ credentialId: key.id, endpoints: ['echo', 'sd'] });
-      expect(await auth.authenticateWorker(secret, 'other')).toBeNull();
-      expect(await auth.authenticateWorker('dev-token', 'anything')).toEqual({ credentialId: 'worker-token1', endpoints: null });
-      expect(await auth.authenticateWorker(`${secret.slice(0, -1)}x`)).toBeNull();
-      expect(await auth.authenticateWorker((await createApiKey(store)).secret)).toBeNull();
-      expect(await auth.authenticateWorker(undefined)).toBeNull();
-      expect((await store.get(key.id))?.kind).toBe('worker');
-      await store.revoke(key.id, 1);
-      expect(await auth.authenticateWorker(secret)).toBeNull();
-    } finally {
-      await store.close();
-      if (name === 'PgKeyStore') await dropSchema(schema);
-    }
-  });
+  it.skipIf(name === 'PgKeyStore' && skip !== undefined)(
+    `shared and stored tokens, endpoint checks${name === 'PgKeyStore' && skip ? ` (skipped: ${skip})` : ''}`,
+    async () => {
+      const schema = testSchema();
+      const store: KeyStore =
+        name === 'PgKeyStore' ? await PgKeyStore.open({ url: PG_TEST_URL, schema }) : new MemoryKeyStore();
+      try {
+        const auth = new WorkerAuth(['dev-token'], store);
+        const { key, secret } = await createApiKey(store, { worker: true, endpoints: ['echo', 'sd'] });
+        expect(await auth.authenticateWorker(`Bearer ${secret}`)).toEqual({
+          credentialId: key.id,
+          endpoints: ['echo', 'sd'],
+        });
+        expect(await auth.authenticateWorker(secret, 'sd')).toEqual({
+          credentialId: key.id,
+          endpoints: ['echo', 'sd'],
+        });
+        expect(await auth.authenticateWorker(secret, 'other')).toBeNull();
+        expect(await auth.authenticateWorker('dev-token', 'anything')).toEqual({
+          credentialId: 'worker-token1',
+          endpoints: null,
+        });
+        expect(await auth.authenticateWorker(`${secret.slice(0, -1)}x`)).toBeNull();
+        expect(await auth.authenticateWorker((await createApiKey(store)).secret)).toBeNull();
+        expect(await auth.authenticateWorker(undefined)).toBeNull();
+        expect((await store.get(key.id))?.kind).toBe('worker');
+        await store.revoke(key.id, 1);
+        expect(await auth.authenticateWorker(secret)).toBeNull();
+      } finally {
+        await store.close();
+        if (name === 'PgKeyStore') await dropSchema(schema);
+      }
+    },
+  );
 });

@@ -46,7 +46,12 @@ export class ConnectionGuard {
   private summarise(): void {
     this.summaryTimer = undefined;
     if (this.malformed === 0) return;
-    this.logger.warn('malformed worker messages ignored', { workerId: this.who(), count: this.malformed, windowMs: SUMMARY_MS, lastError: this.lastError });
+    this.logger.warn('malformed worker messages ignored', {
+      workerId: this.who(),
+      count: this.malformed,
+      windowMs: SUMMARY_MS,
+      lastError: this.lastError,
+    });
     this.malformed = 0;
     this.summaryTimer = setTimeout(() => this.summarise(), SUMMARY_MS);
     this.summaryTimer.unref();
@@ -54,7 +59,12 @@ export class ConnectionGuard {
 
   close(): void {
     if (this.summaryTimer !== undefined) clearTimeout(this.summaryTimer);
-    if (this.malformed > 0) this.logger.warn('malformed worker messages ignored', { workerId: this.who(), count: this.malformed, lastError: this.lastError });
+    if (this.malformed > 0)
+      this.logger.warn('malformed worker messages ignored', {
+        workerId: this.who(),
+        count: this.malformed,
+        lastError: this.lastError,
+      });
     this.summaryTimer = undefined;
   }
 }

@@ -32,7 +32,9 @@ describe('worker gateway', () => {
 
   it('requires hello first', async () => {
     await using t = await listening();
-    const ws = new WebSocket(t.url.replace('http', 'ws') + WORKER_WS_PATH, { headers: { authorization: 'Bearer test-worker-token' } });
+    const ws = new WebSocket(t.url.replace('http', 'ws') + WORKER_WS_PATH, {
+      headers: { authorization: 'Bearer test-worker-token' },
+    });
     await new Promise((r) => ws.once('open', r));
     const msgs: string[] = [];
     ws.on('message', (d) => msgs.push(d.toString()));
@@ -45,7 +47,16 @@ describe('worker gateway', () => {
     await using t = await listening();
     const w = await ScriptedWorker.connect(t.url);
     await w.next('welcome');
-    for (const bad of ['not json', '{}', '[]', 'null', '{"type":"job.complete"}', '{"type":"hello","protocol":"x"}', '{"type":"job.stream","id":"a","attempt":1,"seq":-1,"chunks":[]}', '"'.repeat(10_000)]) {
+    for (const bad of [
+      'not json',
+      '{}',
+      '[]',
+      'null',
+      '{"type":"job.complete"}',
+      '{"type":"hello","protocol":"x"}',
+      '{"type":"job.stream","id":"a","attempt":1,"seq":-1,"chunks":[]}',
+      '"'.repeat(10_000),
+    ]) {
       w.ws.send(bad);
     }
     w.ws.send(Buffer.from([0xff, 0x00, 0x12]), { binary: true });
@@ -94,7 +105,12 @@ describe('worker gateway', () => {
     const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
     await w.next('job.assign');
     await w.close();
-    const w2 = await ScriptedWorker.connect(t.url, { inflight: [{ id, attempt: 1 }, { id: 'gone', attempt: 3 }] });
+    const w2 = await ScriptedWorker.connect(t.url, {
+      inflight: [
+        { id, attempt: 1 },
+        { id: 'gone', attempt: 3 },
+      ],
+    });
     const welcome = await w2.next('welcome');
     expect(welcome.stale).toEqual([{ id: 'gone', attempt: 3 }]);
     w2.send({ type: 'job.complete', id, attempt: 1, output: 'kept' });

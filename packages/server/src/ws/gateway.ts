@@ -1,6 +1,15 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { BerthError, PROTOCOL_VERSION, WORKER_WS_PATH, decodeWorkerMessage, ENDPOINT_ID_RE, toErrorBody, type HelloMessage, type WsErrorCode } from '@berth/protocol';
+import {
+  BerthError,
+  PROTOCOL_VERSION,
+  WORKER_WS_PATH,
+  decodeWorkerMessage,
+  ENDPOINT_ID_RE,
+  toErrorBody,
+  type HelloMessage,
+  type WsErrorCode,
+} from '@berth/protocol';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
@@ -47,7 +56,9 @@ export class Gateway {
     // The same JSON error body as every HTTP answer (`toErrorBody`), on the raw socket before any upgrade.
     const refuse = (err: BerthError) => {
       const { status, body } = toErrorBody(err);
-      socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(body)}`);
+      socket.end(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(body)}`,
+      );
     };
     if (path !== WORKER_WS_PATH) return refuse(new BerthError('route_not_found', 'Not Found'));
     this.deps.auth.authenticateWorker(req.headers.authorization).then(
@@ -79,38 +90,43 @@ export class Gateway {
       const text = isBinary ? '' : data.toString();
       const decoded = decodeWorkerMessage(text);
       if (!decoded.ok) {
-        if (guard.malformedFrame(decoded.error)) ws.send(JSON.stringify({ type: 'error', code: 'invalid_message', message: decoded.error }));
+        if (guard.malformedFrame(decoded.error))
+          ws.send(JSON.stringify({ type: 'error', code: 'invalid_message', message: decoded.error }));
         return;
       }
       const msg = decoded.value;
       // Messages of one worker are applied in order.
-      queue = queue.then(async () => {
-        if (notBefore > 0) {
-          await new Promise((r) => setTimeout(r, notBefore - performance.now()));
-          ws.resume();
-        }
-        if (!session) {
-          if (msg.type !== 'hello') return this.refuse(ws, 'invalid_message', 'the first message must be hello');
-          clearTimeout(helloTimer);
-          session = await this.onHello(ws, msg, identity);
-          return;
-        }
-        await this.deps.reports.onWorkerMessage(session, msg);
-      }).catch((err) => {
-        logger.error('worker message failed', { workerId: session?.workerId, err: String(err) });
-        // The store is unreachable: drop the connection so the worker reconnects later and sends its unacknowledged
-        // results again (1013: try again later).
-        if (err instanceof StoreUnavailableError) ws.close(1013, 'store unavailable');
-      });
+      queue = queue
+        .then(async () => {
+          if (notBefore > 0) {
+            await new Promise((r) => setTimeout(r, notBefore - performance.now()));
+            ws.resume();
+          }
+          if (!session) {
+            if (msg.type !== 'hello') return this.refuse(ws, 'invalid_message', 'the first message must be hello');
+            clearTimeout(helloTimer);
+            session = await this.onHello(ws, msg, identity);
+            return;
+          }
+          await this.deps.reports.onWorkerMessage(session, msg);
+        })
+        .catch((err) => {
+          logger.error('worker message failed', { workerId: session?.workerId, err: String(err) });
+          // The store is unreachable: drop the connection so the worker reconnects later and sends its unacknowledged
+          // results again (1013: try again later).
+          if (err instanceof StoreUnavailableError) ws.close(1013, 'store unavailable');
+        });
     });
     ws.on('error', (err) => logger.debug('worker socket error', { workerId: session?.workerId, err: String(err) }));
     ws.on('close', () => {
       clearTimeout(helloTimer);
       guard.close();
       this.sockets.delete(ws);
-      queue = queue.then(async () => {
-        if (session) await this.retire(session, 'socket closed');
-      }).catch((err) => logger.error('worker close failed', { err: String(err) }));
+      queue = queue
+        .then(async () => {
+          if (session) await this.retire(session, 'socket closed');
+        })
+        .catch((err) => logger.error('worker close failed', { err: String(err) }));
     });
   }
 
@@ -120,17 +136,32 @@ export class Gateway {
     ws.close(4000, code);
   }
 
-  private async onHello(ws: WebSocket, hello: HelloMessage, identity: WorkerIdentity): Promise<WorkerSession | undefined> {
+  private async onHello(
+    ws: WebSocket,
+    hello: HelloMessage,
+    identity: WorkerIdentity,
+  ): Promise<WorkerSession | undefined> {
     const { ctx, dispatcher, reports } = this.deps;
     if (hello.protocol !== PROTOCOL_VERSION) {
-      this.refuse(ws, 'protocol_mismatch', `protocol ${hello.protocol} is not supported; this control plane speaks ${PROTOCOL_VERSION}`);
+      this.refuse(
+        ws,
+        'protocol_mismatch',
+        `protocol ${hello.protocol} is not supported; this control plane speaks ${PROTOCOL_VERSION}`,
+      );
       return undefined;
     }
     if (!mayServe(identity, hello.endpointId)) {
-      this.refuse(ws, 'unauthorized', `worker token ${identity.credentialId} may not serve endpoint ${hello.endpointId.slice(0, 80)}`);
+      this.refuse(
+        ws,
+        'unauthorized',
+        `worker token ${identity.credentialId} may not serve endpoint ${hello.endpointId.slice(0, 80)}`,
+      );
       return undefined;
     }
-    if (!ENDPOINT_ID_RE.test(hello.endpointId) || (!this.deps.hasEndpoint(hello.endpointId) && !this.deps.register(hello.endpointId, identity))) {
+    if (
+      !ENDPOINT_ID_RE.test(hello.endpointId) ||
+      (!this.deps.hasEndpoint(hello.endpointId) && !this.deps.register(hello.endpointId, identity))
+    ) {
       this.refuse(ws, 'unknown_endpoint', `endpoint ${hello.endpointId} is not served here`);
       return undefined;
     }
@@ -138,7 +169,11 @@ export class Gateway {
     if (old && (old.endpointId !== hello.endpointId || old.credentialId !== identity.credentialId)) {
       // Only the same worker (same endpoint, same credential) may replace a live connection: anyone else is refused
       // and the running worker keeps its connection and its jobs.
-      this.refuse(ws, 'duplicate_worker', `worker id ${hello.workerId} is connected already (another endpoint or credential); pick another BERTH_WORKER_ID`);
+      this.refuse(
+        ws,
+        'duplicate_worker',
+        `worker id ${hello.workerId} is connected already (another endpoint or credential); pick another BERTH_WORKER_ID`,
+      );
       return undefined;
     }
     if (old) {
@@ -153,8 +188,20 @@ export class Gateway {
       return undefined;
     }
     ctx.registry.add(session);
-    session.send({ type: 'welcome', protocol: PROTOCOL_VERSION, workerId: session.workerId, heartbeatMs: ctx.options.heartbeatMs, stale, acks: true });
-    ctx.logger.info('worker connected', { workerId: session.workerId, endpointId: session.endpointId, concurrency: session.concurrency, adopted: session.inflight.size });
+    session.send({
+      type: 'welcome',
+      protocol: PROTOCOL_VERSION,
+      workerId: session.workerId,
+      heartbeatMs: ctx.options.heartbeatMs,
+      stale,
+      acks: true,
+    });
+    ctx.logger.info('worker connected', {
+      workerId: session.workerId,
+      endpointId: session.endpointId,
+      concurrency: session.concurrency,
+      adopted: session.inflight.size,
+    });
     ctx.options.onWorkerConnected(session.workerId, session.endpointId);
     dispatcher.pump(session.endpointId);
     return session;
@@ -165,7 +212,12 @@ export class Gateway {
     if (s.closed) return;
     s.closed = true;
     this.deps.ctx.registry.remove(s);
-    this.deps.ctx.logger.info('worker disconnected', { workerId: s.workerId, endpointId: s.endpointId, why, running: s.inflight.size });
+    this.deps.ctx.logger.info('worker disconnected', {
+      workerId: s.workerId,
+      endpointId: s.endpointId,
+      why,
+      running: s.inflight.size,
+    });
     await this.deps.reports.onSessionClosed(s);
   }
 
@@ -174,7 +226,10 @@ export class Gateway {
     const hb = this.deps.ctx.options.heartbeatMs;
     for (const s of this.deps.ctx.registry.sessions()) {
       if (now - s.lastSeen > 3 * hb) {
-        this.deps.ctx.logger.warn('worker missed heartbeats: dropping it', { workerId: s.workerId, silentMs: Math.round(now - s.lastSeen) });
+        this.deps.ctx.logger.warn('worker missed heartbeats: dropping it', {
+          workerId: s.workerId,
+          silentMs: Math.round(now - s.lastSeen),
+        });
         s.terminate();
       } else s.send({ type: 'ping', t: Date.now() });
     }

@@ -52,11 +52,15 @@ describe('worker identity', () => {
     const w1 = await ScriptedWorker.connect(t.url, { workerId: 'w1' });
     const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
     await w1.next('job.assign');
-    const intruder = await ScriptedWorker.connect(t.url, { workerId: 'w1', endpointId: 'other', inflight: [{ id, attempt: 1 }] });
+    const intruder = await ScriptedWorker.connect(t.url, {
+      workerId: 'w1',
+      endpointId: 'other',
+      inflight: [{ id, attempt: 1 }],
+    });
     expect(await intruder.next('error')).toMatchObject({ code: 'duplicate_worker' });
     await until(() => intruder.closed);
     expect(w1.closed).toBe(false);
-    expect((await t.server.options.store.get(id))).toMatchObject({ status: 'IN_PROGRESS', workerId: 'w1' });
+    expect(await t.server.options.store.get(id)).toMatchObject({ status: 'IN_PROGRESS', workerId: 'w1' });
     w1.send({ type: 'job.complete', id, attempt: 1, output: 'real' });
     expect((await untilStatus(t.server, 'echo', id, 'COMPLETED')).output).toBe('real');
     await w1.close();
@@ -81,7 +85,11 @@ describe('worker identity', () => {
     const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
     await w1.next('job.assign');
     await w1.close(); // its job keeps a lease for its return
-    const intruder = await ScriptedWorker.connect(t.url, { workerId: 'w1', endpointId: 'other', inflight: [{ id, attempt: 1 }] });
+    const intruder = await ScriptedWorker.connect(t.url, {
+      workerId: 'w1',
+      endpointId: 'other',
+      inflight: [{ id, attempt: 1 }],
+    });
     expect((await intruder.next('welcome')).stale).toEqual([{ id, attempt: 1 }]);
     intruder.send({ type: 'job.complete', id, attempt: 1, output: 'forged' });
     await intruder.next('job.ack');

@@ -45,13 +45,28 @@ const MIME_RE = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/i;
  *
  * @example const { url, expiresAt } = await uploadOutput(job, bytes, { contentType: 'image/webp', extension: 'webp' });
  */
-export async function uploadOutput(job: UploadableJob, data: Uint8Array, options: UploadOptions, env: NodeJS.ProcessEnv = process.env): Promise<UploadResult> {
-  if (!(data instanceof Uint8Array)) throw new UploadError('invalid_upload', 'uploadOutput: data must be a Uint8Array (a Buffer is fine)');
-  const extension = String(options?.extension ?? '').replace(/^\./, '').toLowerCase();
-  if (!EXT_RE.test(extension)) throw new UploadError('invalid_upload', `uploadOutput: extension must be 1-10 letters or digits, like "png" (got ${JSON.stringify(options?.extension)})`);
+export async function uploadOutput(
+  job: UploadableJob,
+  data: Uint8Array,
+  options: UploadOptions,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<UploadResult> {
+  if (!(data instanceof Uint8Array))
+    throw new UploadError('invalid_upload', 'uploadOutput: data must be a Uint8Array (a Buffer is fine)');
+  const extension = String(options?.extension ?? '')
+    .replace(/^\./, '')
+    .toLowerCase();
+  if (!EXT_RE.test(extension))
+    throw new UploadError(
+      'invalid_upload',
+      `uploadOutput: extension must be 1-10 letters or digits, like "png" (got ${JSON.stringify(options?.extension)})`,
+    );
   const contentType = options?.contentType;
   if (typeof contentType !== 'string' || !MIME_RE.test(contentType)) {
-    throw new UploadError('invalid_upload', `uploadOutput: contentType must be a MIME type like "image/png" (got ${JSON.stringify(contentType)})`);
+    throw new UploadError(
+      'invalid_upload',
+      `uploadOutput: contentType must be a MIME type like "image/png" (got ${JSON.stringify(contentType)})`,
+    );
   }
   const key = `${safeSegment(job.id)}/${randomBytes(12).toString('hex')}.${extension}`;
 
@@ -74,10 +89,18 @@ function envTarget(env: NodeJS.ProcessEnv): { baseUrl: string; token: string } |
   const url = env['BERTH_URL']?.trim();
   const token = env['BERTH_WORKER_TOKEN']?.trim();
   if (!url || !token) return undefined;
-  return { baseUrl: url.replace(/^ws/, 'http').replace(/\/v2\/_worker\/ws$/, '').replace(/\/+$/, ''), token };
+  return {
+    baseUrl: url
+      .replace(/^ws/, 'http')
+      .replace(/\/v2\/_worker\/ws$/, '')
+      .replace(/\/+$/, ''),
+    token,
+  };
 }
 
 function safeSegment(id: string): string {
-  const s = String(id).replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 128);
+  const s = String(id)
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .slice(0, 128);
   return s === '' || s === '.' || s === '..' ? 'job' : s;
 }

@@ -12,16 +12,39 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('uploadOutput without S3 or control plane (local --test-input mode)', () => {
   it('writes <BERTH_OUTPUT_DIR>/<jobId>/<random>.<ext> and returns its file:// URL', async () => {
     const data = new Uint8Array([1, 2, 3, 250]);
-    const out = await uploadOutput({ id: 'local-test' }, data, { contentType: 'image/jpeg', extension: 'JPG' }, { BERTH_OUTPUT_DIR: dir });
+    const out = await uploadOutput(
+      { id: 'local-test' },
+      data,
+      { contentType: 'image/jpeg', extension: 'JPG' },
+      { BERTH_OUTPUT_DIR: dir },
+    );
     expect(out.url).toMatch(/^file:\/\/.*\/local-test\/[0-9a-f]{24}\.jpg$/);
     expect([...readFileSync(fileURLToPath(out.url))]).toEqual([1, 2, 3, 250]);
   });
 
   it('refuses bad arguments with invalid_upload', async () => {
     const bad = [
-      () => uploadOutput({ id: 'x' }, 'text' as never, { contentType: 'image/png', extension: 'png' }, { BERTH_OUTPUT_DIR: dir }),
-      () => uploadOutput({ id: 'x' }, new Uint8Array(1), { contentType: 'image/png', extension: '../x' }, { BERTH_OUTPUT_DIR: dir }),
-      () => uploadOutput({ id: 'x' }, new Uint8Array(1), { contentType: 'png', extension: 'png' }, { BERTH_OUTPUT_DIR: dir }),
+      () =>
+        uploadOutput(
+          { id: 'x' },
+          'text' as never,
+          { contentType: 'image/png', extension: 'png' },
+          { BERTH_OUTPUT_DIR: dir },
+        ),
+      () =>
+        uploadOutput(
+          { id: 'x' },
+          new Uint8Array(1),
+          { contentType: 'image/png', extension: '../x' },
+          { BERTH_OUTPUT_DIR: dir },
+        ),
+      () =>
+        uploadOutput(
+          { id: 'x' },
+          new Uint8Array(1),
+          { contentType: 'png', extension: 'png' },
+          { BERTH_OUTPUT_DIR: dir },
+        ),
     ];
     for (const call of bad) {
       const err = await call().catch((e: unknown) => e);
@@ -31,7 +54,12 @@ describe('uploadOutput without S3 or control plane (local --test-input mode)', (
   });
 
   it('a job id cannot escape the output folder', async () => {
-    const out = await uploadOutput({ id: '../../etc' }, new Uint8Array(1), { contentType: 'image/png', extension: 'png' }, { BERTH_OUTPUT_DIR: dir });
+    const out = await uploadOutput(
+      { id: '../../etc' },
+      new Uint8Array(1),
+      { contentType: 'image/png', extension: 'png' },
+      { BERTH_OUTPUT_DIR: dir },
+    );
     expect(fileURLToPath(out.url).startsWith(dir)).toBe(true);
   });
 });

@@ -33,22 +33,43 @@ export function s3TargetOf(cfg: S3Config | undefined, env: NodeJS.ProcessEnv): S
   const secret = value(env['BUCKET_SECRET_ACCESS_KEY']);
   if (endpointUrl === undefined && accessKeyId === undefined && secret === undefined) return undefined;
   if (endpointUrl === undefined || accessKeyId === undefined || secret === undefined) {
-    const missing = [['BUCKET_ENDPOINT_URL', endpointUrl], ['BUCKET_ACCESS_KEY_ID', accessKeyId], ['BUCKET_SECRET_ACCESS_KEY', secret]]
+    const missing = [
+      ['BUCKET_ENDPOINT_URL', endpointUrl],
+      ['BUCKET_ACCESS_KEY_ID', accessKeyId],
+      ['BUCKET_SECRET_ACCESS_KEY', secret],
+    ]
       .filter(([, v]) => v === undefined)
       .map(([k]) => k);
-    throw new Error(`S3 output storage is half configured: set ${missing.join(' and ')} too, or unset the BUCKET_* variables`);
+    throw new Error(
+      `S3 output storage is half configured: set ${missing.join(' and ')} too, or unset the BUCKET_* variables`,
+    );
   }
-  return build(endpointUrl, accessKeyId, secret, value(env['BUCKET_NAME']), value(env['BUCKET_OBJECT_PATH']), env['BUCKET_REGION']);
+  return build(
+    endpointUrl,
+    accessKeyId,
+    secret,
+    value(env['BUCKET_NAME']),
+    value(env['BUCKET_OBJECT_PATH']),
+    env['BUCKET_REGION'],
+  );
 }
 
-function build(endpointUrl: string, accessKeyId: string, secretAccessKey: string, bucketName: string | undefined, objectPath: string | undefined, regionEnv: string | undefined): S3Target {
+function build(
+  endpointUrl: string,
+  accessKeyId: string,
+  secretAccessKey: string,
+  bucketName: string | undefined,
+  objectPath: string | undefined,
+  regionEnv: string | undefined,
+): S3Target {
   let u: URL;
   try {
     u = new URL(endpointUrl);
   } catch {
     throw new Error(`S3 endpoint URL must be an http(s) URL (got ${JSON.stringify(endpointUrl)})`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`S3 endpoint URL must be an http(s) URL (got ${JSON.stringify(endpointUrl)})`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new Error(`S3 endpoint URL must be an http(s) URL (got ${JSON.stringify(endpointUrl)})`);
   const aws = /(^|\.)amazonaws\.com$/.test(u.hostname);
   const segments = u.pathname.split('/').filter(Boolean);
   let bucket = bucketName;
@@ -56,7 +77,10 @@ function build(endpointUrl: string, accessKeyId: string, secretAccessKey: string
   if (bucket === undefined && segments[0] !== undefined) bucket = segments[0];
   else if (bucket === undefined) {
     const [label, ...rest] = u.hostname.split('.');
-    if (!label || rest.length === 0) throw new Error(`no bucket name: set BUCKET_NAME (or s3Config.bucketName), or put it in the endpoint URL (${endpointUrl})`);
+    if (!label || rest.length === 0)
+      throw new Error(
+        `no bucket name: set BUCKET_NAME (or s3Config.bucketName), or put it in the endpoint URL (${endpointUrl})`,
+      );
     bucket = label;
     endpoint = `${u.protocol}//${rest.join('.')}${u.port ? `:${u.port}` : ''}`;
   }

@@ -50,7 +50,9 @@ describe('runJob', () => {
     const flaky = () => (++calls < 3 ? Promise.reject(new Error(`flaky ${calls}`)) : 'ok');
     const result = await runJob(flaky, {}, { retry: { attempts: 3 } });
     expect(result).toMatchObject({ status: 'COMPLETED', output: 'ok' });
-    expect(result.logs.filter((l) => l.msg.startsWith('handler failed; retrying')).map((l) => l.fields?.try)).toEqual([1, 2]);
+    expect(result.logs.filter((l) => l.msg.startsWith('handler failed; retrying')).map((l) => l.fields?.try)).toEqual([
+      1, 2,
+    ]);
     calls = 0;
     const final = () => {
       calls++;

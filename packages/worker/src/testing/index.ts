@@ -58,29 +58,42 @@ export interface RunJobResult {
  * // With `inputSchema`, `input` is typed as what a client sends (the schema's input side):
  * await runJob(handler, { name: 'x' }, { inputSchema: Input });
  */
-export async function runJob<S extends InputSchema>(handler: Handler<z.output<S>>, input: z.input<S>, options: RunJobOptions & { inputSchema: S }): Promise<RunJobResult>;
-export async function runJob<I = JobInput>(handler: Handler<I>, input: I, options?: RunJobOptions): Promise<RunJobResult>;
+export async function runJob<S extends InputSchema>(
+  handler: Handler<z.output<S>>,
+  input: z.input<S>,
+  options: RunJobOptions & { inputSchema: S },
+): Promise<RunJobResult>;
+export async function runJob<I = JobInput>(
+  handler: Handler<I>,
+  input: I,
+  options?: RunJobOptions,
+): Promise<RunJobResult>;
 export async function runJob(handler: Handler, input: JobInput, options: RunJobOptions = {}): Promise<RunJobResult> {
   const chunks: unknown[] = [];
   const progress: unknown[] = [];
   const logs: LogRecord[] = [];
   const id = options.id ?? 'test-job';
-  const retry = options.retry ? { attempts: options.retry.attempts, backoffMs: options.retry.backoffMs ?? 0 } : NO_RETRY;
-  const result = await executeWithRetry({
-    handler,
-    job: {
-      id,
-      input,
-      attempt: options.attempt ?? 1,
-      ...(options.s3Config !== undefined ? { s3Config: options.s3Config } : {}),
+  const retry = options.retry
+    ? { attempts: options.retry.attempts, backoffMs: options.retry.backoffMs ?? 0 }
+    : NO_RETRY;
+  const result = await executeWithRetry(
+    {
+      handler,
+      job: {
+        id,
+        input,
+        attempt: options.attempt ?? 1,
+        ...(options.s3Config !== undefined ? { s3Config: options.s3Config } : {}),
+      },
+      signal: options.signal ?? new AbortController().signal,
+      log: createLogger({ level: 'debug', worker: 'test', job: id, sink: (record) => logs.push(record) }),
+      returnAggregateStream: options.return_aggregate_stream ?? false,
+      inputSchema: options.inputSchema,
+      onChunk: (chunk) => chunks.push(chunk),
+      onProgress: (value) => progress.push(value),
     },
-    signal: options.signal ?? new AbortController().signal,
-    log: createLogger({ level: 'debug', worker: 'test', job: id, sink: (record) => logs.push(record) }),
-    returnAggregateStream: options.return_aggregate_stream ?? false,
-    inputSchema: options.inputSchema,
-    onChunk: (chunk) => chunks.push(chunk),
-    onProgress: (value) => progress.push(value),
-  }, retry);
+    retry,
+  );
   if (result.status === 'COMPLETED') return { status: 'COMPLETED', output: result.output, chunks, progress, logs };
   return { status: result.status, error: result.error, chunks, progress, logs };
 }

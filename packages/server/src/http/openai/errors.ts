@@ -18,8 +18,20 @@ const TYPE_BY_STATUS: Record<number, string> = {
 };
 
 /** Builds one OpenAI-shaped error body. */
-export function openAiErrorBody(status: number, message: string, code: string, param: string | null = null): OpenAiErrorBody {
-  return { error: { message, type: TYPE_BY_STATUS[status] ?? (status >= 500 ? 'server_error' : 'invalid_request_error'), param, code } };
+export function openAiErrorBody(
+  status: number,
+  message: string,
+  code: string,
+  param: string | null = null,
+): OpenAiErrorBody {
+  return {
+    error: {
+      message,
+      type: TYPE_BY_STATUS[status] ?? (status >= 500 ? 'server_error' : 'invalid_request_error'),
+      param,
+      code,
+    },
+  };
 }
 
 /**

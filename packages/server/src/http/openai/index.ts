@@ -42,7 +42,10 @@ async function readObject(rc: OpenAiContext): Promise<Record<string, unknown>> {
   const buf = await readBody(rc.req.body, LIMITS.runsyncBodyBytes, rc.req.headers['content-length']);
   const body = parseJsonBody(buf);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new BerthError('invalid_request', 'request body must be a JSON object like {"model": "...", "messages": [...]}');
+    throw new BerthError(
+      'invalid_request',
+      'request body must be a JSON object like {"model": "...", "messages": [...]}',
+    );
   }
   return body as Record<string, unknown>;
 }
@@ -58,9 +61,16 @@ async function completion(rc: OpenAiContext, route: OpenAiRouteName): Promise<Ap
   else validateCompletion(body);
   const stream = body['stream'] === true;
   if (stream && rc.registry.streams(rc.endpointId) === false) {
-    throw new BerthError('stream_not_supported', `the workers of endpoint ${rc.endpointId} do not stream: use a generator handler`);
+    throw new BerthError(
+      'stream_not_supported',
+      `the workers of endpoint ${rc.endpointId} do not stream: use a generator handler`,
+    );
   }
-  const job = await rc.service.submit(rc.endpointId, { input: { openai_route: route, openai_input: body } }, { sync: true });
+  const job = await rc.service.submit(
+    rc.endpointId,
+    { input: { openai_route: route, openai_input: body } },
+    { sync: true },
+  );
   rc.logger.debug('openai job queued', { jobId: job.id, endpointId: rc.endpointId, route, stream });
   if (stream) return await startStream(rc, job.id);
   return await untilTerminal(rc, job.id);
@@ -80,7 +90,8 @@ async function startStream(rc: OpenAiContext, jobId: string): Promise<ApiRespons
         const answer = terminalAnswer(job);
         if (answer.status !== 200) return answer;
       }
-      if (chunks.length > 0 || isTerminal(job.status)) return { status: 200, headers: SSE_HEADERS, events: openAiEvents(rc, jobId, chunks) };
+      if (chunks.length > 0 || isTerminal(job.status))
+        return { status: 200, headers: SSE_HEADERS, events: openAiEvents(rc, jobId, chunks) };
       if ((await waiter.wait(LIMITS.waitMax, rc.req.signal)) === 'aborted') {
         await cancelQuietly(rc, jobId, 'client disconnected');
         return { status: 499, json: null };
@@ -93,7 +104,11 @@ async function startStream(rc: OpenAiContext, jobId: string): Promise<ApiRespons
 
 /** GET models: asks a worker (`openai_route: "/v1/models"`) and answers its list. */
 async function models(rc: OpenAiContext): Promise<ApiResponse> {
-  const job = await rc.service.submit(rc.endpointId, { input: { openai_route: '/v1/models', openai_input: {} } }, { sync: true });
+  const job = await rc.service.submit(
+    rc.endpointId,
+    { input: { openai_route: '/v1/models', openai_input: {} } },
+    { sync: true },
+  );
   return await untilTerminal(rc, job.id);
 }
 

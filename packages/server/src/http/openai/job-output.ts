@@ -24,14 +24,20 @@ export function workerError(out: unknown): { status: number; json: OpenAiErrorBo
   if (typeof e !== 'object' || e === null) return undefined;
   const { message, code, param, status } = e as Record<string, unknown>;
   const st = typeof status === 'number' && status >= 400 && status < 500 ? status : 400;
-  const body = openAiErrorBody(st, typeof message === 'string' ? message : JSON.stringify(e), typeof code === 'string' ? code : 'invalid_request', typeof param === 'string' ? param : null);
+  const body = openAiErrorBody(
+    st,
+    typeof message === 'string' ? message : JSON.stringify(e),
+    typeof code === 'string' ? code : 'invalid_request',
+    typeof param === 'string' ? param : null,
+  );
   return { status: st, json: body };
 }
 
 /** The error body of a job that did not complete. */
 export function failure(job: JobRecord): OpenAiErrorBody {
   if (job.status === 'CANCELLED') return openAiErrorBody(500, `job ${job.id} was cancelled`, 'job_cancelled');
-  if (job.status === 'TIMED_OUT') return openAiErrorBody(504, `job ${job.id} timed out: ${job.error ?? ''}`.trim(), 'job_timed_out');
+  if (job.status === 'TIMED_OUT')
+    return openAiErrorBody(504, `job ${job.id} timed out: ${job.error ?? ''}`.trim(), 'job_timed_out');
   return openAiErrorBody(500, `job ${job.id} failed: ${job.error ?? 'unknown error'}`, 'job_failed');
 }
 

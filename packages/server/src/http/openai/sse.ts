@@ -6,7 +6,11 @@ import type { OpenAiContext } from './index.js';
 
 const KEEPALIVE_MS = 15_000;
 
-export const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  'x-accel-buffering': 'no',
+};
 
 /**
  * One stream chunk of the worker as SSE text. Objects become `data: <json>`; strings are taken as SSE the
@@ -14,7 +18,8 @@ export const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8',
  */
 export function toSse(chunk: unknown): string {
   if (typeof chunk === 'string') {
-    if (chunk.startsWith('data:') || chunk.startsWith('event:')) return chunk.endsWith('\n\n') ? chunk : `${chunk.replace(/\n*$/, '')}\n\n`;
+    if (chunk.startsWith('data:') || chunk.startsWith('event:'))
+      return chunk.endsWith('\n\n') ? chunk : `${chunk.replace(/\n*$/, '')}\n\n`;
     return `data: ${chunk}\n\n`;
   }
   const err = workerError(chunk);

@@ -18,18 +18,38 @@ export interface OpenApiOptions {
 type Operation = Record<string, unknown>;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
-const ERRORS = { '4XX': json(ref('Error'), 'An error with a stable code (docs/errors.md)'), '5XX': json(ref('Error'), 'Server error or shutting down') };
+const ERRORS = {
+  '4XX': json(ref('Error'), 'An error with a stable code (docs/errors.md)'),
+  '5XX': json(ref('Error'), 'Server error or shutting down'),
+};
 const jobId = { name: 'job_id', in: 'path', required: true, schema: { type: 'string' } };
-const query = (name: string, description: string, schema: JsonSchema = { type: 'integer' }) => ({ name, in: 'query', required: false, description, schema });
+const query = (name: string, description: string, schema: JsonSchema = { type: 'integer' }) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+});
 const WAIT = (d: string) => query('wait', d);
 const anyObject = { type: 'object' };
 
 /** Schema component names allow letters, digits, `.`, `-` and `_` (endpoint ids and slugs fit). */
 const inputName = (t: OpenApiTarget) => `input.${t.id}`;
 
-function op(o: { id: string; summary: string; tag: string; params?: unknown[]; body?: unknown; ok: unknown; sse?: boolean }): Operation {
+function op(o: {
+  id: string;
+  summary: string;
+  tag: string;
+  params?: unknown[];
+  body?: unknown;
+  ok: unknown;
+  sse?: boolean;
+}): Operation {
   const ok = json(o.ok) as { description: string; content: Record<string, unknown> };
-  if (o.sse) ok.content['text/event-stream'] = { schema: { type: 'string', description: 'server-sent events: data: {"output": chunk} ... event: done' } };
+  if (o.sse)
+    ok.content['text/event-stream'] = {
+      schema: { type: 'string', description: 'server-sent events: data: {"output": chunk} ... event: done' },
+    };
   return {
     operationId: o.id,
     summary: o.summary,
@@ -48,28 +68,107 @@ function jobPaths(t: OpenApiTarget, readOnly: boolean): Record<string, Record<st
   const request = { allOf: [ref('JobRequest'), { type: 'object', properties: { input: ref(inputName(t)) } }] };
   const both = (o: Operation) => ({ get: { ...o, operationId: `${o['operationId']}_get` }, post: o });
   const paths: Record<string, Record<string, Operation>> = {
-    [`${base}/status/{job_id}`]: both(op({ id: id('status'), tag, summary: 'The job object', params: [jobId, query('ttl', 'Sets the remaining lifespan, ms from now')], ok: ref('JobObject') })),
-    [`${base}/status-sync/{job_id}`]: both(op({ id: id('statusSync'), tag, summary: 'The job object, long-polling until terminal', params: [jobId, WAIT('Long-poll up to this many ms')], ok: ref('JobObject') })),
-    [`${base}/stream/{job_id}`]: both(op({ id: id('stream'), tag, summary: 'Chunks not yet delivered (or server-sent events)', params: [jobId, WAIT('Long-poll up to this many ms (default 10000)')], ok: ref('StreamReply'), sse: true })),
-    [`${base}/health`]: { get: op({ id: id('health'), tag, summary: 'Job counts and workers', ok: ref('HealthReply') }) },
-    [`${base}/webhooks/{job_id}`]: { get: op({ id: id('webhooks'), tag, summary: 'Webhook deliveries of a job', params: [jobId], ok: anyObject }) },
-    [`${base}/logs/{job_id}`]: { get: op({ id: id('logs'), tag, summary: 'What the handler logged for a job', params: [jobId], ok: anyObject }) },
-    [`${base}/jobs`]: { get: op({ id: id('jobs'), tag, summary: 'Recent jobs, newest first', params: [query('limit', '1..500, default 50')], ok: anyObject }) },
+    [`${base}/status/{job_id}`]: both(
+      op({
+        id: id('status'),
+        tag,
+        summary: 'The job object',
+        params: [jobId, query('ttl', 'Sets the remaining lifespan, ms from now')],
+        ok: ref('JobObject'),
+      }),
+    ),
+    [`${base}/status-sync/{job_id}`]: both(
+      op({
+        id: id('statusSync'),
+        tag,
+        summary: 'The job object, long-polling until terminal',
+        params: [jobId, WAIT('Long-poll up to this many ms')],
+        ok: ref('JobObject'),
+      }),
+    ),
+    [`${base}/stream/{job_id}`]: both(
+      op({
+        id: id('stream'),
+        tag,
+        summary: 'Chunks not yet delivered (or server-sent events)',
+        params: [jobId, WAIT('Long-poll up to this many ms (default 10000)')],
+        ok: ref('StreamReply'),
+        sse: true,
+      }),
+    ),
+    [`${base}/health`]: {
+      get: op({ id: id('health'), tag, summary: 'Job counts and workers', ok: ref('HealthReply') }),
+    },
+    [`${base}/webhooks/{job_id}`]: {
+      get: op({ id: id('webhooks'), tag, summary: 'Webhook deliveries of a job', params: [jobId], ok: anyObject }),
+    },
+    [`${base}/logs/{job_id}`]: {
+      get: op({ id: id('logs'), tag, summary: 'What the handler logged for a job', params: [jobId], ok: anyObject }),
+    },
+    [`${base}/jobs`]: {
+      get: op({
+        id: id('jobs'),
+        tag,
+        summary: 'Recent jobs, newest first',
+        params: [query('limit', '1..500, default 50')],
+        ok: anyObject,
+      }),
+    },
   };
   if (t.kind === 'model') {
-    paths[`${base}/estimate`] = { post: op({ id: id('estimate'), tag, summary: 'The cost a submit would be charged', body: request, ok: { type: 'object', properties: { cost: { type: 'number' }, input: ref(inputName(t)) } } }) };
+    paths[`${base}/estimate`] = {
+      post: op({
+        id: id('estimate'),
+        tag,
+        summary: 'The cost a submit would be charged',
+        body: request,
+        ok: { type: 'object', properties: { cost: { type: 'number' }, input: ref(inputName(t)) } },
+      }),
+    };
   }
   if (readOnly) return paths;
-  paths[`${base}/run`] = { post: op({ id: id('run'), tag, summary: 'Queue a job', body: request, ok: ref('RunReply') }) };
-  paths[`${base}/runsync`] = { post: op({ id: id('runsync'), tag, summary: 'Run a job and wait for it', params: [WAIT('Wait up to this many ms (1000..300000, default 90000)')], body: request, ok: ref('JobObject') }) };
-  paths[`${base}/cancel/{job_id}`] = { post: op({ id: id('cancel'), tag, summary: 'Cancel a queued or running job', params: [jobId], ok: ref('JobObject') }) };
-  paths[`${base}/retry/{job_id}`] = { post: op({ id: id('retry'), tag, summary: 'Requeue a FAILED or TIMED_OUT job', params: [jobId], ok: ref('RunReply') }) };
-  paths[`${base}/purge-queue`] = { post: op({ id: id('purgeQueue'), tag, summary: 'Remove the queued jobs', ok: ref('PurgeReply') }) };
+  paths[`${base}/run`] = {
+    post: op({ id: id('run'), tag, summary: 'Queue a job', body: request, ok: ref('RunReply') }),
+  };
+  paths[`${base}/runsync`] = {
+    post: op({
+      id: id('runsync'),
+      tag,
+      summary: 'Run a job and wait for it',
+      params: [WAIT('Wait up to this many ms (1000..300000, default 90000)')],
+      body: request,
+      ok: ref('JobObject'),
+    }),
+  };
+  paths[`${base}/cancel/{job_id}`] = {
+    post: op({
+      id: id('cancel'),
+      tag,
+      summary: 'Cancel a queued or running job',
+      params: [jobId],
+      ok: ref('JobObject'),
+    }),
+  };
+  paths[`${base}/retry/{job_id}`] = {
+    post: op({
+      id: id('retry'),
+      tag,
+      summary: 'Requeue a FAILED or TIMED_OUT job',
+      params: [jobId],
+      ok: ref('RunReply'),
+    }),
+  };
+  paths[`${base}/purge-queue`] = {
+    post: op({ id: id('purgeQueue'), tag, summary: 'Remove the queued jobs', ok: ref('PurgeReply') }),
+  };
   if (t.kind === 'endpoint') {
-    const openai = (name: string, summary: string) => op({ id: id(name), tag, summary, body: anyObject, ok: anyObject, sse: true });
+    const openai = (name: string, summary: string) =>
+      op({ id: id(name), tag, summary, body: anyObject, ok: anyObject, sse: true });
     paths[`${base}/openai/v1/chat/completions`] = { post: openai('openaiChat', 'OpenAI-compatible chat completions') };
     paths[`${base}/openai/v1/completions`] = { post: openai('openaiCompletions', 'OpenAI-compatible completions') };
-    paths[`${base}/openai/v1/models`] = { get: op({ id: id('openaiModels'), tag, summary: 'OpenAI-compatible model list', ok: anyObject }) };
+    paths[`${base}/openai/v1/models`] = {
+      get: op({ id: id('openaiModels'), tag, summary: 'OpenAI-compatible model list', ok: anyObject }),
+    };
   }
   return paths;
 }
@@ -77,21 +176,68 @@ function jobPaths(t: OpenApiTarget, readOnly: boolean): Record<string, Record<st
 /** The routes that are not per endpoint. `security: []`: no key needed. */
 function globalPaths(): Record<string, Record<string, Operation>> {
   const open = (o: Operation) => ({ ...o, security: [] });
-  const text = (type: string, description: string) => ({ '200': { description, content: { [type]: { schema: { type: 'string' } } } }, ...ERRORS });
+  const text = (type: string, description: string) => ({
+    '200': { description, content: { [type]: { schema: { type: 'string' } } } },
+    ...ERRORS,
+  });
   return {
-    '/v2/_berth/catalog': { get: op({ id: 'catalog', tag: 'berth', summary: 'Endpoints and public models this key may use', ok: anyObject }) },
-    '/openapi.json': { get: op({ id: 'openapi', tag: 'berth', summary: 'This document, for this key', ok: anyObject }) },
-    '/metrics': { get: { operationId: 'metrics', tags: ['berth'], summary: 'Prometheus metrics', responses: text('text/plain', 'Prometheus text format') } },
-    '/ping': { get: open(op({ id: 'ping', tag: 'berth', summary: 'Liveness', ok: { type: 'object', properties: { status: { const: 'ok' } } } })) },
-    '/': { get: open({ operationId: 'playground', tags: ['berth'], summary: 'The playground page', responses: text('text/html', 'HTML') }) },
-    '/docs': { get: open({ operationId: 'apiReference', tags: ['berth'], summary: 'This API reference as a page', responses: text('text/html', 'HTML') }) },
+    '/v2/_berth/catalog': {
+      get: op({ id: 'catalog', tag: 'berth', summary: 'Endpoints and public models this key may use', ok: anyObject }),
+    },
+    '/openapi.json': {
+      get: op({ id: 'openapi', tag: 'berth', summary: 'This document, for this key', ok: anyObject }),
+    },
+    '/metrics': {
+      get: {
+        operationId: 'metrics',
+        tags: ['berth'],
+        summary: 'Prometheus metrics',
+        responses: text('text/plain', 'Prometheus text format'),
+      },
+    },
+    '/ping': {
+      get: open(
+        op({
+          id: 'ping',
+          tag: 'berth',
+          summary: 'Liveness',
+          ok: { type: 'object', properties: { status: { const: 'ok' } } },
+        }),
+      ),
+    },
+    '/': {
+      get: open({
+        operationId: 'playground',
+        tags: ['berth'],
+        summary: 'The playground page',
+        responses: text('text/html', 'HTML'),
+      }),
+    },
+    '/docs': {
+      get: open({
+        operationId: 'apiReference',
+        tags: ['berth'],
+        summary: 'This API reference as a page',
+        responses: text('text/html', 'HTML'),
+      }),
+    },
     '/files/{name}': {
       get: open({
         operationId: 'file',
         tags: ['berth'],
         summary: 'An output file stored by the control plane (the signature is the credential)',
-        parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }, query('expires', 'Expiry, ms since the epoch'), query('sig', 'Signature', { type: 'string' })],
-        responses: { '200': { description: 'The file', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } }, ...ERRORS },
+        parameters: [
+          { name: 'name', in: 'path', required: true, schema: { type: 'string' } },
+          query('expires', 'Expiry, ms since the epoch'),
+          query('sig', 'Signature', { type: 'string' }),
+        ],
+        responses: {
+          '200': {
+            description: 'The file',
+            content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+          },
+          ...ERRORS,
+        },
       }),
     },
   };
@@ -106,7 +252,9 @@ export function openApiDocument(o: OpenApiOptions): Record<string, unknown> {
   const schemas: Record<string, JsonSchema> = protocolSchemas();
   const paths: Record<string, Record<string, Operation>> = {};
   for (const t of o.targets) {
-    schemas[inputName(t)] = t.inputSchema ? { ...withoutDialect(t.inputSchema), ...(t.description ? { description: t.description } : {}) } : { type: 'object', description: 'No input schema announced yet: any JSON object' };
+    schemas[inputName(t)] = t.inputSchema
+      ? { ...withoutDialect(t.inputSchema), ...(t.description ? { description: t.description } : {}) }
+      : { type: 'object', description: 'No input schema announced yet: any JSON object' };
     Object.assign(paths, jobPaths(t, o.readOnly));
   }
   Object.assign(paths, globalPaths());
@@ -116,11 +264,21 @@ export function openApiDocument(o: OpenApiOptions): Record<string, unknown> {
     info: {
       title: 'Berth queue API',
       version: SERVER_VERSION,
-      description: 'RunPod-compatible queue API of a Berth control plane (docs/api.md). Endpoints and routes are the ones this API key may use.',
+      description:
+        'RunPod-compatible queue API of a Berth control plane (docs/api.md). Endpoints and routes are the ones this API key may use.',
     },
     security: [{ bearer: [] }],
-    tags: [{ name: 'berth' }, ...o.targets.map((t) => ({ name: `${t.kind} ${t.id}`, ...(t.description ? { description: t.description } : {}) }))],
+    tags: [
+      { name: 'berth' },
+      ...o.targets.map((t) => ({
+        name: `${t.kind} ${t.id}`,
+        ...(t.description ? { description: t.description } : {}),
+      })),
+    ],
     paths,
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API key>' } }, schemas },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API key>' } },
+      schemas,
+    },
   };
 }

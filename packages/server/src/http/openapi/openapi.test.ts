@@ -11,21 +11,26 @@ const METHODS = ['get', 'post', 'put', 'delete', 'patch', 'head', 'options'];
 function problemsOf(doc: any): string[] {
   const problems: string[] = [];
   if (doc.openapi !== '3.1.0') problems.push(`openapi is ${doc.openapi}`);
-  if (typeof doc.info?.title !== 'string' || typeof doc.info?.version !== 'string') problems.push('info.title and info.version must be strings');
+  if (typeof doc.info?.title !== 'string' || typeof doc.info?.version !== 'string')
+    problems.push('info.title and info.version must be strings');
   const schemes = Object.keys(doc.components?.securitySchemes ?? {});
-  for (const req of doc.security ?? []) for (const name of Object.keys(req)) if (!schemes.includes(name)) problems.push(`security names unknown scheme ${name}`);
+  for (const req of doc.security ?? [])
+    for (const name of Object.keys(req))
+      if (!schemes.includes(name)) problems.push(`security names unknown scheme ${name}`);
   const ids = new Set<string>();
   const refs: string[] = [];
   const collect = (v: unknown) => {
     if (Array.isArray(v)) v.forEach(collect);
-    else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) k === '$ref' ? refs.push(x as string) : collect(x);
+    else if (v && typeof v === 'object')
+      for (const [k, x] of Object.entries(v)) k === '$ref' ? refs.push(x as string) : collect(x);
   };
   collect(doc);
   for (const r of refs) {
     const name = /^#\/components\/schemas\/(.+)$/.exec(r)?.[1];
     if (!name || !doc.components.schemas[name]) problems.push(`$ref ${r} does not resolve`);
   }
-  for (const name of Object.keys(doc.components?.schemas ?? {})) if (!/^[a-zA-Z0-9.\-_]+$/.test(name)) problems.push(`component name ${name}`);
+  for (const name of Object.keys(doc.components?.schemas ?? {}))
+    if (!/^[a-zA-Z0-9.\-_]+$/.test(name)) problems.push(`component name ${name}`);
   for (const [path, item] of Object.entries<any>(doc.paths ?? {})) {
     if (!path.startsWith('/')) problems.push(`path ${path} must start with /`);
     const params = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
@@ -39,8 +44,11 @@ function problemsOf(doc: any): string[] {
         if (typeof r.description !== 'string') problems.push(`${method} ${path} ${code}: no description`);
       }
       const declared = (o.parameters ?? []).filter((p: any) => p.in === 'path').map((p: any) => p.name);
-      for (const p of params) if (!declared.includes(p)) problems.push(`${method} ${path}: path parameter ${p} not declared`);
-      for (const p of o.parameters ?? []) if (p.in === 'path' && p.required !== true) problems.push(`${method} ${path}: path parameter ${p.name} must be required`);
+      for (const p of params)
+        if (!declared.includes(p)) problems.push(`${method} ${path}: path parameter ${p} not declared`);
+      for (const p of o.parameters ?? [])
+        if (p.in === 'path' && p.required !== true)
+          problems.push(`${method} ${path}: path parameter ${p.name} must be required`);
     }
   }
   return problems;
@@ -48,7 +56,9 @@ function problemsOf(doc: any): string[] {
 
 /** Every route of docs/api.md's table as `[method, path]`, with <ep>, <model_slug>, <id>, <name> filled in. */
 function docRoutes(ep: string, slug: string): [string, string][] {
-  const rows = readFileSync(DOCS_API, 'utf8').split('\n').filter((l) => /^\| `\//.test(l));
+  const rows = readFileSync(DOCS_API, 'utf8')
+    .split('\n')
+    .filter((l) => /^\| `\//.test(l));
   const out: [string, string][] = [];
   for (const row of rows) {
     const [, routeCell, methodCell] = row.split('|').map((c) => c.trim());
@@ -66,8 +76,20 @@ function docRoutes(ep: string, slug: string): [string, string][] {
   return out;
 }
 
-const greet = { type: 'object', properties: { name: { type: 'string', minLength: 1 } }, required: ['name'], $schema: 'https://json-schema.org/draft/2020-12/schema' };
-const full = openApiDocument({ targets: [{ id: 'greet', kind: 'endpoint', inputSchema: greet }, { id: 'echo', kind: 'endpoint' }, { id: 'shapes', kind: 'model', inputSchema: greet, description: 'a model' }], readOnly: false }) as any;
+const greet = {
+  type: 'object',
+  properties: { name: { type: 'string', minLength: 1 } },
+  required: ['name'],
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+};
+const full = openApiDocument({
+  targets: [
+    { id: 'greet', kind: 'endpoint', inputSchema: greet },
+    { id: 'echo', kind: 'endpoint' },
+    { id: 'shapes', kind: 'model', inputSchema: greet, description: 'a model' },
+  ],
+  readOnly: false,
+}) as any;
 
 describe('GET /openapi.json document', () => {
   it('is a well-formed OpenAPI 3.1 document: refs resolve, ids unique, path parameters declared', () => {
@@ -75,7 +97,7 @@ describe('GET /openapi.json document', () => {
     expect(Object.keys(full.paths).length).toBeGreaterThan(30);
   });
 
-  it("has every route of docs/api.md, with its methods", () => {
+  it('has every route of docs/api.md, with its methods', () => {
     const routes = docRoutes('greet', 'shapes');
     expect(routes.length).toBeGreaterThanOrEqual(22);
     const missing = routes.filter(([m, p]) => !full.paths[p]?.[m]).map(([m, p]) => `${m.toUpperCase()} ${p}`);
@@ -86,10 +108,25 @@ describe('GET /openapi.json document', () => {
     const body = full.paths['/v2/greet/run'].post.requestBody.content['application/json'].schema;
     expect(body.allOf[0]).toEqual({ $ref: '#/components/schemas/JobRequest' });
     expect(body.allOf[1].properties.input).toEqual({ $ref: '#/components/schemas/input.greet' });
-    expect(full.components.schemas['input.greet']).toEqual({ type: 'object', properties: { name: { type: 'string', minLength: 1 } }, required: ['name'] });
+    expect(full.components.schemas['input.greet']).toEqual({
+      type: 'object',
+      properties: { name: { type: 'string', minLength: 1 } },
+      required: ['name'],
+    });
     expect(full.components.schemas['input.echo']).toMatchObject({ type: 'object' });
-    expect(full.components.schemas.JobRequest.properties).toMatchObject({ input: { type: 'object' }, webhook: { type: 'string', maxLength: 2048 }, policy: { type: 'object' } });
-    expect(full.components.schemas.JobObject.properties.status.enum).toEqual(['IN_QUEUE', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT']);
+    expect(full.components.schemas.JobRequest.properties).toMatchObject({
+      input: { type: 'object' },
+      webhook: { type: 'string', maxLength: 2048 },
+      policy: { type: 'object' },
+    });
+    expect(full.components.schemas.JobObject.properties.status.enum).toEqual([
+      'IN_QUEUE',
+      'IN_PROGRESS',
+      'COMPLETED',
+      'FAILED',
+      'CANCELLED',
+      'TIMED_OUT',
+    ]);
     expect(full.components.schemas.Error.properties.code.enum).toContain('job_not_found');
     expect(full.paths['/ping'].get.security).toEqual([]);
   });
@@ -103,10 +140,14 @@ describe('GET /openapi.json document', () => {
     const doc = (openApi({ keyId: 'k1', scope: { endpoints: ['greet'], readOnly: true } }, deps) as any).json;
     expect(problemsOf(doc)).toEqual([]);
     const paths = Object.keys(doc.paths);
-    expect(paths.filter((p) => p.startsWith('/v2/') && !p.startsWith('/v2/_berth')).every((p) => p.startsWith('/v2/greet/'))).toBe(true);
+    expect(
+      paths.filter((p) => p.startsWith('/v2/') && !p.startsWith('/v2/_berth')).every((p) => p.startsWith('/v2/greet/')),
+    ).toBe(true);
     expect(paths).toContain('/v2/greet/status/{job_id}');
     expect(paths.filter((p) => /\/(run|runsync|cancel|retry|purge-queue|openai)\b/.test(p))).toEqual([]);
     const all = (openApi({ keyId: 'admin' }, deps) as any).json;
-    expect(Object.keys(all.paths)).toEqual(expect.arrayContaining(['/v2/echo/run', '/v2/image/runsync', '/v2/greet/cancel/{job_id}']));
+    expect(Object.keys(all.paths)).toEqual(
+      expect.arrayContaining(['/v2/echo/run', '/v2/image/runsync', '/v2/greet/cancel/{job_id}']),
+    );
   });
 });

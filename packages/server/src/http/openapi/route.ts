@@ -10,9 +10,21 @@ export function openApi(principal: Principal, deps: CatalogDeps): ApiResponse {
     .endpoints()
     .filter((id) => visible(principal, id))
     .sort()
-    .map((id) => ({ id, kind: 'endpoint', inputSchema: deps.registry.inputSchema(id) as OpenApiTarget['inputSchema'] }));
+    .map((id) => ({
+      id,
+      kind: 'endpoint',
+      inputSchema: deps.registry.inputSchema(id) as OpenApiTarget['inputSchema'],
+    }));
   const models: OpenApiTarget[] = [...deps.models.values()]
     .filter((m) => visible(principal, m.endpoint))
-    .map((m) => ({ id: m.slug, kind: 'model', inputSchema: inputSchemaOf(m) as OpenApiTarget['inputSchema'], description: m.description }));
-  return { status: 200, json: openApiDocument({ targets: [...endpoints, ...models], readOnly: principal.scope?.readOnly === true }) };
+    .map((m) => ({
+      id: m.slug,
+      kind: 'model',
+      inputSchema: inputSchemaOf(m) as OpenApiTarget['inputSchema'],
+      description: m.description,
+    }));
+  return {
+    status: 200,
+    json: openApiDocument({ targets: [...endpoints, ...models], readOnly: principal.scope?.readOnly === true }),
+  };
 }

@@ -1,5 +1,15 @@
 import { readFileSync } from 'node:fs';
-import { ErrorBodySchema, ExecutionPolicy, HealthReplySchema, JobObject, JobRequest, JobStatus, PurgeReplySchema, RunReplySchema, StreamReplySchema } from '@berth/protocol';
+import {
+  ErrorBodySchema,
+  ExecutionPolicy,
+  HealthReplySchema,
+  JobObject,
+  JobRequest,
+  JobStatus,
+  PurgeReplySchema,
+  RunReplySchema,
+  StreamReplySchema,
+} from '@berth/protocol';
 import { z } from 'zod';
 
 /** A JSON Schema object as the OpenAPI document holds it. */
@@ -11,7 +21,8 @@ export function jsonSchemaOf(schema: z.ZodType): JsonSchema {
     io: 'input',
     unrepresentable: 'any',
     override: (ctx) => {
-      if ((ctx.zodSchema as { _zod: { def: { type: string } } })._zod.def.type === 'custom') ctx.jsonSchema['type'] = 'object';
+      if ((ctx.zodSchema as { _zod: { def: { type: string } } })._zod.def.type === 'custom')
+        ctx.jsonSchema['type'] = 'object';
     },
   }) as JsonSchema;
   return withoutDialect(out);
@@ -41,7 +52,8 @@ export function protocolSchemas(): Record<string, JsonSchema> {
 /** @berth/server's version, for `info.version`. */
 export const SERVER_VERSION: string = (() => {
   try {
-    return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string })
+      .version;
   } catch {
     return '0.0.0';
   }

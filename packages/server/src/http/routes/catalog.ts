@@ -16,14 +16,18 @@ export interface CatalogDeps {
 }
 
 /** Whether the key's scope lets it see an endpoint. */
-export const visible = (p: Principal, endpointId: string): boolean => !p.scope?.endpoints || p.scope.endpoints.includes(endpointId);
+export const visible = (p: Principal, endpointId: string): boolean =>
+  !p.scope?.endpoints || p.scope.endpoints.includes(endpointId);
 
 /**
  * `GET /v2/_berth/catalog`: what the caller's key may use: endpoints (whether they stream, the input schema their
  * workers announced, worker counts) and public models (kind, description, input schema, prices). No secrets.
  */
 export async function catalog(principal: Principal, deps: CatalogDeps): Promise<ApiResponse> {
-  const eps = deps.endpoints().filter((id) => visible(principal, id)).sort();
+  const eps = deps
+    .endpoints()
+    .filter((id) => visible(principal, id))
+    .sort();
   const endpoints = await Promise.all(
     eps.map(async (id) => ({
       id,
@@ -41,7 +45,9 @@ export async function catalog(principal: Principal, deps: CatalogDeps): Promise<
       description: m.description,
       inputSchema: inputSchemaOf(m),
       price: m.price,
-      priced: Object.values(m.price).some((v) => (typeof v === 'number' ? v > 0 : Object.values(v ?? {}).some((x) => (x ?? 0) > 0))),
+      priced: Object.values(m.price).some((v) =>
+        typeof v === 'number' ? v > 0 : Object.values(v ?? {}).some((x) => (x ?? 0) > 0),
+      ),
     }));
   return { status: 200, json: { endpoints, models } };
 }
@@ -51,9 +57,15 @@ export async function catalog(principal: Principal, deps: CatalogDeps): Promise<
  * input with defaults filled in; 400 `invalid_request` naming every bad field. Nothing is queued.
  */
 export async function estimate(model: PublicModel, req: ApiRequest): Promise<ApiResponse> {
-  const body = decode(JobRequest, parseJsonBody(await readBody(req.body, LIMITS.runBodyBytes, req.headers['content-length'])));
+  const body = decode(
+    JobRequest,
+    parseJsonBody(await readBody(req.body, LIMITS.runBodyBytes, req.headers['content-length'])),
+  );
   if (!body.ok) throw new BerthError('invalid_request', body.error, body.issues);
   const checked = checkInput(model, body.value.input);
-  if (!checked.ok) throw new BerthError('invalid_request', `invalid_input: ${checked.problems.join('; ')}`, { problems: checked.problems });
+  if (!checked.ok)
+    throw new BerthError('invalid_request', `invalid_input: ${checked.problems.join('; ')}`, {
+      problems: checked.problems,
+    });
   return { status: 200, json: { cost: costOf(model, checked.input), input: checked.input } };
 }

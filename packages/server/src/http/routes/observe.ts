@@ -31,8 +31,15 @@ export async function recentJobs(rc: RouteContext, store: Store): Promise<ApiRes
   let limit = JOBS_LIMIT_DEFAULT;
   if (raw !== null) {
     limit = /^\d{1,6}$/.test(raw) ? Number(raw) : NaN;
-    if (!(limit >= 1 && limit <= JOBS_LIMIT_MAX)) throw new BerthError('invalid_limit', `query limit must be a whole number from 1 to ${JOBS_LIMIT_MAX}, got "${raw.slice(0, 40)}"`);
+    if (!(limit >= 1 && limit <= JOBS_LIMIT_MAX))
+      throw new BerthError(
+        'invalid_limit',
+        `query limit must be a whole number from 1 to ${JOBS_LIMIT_MAX}, got "${raw.slice(0, 40)}"`,
+      );
   }
-  const jobs = (await store.recent(rc.endpointId, limit)).map((r) => ({ ...toJobObject(r), createdAt: new Date(r.createdAt).toISOString() }));
+  const jobs = (await store.recent(rc.endpointId, limit)).map((r) => ({
+    ...toJobObject(r),
+    createdAt: new Date(r.createdAt).toISOString(),
+  }));
   return { status: 200, json: { jobs } };
 }

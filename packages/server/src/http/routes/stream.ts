@@ -16,7 +16,10 @@ export async function stream(rc: RouteContext) {
   const wait = intParam(rc.req.query, 'wait', 0, LIMITS.waitMax, 'invalid_wait') ?? LIMITS.streamWaitDefault;
   await rc.service.get(rc.endpointId, rc.jobId);
   if (rc.registry.streams(rc.endpointId) === false) {
-    throw new BerthError('stream_not_supported', `the workers of endpoint ${rc.endpointId} do not stream: use a generator handler or return_aggregate_stream`);
+    throw new BerthError(
+      'stream_not_supported',
+      `the workers of endpoint ${rc.endpointId} do not stream: use a generator handler or return_aggregate_stream`,
+    );
   }
   if ((rc.req.headers['accept'] ?? '').includes('text/event-stream')) {
     return { status: 200, headers: sseHeaders, events: sse(rc) };
@@ -36,14 +39,19 @@ export async function stream(rc: RouteContext) {
         if (job.error !== undefined && isTerminal(job.status)) reply.error = job.error;
         return { status: 200, json: reply };
       }
-      if ((await waiter.wait(left, rc.req.signal)) === 'aborted') return { status: 200, json: { id: job.id, status: job.status, stream: [] } };
+      if ((await waiter.wait(left, rc.req.signal)) === 'aborted')
+        return { status: 200, json: { id: job.id, status: job.status, stream: [] } };
     }
   } finally {
     waiter.dispose();
   }
 }
 
-const sseHeaders = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
+const sseHeaders = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  'x-accel-buffering': 'no',
+};
 
 async function* sse(rc: RouteContext): AsyncGenerator<string> {
   const waiter = armWaiter(rc.service.events, rc.jobId);

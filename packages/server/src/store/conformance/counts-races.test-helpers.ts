@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { JobRecord } from '../types.js';
 import { DuplicateJobError } from '../../errors.js';
-import { COMPLETE, FAIL, makeJob, must, RETENTION, T0, TIME_OUT, useStore, type MakeStore } from './fixtures.test-helpers.js';
+import {
+  COMPLETE,
+  FAIL,
+  makeJob,
+  must,
+  RETENTION,
+  T0,
+  TIME_OUT,
+  useStore,
+  type MakeStore,
+} from './fixtures.test-helpers.js';
 
 /** Per-endpoint counts, and races between transitions that a store must resolve with one winner. */
 export function countRaceTests(makeStore: MakeStore): void {
@@ -9,7 +19,13 @@ export function countRaceTests(makeStore: MakeStore): void {
     const ctx = useStore(makeStore);
 
     it('are zero for an unknown endpoint', async () => {
-      expect(await ctx.store.counts('none')).toEqual({ completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 });
+      expect(await ctx.store.counts('none')).toEqual({
+        completed: 0,
+        failed: 0,
+        inProgress: 0,
+        inQueue: 0,
+        retried: 0,
+      });
       expect(await ctx.store.queueDepth('none')).toBe(0);
     });
 
@@ -34,7 +50,13 @@ export function countRaceTests(makeStore: MakeStore): void {
       expect(await ctx.store.counts('ep')).toEqual({ completed: 1, failed: 3, inProgress: 0, inQueue: 1, retried: 2 });
       await ctx.store.purgeQueue('ep');
       expect(await ctx.store.counts('ep')).toEqual({ completed: 1, failed: 3, inProgress: 0, inQueue: 0, retried: 2 });
-      expect(await ctx.store.counts('other')).toEqual({ completed: 0, failed: 0, inProgress: 0, inQueue: 1, retried: 0 });
+      expect(await ctx.store.counts('other')).toEqual({
+        completed: 0,
+        failed: 0,
+        inProgress: 0,
+        inQueue: 1,
+        retried: 0,
+      });
       expect(await ctx.store.queueDepth('ep')).toBe(0);
     });
 
@@ -65,7 +87,8 @@ export function countRaceTests(makeStore: MakeStore): void {
     it('refuses a late finish after cancel', async () => {
       const job = await ctx.start();
       await ctx.store.cancel(job.id, T0 + 2_000, RETENTION);
-      for (const patch of [COMPLETE, FAIL, TIME_OUT]) expect(await ctx.store.finish(job.id, 1, patch, T0 + 3_000, RETENTION)).toBeUndefined();
+      for (const patch of [COMPLETE, FAIL, TIME_OUT])
+        expect(await ctx.store.finish(job.id, 1, patch, T0 + 3_000, RETENTION)).toBeUndefined();
       const now = must(await ctx.store.get(job.id));
       expect(now.status).toBe('CANCELLED');
       expect(now.output).toBeUndefined();
@@ -94,16 +117,32 @@ export function countRaceTests(makeStore: MakeStore): void {
         expect(await ctx.store.setLease(job.id, 1, T0 + 9_000)).toBe(false);
         expect(await ctx.store.requeue(job.id, 1, T0 + 3_500, 3, 'lost', RETENTION)).toBeUndefined();
       });
-      expect(must(await ctx.store.finish(job.id, 2, COMPLETE, T0 + 4_000, RETENTION))).toMatchObject({ status: 'COMPLETED', workerId: 'w2', attempt: 2 });
+      expect(must(await ctx.store.finish(job.id, 2, COMPLETE, T0 + 4_000, RETENTION))).toMatchObject({
+        status: 'COMPLETED',
+        workerId: 'w2',
+        attempt: 2,
+      });
     });
 
     type Move = { name: string; status: string; run: (j: JobRecord) => Promise<unknown> };
     const moves = (): Move[] => [
-      { name: 'complete', status: 'COMPLETED', run: (j) => ctx.store.finish(j.id, j.attempt, COMPLETE, T0 + 5_000, RETENTION) },
+      {
+        name: 'complete',
+        status: 'COMPLETED',
+        run: (j) => ctx.store.finish(j.id, j.attempt, COMPLETE, T0 + 5_000, RETENTION),
+      },
       { name: 'fail', status: 'FAILED', run: (j) => ctx.store.finish(j.id, j.attempt, FAIL, T0 + 5_000, RETENTION) },
-      { name: 'time out', status: 'TIMED_OUT', run: (j) => ctx.store.finish(j.id, j.attempt, TIME_OUT, T0 + 5_000, RETENTION) },
+      {
+        name: 'time out',
+        status: 'TIMED_OUT',
+        run: (j) => ctx.store.finish(j.id, j.attempt, TIME_OUT, T0 + 5_000, RETENTION),
+      },
       { name: 'cancel', status: 'CANCELLED', run: (j) => ctx.store.cancel(j.id, T0 + 5_000, RETENTION) },
-      { name: 'requeue', status: 'IN_QUEUE', run: (j) => ctx.store.requeue(j.id, j.attempt, T0 + 5_000, 3, 'lost', RETENTION) },
+      {
+        name: 'requeue',
+        status: 'IN_QUEUE',
+        run: (j) => ctx.store.requeue(j.id, j.attempt, T0 + 5_000, 3, 'lost', RETENTION),
+      },
     ];
 
     it('lets exactly one of two competing transitions of a running job win (cancel after requeue still applies)', async () => {
@@ -114,7 +153,7 @@ export function countRaceTests(makeStore: MakeStore): void {
           const [rx, ry] = await Promise.all([x.run(job), y.run(job)]);
           if (x.name !== y.name && [x.name, y.name].every((n) => n === 'cancel' || n === 'requeue')) {
             // cancel names no attempt, so it also applies to the requeued job: cancel always ends up winning.
-            expect((x.name === 'cancel' ? rx : ry), `${x.name} vs ${y.name}`).toBeDefined();
+            expect(x.name === 'cancel' ? rx : ry, `${x.name} vs ${y.name}`).toBeDefined();
             expect((await ctx.store.get(job.id))?.status).toBe('CANCELLED');
             continue;
           }
@@ -128,11 +167,17 @@ export function countRaceTests(makeStore: MakeStore): void {
 
     it('lets exactly one of two concurrent retries or cancels win', async () => {
       const failed = await ctx.end(FAIL);
-      const retries = await Promise.all([ctx.store.retry(failed.id, T0 + 3_000), ctx.store.retry(failed.id, T0 + 3_000)]);
+      const retries = await Promise.all([
+        ctx.store.retry(failed.id, T0 + 3_000),
+        ctx.store.retry(failed.id, T0 + 3_000),
+      ]);
       expect(retries.filter((r) => r !== undefined)).toHaveLength(1);
       expect((await ctx.store.get(failed.id))?.retries).toBe(1);
       expect(await ctx.store.queueDepth('ep')).toBe(1);
-      const cancels = await Promise.all([ctx.store.cancel(failed.id, T0 + 4_000, RETENTION), ctx.store.cancel(failed.id, T0 + 4_000, RETENTION)]);
+      const cancels = await Promise.all([
+        ctx.store.cancel(failed.id, T0 + 4_000, RETENTION),
+        ctx.store.cancel(failed.id, T0 + 4_000, RETENTION),
+      ]);
       expect(cancels.filter((r) => r !== undefined)).toHaveLength(1);
       expect(await ctx.store.claim('ep', 'w', T0 + 5_000)).toBeUndefined();
     });

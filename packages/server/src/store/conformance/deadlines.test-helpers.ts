@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import type { JobRecord } from '../types.js';
-import { COMPLETE, FAIL, HOUR, ids, must, NOTHING_DUE, RETENTION, T0, TIME_OUT, useStore, type MakeStore } from './fixtures.test-helpers.js';
+import {
+  COMPLETE,
+  FAIL,
+  HOUR,
+  ids,
+  must,
+  NOTHING_DUE,
+  RETENTION,
+  T0,
+  TIME_OUT,
+  useStore,
+  type MakeStore,
+} from './fixtures.test-helpers.js';
 
 /** Leases, ttl expiry, purge and delete, and `due()`, which reports the jobs whose deadlines have passed. */
 export function deadlineTests(makeStore: MakeStore): void {
@@ -111,7 +123,11 @@ export function deadlineTests(makeStore: MakeStore): void {
       await ctx.add({ endpointId: 'e', expiresAt: at + 1 });
       const due = await ctx.store.due(at, 100);
       expect(ids(due.expired)).toEqual(ids([queued, running, done, cancelled]));
-      expect(due.expired.find((r) => r.id === running.id)).toMatchObject({ status: 'IN_PROGRESS', attempt: 1, workerId: 'w1' });
+      expect(due.expired.find((r) => r.id === running.id)).toMatchObject({
+        status: 'IN_PROGRESS',
+        attempt: 1,
+        workerId: 'w1',
+      });
     });
 
     it('does not report a job finished, cancelled or requeued before its execution deadline', async () => {
@@ -211,7 +227,11 @@ export function deadlineTests(makeStore: MakeStore): void {
       }
       expect(seen.sort()).toEqual(ids(jobs));
       expect((await ctx.store.due(at, 2)).timedOut).toEqual([]);
-      expect((await ctx.store.counts('r0')).failed + (await ctx.store.counts('r1')).failed + (await ctx.store.counts('r2')).failed).toBe(3);
+      expect(
+        (await ctx.store.counts('r0')).failed +
+          (await ctx.store.counts('r1')).failed +
+          (await ctx.store.counts('r2')).failed,
+      ).toBe(3);
     });
   });
 }

@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { JobRecord } from '../types.js';
-import { COMPLETE, FAIL, ids, makeJob, must, RETENTION, T0, TIME_OUT, useStore, type MakeStore } from './fixtures.test-helpers.js';
+import {
+  COMPLETE,
+  FAIL,
+  ids,
+  makeJob,
+  must,
+  RETENTION,
+  T0,
+  TIME_OUT,
+  useStore,
+  type MakeStore,
+} from './fixtures.test-helpers.js';
 
 /** Insert and get, claim, finish and cancel: the main path of a job and the records each step returns. */
 export function lifecycleTests(makeStore: MakeStore): void {
@@ -12,7 +23,13 @@ export function lifecycleTests(makeStore: MakeStore): void {
         endpointId: 'my-endpoint',
         input: { prompt: 'héllo ✓', nested: { list: [1, 2.5, null, true, 'x'], empty: {} }, n: -0.125 },
         webhook: 'https://example.org/hook?a=1',
-        s3Config: { accessId: 'AK', accessSecret: 'SK', bucketName: 'b', endpointUrl: 'https://s3.example.org', objectPath: 'p/q' },
+        s3Config: {
+          accessId: 'AK',
+          accessSecret: 'SK',
+          bucketName: 'b',
+          endpointUrl: 'https://s3.example.org',
+          objectPath: 'p/q',
+        },
         executionTimeout: 5_000,
         lowPriority: true,
         sync: true,
@@ -96,7 +113,14 @@ export function lifecycleTests(makeStore: MakeStore): void {
       const job = await ctx.add({ executionTimeout: 45_000 });
       const now = T0 + 3_000;
       const claimed = must(await ctx.store.claim('ep', 'worker-7', now));
-      expect(claimed).toMatchObject({ id: job.id, status: 'IN_PROGRESS', attempt: 1, workerId: 'worker-7', startedAt: now, executionDeadline: now + 45_000 });
+      expect(claimed).toMatchObject({
+        id: job.id,
+        status: 'IN_PROGRESS',
+        attempt: 1,
+        workerId: 'worker-7',
+        startedAt: now,
+        executionDeadline: now + 45_000,
+      });
       expect(claimed).toMatchObject({ input: job.input, queuedAt: job.queuedAt, retries: 0 });
       expect(await ctx.store.get(job.id)).toEqual(claimed);
     });
@@ -128,7 +152,8 @@ export function lifecycleTests(makeStore: MakeStore): void {
       await ctx.store.insert(again);
       expect(await ctx.store.get(a.id)).toEqual(again);
       const order: string[] = [];
-      for (let job = await ctx.store.claim('ep', 'w', T0); job; job = await ctx.store.claim('ep', 'w', T0)) order.push(job.id);
+      for (let job = await ctx.store.claim('ep', 'w', T0); job; job = await ctx.store.claim('ep', 'w', T0))
+        order.push(job.id);
       expect(order).toEqual([b.id, c.id, a.id]);
       expect((await ctx.store.get(a.id))?.input).toEqual({ second: true });
       expect((await ctx.store.due(T0 + 10_000, 100)).expired).toEqual([]);
@@ -151,20 +176,29 @@ export function lifecycleTests(makeStore: MakeStore): void {
   describe('finish', () => {
     const ctx = useStore(makeStore);
 
-    it.each([COMPLETE, FAIL, TIME_OUT])('moves IN_PROGRESS to $status, sets finishedAt and retention', async (patch) => {
-      const job = await ctx.start();
-      const now = T0 + 9_000;
-      const done = must(await ctx.store.finish(job.id, job.attempt, patch, now, RETENTION));
-      expect(done).toMatchObject({ status: patch.status, finishedAt: now, retainUntil: now + RETENTION.async, attempt: 1, workerId: 'w1' });
-      if (patch.status === 'COMPLETED') {
-        expect(done.output).toEqual(patch.output);
-        expect(done.error).toBeUndefined();
-      } else {
-        expect(done.error).toBe(patch.error);
-        expect(done.output).toBeUndefined();
-      }
-      expect(await ctx.store.get(job.id)).toEqual(done);
-    });
+    it.each([COMPLETE, FAIL, TIME_OUT])(
+      'moves IN_PROGRESS to $status, sets finishedAt and retention',
+      async (patch) => {
+        const job = await ctx.start();
+        const now = T0 + 9_000;
+        const done = must(await ctx.store.finish(job.id, job.attempt, patch, now, RETENTION));
+        expect(done).toMatchObject({
+          status: patch.status,
+          finishedAt: now,
+          retainUntil: now + RETENTION.async,
+          attempt: 1,
+          workerId: 'w1',
+        });
+        if (patch.status === 'COMPLETED') {
+          expect(done.output).toEqual(patch.output);
+          expect(done.error).toBeUndefined();
+        } else {
+          expect(done.error).toBe(patch.error);
+          expect(done.output).toBeUndefined();
+        }
+        expect(await ctx.store.get(job.id)).toEqual(done);
+      },
+    );
 
     it('keeps a /runsync job for the sync retention', async () => {
       const done = await ctx.end(COMPLETE, { sync: true }, T0 + 5_000);
@@ -186,7 +220,13 @@ export function lifecycleTests(makeStore: MakeStore): void {
       const failed = await ctx.end(FAIL);
       const cancelled = await ctx.start();
       await ctx.store.cancel(cancelled.id, T0, RETENTION);
-      for (const [id, attempt] of [[queued.id, 0], [queued.id, 1], [completed.id, 1], [failed.id, 1], [cancelled.id, 1]] as const) {
+      for (const [id, attempt] of [
+        [queued.id, 0],
+        [queued.id, 1],
+        [completed.id, 1],
+        [failed.id, 1],
+        [cancelled.id, 1],
+      ] as const) {
         for (const patch of [COMPLETE, FAIL, TIME_OUT]) {
           await ctx.unchanged(id, async () => {
             expect(await ctx.store.finish(id, attempt, patch, T0 + 7_000, RETENTION)).toBeUndefined();
@@ -204,7 +244,12 @@ export function lifecycleTests(makeStore: MakeStore): void {
       const job = await ctx.add();
       const res = must(await ctx.store.cancel(job.id, T0 + 50, RETENTION));
       expect(res.before).toEqual(job);
-      expect(res.after).toMatchObject({ id: job.id, status: 'CANCELLED', finishedAt: T0 + 50, retainUntil: T0 + 50 + RETENTION.async });
+      expect(res.after).toMatchObject({
+        id: job.id,
+        status: 'CANCELLED',
+        finishedAt: T0 + 50,
+        retainUntil: T0 + 50 + RETENTION.async,
+      });
       expect(await ctx.store.get(job.id)).toEqual(res.after);
       expect(await ctx.store.claim('ep', 'w1', T0 + 60)).toBeUndefined();
       expect(await ctx.store.queueDepth('ep')).toBe(0);
@@ -214,7 +259,11 @@ export function lifecycleTests(makeStore: MakeStore): void {
       const job = await ctx.start({ sync: true });
       const res = must(await ctx.store.cancel(job.id, T0 + 2_000, RETENTION));
       expect(res.before).toMatchObject({ status: 'IN_PROGRESS', attempt: 1, workerId: 'w1' });
-      expect(res.after).toMatchObject({ status: 'CANCELLED', finishedAt: T0 + 2_000, retainUntil: T0 + 2_000 + RETENTION.sync });
+      expect(res.after).toMatchObject({
+        status: 'CANCELLED',
+        finishedAt: T0 + 2_000,
+        retainUntil: T0 + 2_000 + RETENTION.sync,
+      });
       await ctx.unchanged(job.id, async () => {
         expect(await ctx.store.finish(job.id, 1, COMPLETE, T0 + 3_000, RETENTION)).toBeUndefined();
         expect(await ctx.store.finish(job.id, 1, FAIL, T0 + 3_000, RETENTION)).toBeUndefined();

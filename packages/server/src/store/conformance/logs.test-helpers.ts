@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { JOB_LOG_MAX_LINES, type JobLogLine } from '../types.js';
 import { COMPLETE, HOUR, must, RETENTION, T0, useStore, type MakeStore } from './fixtures.test-helpers.js';
 
-const line = (message: string, o: Partial<JobLogLine> = {}): JobLogLine => ({ at: T0 + 1_500, level: 'info', message, workerId: 'w1', attempt: 1, ...o });
+const line = (message: string, o: Partial<JobLogLine> = {}): JobLogLine => ({
+  at: T0 + 1_500,
+  level: 'info',
+  message,
+  workerId: 'w1',
+  attempt: 1,
+  ...o,
+});
 
 /** Per-job logs (`appendLogs`, `logs`) and the recent-jobs listing (`recent`). */
 export function jobLogTests(makeStore: MakeStore): void {
@@ -11,11 +18,20 @@ export function jobLogTests(makeStore: MakeStore): void {
 
     it('keeps lines in order with their fields, across attempts and after the job ends', async () => {
       const job = await ctx.start();
-      expect(await ctx.store.appendLogs(job.id, [line('loading'), line('step', { level: 'debug', fields: { step: 1, nested: { a: [1, 2] } } })])).toBe(2);
+      expect(
+        await ctx.store.appendLogs(job.id, [
+          line('loading'),
+          line('step', { level: 'debug', fields: { step: 1, nested: { a: [1, 2] } } }),
+        ]),
+      ).toBe(2);
       expect(await ctx.store.appendLogs(job.id, [line('oops', { level: 'warn' })])).toBe(1);
       must(await ctx.store.requeue(job.id, job.attempt, T0 + 2_000, 5, 'lost', RETENTION));
       const again = must(await ctx.store.claim('ep', 'w2', T0 + 3_000));
-      expect(await ctx.store.appendLogs(job.id, [line('second try', { workerId: 'w2', attempt: again.attempt, level: 'error' })])).toBe(1);
+      expect(
+        await ctx.store.appendLogs(job.id, [
+          line('second try', { workerId: 'w2', attempt: again.attempt, level: 'error' }),
+        ]),
+      ).toBe(1);
       must(await ctx.store.finish(job.id, again.attempt, COMPLETE, T0 + 4_000, RETENTION));
       const log = must(await ctx.store.logs(job.id));
       expect(log.dropped).toBe(0);
@@ -66,7 +82,7 @@ export function jobLogTests(makeStore: MakeStore): void {
   describe('recent jobs', () => {
     const ctx = useStore(makeStore);
 
-    it('lists an endpoint\'s jobs newest first, in any state, up to the limit', async () => {
+    it("lists an endpoint's jobs newest first, in any state, up to the limit", async () => {
       const done = await ctx.end(COMPLETE, { createdAt: T0 - 2_000 }); // claimed first: the queue must be empty
       const old = await ctx.add({ createdAt: T0 - 3_000 });
       const mid = await ctx.add({ createdAt: T0 - 1_000 });

@@ -61,7 +61,12 @@ export function recoveryTests(makeStore: MakeStore): void {
     });
 
     it('stores a job that is terminal from the start (a refused input): counted, and deleted after its retention', async () => {
-      const job = await ctx.add({ status: 'FAILED', error: 'invalid_input: width', finishedAt: T0, retainUntil: T0 + 60_000 });
+      const job = await ctx.add({
+        status: 'FAILED',
+        error: 'invalid_input: width',
+        finishedAt: T0,
+        retainUntil: T0 + 60_000,
+      });
       expect((await ctx.store.counts('ep')).failed).toBe(1);
       expect((await ctx.store.due(T0 + 59_999, 10)).retained).toEqual([]);
       expect((await ctx.store.due(T0 + 60_000, 10)).retained.map((j) => j.id)).toEqual([job.id]);

@@ -6,18 +6,34 @@ export function retryStreamTests(makeStore: MakeStore): void {
   describe('retry', () => {
     const ctx = useStore(makeStore);
 
-    it.each([FAIL, TIME_OUT])('requeues a $status job with output, error, progress and workerId cleared', async (patch) => {
-      const job = await ctx.start({ queuedAt: T0 });
-      await ctx.store.setProgress(job.id, 1, { pct: 90 });
-      await ctx.store.finish(job.id, 1, patch, T0 + 2_000, RETENTION);
-      const retried = must(await ctx.store.retry(job.id, T0 + 3_000));
-      expect(retried).toMatchObject({ id: job.id, status: 'IN_QUEUE', retries: 1, queuedAt: T0 + 3_000, input: job.input, attempt: 1 });
-      for (const k of ['output', 'error', 'progress', 'workerId'] as const) expect(retried[k]).toBeUndefined();
-      expect(await ctx.store.get(job.id)).toEqual(retried);
-      const again = must(await ctx.store.claim('ep', 'w2', T0 + 4_000));
-      expect(again).toMatchObject({ id: job.id, attempt: 2, workerId: 'w2', startedAt: T0 + 4_000, executionDeadline: T0 + 4_000 + job.executionTimeout });
-      expect(again.progress).toBeUndefined();
-    });
+    it.each([FAIL, TIME_OUT])(
+      'requeues a $status job with output, error, progress and workerId cleared',
+      async (patch) => {
+        const job = await ctx.start({ queuedAt: T0 });
+        await ctx.store.setProgress(job.id, 1, { pct: 90 });
+        await ctx.store.finish(job.id, 1, patch, T0 + 2_000, RETENTION);
+        const retried = must(await ctx.store.retry(job.id, T0 + 3_000));
+        expect(retried).toMatchObject({
+          id: job.id,
+          status: 'IN_QUEUE',
+          retries: 1,
+          queuedAt: T0 + 3_000,
+          input: job.input,
+          attempt: 1,
+        });
+        for (const k of ['output', 'error', 'progress', 'workerId'] as const) expect(retried[k]).toBeUndefined();
+        expect(await ctx.store.get(job.id)).toEqual(retried);
+        const again = must(await ctx.store.claim('ep', 'w2', T0 + 4_000));
+        expect(again).toMatchObject({
+          id: job.id,
+          attempt: 2,
+          workerId: 'w2',
+          startedAt: T0 + 4_000,
+          executionDeadline: T0 + 4_000 + job.executionTimeout,
+        });
+        expect(again.progress).toBeUndefined();
+      },
+    );
 
     it('puts the job at the end of the queue', async () => {
       const a = await ctx.start();
@@ -69,7 +85,12 @@ export function retryStreamTests(makeStore: MakeStore): void {
       expect(await ctx.store.get(job.id)).toEqual(back);
       expect(await ctx.store.runningOn('w1')).toEqual([]);
       const again = must(await ctx.store.claim('ep', 'w2', T0 + 3_000));
-      expect(again).toMatchObject({ id: job.id, attempt: 2, workerId: 'w2', executionDeadline: T0 + 3_000 + job.executionTimeout });
+      expect(again).toMatchObject({
+        id: job.id,
+        attempt: 2,
+        workerId: 'w2',
+        executionDeadline: T0 + 3_000 + job.executionTimeout,
+      });
       expect(again.progress).toBeUndefined();
     });
 
@@ -78,7 +99,13 @@ export function retryStreamTests(makeStore: MakeStore): void {
       must(await ctx.store.requeue(job.id, 1, T0 + 2_000, 2, 'worker lost', RETENTION));
       must(await ctx.store.claim('ep', 'w2', T0 + 3_000));
       const failed = must(await ctx.store.requeue(job.id, 2, T0 + 4_000, 2, 'worker lost twice', RETENTION));
-      expect(failed).toMatchObject({ status: 'FAILED', error: 'worker lost twice', retries: 1, finishedAt: T0 + 4_000, retainUntil: T0 + 4_000 + RETENTION.async });
+      expect(failed).toMatchObject({
+        status: 'FAILED',
+        error: 'worker lost twice',
+        retries: 1,
+        finishedAt: T0 + 4_000,
+        retainUntil: T0 + 4_000 + RETENTION.async,
+      });
       expect(await ctx.store.claim('ep', 'w3', T0 + 5_000)).toBeUndefined();
       expect(must(await ctx.store.retry(job.id, T0 + 6_000)).retries).toBe(2);
     });

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { WebhookAttempt } from '../types.js';
-import { COMPLETE, FAIL, makeJob, must, RETENTION, T0, TIME_OUT, useStore, type MakeStore } from './fixtures.test-helpers.js';
+import {
+  COMPLETE,
+  FAIL,
+  makeJob,
+  must,
+  RETENTION,
+  T0,
+  TIME_OUT,
+  useStore,
+  type MakeStore,
+} from './fixtures.test-helpers.js';
 
 const HOOK = 'https://example.org/hook';
 const FAR = T0 + 10_000_000;
@@ -24,10 +34,23 @@ export function webhookOutboxTests(makeStore: MakeStore): void {
       expect(await ctx.store.webhookDeliveries(plain.id)).toEqual([]);
 
       const [d] = await ctx.store.webhookDeliveries(done.id);
-      expect(d).toMatchObject({ jobId: done.id, endpointId: 'ep', url: HOOK, createdAt: T0 + 2_000, nextAttemptAt: T0 + 2_000, attempts: [] });
+      expect(d).toMatchObject({
+        jobId: done.id,
+        endpointId: 'ep',
+        url: HOOK,
+        createdAt: T0 + 2_000,
+        nextAttemptAt: T0 + 2_000,
+        attempts: [],
+      });
       expect(JSON.parse(must(d).body)).toEqual({
-        id: done.id, status: 'COMPLETED', output: COMPLETE.status === 'COMPLETED' ? COMPLETE.output : null,
-        input: { q: 1 }, webhook: HOOK, delayTime: 1_000, executionTime: 1_000, workerId: 'w1',
+        id: done.id,
+        status: 'COMPLETED',
+        output: COMPLETE.status === 'COMPLETED' ? COMPLETE.output : null,
+        input: { q: 1 },
+        webhook: HOOK,
+        delayTime: 1_000,
+        executionTime: 1_000,
+        workerId: 'w1',
       });
       const statusOf = async (id: string) => JSON.parse(must((await ctx.store.webhookDeliveries(id))[0]).body).status;
       expect(await statusOf(failed.id)).toBe('FAILED');
@@ -39,11 +62,22 @@ export function webhookOutboxTests(makeStore: MakeStore): void {
     });
 
     it('inserting a job that is already terminal (a refused input stored as FAILED) writes its delivery too', async () => {
-      const failed = makeJob({ status: 'FAILED', error: 'bad input', webhook: HOOK, finishedAt: T0 + 7, retainUntil: T0 + 60_000 });
+      const failed = makeJob({
+        status: 'FAILED',
+        error: 'bad input',
+        webhook: HOOK,
+        finishedAt: T0 + 7,
+        retainUntil: T0 + 60_000,
+      });
       await ctx.store.insert(failed);
       const [d] = await ctx.store.webhookDeliveries(failed.id);
       expect(d).toMatchObject({ jobId: failed.id, createdAt: T0 + 7, nextAttemptAt: T0 + 7 });
-      expect(JSON.parse(must(d).body)).toMatchObject({ id: failed.id, status: 'FAILED', error: 'bad input', webhook: HOOK });
+      expect(JSON.parse(must(d).body)).toMatchObject({
+        id: failed.id,
+        status: 'FAILED',
+        error: 'bad input',
+        webhook: HOOK,
+      });
       await ctx.store.insert(makeJob({ webhook: HOOK })); // IN_QUEUE: nothing yet
       expect(await ctx.store.claimWebhooks(FAR, 10, FAR + 1)).toHaveLength(1);
     });
@@ -86,7 +120,11 @@ export function webhookOutboxTests(makeStore: MakeStore): void {
       expect(must(again).attempts).toEqual([bad(T0 + 2_000)]);
       expect(await ctx.store.recordWebhookAttempt(must(d).id, ok(T0 + 12_000), null)).toBe(true);
       const [final] = await ctx.store.webhookDeliveries(done.id);
-      expect(final).toMatchObject({ id: must(d).id, nextAttemptAt: null, attempts: [bad(T0 + 2_000), ok(T0 + 12_000)] });
+      expect(final).toMatchObject({
+        id: must(d).id,
+        nextAttemptAt: null,
+        attempts: [bad(T0 + 2_000), ok(T0 + 12_000)],
+      });
       expect(await ctx.store.claimWebhooks(FAR, 10, FAR + 1)).toEqual([]);
       expect(await ctx.store.recordWebhookAttempt('msg_nope_0', ok(T0), null)).toBe(false);
     });

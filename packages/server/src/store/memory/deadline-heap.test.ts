@@ -70,6 +70,11 @@ describe('DeadlineHeap', () => {
     heap.push(5, 'a');
     heap.push(5, 'a');
     heap.push(1, 'a');
-    expect([heap.pop(), heap.pop(), heap.pop(), heap.pop()]).toEqual([{ at: 1, id: 'a' }, { at: 5, id: 'a' }, { at: 5, id: 'a' }, undefined]);
+    expect([heap.pop(), heap.pop(), heap.pop(), heap.pop()]).toEqual([
+      { at: 1, id: 'a' },
+      { at: 5, id: 'a' },
+      { at: 5, id: 'a' },
+      undefined,
+    ]);
   });
 });

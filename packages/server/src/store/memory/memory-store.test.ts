@@ -50,7 +50,8 @@ describe('MemoryStore at scale', () => {
         expect(await store.purgeQueue(ep)).toEqual(queue);
         queue.length = 0;
       }
-      if (inserted % 500 === 0) for (const e of endpoints) expect(await store.queueDepth(e)).toBe(must(model.get(e)).length);
+      if (inserted % 500 === 0)
+        for (const e of endpoints) expect(await store.queueDepth(e)).toBe(must(model.get(e)).length);
     }
     for (const ep of endpoints) {
       const drained: string[] = [];

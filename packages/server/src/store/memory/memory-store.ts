@@ -1,7 +1,20 @@
 import { isTerminal, type JobStatus } from '@berth/protocol';
 import { DeadlineHeap } from './deadline-heap.js';
 import { DuplicateJobError } from '../../errors.js';
-import type { DeleteCondition, DueJobs, EndpointCounts, FinishPatch, JobLog, JobLogLine, JobRecord, RecoveryReport, RetentionPolicy, Store, WebhookAttempt, WebhookDelivery } from '../types.js';
+import type {
+  DeleteCondition,
+  DueJobs,
+  EndpointCounts,
+  FinishPatch,
+  JobLog,
+  JobLogLine,
+  JobRecord,
+  RecoveryReport,
+  RetentionPolicy,
+  Store,
+  WebhookAttempt,
+  WebhookDelivery,
+} from '../types.js';
 import { MemoryWebhookOutbox } from './webhook-outbox.js';
 import { MemoryJobLogs } from './memory-logs.js';
 
@@ -139,7 +152,13 @@ export class MemoryStore implements Store {
     return e && e.rec.status === 'IN_PROGRESS' && e.rec.attempt === attempt ? e : undefined;
   }
 
-  async finish(id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): Promise<JobRecord | undefined> {
+  async finish(
+    id: string,
+    attempt: number,
+    patch: FinishPatch,
+    now: number,
+    retention: RetentionPolicy,
+  ): Promise<JobRecord | undefined> {
     const e = this.running(id, attempt);
     if (!e) return undefined;
     this.setStatus(e, patch.status);
@@ -149,7 +168,11 @@ export class MemoryStore implements Store {
     return clone(e.rec);
   }
 
-  async cancel(id: string, now: number, retention: RetentionPolicy): Promise<{ before: JobRecord; after: JobRecord } | undefined> {
+  async cancel(
+    id: string,
+    now: number,
+    retention: RetentionPolicy,
+  ): Promise<{ before: JobRecord; after: JobRecord } | undefined> {
     const e = this.jobs.get(id);
     if (!e || isTerminal(e.rec.status)) return undefined;
     const before = clone(e.rec);
@@ -163,7 +186,8 @@ export class MemoryStore implements Store {
     if (!e || (e.rec.status !== 'FAILED' && e.rec.status !== 'TIMED_OUT')) return undefined;
     this.setStatus(e, 'IN_QUEUE');
     const r = e.rec;
-    for (const k of ['output', 'error', 'progress', 'workerId', 'startedAt', 'finishedAt', 'retainUntil'] as const) delete r[k];
+    for (const k of ['output', 'error', 'progress', 'workerId', 'startedAt', 'finishedAt', 'retainUntil'] as const)
+      delete r[k];
     r.retries++;
     r.queuedAt = now;
     this.ep(r.endpointId).retried++;
@@ -173,7 +197,14 @@ export class MemoryStore implements Store {
     return clone(r);
   }
 
-  async requeue(id: string, attempt: number, now: number, maxAttempts: number, failError: string, retention: RetentionPolicy): Promise<JobRecord | undefined> {
+  async requeue(
+    id: string,
+    attempt: number,
+    now: number,
+    maxAttempts: number,
+    failError: string,
+    retention: RetentionPolicy,
+  ): Promise<JobRecord | undefined> {
     const e = this.running(id, attempt);
     if (!e) return undefined;
     if (attempt >= maxAttempts) {
@@ -236,7 +267,8 @@ export class MemoryStore implements Store {
 
   async runningOn(workerId: string): Promise<JobRecord[]> {
     const out: JobRecord[] = [];
-    for (const e of this.jobs.values()) if (e.rec.status === 'IN_PROGRESS' && e.rec.workerId === workerId) out.push(clone(e.rec));
+    for (const e of this.jobs.values())
+      if (e.rec.status === 'IN_PROGRESS' && e.rec.workerId === workerId) out.push(clone(e.rec));
     return out;
   }
 
@@ -312,7 +344,13 @@ export class MemoryStore implements Store {
   async counts(endpointId: string): Promise<EndpointCounts> {
     const s = this.endpoints.get(endpointId);
     if (!s) return { completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 };
-    return { completed: s.completed, failed: s.failed, inProgress: s.byStatus.IN_PROGRESS, inQueue: s.byStatus.IN_QUEUE, retried: s.retried };
+    return {
+      completed: s.completed,
+      failed: s.failed,
+      inProgress: s.byStatus.IN_PROGRESS,
+      inQueue: s.byStatus.IN_QUEUE,
+      retried: s.retried,
+    };
   }
 
   async queueDepth(endpointId: string): Promise<number> {
@@ -340,7 +378,11 @@ export class MemoryStore implements Store {
     return this.outbox.claim(now, limit, leaseUntil);
   }
 
-  async recordWebhookAttempt(deliveryId: string, attempt: WebhookAttempt, nextAttemptAt: number | null): Promise<boolean> {
+  async recordWebhookAttempt(
+    deliveryId: string,
+    attempt: WebhookAttempt,
+    nextAttemptAt: number | null,
+  ): Promise<boolean> {
     return this.outbox.record(deliveryId, attempt, nextAttemptAt);
   }
 

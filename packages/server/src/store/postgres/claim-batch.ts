@@ -43,7 +43,13 @@ export class ClaimBatcher {
     this.pending.delete(endpointId);
     if (!batch.length) return;
     try {
-      const rows = await this.run([endpointId, batch.length, batch.map((w) => w.workerId), batch[0]!.now, this.replicaId()]);
+      const rows = await this.run([
+        endpointId,
+        batch.length,
+        batch.map((w) => w.workerId),
+        batch[0]!.now,
+        this.replicaId(),
+      ]);
       const byRank = new Map(rows.map((r) => [Number(r.rn), r]));
       batch.forEach((w, i) => {
         const row = byRank.get(i + 1);

@@ -14,7 +14,11 @@ export function loadPg(): PgModule {
     try {
       pg = createRequire(import.meta.url)('pg') as PgModule;
     } catch (err) {
-      throw new MissingDependencyError('pg', `the PostgreSQL store needs the pg package, which is not installed (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); run \`npm install pg\`, or use another store (--store sqlite)`, { cause: err });
+      throw new MissingDependencyError(
+        'pg',
+        `the PostgreSQL store needs the pg package, which is not installed (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); run \`npm install pg\`, or use another store (--store sqlite)`,
+        { cause: err },
+      );
     }
   }
   return pg;
@@ -44,7 +48,8 @@ function int8(v: string): number {
  */
 export function createPool(o: PgConnectionOptions, onError: (err: Error) => void, settings = ''): Pool {
   const schema = o.schema ?? 'berth';
-  if (!SCHEMA_RE.test(schema)) throw new Error(`invalid PostgreSQL schema name "${schema}": use lower-case letters, digits and _`);
+  if (!SCHEMA_RE.test(schema))
+    throw new Error(`invalid PostgreSQL schema name "${schema}": use lower-case letters, digits and _`);
   const { Pool: PoolCtor, types } = loadPg();
   const config: PoolConfig = {
     connectionString: o.url,
@@ -58,26 +63,46 @@ export function createPool(o: PgConnectionOptions, onError: (err: Error) => void
     options: `-c search_path=${schema}${settings ? ` ${settings}` : ''}`,
     // Named, so an operator (or a test) can tell Berth's connections apart in pg_stat_activity.
     application_name: `berth:${schema}`,
-    types: { getTypeParser: ((oid: number, format?: string) => (oid === 20 ? int8 : types.getTypeParser(oid, format as 'text'))) as never },
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        oid === 20 ? int8 : types.getTypeParser(oid, format as 'text')) as never,
+    },
   };
   const pool = new PoolCtor(config);
   pool.on('error', onError); // an idle connection died (database restart, pg_terminate_backend): the pool replaces it
   return pool;
 }
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53300']);
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+]);
 
 /** True for errors that mean "the database cannot be reached now" rather than "this statement is wrong". */
 export function isConnectionError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: string }).code;
   if (code !== undefined && (CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable|Connection refused|Query read timeout/i.test(err.message);
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable|Connection refused|Query read timeout/i.test(
+    err.message,
+  );
 }
 
 /** A connection error becomes 503 `unavailable` (clients retry); anything else is rethrown unchanged. */
 export function toUnavailable(err: unknown): never {
-  if (isConnectionError(err)) throw new StoreUnavailableError(`the database is unreachable (${(err as Error).message}); retry shortly`, { cause: err });
+  if (isConnectionError(err))
+    throw new StoreUnavailableError(`the database is unreachable (${(err as Error).message}); retry shortly`, {
+      cause: err,
+    });
   throw err;
 }
 

@@ -6,7 +6,6 @@ import { toLogLine, type LogRow } from '../job-row.js';
 
 type Queryable = Pick<PoolClient, 'query'>;
 
-
 /**
  * Per-job logs (table `job_logs`, counters `jobs.log_len` / `jobs.log_dropped`) and the recent-jobs listing on
  * PostgreSQL. `append` runs in the caller's transaction and locks the job row, so replicas appending to the
@@ -24,11 +23,23 @@ export const pgJobLogs = {
          SELECT $1, $2 + i - 1, at, level, message, worker_id, attempt, fields
          FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[]) WITH ORDINALITY AS t(at, level, message, worker_id, attempt, fields, i)
          ON CONFLICT DO NOTHING`,
-        [id, len, kept.map((l) => l.at), kept.map((l) => l.level), kept.map((l) => l.message), kept.map((l) => l.workerId), kept.map((l) => l.attempt),
-          kept.map((l) => (l.fields === undefined ? null : JSON.stringify(l.fields)))],
+        [
+          id,
+          len,
+          kept.map((l) => l.at),
+          kept.map((l) => l.level),
+          kept.map((l) => l.message),
+          kept.map((l) => l.workerId),
+          kept.map((l) => l.attempt),
+          kept.map((l) => (l.fields === undefined ? null : JSON.stringify(l.fields))),
+        ],
       );
     }
-    await c.query(`UPDATE jobs SET log_len = log_len + $2, log_dropped = log_dropped + $3 WHERE id = $1`, [id, kept.length, lines.length - kept.length]);
+    await c.query(`UPDATE jobs SET log_len = log_len + $2, log_dropped = log_dropped + $3 WHERE id = $1`, [
+      id,
+      kept.length,
+      lines.length - kept.length,
+    ]);
     return kept.length;
   },
 
@@ -36,7 +47,10 @@ export const pgJobLogs = {
     const r = await c.query<{ log_dropped: number }>(`SELECT log_dropped FROM jobs WHERE id = $1`, [id]);
     const state = r.rows[0];
     if (!state) return undefined;
-    const rows = await c.query<LogRow>(`SELECT at, level, message, worker_id, attempt, fields FROM job_logs WHERE job_id = $1 ORDER BY seq`, [id]);
+    const rows = await c.query<LogRow>(
+      `SELECT at, level, message, worker_id, attempt, fields FROM job_logs WHERE job_id = $1 ORDER BY seq`,
+      [id],
+    );
     return { lines: rows.rows.map(toLogLine), dropped: state.log_dropped };
   },
 
@@ -46,7 +60,10 @@ export const pgJobLogs = {
   },
 
   async recent(c: Queryable, endpointId: string, limit: number): Promise<JobRecord[]> {
-    const r = await c.query<JobRow>(`SELECT ${COLS} FROM jobs WHERE endpoint_id = $1 ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $2`, [endpointId, Math.max(0, limit)]);
+    const r = await c.query<JobRow>(
+      `SELECT ${COLS} FROM jobs WHERE endpoint_id = $1 ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $2`,
+      [endpointId, Math.max(0, limit)],
+    );
     return r.rows.map(toRecord);
   },
 };

@@ -16,7 +16,13 @@ interface MetaRow {
   job_id: string;
   expires_at: number;
 }
-const toMeta = (r: MetaRow): FileMeta => ({ name: r.name, contentType: r.content_type, size: r.size, jobId: r.job_id, expiresAt: r.expires_at });
+const toMeta = (r: MetaRow): FileMeta => ({
+  name: r.name,
+  contentType: r.content_type,
+  size: r.size,
+  jobId: r.job_id,
+  expiresAt: r.expires_at,
+});
 
 /**
  * Output files in PostgreSQL (tables `output_files` and `output_file_pieces`), so every replica serves every
@@ -34,7 +40,10 @@ export class PgFileStore implements OutputFileStore {
 
   secret(): Promise<string> {
     this.secretText ??= (async () => {
-      await this.pool.query(`INSERT INTO settings (name, value) VALUES ('files_url_secret', $1) ON CONFLICT (name) DO NOTHING`, [randomBytes(32).toString('base64url')]);
+      await this.pool.query(
+        `INSERT INTO settings (name, value) VALUES ('files_url_secret', $1) ON CONFLICT (name) DO NOTHING`,
+        [randomBytes(32).toString('base64url')],
+      );
       const r = await this.pool.query<{ value: string }>(`SELECT value FROM settings WHERE name = 'files_url_secret'`);
       return r.rows[0]!.value;
     })().catch((err) => {
@@ -46,7 +55,13 @@ export class PgFileStore implements OutputFileStore {
 
   async put(jobId: string, extension: string, contentType: string, data: Uint8Array): Promise<FileMeta> {
     const name = `${randomBytes(16).toString('hex')}.${extension}`;
-    const meta: FileMeta = { name, contentType, size: data.byteLength, jobId, expiresAt: this.opts.clock.now() + this.opts.ttlMs };
+    const meta: FileMeta = {
+      name,
+      contentType,
+      size: data.byteLength,
+      jobId,
+      expiresAt: this.opts.clock.now() + this.opts.ttlMs,
+    };
     const c = await this.pool.connect().catch(toUnavailable);
     let broken: Error | undefined;
     const onError = (err: Error) => (broken = err);
@@ -55,9 +70,16 @@ export class PgFileStore implements OutputFileStore {
       await c.query('BEGIN');
       const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
       for (let i = 0, off = 0; off < buf.length || i === 0; i++, off += PIECE) {
-        await c.query(`INSERT INTO output_file_pieces (name, idx, data) VALUES ($1, $2, $3)`, [name, i, buf.subarray(off, off + PIECE)]);
+        await c.query(`INSERT INTO output_file_pieces (name, idx, data) VALUES ($1, $2, $3)`, [
+          name,
+          i,
+          buf.subarray(off, off + PIECE),
+        ]);
       }
-      await c.query(`INSERT INTO output_files (name, content_type, size, job_id, expires_at) VALUES ($1, $2, $3, $4, $5)`, [name, contentType, meta.size, jobId, meta.expiresAt]);
+      await c.query(
+        `INSERT INTO output_files (name, content_type, size, job_id, expires_at) VALUES ($1, $2, $3, $4, $5)`,
+        [name, contentType, meta.size, jobId, meta.expiresAt],
+      );
       await c.query('COMMIT');
       return meta;
     } catch (err) {
@@ -86,7 +108,10 @@ export class PgFileStore implements OutputFileStore {
     const last = Math.floor((end - 1) / PIECE);
     for (let idx = Math.floor(start / PIECE); idx <= last; idx += PIECES_PER_READ) {
       const r = await this.pool
-        .query<{ idx: number; data: Buffer }>(`SELECT idx, data FROM output_file_pieces WHERE name = $1 AND idx BETWEEN $2 AND $3 ORDER BY idx`, [name, idx, Math.min(last, idx + PIECES_PER_READ - 1)])
+        .query<{ idx: number; data: Buffer }>(
+          `SELECT idx, data FROM output_file_pieces WHERE name = $1 AND idx BETWEEN $2 AND $3 ORDER BY idx`,
+          [name, idx, Math.min(last, idx + PIECES_PER_READ - 1)],
+        )
         .catch(toUnavailable);
       for (const p of r.rows) {
         const base = p.idx * PIECE;
@@ -96,7 +121,11 @@ export class PgFileStore implements OutputFileStore {
   }
 
   async sweep(): Promise<number> {
-    const r = await this.pool.query<{ name: string }>(`SELECT name FROM output_files WHERE expires_at <= $1 LIMIT 1000`, [this.opts.clock.now()]).catch(toUnavailable);
+    const r = await this.pool
+      .query<{ name: string }>(`SELECT name FROM output_files WHERE expires_at <= $1 LIMIT 1000`, [
+        this.opts.clock.now(),
+      ])
+      .catch(toUnavailable);
     const names = r.rows.map((x) => x.name);
     if (names.length) {
       await this.remove(names);
@@ -108,6 +137,11 @@ export class PgFileStore implements OutputFileStore {
   close(): void {}
 
   private async remove(names: string[]): Promise<void> {
-    await this.pool.query(`WITH f AS (DELETE FROM output_files WHERE name = ANY($1)) DELETE FROM output_file_pieces WHERE name = ANY($1)`, [names]).catch(toUnavailable);
+    await this.pool
+      .query(
+        `WITH f AS (DELETE FROM output_files WHERE name = ANY($1)) DELETE FROM output_file_pieces WHERE name = ANY($1)`,
+        [names],
+      )
+      .catch(toUnavailable);
   }
 }

@@ -1,7 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { isTerminal } from '@berth/protocol';
-import type { DeleteCondition, DueJobs, EndpointCounts, FinishPatch, JobLog, JobLogLine, JobRecord, RecoveryReport, RetentionPolicy, Store, WebhookAttempt, WebhookDelivery } from '../types.js';
+import type {
+  DeleteCondition,
+  DueJobs,
+  EndpointCounts,
+  FinishPatch,
+  JobLog,
+  JobLogLine,
+  JobRecord,
+  RecoveryReport,
+  RetentionPolicy,
+  Store,
+  WebhookAttempt,
+  WebhookDelivery,
+} from '../types.js';
 import { createPool, toUnavailable, type PgConnectionOptions } from './connect.js';
 import { DEFAULT_REPLICA_TIMES, ReplicaWatch, type ReplicaTimes } from './replica-watch.js';
 import { insertValues, json, toRecord, type JobRow } from './rows.js';
@@ -101,7 +114,11 @@ export class PgStore implements Store {
       await pool.end().catch(() => {});
       throw err;
     }
-    const asyncPool = createPool({ ...options, poolSize: options.poolSize ?? 10 }, (err) => options.onError?.(err), ASYNC_COMMIT);
+    const asyncPool = createPool(
+      { ...options, poolSize: options.poolSize ?? 10 },
+      (err) => options.onError?.(err),
+      ASYNC_COMMIT,
+    );
     return new PgStore(pool, asyncPool, options);
   }
 
@@ -187,12 +204,34 @@ export class PgStore implements Store {
     return this.claims.claim(endpointId, workerId, now);
   }
 
-  private finishParams(id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): unknown[] {
+  private finishParams(
+    id: string,
+    attempt: number,
+    patch: FinishPatch,
+    now: number,
+    retention: RetentionPolicy,
+  ): unknown[] {
     const output = patch.status === 'COMPLETED' ? json(patch.output) : null;
-    return [id, attempt, patch.status, output, patch.status === 'COMPLETED' ? null : patch.error, now, retention.sync, retention.async];
+    return [
+      id,
+      attempt,
+      patch.status,
+      output,
+      patch.status === 'COMPLETED' ? null : patch.error,
+      now,
+      retention.sync,
+      retention.async,
+    ];
   }
 
-  private async finishOn(c: Q, id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): Promise<JobRecord | undefined> {
+  private async finishOn(
+    c: Q,
+    id: string,
+    attempt: number,
+    patch: FinishPatch,
+    now: number,
+    retention: RetentionPolicy,
+  ): Promise<JobRecord | undefined> {
     const job = await this.one(c, SQL.finish, this.finishParams(id, attempt, patch, now, retention));
     if (!job) return undefined;
     await this.stat(c, job.endpointId, job.status === 'COMPLETED' ? 'completed' : 'failed');
@@ -205,7 +244,13 @@ export class PgStore implements Store {
    * result of the same event-loop turn (`FinishBatcher`). A job with a webhook is not matched and takes the
    * transaction with the outbox row.
    */
-  private async finishFast(id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): Promise<JobRecord | undefined | 'webhook'> {
+  private async finishFast(
+    id: string,
+    attempt: number,
+    patch: FinishPatch,
+    now: number,
+    retention: RetentionPolicy,
+  ): Promise<JobRecord | undefined | 'webhook'> {
     this.alive();
     const r = await this.finishes.add(this.finishParams(id, attempt, patch, now, retention));
     if (r) return toRecord(r);
@@ -213,13 +258,23 @@ export class PgStore implements Store {
     return w ? 'webhook' : undefined;
   }
 
-  async finish(id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): Promise<JobRecord | undefined> {
+  async finish(
+    id: string,
+    attempt: number,
+    patch: FinishPatch,
+    now: number,
+    retention: RetentionPolicy,
+  ): Promise<JobRecord | undefined> {
     const fast = await this.finishFast(id, attempt, patch, now, retention);
     if (fast !== 'webhook') return fast;
     return this.tx((c) => this.finishOn(c, id, attempt, patch, now, retention));
   }
 
-  cancel(id: string, now: number, retention: RetentionPolicy): Promise<{ before: JobRecord; after: JobRecord } | undefined> {
+  cancel(
+    id: string,
+    now: number,
+    retention: RetentionPolicy,
+  ): Promise<{ before: JobRecord; after: JobRecord } | undefined> {
     return this.tx(async (c) => {
       const before = await this.one(c, SQL.cancelLock, [id]);
       if (!before) return undefined;
@@ -242,7 +297,14 @@ export class PgStore implements Store {
     return job;
   }
 
-  async requeue(id: string, attempt: number, now: number, maxAttempts: number, failError: string, retention: RetentionPolicy): Promise<JobRecord | undefined> {
+  async requeue(
+    id: string,
+    attempt: number,
+    now: number,
+    maxAttempts: number,
+    failError: string,
+    retention: RetentionPolicy,
+  ): Promise<JobRecord | undefined> {
     if (attempt >= maxAttempts) return this.finish(id, attempt, { status: 'FAILED', error: failError }, now, retention);
     const job = await this.tx(async (c) => {
       const job = await this.one(c, SQL.requeue, [id, attempt]);
@@ -278,7 +340,14 @@ export class PgStore implements Store {
   private readonly noticed = new Set<string>();
 
   async appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number> {
-    const r = await pgStream.append(this.asyncRun, id, attempt, seq, chunks, this.chunkNotice?.(id, attempt, seq, chunks));
+    const r = await pgStream.append(
+      this.asyncRun,
+      id,
+      attempt,
+      seq,
+      chunks,
+      this.chunkNotice?.(id, attempt, seq, chunks),
+    );
     if (r.notified) {
       if (this.noticed.size > 1_000) this.noticed.clear(); // entries are taken at once; never let strays pile up
       this.noticed.add(`${id}\t${attempt}\t${seq}\t${chunks.length}`);
@@ -303,7 +372,9 @@ export class PgStore implements Store {
   async notify(channel: string, payloads: string[]): Promise<void> {
     if (payloads.length === 0) return;
     this.alive();
-    await this.pool.query(payloads.length === 1 ? named(SQL.notify, [channel, payloads[0]]) : named(SQL.notifyMany, [channel, payloads]));
+    await this.pool.query(
+      payloads.length === 1 ? named(SQL.notify, [channel, payloads[0]]) : named(SQL.notifyMany, [channel, payloads]),
+    );
   }
 
   /** Output files in the database: every replica serves every signed URL. */
@@ -356,14 +427,30 @@ export class PgStore implements Store {
 
   async due(now: number, limit: number): Promise<DueJobs> {
     const all = async (sql: string) => (await this.q(sql, [now, limit])).map(toRecord);
-    const [expired, timedOut, retained, leaseExpired] = await Promise.all([all(SQL.due.expired), all(SQL.due.timedOut), all(SQL.due.retained), all(SQL.due.leaseExpired)]);
+    const [expired, timedOut, retained, leaseExpired] = await Promise.all([
+      all(SQL.due.expired),
+      all(SQL.due.timedOut),
+      all(SQL.due.retained),
+      all(SQL.due.leaseExpired),
+    ]);
     return { expired, timedOut, retained, leaseExpired };
   }
 
   async counts(endpointId: string): Promise<EndpointCounts> {
-    const [s] = await this.q<{ completed: number | null; failed: number | null; retried: number | null; in_queue: number; in_progress: number }>(
-      SQL.counts, [endpointId]);
-    return { completed: s?.completed ?? 0, failed: s?.failed ?? 0, retried: s?.retried ?? 0, inProgress: s?.in_progress ?? 0, inQueue: s?.in_queue ?? 0 };
+    const [s] = await this.q<{
+      completed: number | null;
+      failed: number | null;
+      retried: number | null;
+      in_queue: number;
+      in_progress: number;
+    }>(SQL.counts, [endpointId]);
+    return {
+      completed: s?.completed ?? 0,
+      failed: s?.failed ?? 0,
+      retried: s?.retried ?? 0,
+      inProgress: s?.in_progress ?? 0,
+      inQueue: s?.in_queue ?? 0,
+    };
   }
 
   async queueDepth(endpointId: string): Promise<number> {
@@ -378,7 +465,11 @@ export class PgStore implements Store {
   async recover(leaseUntil: number): Promise<RecoveryReport> {
     const now = Date.now();
     await this.watch.start(leaseUntil - now).catch(toUnavailable);
-    await this.q(SQL.leaseOrphans, [leaseUntil, this.replicaId, now - (this.options.replicaTimes ?? DEFAULT_REPLICA_TIMES).deadAfterMs]);
+    await this.q(SQL.leaseOrphans, [
+      leaseUntil,
+      this.replicaId,
+      now - (this.options.replicaTimes ?? DEFAULT_REPLICA_TIMES).deadAfterMs,
+    ]);
     const [n] = await this.q<{ queued: number; running: number }>(SQL.liveCounts);
     const eps = await this.q<{ endpoint_id: string }>(SQL.endpoints);
     return { queued: n?.queued ?? 0, running: n?.running ?? 0, endpoints: eps.map((r) => r.endpoint_id) };

@@ -3,7 +3,8 @@ import { loadPg } from './connect.js';
 import { PgStore, type PgStoreOptions } from './pg-store.js';
 
 /** The test database: `BERTH_TEST_DATABASE_URL`, default the local server's database `test`. */
-export const PG_TEST_URL = process.env['BERTH_TEST_DATABASE_URL'] ?? `postgres://${process.env['PGUSER'] ?? 'root'}@127.0.0.1:5432/test`;
+export const PG_TEST_URL =
+  process.env['BERTH_TEST_DATABASE_URL'] ?? `postgres://${process.env['PGUSER'] ?? 'root'}@127.0.0.1:5432/test`;
 
 /** Why PostgreSQL tests are skipped (no server reachable), or `undefined` when they can run. */
 export async function pgUnavailable(url = PG_TEST_URL): Promise<string | undefined> {

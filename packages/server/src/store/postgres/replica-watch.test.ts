@@ -10,11 +10,32 @@ const TIMES = { heartbeatMs: 60_000, deadAfterMs: 10_000 };
 describe.skipIf(skip !== undefined)(`replica liveness on PostgreSQL${skip ? ` (skipped: ${skip})` : ''}`, () => {
   async function pair() {
     const schema = testSchema();
-    const a = await PgStore.open({ url: PG_TEST_URL, schema, replicaId: 'replica-a', replicaTimes: TIMES, poolSize: 2 });
-    const b = await PgStore.open({ url: PG_TEST_URL, schema, replicaId: 'replica-b', replicaTimes: TIMES, poolSize: 2 });
-    return { a, b, done: async () => { await a.close(); await b.close(); await dropSchema(schema); } };
+    const a = await PgStore.open({
+      url: PG_TEST_URL,
+      schema,
+      replicaId: 'replica-a',
+      replicaTimes: TIMES,
+      poolSize: 2,
+    });
+    const b = await PgStore.open({
+      url: PG_TEST_URL,
+      schema,
+      replicaId: 'replica-b',
+      replicaTimes: TIMES,
+      poolSize: 2,
+    });
+    return {
+      a,
+      b,
+      done: async () => {
+        await a.close();
+        await b.close();
+        await dropSchema(schema);
+      },
+    };
   }
-  const beat = (s: PgStore, now: number) => (s as unknown as { watch: { beat(now: number): Promise<number> } }).watch.beat(now);
+  const beat = (s: PgStore, now: number) =>
+    (s as unknown as { watch: { beat(now: number): Promise<number> } }).watch.beat(now);
 
   it('the running jobs of a replica that stopped beating get the grace lease; a live one keeps its jobs; a reconnect moves a job over', async () => {
     const { a, b, done } = await pair();

@@ -41,14 +41,20 @@ export class ReplicaWatch {
 
   /** One heartbeat: says this replica is alive, then leases the running jobs of silent replicas. */
   async beat(now = Date.now()): Promise<number> {
-    await this.pool.query(`INSERT INTO replicas (id, seen_at) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET seen_at = EXCLUDED.seen_at`, [this.replicaId, now]);
+    await this.pool.query(
+      `INSERT INTO replicas (id, seen_at) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET seen_at = EXCLUDED.seen_at`,
+      [this.replicaId, now],
+    );
     const r = await this.pool.query(
       `UPDATE jobs SET lease_until = $1 WHERE status = 'IN_PROGRESS' AND lease_until IS NULL AND owner IS NOT NULL AND owner <> $2
          AND owner NOT IN (SELECT id FROM replicas WHERE seen_at >= $3)`,
       [now + this.graceMs, this.replicaId, now - this.times.deadAfterMs],
     );
     await this.pool.query(`DELETE FROM replicas WHERE seen_at < $1`, [now - 10 * this.times.deadAfterMs]);
-    const n = await this.pool.query<{ n: number }>(`SELECT count(*) AS n FROM replicas WHERE seen_at >= $1 AND id <> $2`, [now - this.times.deadAfterMs, this.replicaId]);
+    const n = await this.pool.query<{ n: number }>(
+      `SELECT count(*) AS n FROM replicas WHERE seen_at >= $1 AND id <> $2`,
+      [now - this.times.deadAfterMs, this.replicaId],
+    );
     this.liveOthers = n.rows[0]?.n ?? 0;
     return r.rowCount ?? 0;
   }

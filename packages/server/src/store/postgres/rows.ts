@@ -10,9 +10,29 @@ export const INSERT_COLUMNS = `id, endpoint_id, status, input, webhook, s3_confi
 
 export function insertValues(job: JobRecord): unknown[] {
   return [
-    job.id, job.endpointId, job.status, JSON.stringify(job.input), job.webhook ?? null, json(job.s3Config), job.executionTimeout,
-    job.lowPriority, job.sync, job.attempt, job.retries, job.workerId ?? null, json(job.output), json(job.progress), job.error ?? null,
-    job.createdAt, job.queuedAt, job.startedAt ?? null, job.finishedAt ?? null, job.expiresAt, job.executionDeadline ?? null,
-    job.retainUntil ?? null, job.leaseUntil ?? null, job.cost ?? null,
+    job.id,
+    job.endpointId,
+    job.status,
+    JSON.stringify(job.input),
+    job.webhook ?? null,
+    json(job.s3Config),
+    job.executionTimeout,
+    job.lowPriority,
+    job.sync,
+    job.attempt,
+    job.retries,
+    job.workerId ?? null,
+    json(job.output),
+    json(job.progress),
+    job.error ?? null,
+    job.createdAt,
+    job.queuedAt,
+    job.startedAt ?? null,
+    job.finishedAt ?? null,
+    job.expiresAt,
+    job.executionDeadline ?? null,
+    job.retainUntil ?? null,
+    job.leaseUntil ?? null,
+    job.cost ?? null,
   ];
 }

@@ -157,11 +157,15 @@ export async function migrate(pool: Pool, schema: string): Promise<number> {
     await c.query('SELECT pg_advisory_lock($1)', [lockKey(schema)]);
     try {
       await c.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
-      await c.query(`CREATE TABLE IF NOT EXISTS ${ident(schema)}.berth_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`);
+      await c.query(
+        `CREATE TABLE IF NOT EXISTS ${ident(schema)}.berth_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`,
+      );
       const r = await c.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${ident(schema)}.berth_migrations`);
       const current = r.rows[0]?.v ?? 0;
       if (current > MIGRATIONS.length) {
-        throw new Error(`the database schema "${schema}" is version ${current}, newer than this Berth (${MIGRATIONS.length}); upgrade Berth`);
+        throw new Error(
+          `the database schema "${schema}" is version ${current}, newer than this Berth (${MIGRATIONS.length}); upgrade Berth`,
+        );
       }
       for (let v = current; v < MIGRATIONS.length; v++) {
         await c.query('BEGIN');

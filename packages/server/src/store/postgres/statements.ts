@@ -12,11 +12,17 @@ import { INSERT_COLUMNS } from './rows.js';
  * log counters) that no caller of a record needs, and `pg` parses every column of every row it returns.
  */
 export const COLS = INSERT_COLUMNS.replace(/\s+/g, ' ');
-const JOBS_COLS = COLS.split(', ').map((c) => `jobs.${c}`).join(', ');
-const RETAIN = (now: string, sync: string, async: string) => `${now}::bigint + CASE WHEN sync THEN ${sync}::bigint ELSE ${async}::bigint END`;
+const JOBS_COLS = COLS.split(', ')
+  .map((c) => `jobs.${c}`)
+  .join(', ');
+const RETAIN = (now: string, sync: string, async: string) =>
+  `${now}::bigint + CASE WHEN sync THEN ${sync}::bigint ELSE ${async}::bigint END`;
 const TERMINAL = `('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT')`;
-const insertSql = (seq: string) => `INSERT INTO jobs (${INSERT_COLUMNS}, queue_seq) VALUES (${Array.from({ length: 24 }, (_, i) => `$${i + 1}`).join(', ')}, ${seq})`;
-const stat = (column: 'completed' | 'failed' | 'retried') => `INSERT INTO endpoint_stats (endpoint_id, shard, ${column}) VALUES ($1, $2, 1)
+const insertSql = (seq: string) =>
+  `INSERT INTO jobs (${INSERT_COLUMNS}, queue_seq) VALUES (${Array.from({ length: 24 }, (_, i) => `$${i + 1}`).join(', ')}, ${seq})`;
+const stat = (
+  column: 'completed' | 'failed' | 'retried',
+) => `INSERT INTO endpoint_stats (endpoint_id, shard, ${column}) VALUES ($1, $2, 1)
   ON CONFLICT (endpoint_id, shard) DO UPDATE SET ${column} = endpoint_stats.${column} + 1`;
 const due = (where: string, order: string) => `SELECT ${COLS} FROM jobs WHERE ${where} ORDER BY ${order} LIMIT $2`;
 

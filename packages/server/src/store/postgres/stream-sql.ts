@@ -49,10 +49,24 @@ type Run = <R extends object>(sql: string, params: unknown[]) => Promise<R[]>;
 
 export const pgStream = {
   /** `notice`: a NOTIFY sent with the append when every chunk is new (`notified`). */
-  async append(run: Run, id: string, attempt: number, seq: number, chunks: unknown[], notice?: ChunkNotice): Promise<{ n: number; notified: boolean }> {
+  async append(
+    run: Run,
+    id: string,
+    attempt: number,
+    seq: number,
+    chunks: unknown[],
+    notice?: ChunkNotice,
+  ): Promise<{ n: number; notified: boolean }> {
     const data = chunks.map((x) => JSON.stringify(x) ?? 'null');
     const [r] = notice
-      ? await run<{ n: number; notified: boolean }>(APPEND_NOTIFY_SQL, [id, attempt, seq, data, notice.channel, notice.payload])
+      ? await run<{ n: number; notified: boolean }>(APPEND_NOTIFY_SQL, [
+          id,
+          attempt,
+          seq,
+          data,
+          notice.channel,
+          notice.payload,
+        ])
       : await run<{ n: number; notified: boolean }>(APPEND_SQL, [id, attempt, seq, data]);
     return { n: r?.n ?? 0, notified: r?.notified === true };
   },
@@ -71,7 +85,8 @@ export const pgStream = {
       const rows = await run<{ f: number; l: number; data: string | null }>(PEEK_SQL, [id]);
       const head = rows[0];
       if (!head || head.f >= head.l) return [];
-      if (await pgStream.claim(run, id, head.f, head.l)) return rows.filter((r) => r.data !== null).map((r) => JSON.parse(r.data!) as unknown);
+      if (await pgStream.claim(run, id, head.f, head.l))
+        return rows.filter((r) => r.data !== null).map((r) => JSON.parse(r.data!) as unknown);
     }
     return [];
   },

@@ -37,21 +37,30 @@ export const pgOutbox = {
   },
 
   async record(c: Queryable, id: string, attempt: WebhookAttempt, nextAttemptAt: number | null): Promise<boolean> {
-    const r = await c.query(`UPDATE webhook_deliveries SET attempts = attempts || $2::jsonb, next_attempt_at = $3 WHERE id = $1`, [id, JSON.stringify([attempt]), nextAttemptAt]);
+    const r = await c.query(
+      `UPDATE webhook_deliveries SET attempts = attempts || $2::jsonb, next_attempt_at = $3 WHERE id = $1`,
+      [id, JSON.stringify([attempt]), nextAttemptAt],
+    );
     if (r.rowCount === 0) return false;
     if (nextAttemptAt === null) {
-      await c.query(`DELETE FROM webhook_deliveries w WHERE id = $1 AND next_attempt_at IS NULL AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = w.job_id)`, [id]);
+      await c.query(
+        `DELETE FROM webhook_deliveries w WHERE id = $1 AND next_attempt_at IS NULL AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = w.job_id)`,
+        [id],
+      );
     }
     return true;
   },
 
   async forJob(c: Queryable, jobId: string): Promise<WebhookDelivery[]> {
-    const r = await c.query<DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE job_id = $1 ORDER BY created_at, id`, [jobId]);
+    const r = await c.query<DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE job_id = $1 ORDER BY created_at, id`, [
+      jobId,
+    ]);
     return r.rows.map(toDelivery);
   },
 
   /** The job was deleted: its finished deliveries go too; pending ones stay until they finish. */
   async jobDeleted(c: Queryable, jobIds: string[]): Promise<void> {
-    if (jobIds.length) await c.query(`DELETE FROM webhook_deliveries WHERE job_id = ANY($1) AND next_attempt_at IS NULL`, [jobIds]);
+    if (jobIds.length)
+      await c.query(`DELETE FROM webhook_deliveries WHERE job_id = ANY($1) AND next_attempt_at IS NULL`, [jobIds]);
   },
 };

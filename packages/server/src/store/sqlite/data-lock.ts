@@ -17,13 +17,18 @@ export class DataLock {
     const db = openDatabase(path);
     try {
       db.pragma('busy_timeout = 0');
-      db.exec('CREATE TABLE IF NOT EXISTS owner (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, since INTEGER NOT NULL)');
+      db.exec(
+        'CREATE TABLE IF NOT EXISTS owner (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, since INTEGER NOT NULL)',
+      );
       db.exec('BEGIN IMMEDIATE');
     } catch (err) {
       const busy = (err as { code?: string }).code === 'SQLITE_BUSY';
       const owner = busy ? ownerOf(db) : undefined;
       db.close();
-      if (busy) throw new Error(`${dbFile} is in use by another Berth control plane${owner ? ` (pid ${owner})` : ''}; stop it or use another --data-dir`);
+      if (busy)
+        throw new Error(
+          `${dbFile} is in use by another Berth control plane${owner ? ` (pid ${owner})` : ''}; stop it or use another --data-dir`,
+        );
       throw err;
     }
     // Inside the held transaction: readers (a refused second server) see the previous owner's row until it commits,

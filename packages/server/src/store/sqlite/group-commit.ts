@@ -72,8 +72,10 @@ export class GroupCommit {
     } catch (err) {
       return Promise.reject(err);
     }
-    if (this.open) return new Promise<T>((resolve, reject) => this.waiters.push({ resolve: () => resolve(result), reject }));
-    if (this.walSync?.pending) return new Promise<T>((resolve, reject) => this.walSync!.after({ resolve: () => resolve(result), reject }));
+    if (this.open)
+      return new Promise<T>((resolve, reject) => this.waiters.push({ resolve: () => resolve(result), reject }));
+    if (this.walSync?.pending)
+      return new Promise<T>((resolve, reject) => this.walSync!.after({ resolve: () => resolve(result), reject }));
     return Promise.resolve(result);
   }
 

@@ -4,7 +4,6 @@ import { toRecord, type JobRow } from './rows.js';
 import { toLogLine, type LogRow } from '../job-row.js';
 import type { JobRecord } from '../types.js';
 
-
 /**
  * Per-job logs (table `job_logs`, counters `jobs.log_len` / `jobs.log_dropped`) and the recent-jobs listing.
  * Every method runs inside the caller's transaction (`SqliteStore` calls them from `tx.write` / `tx.read`).
@@ -15,9 +14,13 @@ export class SqliteJobLogs {
   constructor(db: Database) {
     this.st = {
       state: db.prepare(`SELECT log_len, log_dropped FROM jobs WHERE id = ?`),
-      add: db.prepare(`INSERT OR IGNORE INTO job_logs (job_id, seq, at, level, message, worker_id, attempt, fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+      add: db.prepare(
+        `INSERT OR IGNORE INTO job_logs (job_id, seq, at, level, message, worker_id, attempt, fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
       bump: db.prepare(`UPDATE jobs SET log_len = log_len + ?, log_dropped = log_dropped + ? WHERE id = ?`),
-      lines: db.prepare(`SELECT at, level, message, worker_id, attempt, fields FROM job_logs WHERE job_id = ? ORDER BY seq`),
+      lines: db.prepare(
+        `SELECT at, level, message, worker_id, attempt, fields FROM job_logs WHERE job_id = ? ORDER BY seq`,
+      ),
       drop: db.prepare(`DELETE FROM job_logs WHERE job_id = ?`),
       recent: db.prepare(`SELECT * FROM jobs WHERE endpoint_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`),
     };
@@ -29,7 +32,16 @@ export class SqliteJobLogs {
     const kept = lines.slice(0, Math.max(0, JOB_LOG_MAX_LINES - r.log_len));
     let seq = r.log_len;
     for (const l of kept) {
-      this.st.add.run(id, seq++, l.at, l.level, l.message, l.workerId, l.attempt, l.fields === undefined ? null : JSON.stringify(l.fields));
+      this.st.add.run(
+        id,
+        seq++,
+        l.at,
+        l.level,
+        l.message,
+        l.workerId,
+        l.attempt,
+        l.fields === undefined ? null : JSON.stringify(l.fields),
+      );
     }
     this.st.bump.run(kept.length, lines.length - kept.length, id);
     return kept.length;

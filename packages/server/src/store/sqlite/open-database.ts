@@ -15,7 +15,11 @@ export function openDatabase(file: string): Database {
     try {
       ctor = createRequire(import.meta.url)('better-sqlite3') as DatabaseConstructor;
     } catch (err) {
-      throw new MissingDependencyError('better-sqlite3', `the SQLite store needs the better-sqlite3 package, which is not installed or whose native addon was not built (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); run \`npm install better-sqlite3\` (or \`npm rebuild better-sqlite3\`), or use --store memory`, { cause: err });
+      throw new MissingDependencyError(
+        'better-sqlite3',
+        `the SQLite store needs the better-sqlite3 package, which is not installed or whose native addon was not built (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); run \`npm install better-sqlite3\` (or \`npm rebuild better-sqlite3\`), or use --store memory`,
+        { cause: err },
+      );
     }
   }
   try {
@@ -23,7 +27,11 @@ export function openDatabase(file: string): Database {
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
     if (/bindings|\.node|NODE_MODULE_VERSION/.test(msg)) {
-      throw new MissingDependencyError('better-sqlite3', `better-sqlite3's native addon could not be loaded (${msg.split('\n')[0]}); run \`npm rebuild better-sqlite3\`, or use --store memory`, { cause: err });
+      throw new MissingDependencyError(
+        'better-sqlite3',
+        `better-sqlite3's native addon could not be loaded (${msg.split('\n')[0]}); run \`npm rebuild better-sqlite3\`, or use --store memory`,
+        { cause: err },
+      );
     }
     throw err;
   }

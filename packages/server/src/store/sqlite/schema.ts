@@ -80,7 +80,9 @@ const MIGRATIONS: string[] = [
 export function migrate(db: Database): number {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > MIGRATIONS.length) {
-    throw new Error(`the database schema is version ${current}, newer than this Berth (${MIGRATIONS.length}); upgrade Berth`);
+    throw new Error(
+      `the database schema is version ${current}, newer than this Berth (${MIGRATIONS.length}); upgrade Berth`,
+    );
   }
   for (let v = current; v < MIGRATIONS.length; v++) {
     db.transaction(() => {

@@ -1,6 +1,18 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { isTerminal, type JobStatus } from '@berth/protocol';
-import type { DeleteCondition, DueJobs, EndpointCounts, FinishPatch, JobLog, JobLogLine, JobRecord, RecoveryReport, RetentionPolicy, WebhookAttempt, WebhookDelivery } from '../types.js';
+import type {
+  DeleteCondition,
+  DueJobs,
+  EndpointCounts,
+  FinishPatch,
+  JobLog,
+  JobLogLine,
+  JobRecord,
+  RecoveryReport,
+  RetentionPolicy,
+  WebhookAttempt,
+  WebhookDelivery,
+} from '../types.js';
 import { DuplicateJobError } from '../../errors.js';
 import { LiveCounts } from './live-counts.js';
 import { insertParams, json, toRecord, type JobRow } from './rows.js';
@@ -60,7 +72,13 @@ export class SqliteCore {
     return job;
   }
 
-  finish(id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): JobRecord | undefined {
+  finish(
+    id: string,
+    attempt: number,
+    patch: FinishPatch,
+    now: number,
+    retention: RetentionPolicy,
+  ): JobRecord | undefined {
     const job = this.row(this.st.finish, {
       id,
       attempt,
@@ -98,9 +116,25 @@ export class SqliteCore {
     return job;
   }
 
-  requeue(id: string, attempt: number, now: number, maxAttempts: number, failError: string, retention: RetentionPolicy): JobRecord | undefined {
+  requeue(
+    id: string,
+    attempt: number,
+    now: number,
+    maxAttempts: number,
+    failError: string,
+    retention: RetentionPolicy,
+  ): JobRecord | undefined {
     if (attempt >= maxAttempts) {
-      const job = this.row(this.st.finish, { id, attempt, status: 'FAILED', output: null, error: failError, now, keep_sync: retention.sync, keep_async: retention.async });
+      const job = this.row(this.st.finish, {
+        id,
+        attempt,
+        status: 'FAILED',
+        output: null,
+        error: failError,
+        now,
+        keep_sync: retention.sync,
+        keep_async: retention.async,
+      });
       if (!job) return undefined;
       this.live.moved(job.endpointId, 'IN_PROGRESS', 'FAILED');
       this.stat(job.endpointId, 'failed');
@@ -169,9 +203,11 @@ export class SqliteCore {
   }
 
   delete(id: string, cond?: DeleteCondition): boolean {
-    const r = this.st.deleteIf.get({ id, expires_at: cond?.expiresAt ?? null, retain_until: cond?.retainUntil ?? null }) as
-      | { endpoint_id: string; status: JobStatus }
-      | undefined;
+    const r = this.st.deleteIf.get({
+      id,
+      expires_at: cond?.expiresAt ?? null,
+      retain_until: cond?.retainUntil ?? null,
+    }) as { endpoint_id: string; status: JobStatus } | undefined;
     if (!r) return false;
     this.st.dropChunks.run(id);
     this.live.moved(r.endpoint_id, r.status, undefined);
@@ -182,12 +218,27 @@ export class SqliteCore {
 
   due(now: number, limit: number): DueJobs {
     const all = (s: Statement) => (s.all(now, limit) as JobRow[]).map(toRecord);
-    return { expired: all(this.st.dueExpired), timedOut: all(this.st.dueTimedOut), retained: all(this.st.dueRetained), leaseExpired: all(this.st.dueLease) };
+    return {
+      expired: all(this.st.dueExpired),
+      timedOut: all(this.st.dueTimedOut),
+      retained: all(this.st.dueRetained),
+      leaseExpired: all(this.st.dueLease),
+    };
   }
 
   counts(endpointId: string): EndpointCounts {
-    const s = (this.st.stats.get(endpointId) as { completed: number; failed: number; retried: number } | undefined) ?? { completed: 0, failed: 0, retried: 0 };
-    return { completed: s.completed, failed: s.failed, retried: s.retried, inProgress: this.live.running(endpointId), inQueue: this.live.queued(endpointId) };
+    const s = (this.st.stats.get(endpointId) as { completed: number; failed: number; retried: number } | undefined) ?? {
+      completed: 0,
+      failed: 0,
+      retried: 0,
+    };
+    return {
+      completed: s.completed,
+      failed: s.failed,
+      retried: s.retried,
+      inProgress: this.live.running(endpointId),
+      inQueue: this.live.queued(endpointId),
+    };
   }
 
   queueDepth(endpointId: string): number {
@@ -231,4 +282,13 @@ export type OpName = Exclude<keyof SqliteCore, 'db' | 'st' | 'live' | 'streamPen
 /** One operation with its arguments. */
 export type Op = { [K in OpName]: [K, Parameters<SqliteCore[K]>] }[OpName];
 /** Operations that only read: a batch of them alone commits nothing. */
-export const READ_OPS: ReadonlySet<OpName> = new Set<OpName>(['get', 'runningOn', 'due', 'counts', 'queueDepth', 'webhookDeliveries', 'logs', 'recent']);
+export const READ_OPS: ReadonlySet<OpName> = new Set<OpName>([
+  'get',
+  'runningOn',
+  'due',
+  'counts',
+  'queueDepth',
+  'webhookDeliveries',
+  'logs',
+  'recent',
+]);

@@ -109,7 +109,9 @@ describe('SqliteStore durability', () => {
     await first.insert(job);
     await first.close();
     const raw = new BetterSqlite3(f);
-    raw.exec('DROP INDEX jobs_recent; DROP TABLE job_logs; ALTER TABLE jobs DROP COLUMN log_len; ALTER TABLE jobs DROP COLUMN log_dropped');
+    raw.exec(
+      'DROP INDEX jobs_recent; DROP TABLE job_logs; ALTER TABLE jobs DROP COLUMN log_len; ALTER TABLE jobs DROP COLUMN log_dropped',
+    );
     raw.exec('ALTER TABLE jobs DROP COLUMN cost');
     raw.pragma('user_version = 1');
     raw.close();
@@ -118,7 +120,11 @@ describe('SqliteStore durability', () => {
       expect(again.db.pragma('user_version', { simple: true })).toBe(3);
       expect((await again.get(job.id))?.id).toBe(job.id);
       await again.insert(makeJob({ cost: 1.5 }));
-      expect(await again.appendLogs(job.id, [{ at: 1, level: 'info', message: 'after the upgrade', workerId: 'w', attempt: 1 }])).toBe(1);
+      expect(
+        await again.appendLogs(job.id, [
+          { at: 1, level: 'info', message: 'after the upgrade', workerId: 'w', attempt: 1 },
+        ]),
+      ).toBe(1);
       expect((await again.recent(job.endpointId, 10)).length).toBe(2);
     } finally {
       await again.close();
@@ -139,10 +145,21 @@ describe('SqliteStore durability', () => {
     const { writeFileSync } = await import('node:fs');
     writeFileSync(`${f}.lock`, String(process.ppid)); // an old-style pid file naming a live, unrelated process: ignored
     const url = new URL('./data-lock.ts', import.meta.url).pathname;
-    const holder = spawn(process.execPath, ['--import', 'tsx', '-e', `import { DataLock } from ${JSON.stringify(url)}; DataLock.acquire(${JSON.stringify(f)}); console.log('held'); setTimeout(() => {}, 30000);`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const holder = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '-e',
+        `import { DataLock } from ${JSON.stringify(url)}; DataLock.acquire(${JSON.stringify(f)}); console.log('held'); setTimeout(() => {}, 30000);`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     try {
       await new Promise((r) => holder.stdout!.once('data', r));
-      expect(() => new SqliteStore({ file: f })).toThrow(new RegExp(`in use by another Berth control plane \\(pid ${holder.pid}\\)`));
+      expect(() => new SqliteStore({ file: f })).toThrow(
+        new RegExp(`in use by another Berth control plane \\(pid ${holder.pid}\\)`),
+      );
     } finally {
       holder.kill('SIGKILL');
       await new Promise((r) => holder.once('exit', r));

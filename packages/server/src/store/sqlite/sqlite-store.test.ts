@@ -10,6 +10,15 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 
 runStoreConformance('SqliteStore (file, NORMAL)', () => new SqliteStore({ file: join(dir, `normal-${++n}.sqlite`) }));
-runStoreConformance('SqliteStore (file, FULL)', () => new SqliteStore({ file: join(dir, `full-${++n}.sqlite`), durability: 'full' }));
-runStoreConformance('SqliteStore (file, NORMAL, thread)', () => new SqliteStore({ file: join(dir, `thread-normal-${++n}.sqlite`), thread: true }));
-runStoreConformance('SqliteStore (file, FULL, thread)', () => new SqliteStore({ file: join(dir, `thread-full-${++n}.sqlite`), durability: 'full', thread: true }));
+runStoreConformance(
+  'SqliteStore (file, FULL)',
+  () => new SqliteStore({ file: join(dir, `full-${++n}.sqlite`), durability: 'full' }),
+);
+runStoreConformance(
+  'SqliteStore (file, NORMAL, thread)',
+  () => new SqliteStore({ file: join(dir, `thread-normal-${++n}.sqlite`), thread: true }),
+);
+runStoreConformance(
+  'SqliteStore (file, FULL, thread)',
+  () => new SqliteStore({ file: join(dir, `thread-full-${++n}.sqlite`), durability: 'full', thread: true }),
+);

@@ -1,7 +1,20 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Database } from 'better-sqlite3';
-import type { DeleteCondition, DueJobs, EndpointCounts, FinishPatch, JobLog, JobLogLine, JobRecord, RecoveryReport, RetentionPolicy, Store, WebhookAttempt, WebhookDelivery } from '../types.js';
+import type {
+  DeleteCondition,
+  DueJobs,
+  EndpointCounts,
+  FinishPatch,
+  JobLog,
+  JobLogLine,
+  JobRecord,
+  RecoveryReport,
+  RetentionPolicy,
+  Store,
+  WebhookAttempt,
+  WebhookDelivery,
+} from '../types.js';
 import { DataLock } from './data-lock.js';
 import { GroupCommit } from './group-commit.js';
 import { WalSync } from './wal-sync.js';
@@ -130,11 +143,24 @@ export class SqliteStore implements Store {
     return this.write((c) => c.claim(endpointId, workerId, now), ['claim', [endpointId, workerId, now]]);
   }
 
-  finish(id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): Promise<JobRecord | undefined> {
-    return this.write((c) => c.finish(id, attempt, patch, now, retention), ['finish', [id, attempt, patch, now, retention]]);
+  finish(
+    id: string,
+    attempt: number,
+    patch: FinishPatch,
+    now: number,
+    retention: RetentionPolicy,
+  ): Promise<JobRecord | undefined> {
+    return this.write(
+      (c) => c.finish(id, attempt, patch, now, retention),
+      ['finish', [id, attempt, patch, now, retention]],
+    );
   }
 
-  cancel(id: string, now: number, retention: RetentionPolicy): Promise<{ before: JobRecord; after: JobRecord } | undefined> {
+  cancel(
+    id: string,
+    now: number,
+    retention: RetentionPolicy,
+  ): Promise<{ before: JobRecord; after: JobRecord } | undefined> {
     return this.write((c) => c.cancel(id, now, retention), ['cancel', [id, now, retention]]);
   }
 
@@ -142,8 +168,18 @@ export class SqliteStore implements Store {
     return this.write((c) => c.retry(id, now), ['retry', [id, now]]);
   }
 
-  requeue(id: string, attempt: number, now: number, maxAttempts: number, failError: string, retention: RetentionPolicy): Promise<JobRecord | undefined> {
-    return this.write((c) => c.requeue(id, attempt, now, maxAttempts, failError, retention), ['requeue', [id, attempt, now, maxAttempts, failError, retention]]);
+  requeue(
+    id: string,
+    attempt: number,
+    now: number,
+    maxAttempts: number,
+    failError: string,
+    retention: RetentionPolicy,
+  ): Promise<JobRecord | undefined> {
+    return this.write(
+      (c) => c.requeue(id, attempt, now, maxAttempts, failError, retention),
+      ['requeue', [id, attempt, now, maxAttempts, failError, retention]],
+    );
   }
 
   setProgress(id: string, attempt: number, progress: unknown): Promise<boolean> {
@@ -202,7 +238,10 @@ export class SqliteStore implements Store {
   }
 
   recordWebhookAttempt(deliveryId: string, attempt: WebhookAttempt, nextAttemptAt: number | null): Promise<boolean> {
-    return this.write((c) => c.recordWebhookAttempt(deliveryId, attempt, nextAttemptAt), ['recordWebhookAttempt', [deliveryId, attempt, nextAttemptAt]]);
+    return this.write(
+      (c) => c.recordWebhookAttempt(deliveryId, attempt, nextAttemptAt),
+      ['recordWebhookAttempt', [deliveryId, attempt, nextAttemptAt]],
+    );
   }
 
   webhookDeliveries(jobId: string): Promise<WebhookDelivery[]> {
@@ -210,7 +249,9 @@ export class SqliteStore implements Store {
   }
 
   appendLogs(id: string, lines: JobLogLine[]): Promise<number> {
-    return lines.length === 0 ? this.read((c) => c.appendLogs(id, lines), ['appendLogs', [id, lines]]) : this.write((c) => c.appendLogs(id, lines), ['appendLogs', [id, lines]]);
+    return lines.length === 0
+      ? this.read((c) => c.appendLogs(id, lines), ['appendLogs', [id, lines]])
+      : this.write((c) => c.appendLogs(id, lines), ['appendLogs', [id, lines]]);
   }
 
   logs(id: string): Promise<JobLog | undefined> {

@@ -2,12 +2,41 @@ import type { Database, Statement } from 'better-sqlite3';
 
 type Stmt = Statement<unknown[], unknown>;
 /** The prepared statements, by name. */
-export type Statements = Record<Exclude<StatementName, 'bumpStat'>, Stmt> & { bumpStat: Record<'completed' | 'failed' | 'retried', Stmt> };
+export type Statements = Record<Exclude<StatementName, 'bumpStat'>, Stmt> & {
+  bumpStat: Record<'completed' | 'failed' | 'retried', Stmt>;
+};
 type StatementName =
-  | 'liveCounts' | 'maxSeq' | 'insert' | 'get' | 'claim' | 'finish' | 'cancel' | 'retry' | 'requeue' | 'setProgress' | 'streamLen'
-  | 'addChunk' | 'setStreamLen' | 'streamState' | 'chunksFrom' | 'setStreamTaken' | 'dropChunksBelow' | 'dropChunks' | 'setLease'
-  | 'runningOn' | 'setExpiry' | 'purge' | 'deleteIf' | 'dueExpired' | 'dueTimedOut' | 'dueRetained' | 'dueLease' | 'stats'
-  | 'bumpStat' | 'leaseOrphans' | 'endpoints';
+  | 'liveCounts'
+  | 'maxSeq'
+  | 'insert'
+  | 'get'
+  | 'claim'
+  | 'finish'
+  | 'cancel'
+  | 'retry'
+  | 'requeue'
+  | 'setProgress'
+  | 'streamLen'
+  | 'addChunk'
+  | 'setStreamLen'
+  | 'streamState'
+  | 'chunksFrom'
+  | 'setStreamTaken'
+  | 'dropChunksBelow'
+  | 'dropChunks'
+  | 'setLease'
+  | 'runningOn'
+  | 'setExpiry'
+  | 'purge'
+  | 'deleteIf'
+  | 'dueExpired'
+  | 'dueTimedOut'
+  | 'dueRetained'
+  | 'dueLease'
+  | 'stats'
+  | 'bumpStat'
+  | 'leaseOrphans'
+  | 'endpoints';
 
 const RETAIN = `:now + CASE WHEN sync = 1 THEN :keep_sync ELSE :keep_async END`;
 
@@ -15,9 +44,12 @@ const RETAIN = `:now + CASE WHEN sync = 1 THEN :keep_sync ELSE :keep_async END`;
 export function prepareStatements(db: Database): Statements {
   const p = (sql: string): Stmt => db.prepare(sql);
   return {
-    liveCounts: p(`SELECT endpoint_id, status, count(*) AS n FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') GROUP BY endpoint_id, status`),
+    liveCounts: p(
+      `SELECT endpoint_id, status, count(*) AS n FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') GROUP BY endpoint_id, status`,
+    ),
     maxSeq: p(`SELECT max(queue_seq) AS m FROM jobs`),
-    insert: p(`INSERT INTO jobs (id, endpoint_id, status, input, webhook, s3_config, execution_timeout, low_priority, sync, attempt,
+    insert:
+      p(`INSERT INTO jobs (id, endpoint_id, status, input, webhook, s3_config, execution_timeout, low_priority, sync, attempt,
         retries, worker_id, output, progress, error, created_at, queued_at, started_at, finished_at, expires_at, execution_deadline,
         retain_until, lease_until, cost, queue_seq)
       VALUES (:id, :endpoint_id, :status, :input, :webhook, :s3_config, :execution_timeout, :low_priority, :sync, :attempt, :retries,
@@ -35,16 +67,21 @@ export function prepareStatements(db: Database): Statements {
           THEN json_set(:output, '$.cost', cost) ELSE :output END, finished_at = :now, retain_until = ${RETAIN},
         execution_deadline = NULL, lease_until = NULL
       WHERE id = :id AND status = 'IN_PROGRESS' AND attempt = :attempt RETURNING *`),
-    cancel: p(`UPDATE jobs SET status = 'CANCELLED', finished_at = :now, retain_until = ${RETAIN}, execution_deadline = NULL,
+    cancel:
+      p(`UPDATE jobs SET status = 'CANCELLED', finished_at = :now, retain_until = ${RETAIN}, execution_deadline = NULL,
         lease_until = NULL, queue_seq = NULL
       WHERE id = :id AND status IN ('IN_QUEUE', 'IN_PROGRESS') RETURNING *`),
-    retry: p(`UPDATE jobs SET status = 'IN_QUEUE', output = NULL, error = NULL, progress = NULL, worker_id = NULL, started_at = NULL,
+    retry:
+      p(`UPDATE jobs SET status = 'IN_QUEUE', output = NULL, error = NULL, progress = NULL, worker_id = NULL, started_at = NULL,
         finished_at = NULL, retain_until = NULL, retries = retries + 1, queued_at = :now, queue_seq = :seq, stream_len = 0, stream_taken = 0
       WHERE id = :id AND status IN ('FAILED', 'TIMED_OUT') RETURNING *`),
-    requeue: p(`UPDATE jobs SET status = 'IN_QUEUE', progress = NULL, worker_id = NULL, started_at = NULL, execution_deadline = NULL,
+    requeue:
+      p(`UPDATE jobs SET status = 'IN_QUEUE', progress = NULL, worker_id = NULL, started_at = NULL, execution_deadline = NULL,
         lease_until = NULL, retries = retries + 1, queue_seq = :seq, stream_len = 0, stream_taken = 0
       WHERE id = :id AND status = 'IN_PROGRESS' AND attempt = :attempt RETURNING *`),
-    setProgress: p(`UPDATE jobs SET progress = :progress WHERE id = :id AND status = 'IN_PROGRESS' AND attempt = :attempt`),
+    setProgress: p(
+      `UPDATE jobs SET progress = :progress WHERE id = :id AND status = 'IN_PROGRESS' AND attempt = :attempt`,
+    ),
     streamLen: p(`SELECT stream_len FROM jobs WHERE id = ? AND status = 'IN_PROGRESS' AND attempt = ?`),
     addChunk: p(`INSERT OR IGNORE INTO stream_chunks (job_id, seq, data) VALUES (?, ?, ?)`),
     setStreamLen: p(`UPDATE jobs SET stream_len = ? WHERE id = ?`),
@@ -53,7 +90,9 @@ export function prepareStatements(db: Database): Statements {
     setStreamTaken: p(`UPDATE jobs SET stream_taken = ? WHERE id = ?`),
     dropChunksBelow: p(`DELETE FROM stream_chunks WHERE job_id = ? AND seq < ?`),
     dropChunks: p(`DELETE FROM stream_chunks WHERE job_id = ?`),
-    setLease: p(`UPDATE jobs SET lease_until = :until WHERE id = :id AND status = 'IN_PROGRESS' AND attempt = :attempt`),
+    setLease: p(
+      `UPDATE jobs SET lease_until = :until WHERE id = :id AND status = 'IN_PROGRESS' AND attempt = :attempt`,
+    ),
     runningOn: p(`SELECT * FROM jobs WHERE worker_id = ? AND status = 'IN_PROGRESS'`),
     setExpiry: p(`UPDATE jobs SET expires_at = ? WHERE id = ?`),
     purge: p(`DELETE FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE' RETURNING id`),
@@ -61,18 +100,29 @@ export function prepareStatements(db: Database): Statements {
         AND (:expires_at IS NULL OR expires_at = :expires_at) AND (:retain_until IS NULL OR retain_until = :retain_until)
       RETURNING endpoint_id, status`),
     dueExpired: p(`SELECT * FROM jobs WHERE expires_at <= ? ORDER BY expires_at LIMIT ?`),
-    dueTimedOut: p(`SELECT * FROM jobs WHERE execution_deadline <= ? AND status = 'IN_PROGRESS' ORDER BY execution_deadline LIMIT ?`),
-    dueRetained: p(`SELECT * FROM jobs WHERE retain_until <= ? AND status IN ('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT') ORDER BY retain_until LIMIT ?`),
+    dueTimedOut: p(
+      `SELECT * FROM jobs WHERE execution_deadline <= ? AND status = 'IN_PROGRESS' ORDER BY execution_deadline LIMIT ?`,
+    ),
+    dueRetained: p(
+      `SELECT * FROM jobs WHERE retain_until <= ? AND status IN ('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT') ORDER BY retain_until LIMIT ?`,
+    ),
     dueLease: p(`SELECT * FROM jobs WHERE lease_until <= ? AND status = 'IN_PROGRESS' ORDER BY lease_until LIMIT ?`),
     stats: p(`SELECT completed, failed, retried FROM endpoint_stats WHERE endpoint_id = ?`),
     bumpStat: {
-      completed: p(`INSERT INTO endpoint_stats (endpoint_id, completed) VALUES (?, 1) ON CONFLICT (endpoint_id) DO UPDATE SET completed = completed + 1`),
-      failed: p(`INSERT INTO endpoint_stats (endpoint_id, failed) VALUES (?, 1) ON CONFLICT (endpoint_id) DO UPDATE SET failed = failed + 1`),
-      retried: p(`INSERT INTO endpoint_stats (endpoint_id, retried) VALUES (?, 1) ON CONFLICT (endpoint_id) DO UPDATE SET retried = retried + 1`),
+      completed: p(
+        `INSERT INTO endpoint_stats (endpoint_id, completed) VALUES (?, 1) ON CONFLICT (endpoint_id) DO UPDATE SET completed = completed + 1`,
+      ),
+      failed: p(
+        `INSERT INTO endpoint_stats (endpoint_id, failed) VALUES (?, 1) ON CONFLICT (endpoint_id) DO UPDATE SET failed = failed + 1`,
+      ),
+      retried: p(
+        `INSERT INTO endpoint_stats (endpoint_id, retried) VALUES (?, 1) ON CONFLICT (endpoint_id) DO UPDATE SET retried = retried + 1`,
+      ),
     },
     endpoints: p(`SELECT DISTINCT endpoint_id FROM jobs ORDER BY endpoint_id`),
     // Every running job gets at least the grace of this start: its worker could not reconnect while nobody listened.
-    leaseOrphans: p(`UPDATE jobs SET lease_until = :until WHERE status = 'IN_PROGRESS' AND (lease_until IS NULL OR lease_until < :until)`),
+    leaseOrphans: p(
+      `UPDATE jobs SET lease_until = :until WHERE status = 'IN_PROGRESS' AND (lease_until IS NULL OR lease_until < :until)`,
+    ),
   };
 }
-

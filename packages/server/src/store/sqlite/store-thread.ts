@@ -83,7 +83,11 @@ if (port) {
         // the connection is unusable; the next batch reports it
       }
       core.live.rebuild();
-      port.postMessage({ failed: serializeError(err), commits, queued: core.live.queuedEndpoints() } satisfies BatchAnswer);
+      port.postMessage({
+        failed: serializeError(err),
+        commits,
+        queued: core.live.queuedEndpoints(),
+      } satisfies BatchAnswer);
       return;
     }
     port.postMessage({ results, commits, queued: core.live.queuedEndpoints() } satisfies BatchAnswer);

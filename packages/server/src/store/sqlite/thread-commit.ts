@@ -25,7 +25,8 @@ function revive(e: SerializedError): Error {
 
 /** Starts `store-thread.js`; from the TypeScript sources (tests, `tsx`), `store-thread.ts` through tsx. */
 function startThread(data: StoreThreadData): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./store-thread.js', import.meta.url), { workerData: data });
+  if (!import.meta.url.endsWith('.ts'))
+    return new Worker(new URL('./store-thread.js', import.meta.url), { workerData: data });
   const tsxDir = dirname(createRequire(import.meta.url).resolve('tsx/package.json'));
   const tsx = pathToFileURL(join(tsxDir, 'dist/esm/api/index.mjs')).href; // the `import` condition of tsx/esm/api
   const entry = new URL('./store-thread.ts', import.meta.url).href;
@@ -72,7 +73,9 @@ export class ThreadCommit {
    * the last batch, and nothing sent or waiting since can queue a job.
    */
   surelyEmpty(endpointId: string): boolean {
-    return this.queued !== undefined && this.mayQueue === 0 && this.mayQueueInFlight === 0 && !this.queued.has(endpointId);
+    return (
+      this.queued !== undefined && this.mayQueue === 0 && this.mayQueueInFlight === 0 && !this.queued.has(endpointId)
+    );
   }
 
   /** Adds `op` to the batch that fills now; resolves with its result once that batch is committed. */

@@ -36,8 +36,12 @@ export class SqliteWebhookOutbox {
       lease: db.prepare('UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?'),
       get: db.prepare<[string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ?'),
       record: db.prepare('UPDATE webhook_deliveries SET attempts = ?, next_attempt_at = ? WHERE id = ?'),
-      dropIfJobGone: db.prepare('DELETE FROM webhook_deliveries WHERE id = ? AND next_attempt_at IS NULL AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = webhook_deliveries.job_id)'),
-      forJob: db.prepare<[string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE job_id = ? ORDER BY created_at, id'),
+      dropIfJobGone: db.prepare(
+        'DELETE FROM webhook_deliveries WHERE id = ? AND next_attempt_at IS NULL AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = webhook_deliveries.job_id)',
+      ),
+      forJob: db.prepare<[string], DeliveryRow>(
+        'SELECT * FROM webhook_deliveries WHERE job_id = ? ORDER BY created_at, id',
+      ),
       dropFinished: db.prepare('DELETE FROM webhook_deliveries WHERE job_id = ? AND next_attempt_at IS NULL'),
     };
   }
@@ -46,7 +50,15 @@ export class SqliteWebhookOutbox {
   added(job: JobRecord, now: number): void {
     if (job.webhook === undefined) return;
     const d = newWebhookDelivery({ ...job, webhook: job.webhook }, now);
-    this.st.insert.run({ id: d.id, jobId: d.jobId, endpointId: d.endpointId, url: d.url, body: d.body, createdAt: d.createdAt, nextAttemptAt: d.nextAttemptAt });
+    this.st.insert.run({
+      id: d.id,
+      jobId: d.jobId,
+      endpointId: d.endpointId,
+      url: d.url,
+      body: d.body,
+      createdAt: d.createdAt,
+      nextAttemptAt: d.nextAttemptAt,
+    });
   }
 
   claim(now: number, limit: number, leaseUntil: number): WebhookDelivery[] {

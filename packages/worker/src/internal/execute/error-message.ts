@@ -18,7 +18,8 @@ function describe(err: unknown): string {
   if (err instanceof Error) {
     const name = err.name || 'Error';
     if (!err.message) return name;
-    if (name === 'Error' || err instanceof UnrecoverableError || err instanceof NotSerializableError) return err.message;
+    if (name === 'Error' || err instanceof UnrecoverableError || err instanceof NotSerializableError)
+      return err.message;
     return `${name}: ${err.message}`;
   }
   if (typeof err === 'string') return err;

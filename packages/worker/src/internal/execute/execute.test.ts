@@ -50,7 +50,14 @@ describe('executeJob: handler kinds', () => {
   it('passes the same job object as both arguments, with id, input, attempt, signal, progress, log', async () => {
     let seen: unknown[] = [];
     await run((job, ctx) => {
-      seen = [job === ctx, job.id, job.attempt, job.signal instanceof AbortSignal, typeof job.progress, typeof job.log.info];
+      seen = [
+        job === ctx,
+        job.id,
+        job.attempt,
+        job.signal instanceof AbortSignal,
+        typeof job.progress,
+        typeof job.log.info,
+      ];
       return null;
     });
     expect(seen).toEqual([true, 'j1', 1, true, 'function', 'function']);
@@ -107,7 +114,12 @@ describe('executeJob: handler kinds', () => {
       yield 2;
     }
     expect((await run(() => gen())).chunks).toEqual([1, 2]);
-    const asyncIterable = { async *[Symbol.asyncIterator]() { yield 'p'; yield 'q'; } };
+    const asyncIterable = {
+      async *[Symbol.asyncIterator]() {
+        yield 'p';
+        yield 'q';
+      },
+    };
     const r = await run(async () => asyncIterable);
     expect(r.chunks).toEqual(['p', 'q']);
     expect(r.result).toEqual({ status: 'COMPLETED', output: ['p', 'q'] });
@@ -144,7 +156,9 @@ describe('executeJob: handler kinds', () => {
       job.log.info('hello', { a: 1 });
       return 1;
     });
-    expect(r.logs).toContainEqual(expect.objectContaining({ level: 'info', msg: 'hello', job: 'j1', fields: { a: 1 } }));
+    expect(r.logs).toContainEqual(
+      expect.objectContaining({ level: 'info', msg: 'hello', job: 'j1', fields: { a: 1 } }),
+    );
   });
 });
 
@@ -187,10 +201,15 @@ describe('executeJob: errors', () => {
 
   it('non-serialisable output fails with the path of the bad value', async () => {
     const r = await run(() => ({ a: { f: () => 1 } }));
-    expect(r.result).toMatchObject({ status: 'FAILED', error: 'output.a.f is a function, which cannot be sent as JSON' });
+    expect(r.result).toMatchObject({
+      status: 'FAILED',
+      error: 'output.a.f is a function, which cannot be sent as JSON',
+    });
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    expect((await run(() => cyclic)).result).toMatchObject({ error: expect.stringContaining('output.self is a circular reference') });
+    expect((await run(() => cyclic)).result).toMatchObject({
+      error: expect.stringContaining('output.self is a circular reference'),
+    });
     expect((await run(() => 10n)).result).toMatchObject({ error: expect.stringContaining('output is a BigInt') });
   });
 

@@ -1,5 +1,7 @@
 /** A value a handler produced that the runtime iterates as a stream. */
-export type StreamSource = { kind: 'sync'; iterator: Iterator<unknown, unknown> } | { kind: 'async'; iterator: AsyncIterator<unknown, unknown> };
+export type StreamSource =
+  | { kind: 'sync'; iterator: Iterator<unknown, unknown> }
+  | { kind: 'async'; iterator: AsyncIterator<unknown, unknown> };
 
 /**
  * True for generator and async generator functions: the worker announces `stream: true` in `hello`.
@@ -22,7 +24,10 @@ export function asStreamSource(value: unknown): StreamSource | undefined {
   if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined;
   const v = value as Partial<AsyncIterable<unknown> & Iterator<unknown>> & { [Symbol.iterator]?: unknown };
   if (typeof v[Symbol.asyncIterator] === 'function') {
-    return { kind: 'async', iterator: (v as AsyncIterable<unknown>)[Symbol.asyncIterator]() as AsyncIterator<unknown, unknown> };
+    return {
+      kind: 'async',
+      iterator: (v as AsyncIterable<unknown>)[Symbol.asyncIterator]() as AsyncIterator<unknown, unknown>,
+    };
   }
   if (typeof v.next === 'function' && typeof v[Symbol.iterator] === 'function') {
     return { kind: 'sync', iterator: v as Iterator<unknown, unknown> };

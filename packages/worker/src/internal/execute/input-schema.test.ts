@@ -5,7 +5,11 @@ import { createLogger } from '../../logger.js';
 import { checkJobInput, toInputJsonSchema } from './input-schema.js';
 import { resolveStartOptions } from '../../options.js';
 
-const schema = z.object({ prompt: z.string().min(1), steps: z.number().int().min(1).max(50).default(20), mode: z.enum(['fast', 'slow']).optional() });
+const schema = z.object({
+  prompt: z.string().min(1),
+  steps: z.number().int().min(1).max(50).default(20),
+  mode: z.enum(['fast', 'slow']).optional(),
+});
 
 describe('inputSchema', () => {
   it('fails a mismatching input before the handler runs, naming every bad field', async () => {
@@ -22,7 +26,10 @@ describe('inputSchema', () => {
   });
 
   it('checkJobInput refuses a schema that does not produce an object', () => {
-    expect(checkJobInput(z.string() as never, { a: 1 })).toEqual({ ok: false, error: expect.stringMatching(/^invalid_input:/) });
+    expect(checkJobInput(z.string() as never, { a: 1 })).toEqual({
+      ok: false,
+      error: expect.stringMatching(/^invalid_input:/),
+    });
   });
 
   it('announces the schema as JSON Schema with types, bounds and defaults', () => {
@@ -35,6 +42,8 @@ describe('inputSchema', () => {
   });
 
   it('start() refuses an inputSchema that is not a zod schema', () => {
-    expect(() => resolveStartOptions({ handler: () => 1, inputSchema: { type: 'object' } as never }, {})).toThrow(/inputSchema must be a zod schema/);
+    expect(() => resolveStartOptions({ handler: () => 1, inputSchema: { type: 'object' } as never }, {})).toThrow(
+      /inputSchema must be a zod schema/,
+    );
   });
 });

@@ -12,7 +12,9 @@ export type InputCheck = { ok: true; input: Record<string, unknown> } | { ok: fa
 
 /** True when `value` looks like a zod schema (has `safeParse`). */
 export function isInputSchema(value: unknown): value is InputSchema {
-  return typeof value === 'object' && value !== null && typeof (value as { safeParse?: unknown }).safeParse === 'function';
+  return (
+    typeof value === 'object' && value !== null && typeof (value as { safeParse?: unknown }).safeParse === 'function'
+  );
 }
 
 /** Parses a job's input; never throws. */
@@ -21,14 +23,20 @@ export function checkJobInput(schema: InputSchema, input: Record<string, unknown
   try {
     r = schema.safeParse(input);
   } catch (err) {
-    return { ok: false, error: `invalid_input: the input schema threw: ${err instanceof Error ? err.message : String(err)}` };
+    return {
+      ok: false,
+      error: `invalid_input: the input schema threw: ${err instanceof Error ? err.message : String(err)}`,
+    };
   }
   if (r.success) {
     const data: unknown = r.data;
-    if (typeof data !== 'object' || data === null || Array.isArray(data)) return { ok: false, error: 'invalid_input: the input schema must produce an object' };
+    if (typeof data !== 'object' || data === null || Array.isArray(data))
+      return { ok: false, error: 'invalid_input: the input schema must produce an object' };
     return { ok: true, input: data as Record<string, unknown> };
   }
-  const problems = r.error.issues.slice(0, 10).map((i) => `${i.path.length ? `${i.path.map(String).join('.')}: ` : ''}${i.message}`);
+  const problems = r.error.issues
+    .slice(0, 10)
+    .map((i) => `${i.path.length ? `${i.path.map(String).join('.')}: ` : ''}${i.message}`);
   return { ok: false, error: `invalid_input: ${problems.join('; ')}` };
 }
 
@@ -37,7 +45,9 @@ export function toInputJsonSchema(schema: InputSchema, log: Logger): Record<stri
   try {
     return z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   } catch (err) {
-    log.warn('the input schema cannot be shown as JSON Schema; the playground will offer a JSON editor', { error: err instanceof Error ? err.message : String(err) });
+    log.warn('the input schema cannot be shown as JSON Schema; the playground will offer a JSON editor', {
+      error: err instanceof Error ? err.message : String(err),
+    });
     return undefined;
   }
 }

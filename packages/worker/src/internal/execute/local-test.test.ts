@@ -40,19 +40,31 @@ describe('local test input', () => {
 describe('runLocalTest', () => {
   const log = createLogger({ level: 'silent' });
   it('COMPLETED with exit code 0', async () => {
-    const out = await runLocalTest({ handler: (job) => ({ got: job.input }), returnAggregateStream: false }, { a: 1 }, log);
+    const out = await runLocalTest(
+      { handler: (job) => ({ got: job.input }), returnAggregateStream: false },
+      { a: 1 },
+      log,
+    );
     expect(out).toEqual({ body: { id: 'local-test', status: 'COMPLETED', output: { got: { a: 1 } } }, code: 0 });
   });
 
   it('FAILED with exit code 1', async () => {
-    const out = await runLocalTest({ handler: () => Promise.reject(new Error('nope')), returnAggregateStream: false }, {}, log);
+    const out = await runLocalTest(
+      { handler: () => Promise.reject(new Error('nope')), returnAggregateStream: false },
+      {},
+      log,
+    );
     expect(out).toEqual({ body: { id: 'local-test', status: 'FAILED', error: 'nope' }, code: 1 });
   });
 
   it('applies the retry policy as the connected runtime does', async () => {
     let calls = 0;
     const flaky = () => (++calls < 2 ? Promise.reject(new Error('flaky')) : 'second try');
-    const out = await runLocalTest({ handler: flaky, returnAggregateStream: false, retry: { attempts: 2, backoffMs: 1 } }, {}, log);
+    const out = await runLocalTest(
+      { handler: flaky, returnAggregateStream: false, retry: { attempts: 2, backoffMs: 1 } },
+      {},
+      log,
+    );
     expect(out).toEqual({ body: { id: 'local-test', status: 'COMPLETED', output: 'second try' }, code: 0 });
     expect(calls).toBe(2);
   });

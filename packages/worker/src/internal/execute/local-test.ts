@@ -27,7 +27,8 @@ export function findTestInput(args: readonly string[], dirs: readonly string[]):
     const m = /^--test[-_]input(?:=(.*))?$/s.exec(arg);
     if (!m) continue;
     const text = m[1] ?? args[i + 1];
-    if (text === undefined) throw new ConfigError(`--test-input needs a JSON value, e.g. --test-input '{"input": {"prompt": "hi"}}'`);
+    if (text === undefined)
+      throw new ConfigError(`--test-input needs a JSON value, e.g. --test-input '{"input": {"prompt": "hi"}}'`);
     return { input: parseTestInput(text, '--test-input'), source: '--test-input' };
   }
   for (const dir of new Set(dirs.map((d) => resolve(d)))) {
@@ -63,7 +64,8 @@ export function parseTestInput(text: string, source: string): Record<string, unk
     throw new ConfigError(`${source} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (isObject(value) && 'input' in value) value = value.input;
-  if (!isObject(value)) throw new ConfigError(`${source} must hold a JSON object: {"input": {...}} or the input itself`);
+  if (!isObject(value))
+    throw new ConfigError(`${source} must hold a JSON object: {"input": {...}} or the input itself`);
   return value;
 }
 
@@ -79,24 +81,29 @@ export interface LocalTestOutcome {
  * @example const { body, code } = await runLocalTest(resolved, { prompt: 'hi' }, log, signal);
  */
 export async function runLocalTest(
-  resolved: Pick<ResolvedStartOptions, 'handler' | 'returnAggregateStream'> & Partial<Pick<ResolvedStartOptions, 'inputSchema' | 'retry'>>,
+  resolved: Pick<ResolvedStartOptions, 'handler' | 'returnAggregateStream'> &
+    Partial<Pick<ResolvedStartOptions, 'inputSchema' | 'retry'>>,
   input: Record<string, unknown>,
   log: Logger,
   signal: AbortSignal = new AbortController().signal,
 ): Promise<LocalTestOutcome> {
   const jobLog = log.child({ job: LOCAL_JOB_ID });
   jobLog.info('running one job locally', { input });
-  const result = await executeWithRetry({
-    handler: resolved.handler,
-    job: { id: LOCAL_JOB_ID, input, attempt: 1 },
-    signal,
-    log: jobLog,
-    returnAggregateStream: resolved.returnAggregateStream,
-    inputSchema: resolved.inputSchema,
-    onChunk: (chunk, seq) => jobLog.info('stream chunk', { seq, chunk }),
-    onProgress: (progress) => jobLog.info('progress', { progress }),
-  }, resolved.retry ?? NO_RETRY);
-  if (result.status === 'COMPLETED') return { body: { id: LOCAL_JOB_ID, status: 'COMPLETED', output: result.output }, code: 0 };
+  const result = await executeWithRetry(
+    {
+      handler: resolved.handler,
+      job: { id: LOCAL_JOB_ID, input, attempt: 1 },
+      signal,
+      log: jobLog,
+      returnAggregateStream: resolved.returnAggregateStream,
+      inputSchema: resolved.inputSchema,
+      onChunk: (chunk, seq) => jobLog.info('stream chunk', { seq, chunk }),
+      onProgress: (progress) => jobLog.info('progress', { progress }),
+    },
+    resolved.retry ?? NO_RETRY,
+  );
+  if (result.status === 'COMPLETED')
+    return { body: { id: LOCAL_JOB_ID, status: 'COMPLETED', output: result.output }, code: 0 };
   return { body: { id: LOCAL_JOB_ID, status: result.status, error: result.error }, code: 1 };
 }
 

@@ -60,17 +60,17 @@ describe('LogShipper', () => {
   it('console calls inside a job context are forwarded with that job, across awaits; outside, they are not', async () => {
     const got: [string, string, string][] = [];
     await Promise.all(
-        ['a', 'b'].map((job) =>
-          withConsoleForwarding(
-            (level, message) => got.push([job, level, message]),
-            async () => {
-              console.log('start %s', job);
-              await new Promise((r) => setTimeout(r, 5));
-              console.warn('after await', job);
-            },
-          ),
+      ['a', 'b'].map((job) =>
+        withConsoleForwarding(
+          (level, message) => got.push([job, level, message]),
+          async () => {
+            console.log('start %s', job);
+            await new Promise((r) => setTimeout(r, 5));
+            console.warn('after await', job);
+          },
         ),
-      );
+      ),
+    );
     console.log('outside');
     expect(got.sort()).toEqual([
       ['a', 'info', 'start a'],

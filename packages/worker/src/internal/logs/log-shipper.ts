@@ -27,10 +27,17 @@ export class LogShipper {
       this.dropped++;
       return;
     }
-    const line: LogLine = { t: Date.now(), level, msg: msg.length > LOG_MESSAGE_MAX_CHARS ? `${msg.slice(0, LOG_MESSAGE_MAX_CHARS - 1)}…` : msg };
+    const line: LogLine = {
+      t: Date.now(),
+      level,
+      msg: msg.length > LOG_MESSAGE_MAX_CHARS ? `${msg.slice(0, LOG_MESSAGE_MAX_CHARS - 1)}…` : msg,
+    };
     if (fields !== undefined && Object.keys(fields).length > 0) {
       const text = safeJson(fields);
-      line.fields = text.length > FIELDS_MAX_CHARS ? { truncated: `${text.slice(0, 200)}…` } : (JSON.parse(text) as Record<string, unknown>);
+      line.fields =
+        text.length > FIELDS_MAX_CHARS
+          ? { truncated: `${text.slice(0, 200)}…` }
+          : (JSON.parse(text) as Record<string, unknown>);
     }
     const key = `${id}#${attempt}`;
     let p = this.pending.get(key);

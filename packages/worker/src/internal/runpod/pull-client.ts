@@ -7,7 +7,11 @@ export interface PulledJob {
   s3Config?: unknown;
 }
 
-export type TakeResult = { kind: 'jobs'; jobs: PulledJob[] } | { kind: 'none' } | { kind: 'slow-down' } | { kind: 'error'; error: string };
+export type TakeResult =
+  | { kind: 'jobs'; jobs: PulledJob[] }
+  | { kind: 'none' }
+  | { kind: 'slow-down' }
+  | { kind: 'error'; error: string };
 
 /** Longest a held poll may take before the client gives up (runpod-python: 90 s). */
 const POLL_TIMEOUT_MS = 90_000;
@@ -22,7 +26,10 @@ export class PullClient {
   private readonly takeUrl: string;
   private readonly stopUrl: string;
 
-  constructor(private readonly env: RunpodEnv, private readonly sdkVersion: string) {
+  constructor(
+    private readonly env: RunpodEnv,
+    private readonly sdkVersion: string,
+  ) {
     this.takeUrl = env.getJob.replaceAll('$ID', env.workerId);
     this.stopUrl = this.takeUrl.replace('/job-take/', '/job-stop/');
   }
@@ -39,10 +46,16 @@ export class PullClient {
   /** `GET job-take` (one) or `job-take-batch` (`batch_size` > 1); `inProgress`: other jobs are running here. */
   async take(options: { batchSize: number; inProgress: boolean; signal: AbortSignal }): Promise<TakeResult> {
     const { batchSize, inProgress, signal } = options;
-    const url = batchSize > 1 ? `${this.takeUrl.replace('/job-take/', '/job-take-batch/')}&batch_size=${batchSize}` : this.takeUrl;
+    const url =
+      batchSize > 1
+        ? `${this.takeUrl.replace('/job-take/', '/job-take-batch/')}&batch_size=${batchSize}`
+        : this.takeUrl;
     let res: Response;
     try {
-      res = await fetch(`${url}&job_in_progress=${inProgress ? 1 : 0}`, { headers: this.headers({ json: false }), signal: this.signal(POLL_TIMEOUT_MS, signal) });
+      res = await fetch(`${url}&job_in_progress=${inProgress ? 1 : 0}`, {
+        headers: this.headers({ json: false }),
+        signal: this.signal(POLL_TIMEOUT_MS, signal),
+      });
     } catch (err) {
       return { kind: 'error', error: errorText(err) };
     }
@@ -51,13 +64,22 @@ export class PullClient {
     if (res.status !== 200) return drop(res, { kind: 'error', error: `job-take answered ${res.status}` });
     const body: unknown = await res.json().catch(() => undefined);
     const list = Array.isArray(body) ? body : body && typeof body === 'object' ? [body] : [];
-    const jobs = list.filter((j): j is PulledJob => !!j && typeof j === 'object' && typeof (j as PulledJob).id === 'string' && typeof (j as PulledJob).input === 'object');
+    const jobs = list.filter(
+      (j): j is PulledJob =>
+        !!j &&
+        typeof j === 'object' &&
+        typeof (j as PulledJob).id === 'string' &&
+        typeof (j as PulledJob).input === 'object',
+    );
     return jobs.length > 0 ? { kind: 'jobs', jobs } : { kind: 'none' };
   }
 
   /** `GET job-stop`: ids of jobs to stop (empty on 204); throws on errors. */
   async stops(signal: AbortSignal): Promise<{ ids: string[]; slowDown: boolean }> {
-    const res = await fetch(this.stopUrl, { headers: this.headers({ json: false }), signal: this.signal(POLL_TIMEOUT_MS, signal) });
+    const res = await fetch(this.stopUrl, {
+      headers: this.headers({ json: false }),
+      signal: this.signal(POLL_TIMEOUT_MS, signal),
+    });
     if (res.status === 204) return drop(res, { ids: [], slowDown: false });
     if (res.status === 429) return drop(res, { ids: [], slowDown: true });
     if (res.status !== 200) {
@@ -65,7 +87,9 @@ export class PullClient {
       throw new Error(`job-stop answered ${res.status}`);
     }
     const body = (await res.json().catch(() => undefined)) as { jobsToStop?: unknown } | undefined;
-    const ids = Array.isArray(body?.jobsToStop) ? body.jobsToStop.filter((x): x is string => typeof x === 'string') : [];
+    const ids = Array.isArray(body?.jobsToStop)
+      ? body.jobsToStop.filter((x): x is string => typeof x === 'string')
+      : [];
     return { ids, slowDown: false };
   }
 
@@ -86,16 +110,29 @@ export class PullClient {
     const q = new URLSearchParams();
     if (jobIds.length > 0) q.set('job_id', jobIds.join(','));
     q.set('runpod_version', this.sdkVersion);
-    const res = await fetch(`${url}${url.includes('?') ? '&' : '?'}${q}`, { headers: this.headers({ json: false }), signal: this.signal(this.env.pingIntervalMs * 2) });
+    const res = await fetch(`${url}${url.includes('?') ? '&' : '?'}${q}`, {
+      headers: this.headers({ json: false }),
+      signal: this.signal(this.env.pingIntervalMs * 2),
+    });
     await res.body?.cancel();
   }
 
   /** A report: retried twice on 5xx (after 2 s, then 3 s), like runpod-python; a 4xx or network error drops it. */
-  private async post(template: string, jobId: string, body: Record<string, unknown>, options: { isStream: boolean }): Promise<void> {
+  private async post(
+    template: string,
+    jobId: string,
+    body: Record<string, unknown>,
+    options: { isStream: boolean },
+  ): Promise<void> {
     const url = `${template.replaceAll('$RUNPOD_POD_ID', this.env.workerId).replaceAll('$ID', jobId)}&isStream=${options.isStream}`;
     const text = JSON.stringify(body);
     for (const delay of [2000, 3000, -1]) {
-      const res = await fetch(url, { method: 'POST', headers: this.headers({ json: true }), body: text, signal: this.signal(REPORT_TIMEOUT_MS) });
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: this.headers({ json: true }),
+        body: text,
+        signal: this.signal(REPORT_TIMEOUT_MS),
+      });
       await res.body?.cancel();
       if (res.ok) return;
       if (res.status < 500 || delay < 0) throw new Error(`${url.split('?')[0]} answered ${res.status}`);
@@ -110,5 +147,9 @@ async function drop<T>(res: Response, value: T): Promise<T> {
 }
 
 function errorText(err: unknown): string {
-  return err instanceof Error ? (err.cause instanceof Error ? `${err.message}: ${err.cause.message}` : err.message) : String(err);
+  return err instanceof Error
+    ? err.cause instanceof Error
+      ? `${err.message}: ${err.cause.message}`
+      : err.message
+    : String(err);
 }

@@ -33,10 +33,11 @@ interface Running {
   chain: Promise<void>;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((r) => {
-  const t = setTimeout(r, ms);
-  signal?.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
-});
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((r) => {
+    const t = setTimeout(r, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
+  });
 
 /**
  * The worker runtime in RunPod mode (`RUNPOD_WEBHOOK_GET_JOB` set): takes jobs over RunPod's HTTP pull protocol
@@ -70,7 +71,11 @@ export function createPullRuntime(o: PullRuntimeOptions): WorkerRuntime {
         await waiters.until(() => draining || running.size < concurrency);
         continue;
       }
-      const r = await client.take({ batchSize: concurrency - running.size, inProgress: running.size > 0, signal: takeAbort.signal });
+      const r = await client.take({
+        batchSize: concurrency - running.size,
+        inProgress: running.size > 0,
+        signal: takeAbort.signal,
+      });
       if (r.kind === 'jobs') for (const job of r.jobs) runJob(job);
       if (r.kind === 'error' && !draining) {
         log.warn('job-take failed; retrying', { error: r.error, inMs: backoff });
@@ -111,31 +116,48 @@ export function createPullRuntime(o: PullRuntimeOptions): WorkerRuntime {
     running.set(id, job);
     const jobLog = log.child({ job: id });
     const send = (what: string, fn: () => Promise<void>) => {
-      job.chain = job.chain.then(fn).catch((err: unknown) => jobLog.warn(`${what} not delivered`, { error: errorMessage(err) }));
+      job.chain = job.chain
+        .then(fn)
+        .catch((err: unknown) => jobLog.warn(`${what} not delivered`, { error: errorMessage(err) }));
     };
     jobLog.info('job received');
     const started = Date.now();
-    void executeWithRetry({
-      handler: o.handler,
-      job: { id, input: pulled.input, attempt: 1, ...(pulled.s3Config ? { s3Config: pulled.s3Config as S3Config } : {}), outputTarget },
-      signal: job.controller.signal,
-      log: jobLog,
-      returnAggregateStream: o.returnAggregateStream,
-      inputSchema: o.inputSchema,
-      onChunk: (chunk) => send('stream chunk', () => client.chunk(id, chunk)),
-      onProgress: (value) => send('progress', () => client.done(id, { status: 'IN_PROGRESS', output: value }, { isStream: false })),
-    }, o.retry)
+    void executeWithRetry(
+      {
+        handler: o.handler,
+        job: {
+          id,
+          input: pulled.input,
+          attempt: 1,
+          ...(pulled.s3Config ? { s3Config: pulled.s3Config as S3Config } : {}),
+          outputTarget,
+        },
+        signal: job.controller.signal,
+        log: jobLog,
+        returnAggregateStream: o.returnAggregateStream,
+        inputSchema: o.inputSchema,
+        onChunk: (chunk) => send('stream chunk', () => client.chunk(id, chunk)),
+        onProgress: (value) =>
+          send('progress', () => client.done(id, { status: 'IN_PROGRESS', output: value }, { isStream: false })),
+      },
+      o.retry,
+    )
       .then(async (result) => {
         // A stopped job reports nothing: the control plane already decided its fate (as runpod-python does).
-        if (result.status === 'COMPLETED') send('result', () => client.done(id, { output: result.output }, { isStream: o.stream }));
-        else if (result.status === 'FAILED') send('result', () => client.done(id, { error: result.error }, { isStream: o.stream }));
+        if (result.status === 'COMPLETED')
+          send('result', () => client.done(id, { output: result.output }, { isStream: o.stream }));
+        else if (result.status === 'FAILED')
+          send('result', () => client.done(id, { error: result.error }, { isStream: o.stream }));
         // The slot is free now: the next job-take goes out while the result is on its way.
         reporting.add(id);
         running.delete(id);
         modifyConcurrency();
         waiters.notify();
         await job.chain;
-        jobLog.info(result.status === 'COMPLETED' ? 'job completed' : result.status === 'FAILED' ? 'job failed' : 'job aborted', { ms: Date.now() - started });
+        jobLog.info(
+          result.status === 'COMPLETED' ? 'job completed' : result.status === 'FAILED' ? 'job failed' : 'job aborted',
+          { ms: Date.now() - started },
+        );
       })
       .finally(() => {
         running.delete(id);
@@ -154,7 +176,10 @@ export function createPullRuntime(o: PullRuntimeOptions): WorkerRuntime {
     }
   }
 
-  const ping = () => void client.ping([...new Set([...running.keys(), ...reporting])]).catch((err: unknown) => log.debug('ping failed', { error: errorMessage(err) }));
+  const ping = () =>
+    void client
+      .ping([...new Set([...running.keys(), ...reporting])])
+      .catch((err: unknown) => log.debug('ping failed', { error: errorMessage(err) }));
   const pingTimer = setInterval(ping, env.pingIntervalMs);
 
   async function stop(exit: RuntimeExit): Promise<RuntimeExit> {
@@ -175,11 +200,19 @@ export function createPullRuntime(o: PullRuntimeOptions): WorkerRuntime {
     takeAbort.abort();
     waiters.notify();
     log.info('draining: finishing running jobs before exit', { active: running.size, timeoutMs });
-    await raceTimeout(waiters.until(() => running.size === 0 && reporting.size === 0), timeoutMs);
+    await raceTimeout(
+      waiters.until(() => running.size === 0 && reporting.size === 0),
+      timeoutMs,
+    );
     if (running.size > 0) {
-      log.warn('drain deadline reached; aborting running jobs (the control plane requeues them)', { active: running.size });
+      log.warn('drain deadline reached; aborting running jobs (the control plane requeues them)', {
+        active: running.size,
+      });
       for (const job of running.values()) job.controller.abort(new Error('the worker is shutting down'));
-      await raceTimeout(waiters.until(() => running.size === 0 && reporting.size === 0), o.abortGraceMs);
+      await raceTimeout(
+        waiters.until(() => running.size === 0 && reporting.size === 0),
+        o.abortGraceMs,
+      );
     }
     return stop({ code: 0, reason: 'drained' });
   }

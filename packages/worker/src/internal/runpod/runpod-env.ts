@@ -37,12 +37,20 @@ export function runpodEnvOf(env: NodeJS.ProcessEnv, fallbackWorkerId: string): R
     return v;
   };
   const postOutput = need('RUNPOD_WEBHOOK_POST_OUTPUT');
-  for (const [name, url] of [['RUNPOD_WEBHOOK_GET_JOB', getJob], ['RUNPOD_WEBHOOK_POST_OUTPUT', postOutput]] as const) {
-    if (!/^https?:\/\//.test(url) || !url.includes('?')) throw new ConfigError(`${name} must be an http(s) URL with a query string (got ${JSON.stringify(url)})`);
+  for (const [name, url] of [
+    ['RUNPOD_WEBHOOK_GET_JOB', getJob],
+    ['RUNPOD_WEBHOOK_POST_OUTPUT', postOutput],
+  ] as const) {
+    if (!/^https?:\/\//.test(url) || !url.includes('?'))
+      throw new ConfigError(`${name} must be an http(s) URL with a query string (got ${JSON.stringify(url)})`);
   }
-  if (!getJob.includes('/job-take/')) throw new ConfigError(`RUNPOD_WEBHOOK_GET_JOB must contain /job-take/ (got ${JSON.stringify(getJob)})`);
+  if (!getJob.includes('/job-take/'))
+    throw new ConfigError(`RUNPOD_WEBHOOK_GET_JOB must contain /job-take/ (got ${JSON.stringify(getJob)})`);
   const interval = Number(value(env, 'RUNPOD_PING_INTERVAL') ?? 10_000);
-  if (!Number.isFinite(interval) || interval < 1000) throw new ConfigError(`RUNPOD_PING_INTERVAL must be a number of ms, at least 1000 (got ${JSON.stringify(env['RUNPOD_PING_INTERVAL'])})`);
+  if (!Number.isFinite(interval) || interval < 1000)
+    throw new ConfigError(
+      `RUNPOD_PING_INTERVAL must be a number of ms, at least 1000 (got ${JSON.stringify(env['RUNPOD_PING_INTERVAL'])})`,
+    );
   return {
     getJob,
     postOutput,

@@ -53,7 +53,9 @@ export class Assignment {
     const entry = new JobEntry(msg, this.deps.send, log.child({ job: msg.id }), this.deps.serverAcks);
     table.add(entry);
     entry.log.info('job received', { attempt: msg.attempt });
-    this.queue.add(() => this.runQueued(entry)).catch((err: unknown) => entry.log.error('runtime error', { error: errorMessage(err) }));
+    this.queue
+      .add(() => this.runQueued(entry))
+      .catch((err: unknown) => entry.log.error('runtime error', { error: errorMessage(err) }));
   }
 
   /** Drops jobs not yet started (the runtime stopped). */
@@ -82,7 +84,10 @@ export class Assignment {
     }
     const max = LIMITS.workerConcurrencyMax;
     if (typeof next !== 'number' || !Number.isInteger(next) || next < 0 || next > max) {
-      log.warn(`concurrencyModifier must return a whole number from 0 to ${max}; keeping the concurrency`, { returned: String(next), concurrency });
+      log.warn(`concurrencyModifier must return a whole number from 0 to ${max}; keeping the concurrency`, {
+        returned: String(next),
+        concurrency,
+      });
       return;
     }
     if (next === concurrency) return;

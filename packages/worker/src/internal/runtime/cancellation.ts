@@ -38,6 +38,7 @@ export function dropStale(table: JobTable, stale: readonly JobRef[]): void {
 /** A newer attempt of a job supersedes the older ones this worker still runs. */
 export function supersedeOlderAttempts(table: JobTable, ref: JobRef): void {
   for (const other of table.values()) {
-    if (other.spec.id === ref.id && other.spec.attempt < ref.attempt) other.cancel(`superseded by attempt ${ref.attempt}`);
+    if (other.spec.id === ref.id && other.spec.attempt < ref.attempt)
+      other.cancel(`superseded by attempt ${ref.attempt}`);
   }
 }

@@ -27,7 +27,12 @@ describe('worker runtime: retry policy', () => {
     const socket = await cp.connection(0);
     await until(() => worker.connected, 2000, 'welcome');
     socket.send(assign('r1'));
-    expect(await socket.next('job.complete')).toEqual({ type: 'job.complete', id: 'r1', attempt: 1, output: { ok: 3 } });
+    expect(await socket.next('job.complete')).toEqual({
+      type: 'job.complete',
+      id: 'r1',
+      attempt: 1,
+      output: { ok: 3 },
+    });
     expect(socket.all('job.fail')).toEqual([]);
     const [t1, t2, t3] = calls as [number, number, number];
     expect(t2 - t1).toBeGreaterThanOrEqual(35); // backoffMs
@@ -71,7 +76,12 @@ describe('worker runtime: retry policy', () => {
     const socket = await cp.connection(0);
     await until(() => worker.connected, 2000, 'welcome');
     socket.send(assign('u1', { input: { bad: true } }));
-    expect(await socket.next('job.fail')).toEqual({ type: 'job.fail', id: 'u1', attempt: 1, error: 'this input cannot work' });
+    expect(await socket.next('job.fail')).toEqual({
+      type: 'job.fail',
+      id: 'u1',
+      attempt: 1,
+      error: 'this input cannot work',
+    });
     expect(calls).toBe(1);
     socket.send(assign('u2', { input: { n: 'not a number' } }));
     expect((await socket.next('job.fail')).error).toMatch(/^invalid_input: n:/);
@@ -126,7 +136,10 @@ describe('worker runtime: retry policy', () => {
     expect(await socket.next('job.fail')).toMatchObject({ id: 's1', error: 'broken' });
     expect(calls).toBe(2);
     expect(worker.logs.map((l) => l.msg)).toEqual(
-      expect.arrayContaining(['handler failed; no retry before the job deadline', 'handler failed after streaming; not retried (the chunks were sent)']),
+      expect.arrayContaining([
+        'handler failed; no retry before the job deadline',
+        'handler failed after streaming; not retried (the chunks were sent)',
+      ]),
     );
   });
 

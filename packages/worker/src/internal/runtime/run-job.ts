@@ -37,7 +37,9 @@ export async function runAssignedJob(entry: JobEntry, deps: RunJobDeps): Promise
       },
       options.retry,
     );
-  const result = await (options.forwardLogs ? withConsoleForwarding((level, message) => shipper.add(id, attempt, level, message), execute) : execute());
+  const result = await (options.forwardLogs
+    ? withConsoleForwarding((level, message) => shipper.add(id, attempt, level, message), execute)
+    : execute());
   shipper.flush(); // what the handler logged reaches the control plane before its result
   if (result.status === 'COMPLETED') entry.complete(result.output);
   else entry.fail(result.error, { aborted: result.status === 'CANCELLED' });

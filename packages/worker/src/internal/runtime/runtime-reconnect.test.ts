@@ -3,7 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { startFakeControlPlane } from '../testing/fake-control-plane.test-helpers.js';
 import { deferred, startTestWorker, until } from './runtime.test-helpers.js';
 
-const assign = (id: string, input: Record<string, unknown> = {}, attempt = 1) => ({ type: 'job.assign' as const, id, attempt, input });
+const assign = (id: string, input: Record<string, unknown> = {}, attempt = 1) => ({
+  type: 'job.assign' as const,
+  id,
+  attempt,
+  input,
+});
 
 describe('worker runtime: reconnect', () => {
   it('keeps jobs running while disconnected, re-announces them in hello.inflight and flushes buffered results', async () => {
@@ -81,7 +86,11 @@ describe('worker runtime: reconnect', () => {
       { id: 'long', attempt: 2 },
       { id: 'quick', attempt: 1 },
     ]);
-    expect(await second.next('job.fail', (m) => m.id === 'long')).toMatchObject({ attempt: 2, aborted: true, error: expect.stringContaining('stale') });
+    expect(await second.next('job.fail', (m) => m.id === 'long')).toMatchObject({
+      attempt: 2,
+      aborted: true,
+      error: expect.stringContaining('stale'),
+    });
     expect(await second.next('job.fail', (m) => m.id === 'quick')).toMatchObject({ aborted: true });
     expect(aborted).toEqual(['long']);
     expect(second.all('job.complete')).toEqual([]);
@@ -111,7 +120,9 @@ describe('worker runtime: result acknowledgements', () => {
 
   it('forgets a sent result the welcome reports as stale (the server stored it before the reconnect)', async () => {
     let stale = false;
-    await using cp = await startFakeControlPlane({ welcome: (hello) => ({ acks: true, stale: stale ? hello.inflight : [] }) });
+    await using cp = await startFakeControlPlane({
+      welcome: (hello) => ({ acks: true, stale: stale ? hello.inflight : [] }),
+    });
     await using _worker = startTestWorker(cp, { handler: () => 'out' });
     const first = await cp.connection(0);
     first.send(assign('j1'));
@@ -210,7 +221,9 @@ describe('worker runtime: drain', () => {
     expect(await worker.shutdown({ timeoutMs: 50 })).toEqual({ code: 0, reason: 'drained' });
     expect(Date.now() - started).toBeLessThan(2000);
     expect(sawAbort).toBe(true);
-    expect(socket.all('job.fail')).toEqual([{ type: 'job.fail', id: 's2', attempt: 1, error: 'the worker is shutting down', aborted: true }]);
+    expect(socket.all('job.fail')).toEqual([
+      { type: 'job.fail', id: 's2', attempt: 1, error: 'the worker is shutting down', aborted: true },
+    ]);
     release.resolve();
   });
 
@@ -229,7 +242,13 @@ describe('worker runtime: drain', () => {
     await until(() => worker.activeJobs === 1);
     const started = Date.now();
     void worker.shutdown({ timeoutMs: 100 });
-    expect(await socket.next('job.fail')).toEqual({ type: 'job.fail', id: 's3', attempt: 1, error: 'the worker is shutting down', aborted: true });
+    expect(await socket.next('job.fail')).toEqual({
+      type: 'job.fail',
+      id: 's3',
+      attempt: 1,
+      error: 'the worker is shutting down',
+      aborted: true,
+    });
     const handedBackMs = Date.now() - started;
     expect(handedBackMs).toBeLessThan(1_500); // was deadline + abortGraceMs (5.1 s)
     release.resolve();

@@ -5,7 +5,8 @@ import type { ResolvedConnection, ResolvedStartOptions } from '../../options.js'
  * Options of `createWorkerRuntime`: `resolveStartOptions()`'s result (every default applied there, once) with the
  * connection it found, and the base logger (the runtime tags it with the worker id).
  */
-export type WorkerRuntimeOptions = Omit<ResolvedStartOptions, 'connection' | 'logLevel'> & ResolvedConnection & { log: Logger };
+export type WorkerRuntimeOptions = Omit<ResolvedStartOptions, 'connection' | 'logLevel'> &
+  ResolvedConnection & { log: Logger };
 
 /** Why a runtime stopped; `code` is the process exit code `start()` uses. */
 export interface RuntimeExit {

@@ -12,7 +12,10 @@ export type TestWorker = WorkerRuntime & AsyncDisposable & { logs: LogRecord[]; 
  */
 export function startTestWorker(
   cp: FakeControlPlane,
-  { abortGraceMs = 100, ...options }: Partial<WorkerRuntimeOptions> & Pick<WorkerRuntimeOptions, 'handler'> & { abortGraceMs?: number },
+  {
+    abortGraceMs = 100,
+    ...options
+  }: Partial<WorkerRuntimeOptions> & Pick<WorkerRuntimeOptions, 'handler'> & { abortGraceMs?: number },
 ): TestWorker {
   const logs: LogRecord[] = [];
   const resolved = resolveStartOptions({ handler: options.handler }, {});

@@ -4,7 +4,12 @@ import { SDK_VERSION } from '../transport/version.js';
 import { startFakeControlPlane } from '../testing/fake-control-plane.test-helpers.js';
 import { deferred, startTestWorker, until } from './runtime.test-helpers.js';
 
-const assign = (id: string, input: Record<string, unknown> = {}, attempt = 1) => ({ type: 'job.assign' as const, id, attempt, input });
+const assign = (id: string, input: Record<string, unknown> = {}, attempt = 1) => ({
+  type: 'job.assign' as const,
+  id,
+  attempt,
+  input,
+});
 
 describe('worker runtime: connection', () => {
   it('sends hello with the bearer token, protocol, ids, concurrency and stream flag', async () => {
@@ -24,7 +29,12 @@ describe('worker runtime: connection', () => {
     });
     await until(() => worker.connected, 2000, 'welcome');
     socket.send(assign('j1', { hello: 'world' }));
-    expect(await socket.next('job.complete')).toEqual({ type: 'job.complete', id: 'j1', attempt: 1, output: { hello: 'world' } });
+    expect(await socket.next('job.complete')).toEqual({
+      type: 'job.complete',
+      id: 'j1',
+      attempt: 1,
+      output: { hello: 'world' },
+    });
     expect(socket.invalid).toEqual([]);
   });
 
@@ -93,7 +103,11 @@ describe('worker runtime: connection', () => {
     await using cp = await startFakeControlPlane();
     cp.refuseWith = 503;
     await using worker = startTestWorker(cp, { handler: () => null });
-    await until(() => worker.logs.filter((l) => l.msg === 'could not connect to the control plane').length >= 2, 2000, 'retries');
+    await until(
+      () => worker.logs.filter((l) => l.msg === 'could not connect to the control plane').length >= 2,
+      2000,
+      'retries',
+    );
     cp.refuseWith = undefined;
     await cp.connection(0, 2000);
   });
@@ -183,7 +197,12 @@ describe('worker runtime: jobs', () => {
     });
     const socket = await cp.connection(0);
     socket.send(assign('p1'));
-    expect(await socket.next('job.progress')).toEqual({ type: 'job.progress', id: 'p1', attempt: 1, progress: { pct: 50 } });
+    expect(await socket.next('job.progress')).toEqual({
+      type: 'job.progress',
+      id: 'p1',
+      attempt: 1,
+      progress: { pct: 50 },
+    });
     gate.resolve();
     await socket.next('job.complete');
   });
@@ -198,9 +217,16 @@ describe('worker runtime: jobs', () => {
     });
     const socket = await cp.connection(0);
     socket.send(assign('f1', { kind: 'throw' }));
-    expect(await socket.next('job.fail', (m) => m.id === 'f1')).toEqual({ type: 'job.fail', id: 'f1', attempt: 1, error: 'model exploded' });
+    expect(await socket.next('job.fail', (m) => m.id === 'f1')).toEqual({
+      type: 'job.fail',
+      id: 'f1',
+      attempt: 1,
+      error: 'model exploded',
+    });
     socket.send(assign('f2'));
-    expect((await socket.next('job.fail', (m) => m.id === 'f2')).error).toBe('output.fn is a function, which cannot be sent as JSON');
+    expect((await socket.next('job.fail', (m) => m.id === 'f2')).error).toBe(
+      'output.fn is a function, which cannot be sent as JSON',
+    );
   });
 });
 
@@ -222,7 +248,13 @@ describe('worker runtime: cancellation', () => {
     await socket.next('job.stream');
     socket.send({ type: 'job.cancel', id: 'c1', attempt: 1, reason: 'cancelled' });
     const fail = await socket.next('job.fail');
-    expect(fail).toEqual({ type: 'job.fail', id: 'c1', attempt: 1, error: 'cancelled by the control plane (cancelled)', aborted: true });
+    expect(fail).toEqual({
+      type: 'job.fail',
+      id: 'c1',
+      attempt: 1,
+      error: 'cancelled by the control plane (cancelled)',
+      aborted: true,
+    });
     expect(sawAbort).toBe(true);
     expect(socket.all('job.stream').flatMap((m) => m.chunks)).toEqual(['first']);
     expect(socket.all('job.complete')).toEqual([]);

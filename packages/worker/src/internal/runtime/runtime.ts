@@ -57,7 +57,11 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
       void shutdown.stop({ code: 1, reason: message }, { hard: true });
     },
   });
-  const serverDrain = new ServerDrain({ log, activeJobs: () => table.active, recycle: (reason) => conn.recycle(reason) });
+  const serverDrain = new ServerDrain({
+    log,
+    activeJobs: () => table.active,
+    recycle: (reason) => conn.recycle(reason),
+  });
   const shutdown: Shutdown = new Shutdown({
     table,
     log,
@@ -105,7 +109,13 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
     else if (!shutdown.draining && !shutdown.stopped) serverDrain.begin(msg.deadline);
   }
 
-  log.info('worker starting', { ...(options.name !== undefined ? { name: options.name } : {}), endpointId: options.endpointId, concurrency: options.concurrency, stream, sdkVersion: SDK_VERSION });
+  log.info('worker starting', {
+    ...(options.name !== undefined ? { name: options.name } : {}),
+    endpointId: options.endpointId,
+    concurrency: options.concurrency,
+    stream,
+    sdkVersion: SDK_VERSION,
+  });
   conn.start();
 
   return {

@@ -27,7 +27,10 @@ export class ServerDrain {
       deadline: new Date(deadline).toISOString(),
     });
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.end({ recycle: true }), Math.min(MAX_TIMER_MS, Math.max(0, deadline - Date.now())));
+    this.timer = setTimeout(
+      () => this.end({ recycle: true }),
+      Math.min(MAX_TIMER_MS, Math.max(0, deadline - Date.now())),
+    );
     this.jobFinished();
   }
 

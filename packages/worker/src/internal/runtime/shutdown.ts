@@ -55,7 +55,8 @@ export class Shutdown {
     this.stoppedWith = exit;
     this.deps.endServerDrain();
     this.deps.clearQueue();
-    for (const entry of this.deps.table.values()) if (!entry.controller.signal.aborted) entry.controller.abort(new Error('the worker stopped'));
+    for (const entry of this.deps.table.values())
+      if (!entry.controller.signal.aborted) entry.controller.abort(new Error('the worker stopped'));
     await this.deps.closeConnection(options);
     this.deps.table.clearWaiters();
     this.resolveDone(exit);

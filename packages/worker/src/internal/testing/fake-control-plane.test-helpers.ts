@@ -40,7 +40,9 @@ export class FakeWorkerSocket {
     readonly ws: WebSocket,
     readonly headers: IncomingHttpHeaders,
   ) {
-    this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    this.closed = new Promise((resolve) =>
+      ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
     ws.on('message', (data) => {
       const text = (data as Buffer).toString('utf8');
       const decoded = decodeWorkerMessage(text);
@@ -61,7 +63,11 @@ export class FakeWorkerSocket {
   }
 
   /** Resolves with the first not-yet-taken message of `type` matching `match` (waiting for it if needed). */
-  next<T extends WorkerMessage['type']>(type: T, match: (m: Of<T>) => boolean = () => true, timeoutMs = 5000): Promise<Of<T>> {
+  next<T extends WorkerMessage['type']>(
+    type: T,
+    match: (m: Of<T>) => boolean = () => true,
+    timeoutMs = 5000,
+  ): Promise<Of<T>> {
     return new Promise((resolve, reject) => {
       const check = (): boolean => {
         const i = this.messages.findIndex((m, idx) => !this.consumed.has(idx) && m.type === type && match(m as Of<T>));
@@ -116,7 +122,8 @@ export async function startFakeControlPlane(options: FakeControlPlaneOptions = {
   const helloWaiters = new Set<() => void>();
 
   http.on('upgrade', (req, socket, head) => {
-    const status = cp.refuseWith ?? (req.url !== WORKER_WS_PATH ? 404 : req.headers.authorization !== `Bearer ${token}` ? 401 : 0);
+    const status =
+      cp.refuseWith ?? (req.url !== WORKER_WS_PATH ? 404 : req.headers.authorization !== `Bearer ${token}` ? 401 : 0);
     if (status !== 0) {
       socket.end(`HTTP/1.1 ${status} Refused\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
@@ -130,7 +137,15 @@ export async function startFakeControlPlane(options: FakeControlPlaneOptions = {
           sockets.push(conn);
           const extra = options.welcome ? options.welcome(last, conn) : {};
           if (extra !== undefined) {
-            conn.send({ type: 'welcome', protocol: PROTOCOL_VERSION, workerId: last.workerId, heartbeatMs, stale: [], acks: false, ...extra });
+            conn.send({
+              type: 'welcome',
+              protocol: PROTOCOL_VERSION,
+              workerId: last.workerId,
+              heartbeatMs,
+              stale: [],
+              acks: false,
+              ...extra,
+            });
           }
           for (const w of [...helloWaiters]) w();
         } else if (last?.type === 'ping' && options.answerPings !== false) {

@@ -24,7 +24,13 @@ describe('worker process: connected mode', () => {
     );
     const socket = await cp.connection(0, 15_000);
     expect(socket.headers.authorization).toBe(`Bearer ${cp.token}`);
-    expect(socket.hello).toMatchObject({ workerId: 'child-1', endpointId: 'echo', concurrency: 3, stream: false, inflight: [] });
+    expect(socket.hello).toMatchObject({
+      workerId: 'child-1',
+      endpointId: 'echo',
+      concurrency: 3,
+      stream: false,
+      inflight: [],
+    });
 
     socket.send({ type: 'job.assign', id: 'j1', attempt: 1, input: { n: 1 } });
     expect(await socket.next('job.complete')).toMatchObject({ id: 'j1', output: { echo: { n: 1 } } });
@@ -33,7 +39,9 @@ describe('worker process: connected mode', () => {
     await child.waitForStderr('job received');
     child.proc.kill('SIGTERM');
     await socket.next('draining');
-    expect(await socket.next('job.complete', (m) => m.id === 'j2')).toMatchObject({ output: { echo: { sleepMs: 300 } } });
+    expect(await socket.next('job.complete', (m) => m.id === 'j2')).toMatchObject({
+      output: { echo: { sleepMs: 300 } },
+    });
     expect(await child.exited).toEqual({ code: 0, signal: null });
     expect(socket.invalid).toEqual([]);
   });
@@ -51,7 +59,13 @@ describe('worker process: connected mode', () => {
     socket.send({ type: 'job.assign', id: 'j1', attempt: 1, input: {} });
     await child.waitForStderr('job received');
     child.proc.kill('SIGTERM');
-    expect(await socket.next('job.fail')).toEqual({ type: 'job.fail', id: 'j1', attempt: 1, error: 'the worker is shutting down', aborted: true });
+    expect(await socket.next('job.fail')).toEqual({
+      type: 'job.fail',
+      id: 'j1',
+      attempt: 1,
+      error: 'the worker is shutting down',
+      aborted: true,
+    });
     expect(await child.exited).toEqual({ code: 0, signal: null });
   });
 
@@ -79,7 +93,11 @@ describe('worker process: local mode', () => {
   it('--test-input runs one job, prints the result, exits 0', async () => {
     await using child = spawnWorker({}, ['--test-input', '{"input": {"prompt": "hi"}}'], emptyDir);
     expect((await child.exited).code).toBe(0);
-    expect(JSON.parse(child.stdout)).toEqual({ id: 'local-test', status: 'COMPLETED', output: { echo: { prompt: 'hi' } } });
+    expect(JSON.parse(child.stdout)).toEqual({
+      id: 'local-test',
+      status: 'COMPLETED',
+      output: { echo: { prompt: 'hi' } },
+    });
   });
 
   it('a failing handler prints FAILED and exits 1', async () => {

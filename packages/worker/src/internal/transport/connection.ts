@@ -139,7 +139,10 @@ export class Connection {
   private onFrame(ws: WebSocket, text: string): void {
     const decoded = decodeServerMessage(text);
     if (!decoded.ok) {
-      this.opts.log.warn('ignored an invalid message from the control plane', { error: decoded.error, message: text.slice(0, 200) });
+      this.opts.log.warn('ignored an invalid message from the control plane', {
+        error: decoded.error,
+        message: text.slice(0, 200),
+      });
       return;
     }
     const msg = decoded.value;
@@ -167,7 +170,10 @@ export class Connection {
 
   private onWelcome(ws: WebSocket, welcome: WelcomeMessage): void {
     if (welcome.protocol !== PROTOCOL_VERSION) {
-      this.fatal('protocol_mismatch', `welcome announced protocol ${welcome.protocol}, this worker speaks ${PROTOCOL_VERSION}`);
+      this.fatal(
+        'protocol_mismatch',
+        `welcome announced protocol ${welcome.protocol}, this worker speaks ${PROTOCOL_VERSION}`,
+      );
       return;
     }
     const hb = welcome.heartbeatMs;
@@ -185,7 +191,11 @@ export class Connection {
       this.opts.log.warn('no message from the control plane for 3 heartbeats; reconnecting', { heartbeatMs: hb });
       ws.terminate();
     });
-    this.opts.log.info('connected to the control plane', { url: this.opts.url, heartbeatMs: hb, stale: welcome.stale.length });
+    this.opts.log.info('connected to the control plane', {
+      url: this.opts.url,
+      heartbeatMs: hb,
+      stale: welcome.stale.length,
+    });
     this.opts.onWelcome(welcome);
   }
 
@@ -201,8 +211,14 @@ export class Connection {
     const wasReady = this.state === 'ready';
     const delay = backoffDelay(this.attempt++, this.opts.backoff);
     const why = reason || this.lastError || `closed with code ${code}`;
-    if (wasReady) this.opts.log.warn('disconnected from the control plane; reconnecting', { reason: why, code, retryInMs: delay });
-    else this.opts.log.warn('could not connect to the control plane', { url: this.opts.url, error: why, retryInMs: delay });
+    if (wasReady)
+      this.opts.log.warn('disconnected from the control plane; reconnecting', { reason: why, code, retryInMs: delay });
+    else
+      this.opts.log.warn('could not connect to the control plane', {
+        url: this.opts.url,
+        error: why,
+        retryInMs: delay,
+      });
     this.lastError = undefined;
     this.state = 'waiting';
     this.after(delay, () => {

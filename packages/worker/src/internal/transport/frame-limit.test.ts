@@ -10,7 +10,9 @@ describe('frameText', () => {
     const failed = JSON.parse(frameText(big, 600)) as Record<string, unknown>;
     expect(failed).toMatchObject({ type: 'job.fail', id: 'j', attempt: 2 });
     expect(failed['error']).toMatch(/^output too large: \d+ bytes of JSON, over the worker frame limit of 600 bytes/);
-    const chunks = JSON.parse(frameText({ type: 'job.stream', id: 'j', attempt: 2, seq: 0, chunks: ['y'.repeat(700)] }, 600)) as Record<string, unknown>;
+    const chunks = JSON.parse(
+      frameText({ type: 'job.stream', id: 'j', attempt: 2, seq: 0, chunks: ['y'.repeat(700)] }, 600),
+    ) as Record<string, unknown>;
     expect(chunks['error']).toMatch(/^stream chunk batch too large/);
     expect(frameText({ type: 'ping', t: 1 }, 5)).toBe('{"type":"ping","t":1}'); // only job reports are replaced
     expect(LIMITS.workerFrameBytes).toBe(24 * 1024 * 1024);

@@ -9,8 +9,17 @@ export function frameText(message: WorkerMessage, limit: number = LIMITS.workerF
   const text = JSON.stringify(message);
   if (text.length * 3 <= limit) return text; // UTF-8 takes at most 3 bytes per UTF-16 unit: surely small enough
   const bytes = Buffer.byteLength(text);
-  if (bytes <= limit || (message.type !== 'job.complete' && message.type !== 'job.stream' && message.type !== 'job.progress')) return text;
-  const what = message.type === 'job.complete' ? 'output' : message.type === 'job.stream' ? 'stream chunk batch' : 'progress value';
+  if (
+    bytes <= limit ||
+    (message.type !== 'job.complete' && message.type !== 'job.stream' && message.type !== 'job.progress')
+  )
+    return text;
+  const what =
+    message.type === 'job.complete'
+      ? 'output'
+      : message.type === 'job.stream'
+        ? 'stream chunk batch'
+        : 'progress value';
   const error = `${what} too large: ${bytes} bytes of JSON, over the worker frame limit of ${limit} bytes; upload large outputs as files (docs/output-storage.md)`;
   return JSON.stringify({ type: 'job.fail', id: message.id, attempt: message.attempt, error } satisfies WorkerMessage);
 }

@@ -22,7 +22,9 @@ describe('worker id and version', () => {
   });
 
   it('SDK_VERSION matches package.json', () => {
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
     expect(SDK_VERSION).toBe(pkg.version);
   });
 });
