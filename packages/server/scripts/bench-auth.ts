@@ -22,7 +22,7 @@ import { resolveRateLimits } from '../src/limits/rate-limit-options.js';
 import { systemClock } from '../src/clock.js';
 import { silentLogger } from '../src/logger.js';
 import { createServer, type BerthServer } from '../src/server.js';
-import { MemoryStore } from '../src/store/memory-store.js';
+import { MemoryStore } from '../src/store/memory/memory-store.js';
 
 const { values } = parseArgs({
   options: { requests: { type: 'string', default: '4000' }, rounds: { type: 'string', default: '5' } },

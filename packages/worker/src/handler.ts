@@ -60,7 +60,9 @@ export type JobContext<I = JobInput> = Job<I>;
 export type HandlerResult<O = unknown> =
   | O
   | PromiseLike<O>
+  // biome-ignore lint/suspicious/noConfusingVoidType: a generator without `return` is typed Generator<T, void>; `undefined` would refuse it
   | Iterator<unknown, O | void>
+  // biome-ignore lint/suspicious/noConfusingVoidType: as above, for async generators
   | AsyncIterator<unknown, O | void>
   | AsyncIterable<unknown>;
 

@@ -1,6 +1,6 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { BerthError, type ErrorCode } from '@berth/protocol';
+import type { ErrorCode } from '@berth/protocol';
 import { ConfigError } from '../errors.js';
 
 /** `httpTimeouts` of `createServer`: how long a client may take to send a request (not how long we answer). */

@@ -8,6 +8,7 @@ export interface RequestTarget {
 /** Paths `new URL` leaves exactly as they are: no dot segments, percent escapes, backslashes, `//` or spaces. */
 const PLAIN_PATH = /^\/(?!\/)[A-Za-z0-9\-_~!$&'()*+,;=:@/.]*$/;
 /** Queries `URLSearchParams` reads the same with or without `new URL` first: no fragment, controls or spaces. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point (they make a query not plain)
 const PLAIN_QUERY = /^[^#\x00-\x20\x7f]*$/;
 
 /**

@@ -19,7 +19,7 @@ describe('worker gateway', () => {
       );
     const noAuth = await refusal(new WebSocket(t.url.replace('http', 'ws') + WORKER_WS_PATH));
     expect(noAuth).toEqual({ status: 401, body: { error: 'Unauthorized', code: 'unauthorized' } });
-    const wrongPath = await refusal(new WebSocket(t.url.replace('http', 'ws') + '/v2/other'));
+    const wrongPath = await refusal(new WebSocket(`${t.url.replace('http', 'ws')}/v2/other`));
     expect(wrongPath).toMatchObject({ status: 404, body: { code: 'route_not_found' } }); // served as plain HTTP (http/plain-upgrade.ts)
   });
 

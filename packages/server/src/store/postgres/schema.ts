@@ -135,9 +135,6 @@ const MIGRATIONS: string[] = [
   `,
 ];
 
-/** Latest schema version this Berth knows. */
-export const SCHEMA_VERSION = MIGRATIONS.length;
-
 /** A stable 32-bit key for the migration advisory lock of a schema. */
 function lockKey(schema: string): number {
   let h = 0x811c9dc5;

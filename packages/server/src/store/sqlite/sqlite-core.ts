@@ -281,14 +281,3 @@ export class SqliteCore {
 export type OpName = Exclude<keyof SqliteCore, 'db' | 'st' | 'live' | 'streamPending'>;
 /** One operation with its arguments. */
 export type Op = { [K in OpName]: [K, Parameters<SqliteCore[K]>] }[OpName];
-/** Operations that only read: a batch of them alone commits nothing. */
-export const READ_OPS: ReadonlySet<OpName> = new Set<OpName>([
-  'get',
-  'runningOn',
-  'due',
-  'counts',
-  'queueDepth',
-  'webhookDeliveries',
-  'logs',
-  'recent',
-]);

@@ -1,4 +1,4 @@
-import { JobEntry, jobKey } from './job-entry.js';
+import { type JobEntry, jobKey } from './job-entry.js';
 import { createWaiters } from './waiters.js';
 
 /** A job attempt as the wire names it. */
