@@ -66,7 +66,7 @@ export class Assignment {
   private async runQueued(entry: JobEntry): Promise<void> {
     if (entry.state !== 'queued') return; // cancelled while queued
     await this.deps.run(entry);
-    this.deps.table.sweep();
+    this.deps.table.sweep(entry);
     this.modifyConcurrency();
     this.deps.afterJob();
   }
