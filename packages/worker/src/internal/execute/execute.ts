@@ -86,7 +86,7 @@ export async function executeJob(options: ExecuteOptions): Promise<JobResult> {
 
 function createJob(options: ExecuteOptions, isLive: () => boolean): Job {
   const { job: spec, signal, log, onProgress } = options;
-  const job: Job = {
+  const job: { -readonly [K in keyof Job]: Job[K] } = {
     id: spec.id,
     input: spec.input,
     attempt: spec.attempt,
@@ -100,9 +100,9 @@ function createJob(options: ExecuteOptions, isLive: () => boolean): Job {
       }
       onProgress?.(json);
     },
-    ...(spec.s3Config !== undefined ? { s3Config: spec.s3Config } : {}),
-    ...(spec.deadline !== undefined ? { deadline: spec.deadline } : {}),
   };
+  if (spec.s3Config !== undefined) job.s3Config = spec.s3Config;
+  if (spec.deadline !== undefined) job.deadline = spec.deadline;
   attachOutputTarget(job, spec.outputTarget);
   return job;
 }

@@ -18,8 +18,11 @@ export const NO_RETRY: RetryPolicy = { attempts: 1, backoffMs: 0 };
  *
  * @example const result = await executeWithRetry(options, { attempts: 3, backoffMs: 500 }); // tries at 0, 0.5 s, 1.5 s
  */
-export async function executeWithRetry(options: ExecuteOptions, policy: RetryPolicy): Promise<JobResult> {
-  if (policy.attempts <= 1) return executeJob(options);
+export function executeWithRetry(options: ExecuteOptions, policy: RetryPolicy): Promise<JobResult> {
+  return policy.attempts <= 1 ? executeJob(options) : retrying(options, policy); // no extra promise without retries
+}
+
+async function retrying(options: ExecuteOptions, policy: RetryPolicy): Promise<JobResult> {
   const { signal, log, job } = options;
   let streamed = false;
   const onChunk = options.onChunk;

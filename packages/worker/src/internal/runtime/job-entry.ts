@@ -78,7 +78,7 @@ export class JobEntry {
   progress(value: unknown): void {
     if (this.cancelled || this.state === 'finished') return;
     this.flushChunks();
-    this.emit({ type: 'job.progress', ...this.ref, progress: value });
+    this.emit({ type: 'job.progress', id: this.spec.id, attempt: this.spec.attempt, progress: value });
   }
 
   complete(output: unknown): void {
@@ -86,7 +86,7 @@ export class JobEntry {
     if (this.cancelled) return this.fail('cancelled', { aborted: true });
     this.flushChunks();
     this.state = 'finished';
-    this.emit({ type: 'job.complete', ...this.ref, output });
+    this.emit({ type: 'job.complete', id: this.spec.id, attempt: this.spec.attempt, output });
   }
 
   /** Records a failure; `aborted` (cancelled, or handed back at shutdown) drops the outputs not yet sent. */
@@ -96,7 +96,7 @@ export class JobEntry {
     if (aborted || this.cancelled) this.dropOutputs();
     else this.flushChunks();
     this.state = 'finished';
-    const msg: JobMessage = { type: 'job.fail', ...this.ref, error };
+    const msg: JobMessage = { type: 'job.fail', id: this.spec.id, attempt: this.spec.attempt, error };
     if (aborted || this.cancelled) msg.aborted = true;
     this.emit(msg);
   }
@@ -113,7 +113,7 @@ export class JobEntry {
     if (this.pending.length === 0) return; // result already sent
     this.pending = [];
     this.final = undefined;
-    this.emit({ type: 'job.fail', ...this.ref, error: reason, aborted: true });
+    this.emit({ type: 'job.fail', id: this.spec.id, attempt: this.spec.attempt, error: reason, aborted: true });
   }
 
   /**
@@ -140,7 +140,7 @@ export class JobEntry {
     if (this.chunks.length === 0) return;
     const chunks = this.chunks;
     this.chunks = [];
-    this.emit({ type: 'job.stream', ...this.ref, seq: this.chunkSeq, chunks });
+    this.emit({ type: 'job.stream', id: this.spec.id, attempt: this.spec.attempt, seq: this.chunkSeq, chunks });
   }
 
   private dropOutputs(): void {
