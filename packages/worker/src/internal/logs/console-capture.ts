@@ -37,7 +37,7 @@ const METHODS: [keyof Console & ('log' | 'info' | 'warn' | 'error' | 'debug'), L
  */
 export function withConsoleForwarding<T>(forward: Forward, fn: () => T): T {
   install();
-  if (tracking) return current.run(forward, fn);
+  if (consoleTrackingStarted()) return current.run(forward, fn);
   const outer = syncForward;
   syncForward = forward;
   const token = { forward };
