@@ -106,7 +106,7 @@ export class Connection {
       headers: { authorization: `Bearer ${this.opts.token}` },
       handshakeTimeout: this.opts.handshakeTimeoutMs,
       perMessageDeflate: false,
-      skipUTF8Validation: true, // the control plane sends JSON.stringify output; the decoder refuses anything else
+      skipUTF8Validation: true, // the control plane sends JSON.stringify text (valid UTF-8); bad bytes would read as U+FFFD
     });
     this.ws = ws;
     this.after(this.opts.handshakeTimeoutMs, () => {
