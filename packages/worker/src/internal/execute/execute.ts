@@ -7,6 +7,7 @@ import { asStreamSource, isThenable, type StreamSource } from './handler-kind.js
 import { toJsonValue } from './json-value.js';
 import { attachOutputTarget, type OutputTarget } from './output-target.js';
 import { checkJobInput, type InputSchema } from './input-schema.js';
+import { signalOf, type LazyAbort } from './lazy-abort.js';
 
 /** The job fields a handler sees, as dispatched. */
 export interface JobSpec {
@@ -23,8 +24,11 @@ export interface JobSpec {
 export interface ExecuteOptions {
   handler: Handler;
   job: JobSpec;
-  /** Aborting it cancels the job: the result is then `CANCELLED`, whatever the handler does. */
-  signal: AbortSignal;
+  /**
+   * Aborting it cancels the job: the result is then `CANCELLED`, whatever the handler does. A `LazyAbort` makes the
+   * handler's `job.signal` only if the handler reads it.
+   */
+  signal: AbortSignal | LazyAbort;
   /** Logger already tagged with the job id; handed to the handler as `job.log`. */
   log: Logger;
   /** Final output of a streaming handler is the list of chunks even when it returns a value. */
@@ -90,7 +94,9 @@ function createJob(options: ExecuteOptions, isLive: () => boolean): Job {
     id: spec.id,
     input: spec.input,
     attempt: spec.attempt,
-    signal,
+    get signal() {
+      return signalOf(signal);
+    },
     log,
     progress(value: unknown): void {
       const json = toJsonValue(value, 'progress');
@@ -148,7 +154,7 @@ async function close(it: Iterator<unknown, unknown> | AsyncIterator<unknown, unk
   }
 }
 
-function cancelled(signal: AbortSignal): JobResult {
+function cancelled(signal: { readonly reason: unknown }): JobResult {
   const reason: unknown = signal.reason;
   const why = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'cancelled';
   return { status: 'CANCELLED', error: why };

@@ -1,4 +1,5 @@
 import { executeJob, type ExecuteOptions, type JobResult } from './execute.js';
+import { signalOf } from './lazy-abort.js';
 
 /** `StartOptions.retry` resolved: `attempts` tries in all (1 = no retry), the first retry after `backoffMs`. */
 export interface RetryPolicy {
@@ -47,7 +48,7 @@ async function retrying(options: ExecuteOptions, policy: RetryPolicy): Promise<J
       return result;
     }
     log.warn(`handler failed; retrying in ${waitMs} ms`, fields);
-    await abortableSleep(waitMs, signal); // an abort here makes the next executeJob answer CANCELLED at once
+    await abortableSleep(waitMs, signalOf(signal)); // an abort here makes the next executeJob answer CANCELLED at once
   }
 }
 

@@ -1,6 +1,7 @@
 import type { AssignMessage, WorkerMessage } from '@berth/protocol';
 import type { Logger } from '../../logger.js';
 import type { JobSpec } from '../execute/execute.js';
+import { LazyAbort } from '../execute/lazy-abort.js';
 
 /** Sends a message now if the connection is ready; false means "not sent, keep it". */
 export type Transport = (message: WorkerMessage) => boolean;
@@ -17,7 +18,8 @@ type JobMessage = Extract<WorkerMessage, { type: 'job.progress' | 'job.stream' |
 export class JobEntry {
   readonly key: string;
   readonly spec: JobSpec;
-  readonly controller = new AbortController();
+  /** The job's cancel switch; its `AbortSignal` is made only if the handler reads `job.signal`. */
+  readonly aborter = new LazyAbort();
   state: 'queued' | 'running' | 'finished' = 'queued';
   /** Set by a server cancel, a stale report or shutdown: outputs are dropped, the result is `aborted`. */
   cancelled = false;
@@ -107,7 +109,7 @@ export class JobEntry {
    */
   cancel(reason: string): void {
     this.cancelled = true;
-    if (!this.controller.signal.aborted) this.controller.abort(new Error(reason));
+    if (!this.aborter.aborted) this.aborter.abort(new Error(reason));
     if (this.state === 'running') return this.dropOutputs();
     if (this.state === 'queued') return this.fail(reason, { aborted: true });
     if (this.pending.length === 0) return; // result already sent
