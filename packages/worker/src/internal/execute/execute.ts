@@ -7,6 +7,7 @@ import { asStreamSource, isThenable, type StreamSource } from './handler-kind.js
 import { toJsonValue } from './json-value.js';
 import { attachOutputTarget, type OutputTarget } from './output-target.js';
 import { checkJobInput, type InputSchema } from './input-schema.js';
+import { signalOf, type LazyAbort } from './lazy-abort.js';
 
 /** The job fields a handler sees, as dispatched. */
 export interface JobSpec {
@@ -23,8 +24,11 @@ export interface JobSpec {
 export interface ExecuteOptions {
   handler: Handler;
   job: JobSpec;
-  /** Aborting it cancels the job: the result is then `CANCELLED`, whatever the handler does. */
-  signal: AbortSignal;
+  /**
+   * Aborting it cancels the job: the result is then `CANCELLED`, whatever the handler does. A `LazyAbort` makes the
+   * handler's `job.signal` only if the handler reads it.
+   */
+  signal: AbortSignal | LazyAbort;
   /** Logger already tagged with the job id; handed to the handler as `job.log`. */
   log: Logger;
   /** Final output of a streaming handler is the list of chunks even when it returns a value. */
@@ -86,11 +90,13 @@ export async function executeJob(options: ExecuteOptions): Promise<JobResult> {
 
 function createJob(options: ExecuteOptions, isLive: () => boolean): Job {
   const { job: spec, signal, log, onProgress } = options;
-  const job: Job = {
+  const job: { -readonly [K in keyof Job]: Job[K] } = {
     id: spec.id,
     input: spec.input,
     attempt: spec.attempt,
-    signal,
+    get signal() {
+      return signalOf(signal);
+    },
     log,
     progress(value: unknown): void {
       const json = toJsonValue(value, 'progress');
@@ -100,9 +106,9 @@ function createJob(options: ExecuteOptions, isLive: () => boolean): Job {
       }
       onProgress?.(json);
     },
-    ...(spec.s3Config !== undefined ? { s3Config: spec.s3Config } : {}),
-    ...(spec.deadline !== undefined ? { deadline: spec.deadline } : {}),
   };
+  if (spec.s3Config !== undefined) job.s3Config = spec.s3Config;
+  if (spec.deadline !== undefined) job.deadline = spec.deadline;
   attachOutputTarget(job, spec.outputTarget);
   return job;
 }
@@ -148,7 +154,7 @@ async function close(it: Iterator<unknown, unknown> | AsyncIterator<unknown, unk
   }
 }
 
-function cancelled(signal: AbortSignal): JobResult {
+function cancelled(signal: { readonly reason: unknown }): JobResult {
   const reason: unknown = signal.reason;
   const why = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'cancelled';
   return { status: 'CANCELLED', error: why };

@@ -7,6 +7,16 @@ describe('toJsonValue', () => {
     expect(toJsonValue(v, 'output')).toEqual(JSON.parse(JSON.stringify(v)));
   });
 
+  it('copies plain values (later changes to the original do not reach the result), deep ones included', () => {
+    const v = { a: [1, { b: 'x', u: undefined }], n: null, o: Object.create(null) as object };
+    const out = toJsonValue(v, 'output') as typeof v;
+    v.a.push(2);
+    expect(out).toEqual({ a: [1, { b: 'x' }], n: null, o: {} });
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 200; i++) deep = [deep];
+    expect(toJsonValue(deep, 'output')).toEqual(JSON.parse(JSON.stringify(deep)));
+  });
+
   it('keeps a top-level undefined (the caller decides)', () => {
     expect(toJsonValue(undefined, 'output')).toBeUndefined();
   });

@@ -18,7 +18,53 @@ export class NotSerializableError extends TypeError {
  * @example toJsonValue({ at: new Date(0) }, 'output') // { at: '1970-01-01T00:00:00.000Z' }
  */
 export function toJsonValue(value: unknown, label: string): unknown {
-  return walk(value, label, '', new Set());
+  const copy = plainCopy(value, 0);
+  return copy !== UNUSUAL ? copy : walk(value, label, '', new Set());
+}
+
+const UNUSUAL = Symbol('unusual');
+const MAX_PLAIN_DEPTH = 64;
+
+/**
+ * The common case without paths or a cycle set: a copy of a value made only of strings, finite numbers, booleans,
+ * null, arrays and plain objects without `toJSON`. Anything else (or deeper than `MAX_PLAIN_DEPTH`, which also
+ * stops cycles) gives `UNUSUAL`, and `walk` does the full job with the error paths.
+ */
+function plainCopy(value: unknown, depth: number): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+    case 'undefined':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? value : UNUSUAL;
+    case 'object':
+      break;
+    default:
+      return UNUSUAL;
+  }
+  if (value === null) return null;
+  if (depth >= MAX_PLAIN_DEPTH) return UNUSUAL;
+  if (Array.isArray(value)) {
+    const out: unknown[] = new Array(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const item = plainCopy(value[i], depth + 1);
+      if (item === UNUSUAL) return UNUSUAL;
+      out[i] = item ?? null;
+    }
+    return out;
+  }
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return UNUSUAL;
+  const obj = value as Record<string, unknown>;
+  if (typeof obj['toJSON'] === 'function') return UNUSUAL;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(obj)) {
+    const item = plainCopy(obj[k], depth + 1);
+    if (item === UNUSUAL) return UNUSUAL;
+    if (item !== undefined) out[k] = item;
+  }
+  return out;
 }
 
 function fail(path: string, what: string): never {

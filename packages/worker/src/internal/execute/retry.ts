@@ -1,4 +1,5 @@
 import { executeJob, type ExecuteOptions, type JobResult } from './execute.js';
+import { signalOf } from './lazy-abort.js';
 
 /** `StartOptions.retry` resolved: `attempts` tries in all (1 = no retry), the first retry after `backoffMs`. */
 export interface RetryPolicy {
@@ -18,8 +19,11 @@ export const NO_RETRY: RetryPolicy = { attempts: 1, backoffMs: 0 };
  *
  * @example const result = await executeWithRetry(options, { attempts: 3, backoffMs: 500 }); // tries at 0, 0.5 s, 1.5 s
  */
-export async function executeWithRetry(options: ExecuteOptions, policy: RetryPolicy): Promise<JobResult> {
-  if (policy.attempts <= 1) return executeJob(options);
+export function executeWithRetry(options: ExecuteOptions, policy: RetryPolicy): Promise<JobResult> {
+  return policy.attempts <= 1 ? executeJob(options) : retrying(options, policy); // no extra promise without retries
+}
+
+async function retrying(options: ExecuteOptions, policy: RetryPolicy): Promise<JobResult> {
   const { signal, log, job } = options;
   let streamed = false;
   const onChunk = options.onChunk;
@@ -44,7 +48,7 @@ export async function executeWithRetry(options: ExecuteOptions, policy: RetryPol
       return result;
     }
     log.warn(`handler failed; retrying in ${waitMs} ms`, fields);
-    await abortableSleep(waitMs, signal); // an abort here makes the next executeJob answer CANCELLED at once
+    await abortableSleep(waitMs, signalOf(signal)); // an abort here makes the next executeJob answer CANCELLED at once
   }
 }
 

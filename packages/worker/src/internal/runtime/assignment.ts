@@ -1,4 +1,3 @@
-import PQueue from 'p-queue';
 import { LIMITS, type AssignMessage } from '@berth/protocol';
 import type { Logger } from '../../logger.js';
 import { errorMessage } from '../execute/error-message.js';
@@ -27,15 +26,17 @@ export interface AssignmentDeps {
 
 /**
  * Takes `job.assign` messages into the job table and runs them through a queue bounded by the concurrency, which
- * `concurrencyModifier` may change after each job (0 takes no new jobs; the queue keeps one slot).
+ * `concurrencyModifier` may change after each job (0 takes no new jobs; the queue keeps one slot). The queue is a
+ * plain FIFO with a running count: a job costs one promise chain, not a general-purpose queue's bookkeeping.
  */
 export class Assignment {
   private current: number;
-  private readonly queue: PQueue;
+  private running = 0;
+  private waiting: JobEntry[] = [];
+  private head = 0;
 
   constructor(private readonly deps: AssignmentDeps) {
     this.current = deps.concurrency;
-    this.queue = new PQueue({ concurrency: Math.max(1, deps.concurrency) });
   }
 
   get concurrency(): number {
@@ -53,20 +54,38 @@ export class Assignment {
     const entry = new JobEntry(msg, this.deps.send, log.child({ job: msg.id }), this.deps.serverAcks);
     table.add(entry);
     entry.log.info('job received', { attempt: msg.attempt });
-    this.queue
-      .add(() => this.runQueued(entry))
-      .catch((err: unknown) => entry.log.error('runtime error', { error: errorMessage(err) }));
+    this.waiting.push(entry);
+    this.pump();
   }
 
   /** Drops jobs not yet started (the runtime stopped). */
   clear(): void {
-    this.queue.clear();
+    this.waiting = [];
+    this.head = 0;
   }
+
+  /** Starts queued jobs while a slot is free. */
+  private pump(): void {
+    while (this.running < Math.max(1, this.current) && this.head < this.waiting.length) {
+      const entry = this.waiting[this.head++] as JobEntry;
+      if (this.head === this.waiting.length) this.clear();
+      this.running++;
+      this.runQueued(entry).then(this.slotFreed, (err: unknown) => {
+        entry.log.error('runtime error', { error: errorMessage(err) });
+        this.slotFreed();
+      });
+    }
+  }
+
+  private readonly slotFreed = (): void => {
+    this.running--;
+    this.pump();
+  };
 
   private async runQueued(entry: JobEntry): Promise<void> {
     if (entry.state !== 'queued') return; // cancelled while queued
     await this.deps.run(entry);
-    this.deps.table.sweep();
+    this.deps.table.sweep(entry);
     this.modifyConcurrency();
     this.deps.afterJob();
   }
@@ -93,7 +112,7 @@ export class Assignment {
     if (next === concurrency) return;
     log.info('concurrency changed', { from: concurrency, to: next });
     this.current = next;
-    this.queue.concurrency = Math.max(1, next);
     if (!this.deps.isDraining()) this.deps.send({ type: 'concurrency', concurrency: next });
+    this.pump(); // a raised concurrency starts queued jobs at once
   }
 }

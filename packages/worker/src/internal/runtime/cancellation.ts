@@ -15,7 +15,7 @@ export function cancelJob(table: JobTable, msg: CancelMessage, send: (msg: Worke
   }
   entry.log.info('job cancelled', { reason: msg.reason });
   entry.cancel(reason);
-  table.sweep();
+  table.sweep(entry);
 }
 
 /**
@@ -37,6 +37,7 @@ export function dropStale(table: JobTable, stale: readonly JobRef[]): void {
 
 /** A newer attempt of a job supersedes the older ones this worker still runs. */
 export function supersedeOlderAttempts(table: JobTable, ref: JobRef): void {
+  if (!table.holdsJob(ref.id)) return; // the usual case: no scan of the table per assignment
   for (const other of table.values()) {
     if (other.spec.id === ref.id && other.spec.attempt < ref.attempt)
       other.cancel(`superseded by attempt ${ref.attempt}`);

@@ -64,7 +64,8 @@ describe('JobEntry', () => {
     const { sent, entry } = setup();
     entry.chunk('a', 0);
     entry.cancel('cancelled by the control plane (cancelled)');
-    expect(entry.controller.signal.aborted).toBe(true);
+    expect(entry.aborter.aborted).toBe(true);
+    expect(entry.aborter.signal.aborted).toBe(true); // made after the cancel: aborted at once
     entry.chunk('b', 1);
     entry.progress(3);
     await tick();

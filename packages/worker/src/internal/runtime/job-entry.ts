@@ -1,6 +1,7 @@
 import type { AssignMessage, WorkerMessage } from '@berth/protocol';
 import type { Logger } from '../../logger.js';
 import type { JobSpec } from '../execute/execute.js';
+import { LazyAbort } from '../execute/lazy-abort.js';
 
 /** Sends a message now if the connection is ready; false means "not sent, keep it". */
 export type Transport = (message: WorkerMessage) => boolean;
@@ -17,7 +18,8 @@ type JobMessage = Extract<WorkerMessage, { type: 'job.progress' | 'job.stream' |
 export class JobEntry {
   readonly key: string;
   readonly spec: JobSpec;
-  readonly controller = new AbortController();
+  /** The job's cancel switch; its `AbortSignal` is made only if the handler reads `job.signal`. */
+  readonly aborter = new LazyAbort();
   state: 'queued' | 'running' | 'finished' = 'queued';
   /** Set by a server cancel, a stale report or shutdown: outputs are dropped, the result is `aborted`. */
   cancelled = false;
@@ -78,7 +80,7 @@ export class JobEntry {
   progress(value: unknown): void {
     if (this.cancelled || this.state === 'finished') return;
     this.flushChunks();
-    this.emit({ type: 'job.progress', ...this.ref, progress: value });
+    this.emit({ type: 'job.progress', id: this.spec.id, attempt: this.spec.attempt, progress: value });
   }
 
   complete(output: unknown): void {
@@ -86,7 +88,7 @@ export class JobEntry {
     if (this.cancelled) return this.fail('cancelled', { aborted: true });
     this.flushChunks();
     this.state = 'finished';
-    this.emit({ type: 'job.complete', ...this.ref, output });
+    this.emit({ type: 'job.complete', id: this.spec.id, attempt: this.spec.attempt, output });
   }
 
   /** Records a failure; `aborted` (cancelled, or handed back at shutdown) drops the outputs not yet sent. */
@@ -96,7 +98,7 @@ export class JobEntry {
     if (aborted || this.cancelled) this.dropOutputs();
     else this.flushChunks();
     this.state = 'finished';
-    const msg: JobMessage = { type: 'job.fail', ...this.ref, error };
+    const msg: JobMessage = { type: 'job.fail', id: this.spec.id, attempt: this.spec.attempt, error };
     if (aborted || this.cancelled) msg.aborted = true;
     this.emit(msg);
   }
@@ -107,13 +109,13 @@ export class JobEntry {
    */
   cancel(reason: string): void {
     this.cancelled = true;
-    if (!this.controller.signal.aborted) this.controller.abort(new Error(reason));
+    if (!this.aborter.aborted) this.aborter.abort(new Error(reason));
     if (this.state === 'running') return this.dropOutputs();
     if (this.state === 'queued') return this.fail(reason, { aborted: true });
     if (this.pending.length === 0) return; // result already sent
     this.pending = [];
     this.final = undefined;
-    this.emit({ type: 'job.fail', ...this.ref, error: reason, aborted: true });
+    this.emit({ type: 'job.fail', id: this.spec.id, attempt: this.spec.attempt, error: reason, aborted: true });
   }
 
   /**
@@ -140,7 +142,7 @@ export class JobEntry {
     if (this.chunks.length === 0) return;
     const chunks = this.chunks;
     this.chunks = [];
-    this.emit({ type: 'job.stream', ...this.ref, seq: this.chunkSeq, chunks });
+    this.emit({ type: 'job.stream', id: this.spec.id, attempt: this.spec.attempt, seq: this.chunkSeq, chunks });
   }
 
   private dropOutputs(): void {

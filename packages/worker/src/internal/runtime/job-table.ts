@@ -13,6 +13,8 @@ export interface JobRef {
  */
 export class JobTable {
   private readonly entries = new Map<string, JobEntry>();
+  /** How many attempts of each job id are held: a new attempt scans for older ones only when there are some. */
+  private readonly perId = new Map<string, number>();
   private readonly waiters = createWaiters();
 
   /** Jobs received and not yet finished. */
@@ -35,7 +37,13 @@ export class JobTable {
   add(entry: JobEntry): boolean {
     if (this.entries.has(entry.key)) return false;
     this.entries.set(entry.key, entry);
+    this.perId.set(entry.spec.id, (this.perId.get(entry.spec.id) ?? 0) + 1);
     return true;
+  }
+
+  /** Whether any attempt of job `id` is held. */
+  holdsJob(id: string): boolean {
+    return this.perId.has(id);
   }
 
   values(): IterableIterator<JobEntry> {
@@ -47,10 +55,24 @@ export class JobTable {
     return [...this.entries.values()].slice(0, max).map((e) => e.ref);
   }
 
-  /** Forgets delivered entries and re-checks the waiters. */
-  sweep(): void {
-    for (const [key, entry] of this.entries) if (entry.delivered) this.entries.delete(key);
+  /**
+   * Forgets delivered entries and re-checks the waiters. With `entry`, only that one is checked (a job finished or
+   * was acknowledged: nothing else changed), which keeps the per-job cost flat however many jobs are held.
+   */
+  sweep(entry?: JobEntry): void {
+    if (entry) {
+      if (entry.delivered && this.entries.get(entry.key) === entry) this.remove(entry);
+    } else {
+      for (const held of this.entries.values()) if (held.delivered) this.remove(held);
+    }
     this.waiters.notify();
+  }
+
+  private remove(entry: JobEntry): void {
+    this.entries.delete(entry.key);
+    const n = (this.perId.get(entry.spec.id) ?? 1) - 1;
+    if (n > 0) this.perId.set(entry.spec.id, n);
+    else this.perId.delete(entry.spec.id);
   }
 
   /** Resolves once no job is running or queued. */

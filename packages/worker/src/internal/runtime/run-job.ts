@@ -28,7 +28,7 @@ export async function runAssignedJob(entry: JobEntry, deps: RunJobDeps): Promise
       {
         handler: options.handler,
         job: { ...entry.spec, outputTarget: deps.outputTarget },
-        signal: entry.controller.signal,
+        signal: entry.aborter,
         log: handlerLog,
         returnAggregateStream: options.returnAggregateStream,
         inputSchema: options.inputSchema,

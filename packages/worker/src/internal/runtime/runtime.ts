@@ -103,8 +103,11 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
   function onMessage(msg: JobControlMessage): void {
     if (msg.type === 'job.assign') assignment.assign(msg);
     else if (msg.type === 'job.ack') {
-      table.get(msg)?.ack();
-      table.sweep();
+      const entry = table.get(msg);
+      if (entry) {
+        entry.ack();
+        table.sweep(entry);
+      }
     } else if (msg.type === 'job.cancel') cancelJob(table, msg, send);
     else if (!shutdown.draining && !shutdown.stopped) serverDrain.begin(msg.deadline);
   }

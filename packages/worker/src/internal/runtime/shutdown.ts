@@ -56,7 +56,7 @@ export class Shutdown {
     this.deps.endServerDrain();
     this.deps.clearQueue();
     for (const entry of this.deps.table.values())
-      if (!entry.controller.signal.aborted) entry.controller.abort(new Error('the worker stopped'));
+      if (!entry.aborter.aborted) entry.aborter.abort(new Error('the worker stopped'));
     await this.deps.closeConnection(options);
     this.deps.table.clearWaiters();
     this.resolveDone(exit);

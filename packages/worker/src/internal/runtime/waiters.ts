@@ -26,6 +26,7 @@ export function createWaiters(): Waiters {
       });
     },
     notify() {
+      if (pending.size === 0) return;
       for (const check of [...pending]) check();
     },
     clear() {

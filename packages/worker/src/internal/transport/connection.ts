@@ -52,7 +52,8 @@ export class Connection {
   private attempt = 0;
   private lastError: string | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
-  private deadTimer: NodeJS.Timeout | undefined;
+  /** When the current socket last heard from the control plane (a timestamp per frame, not a timer re-armed per frame). */
+  private lastHeard = 0;
 
   constructor(private readonly opts: ConnectionOptions) {}
 
@@ -105,6 +106,7 @@ export class Connection {
       headers: { authorization: `Bearer ${this.opts.token}` },
       handshakeTimeout: this.opts.handshakeTimeoutMs,
       perMessageDeflate: false,
+      skipUTF8Validation: true, // the control plane sends JSON.stringify text (valid UTF-8); bad bytes would read as U+FFFD
     });
     this.ws = ws;
     this.after(this.opts.handshakeTimeoutMs, () => {
@@ -125,11 +127,11 @@ export class Connection {
     ws.on('open', () => ws.send(JSON.stringify(this.opts.hello())));
     ws.on('message', (data: WebSocket.RawData) => {
       if (this.ws !== ws) return;
-      this.deadTimer?.refresh();
+      this.lastHeard = Date.now();
       this.onFrame(ws, rawToText(data));
     });
-    ws.on('ping', () => this.deadTimer?.refresh());
-    ws.on('pong', () => this.deadTimer?.refresh());
+    ws.on('ping', () => (this.lastHeard = Date.now()));
+    ws.on('pong', () => (this.lastHeard = Date.now()));
     ws.on('error', (err) => {
       this.lastError = err.message;
     });
@@ -186,11 +188,17 @@ export class Connection {
     });
     const ping = setInterval(() => this.send({ type: 'ping', t: Date.now() }), hb);
     this.timers.add(ping);
-    this.deadTimer = this.after(3 * hb, () => {
-      if (this.ws !== ws) return;
-      this.opts.log.warn('no message from the control plane for 3 heartbeats; reconnecting', { heartbeatMs: hb });
-      ws.terminate();
-    });
+    this.lastHeard = Date.now();
+    const watch = (ms: number): void => {
+      this.after(ms, () => {
+        if (this.ws !== ws) return;
+        const quiet = Date.now() - this.lastHeard;
+        if (quiet < 3 * hb) return watch(3 * hb - quiet);
+        this.opts.log.warn('no message from the control plane for 3 heartbeats; reconnecting', { heartbeatMs: hb });
+        ws.terminate();
+      });
+    };
+    watch(3 * hb);
     this.opts.log.info('connected to the control plane', {
       url: this.opts.url,
       heartbeatMs: hb,
@@ -247,7 +255,6 @@ export class Connection {
   private clearTimers(): void {
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
-    this.deadTimer = undefined;
   }
 }
 
