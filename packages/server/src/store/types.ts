@@ -151,6 +151,12 @@ export interface Store {
   get(id: string): Promise<JobRecord | undefined>;
   /** Takes the oldest IN_QUEUE job of the endpoint: IN_PROGRESS, attempt + 1, executionDeadline set. */
   claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined>;
+  /**
+   * True when the endpoint surely has no IN_QUEUE job now, from counts this process keeps (its writes included
+   * as soon as they are issued); false when it may have one. The dispatcher skips a claim that would find
+   * nothing. Stores without such counts leave it out: every claim then asks the store.
+   */
+  surelyEmpty?(endpointId: string): boolean;
   /** IN_PROGRESS with this attempt -> COMPLETED / FAILED / TIMED_OUT; sets retention. */
   finish(
     id: string,

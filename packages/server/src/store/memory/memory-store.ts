@@ -114,6 +114,10 @@ export class MemoryStore implements Store {
     return e ? clone(e.rec) : undefined;
   }
 
+  surelyEmpty(endpointId: string): boolean {
+    return (this.endpoints.get(endpointId)?.byStatus.IN_QUEUE ?? 0) === 0;
+  }
+
   async claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
     const s = this.endpoints.get(endpointId);
     if (!s) return undefined;
