@@ -133,6 +133,10 @@ export interface RetentionPolicy {
  * completion, timeouts and requeues cannot race. Methods return the record after the change, or `undefined`
  * when the condition did not hold. Implementations: memory (now), SQLite and PostgreSQL (durable). A store that
  * cannot be reached throws `StoreUnavailableError` (clients get 503 and retry; errors.ts).
+ *
+ * Records are snapshots: a store never changes a record after handing it out (or after `insert` took it), and
+ * callers never change a record they got from a store or handed to `insert`, so a store may share them instead
+ * of copying (the memory store copies on write only).
  */
 export interface Store {
   /**
