@@ -84,7 +84,7 @@ export class MemoryStore implements Store {
     if (ending) {
       const { executionDeadline: _deadline, leaseUntil: _lease, ...rest } = e.rec;
       e.rec = rest;
-    } else e.rec = { ...e.rec };
+    } else e.rec = Object.assign({}, e.rec); // not `{ ...rec }`: adding keys to a spread copy costs ~5 µs (V8)
     return e.rec;
   }
 
@@ -150,8 +150,8 @@ export class MemoryStore implements Store {
       r.workerId = workerId;
       r.startedAt = now;
       r.executionDeadline = now + r.executionTimeout;
-      delete r.leaseUntil;
-      delete r.progress;
+      if (r.leaseUntil !== undefined) delete r.leaseUntil;
+      if (r.progress !== undefined) delete r.progress;
       e.chunks = [];
       e.delivered = 0;
       this.execHeap.push(r.executionDeadline, r.id);
