@@ -1,4 +1,4 @@
-import type { CancelMessage } from '@berth/protocol';
+import type { CancelMessage, ServerMessage } from '@berth/protocol';
 import type { JobRecord } from '../store/types.js';
 import type { WorkerSession } from '../ws/worker-session.js';
 import type { CoreContext } from './context.js';
@@ -21,6 +21,7 @@ export class Dispatcher {
 
   /** Dispatches queued jobs of an endpoint while some worker has a free credit. Safe to call often. */
   pump(endpointId: string): void {
+    if (this.ctx.store.surelyEmpty?.(endpointId)) return; // a later insert, requeue or retry pumps again
     if (this.pumping.has(endpointId)) {
       this.again.add(endpointId);
       return;
@@ -38,17 +39,17 @@ export class Dispatcher {
    * Claims in passes whose claims share one store batch (one COMMIT for SQLite) instead of taking one commit,
    * and one event-loop turn, each. A pass claims twice as many as the last one did (1, 2, 4 ... up to
    * `SERVER_LIMITS.claimBatch`, never past the free credits) while every claim finds a job: a deep queue drains in large
-   * batches, a shallow one costs about one empty claim per pump. Stops when a claim finds the queue empty.
+   * batches, a shallow one costs about one empty claim per pump. Stops when a claim finds the queue empty, or
+   * before claiming when the store's counts say it is (`Store.surelyEmpty`: then no claim comes back empty).
    */
   private async drainQueue(endpointId: string): Promise<void> {
     for (let batch = 1; ; batch = Math.min(batch * 2, SERVER_LIMITS.claimBatch)) {
       const claims: Promise<boolean>[] = [];
-      for (
-        let session = this.ctx.registry.pick(endpointId);
-        session && claims.length < batch;
-        session = this.ctx.registry.pick(endpointId)
-      ) {
-        claims.push(this.claimFor(endpointId, session));
+      const { store, registry } = this.ctx;
+      while (claims.length < batch && !store.surelyEmpty?.(endpointId)) {
+        const session = registry.pick(endpointId);
+        if (!session) break;
+        claims.push(this.claimFor(endpointId, session)); // issues the claim now: the store counts it at once
       }
       if (claims.length === 0) return;
       const got = await Promise.all(claims);
@@ -78,14 +79,15 @@ export class Dispatcher {
     }
     session.inflight.set(job.id, job.attempt);
     if (job.executionDeadline !== undefined) this.ctx.wakeAt(job.executionDeadline);
-    const msg = {
-      type: 'job.assign' as const,
+    // Built by assignment, not with conditional spreads (a spread of a small object is a runtime call each).
+    const msg: Extract<ServerMessage, { type: 'job.assign' }> = {
+      type: 'job.assign',
       id: job.id,
       attempt: job.attempt,
       input: job.input,
-      ...(job.s3Config ? { s3Config: job.s3Config } : {}),
-      ...(job.executionDeadline !== undefined ? { deadline: job.executionDeadline } : {}),
     };
+    if (job.s3Config) msg.s3Config = job.s3Config;
+    if (job.executionDeadline !== undefined) msg.deadline = job.executionDeadline;
     session.send(msg);
     logger.debug('job dispatched', { jobId: job.id, workerId: session.workerId, attempt: job.attempt });
     events.emit(job.id, 'change', undefined, job); // the claimed record as stored: /runsync waiters need not read it

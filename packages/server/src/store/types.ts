@@ -133,6 +133,10 @@ export interface RetentionPolicy {
  * completion, timeouts and requeues cannot race. Methods return the record after the change, or `undefined`
  * when the condition did not hold. Implementations: memory (now), SQLite and PostgreSQL (durable). A store that
  * cannot be reached throws `StoreUnavailableError` (clients get 503 and retry; errors.ts).
+ *
+ * Records are snapshots: a store never changes a record after handing it out (or after `insert` took it), and
+ * callers never change a record they got from a store or handed to `insert`, so a store may share them instead
+ * of copying (the memory store copies on write only).
  */
 export interface Store {
   /**
@@ -151,6 +155,12 @@ export interface Store {
   get(id: string): Promise<JobRecord | undefined>;
   /** Takes the oldest IN_QUEUE job of the endpoint: IN_PROGRESS, attempt + 1, executionDeadline set. */
   claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined>;
+  /**
+   * True when the endpoint surely has no IN_QUEUE job now, from counts this process keeps (its writes included
+   * as soon as they are issued); false when it may have one. The dispatcher skips a claim that would find
+   * nothing. Stores without such counts leave it out: every claim then asks the store.
+   */
+  surelyEmpty?(endpointId: string): boolean;
   /** IN_PROGRESS with this attempt -> COMPLETED / FAILED / TIMED_OUT; sets retention. */
   finish(
     id: string,

@@ -17,6 +17,7 @@ import type { WorkerReports } from '../jobs/worker-reports.js';
 import { mayServe, type WorkerAuth, type WorkerIdentity } from '../workers/worker-auth.js';
 import { WorkerSession } from './worker-session.js';
 import { ConnectionGuard } from './connection-guard.js';
+import { SerialQueue } from './serial-queue.js';
 import { StoreUnavailableError } from '../errors.js';
 
 const HELLO_TIMEOUT_MS = 10_000;
@@ -78,7 +79,13 @@ export class Gateway {
     const { logger } = this.deps.ctx;
     this.sockets.add(ws);
     let session: WorkerSession | undefined;
-    let queue = Promise.resolve();
+    // Messages of one worker are applied in order.
+    const queue = new SerialQueue((err) => {
+      logger.error('worker message failed', { workerId: session?.workerId, err: String(err) });
+      // The store is unreachable: drop the connection so the worker reconnects later and sends its unacknowledged
+      // results again (1013: try again later).
+      if (err instanceof StoreUnavailableError) ws.close(1013, 'store unavailable');
+    });
     const helloTimer = setTimeout(() => this.refuse(ws, 'invalid_message', 'no hello within 10 s'), HELLO_TIMEOUT_MS);
     const guard = new ConnectionGuard(this.deps.ctx.options.workerMessagesPerSecond, logger, () => session?.workerId);
     ws.on('message', (data, isBinary) => {
@@ -95,38 +102,33 @@ export class Gateway {
         return;
       }
       const msg = decoded.value;
-      // Messages of one worker are applied in order.
-      queue = queue
-        .then(async () => {
-          if (notBefore > 0) {
-            await new Promise((r) => setTimeout(r, notBefore - performance.now()));
-            ws.resume();
-          }
-          if (!session) {
-            if (msg.type !== 'hello') return this.refuse(ws, 'invalid_message', 'the first message must be hello');
-            clearTimeout(helloTimer);
-            session = await this.onHello(ws, msg, identity);
-            return;
-          }
-          await this.deps.reports.onWorkerMessage(session, msg);
-        })
-        .catch((err) => {
-          logger.error('worker message failed', { workerId: session?.workerId, err: String(err) });
-          // The store is unreachable: drop the connection so the worker reconnects later and sends its unacknowledged
-          // results again (1013: try again later).
-          if (err instanceof StoreUnavailableError) ws.close(1013, 'store unavailable');
+      const apply = (): Promise<void> | void => {
+        if (session) return this.deps.reports.onWorkerMessage(session, msg);
+        if (msg.type !== 'hello') return this.refuse(ws, 'invalid_message', 'the first message must be hello');
+        clearTimeout(helloTimer);
+        return this.onHello(ws, msg, identity).then((s) => {
+          session = s;
         });
+      };
+      if (notBefore <= 0) return queue.push(apply);
+      queue.push(async () => {
+        await new Promise((r) => setTimeout(r, notBefore - performance.now()));
+        ws.resume();
+        await apply();
+      });
     });
     ws.on('error', (err) => logger.debug('worker socket error', { workerId: session?.workerId, err: String(err) }));
     ws.on('close', () => {
       clearTimeout(helloTimer);
       guard.close();
       this.sockets.delete(ws);
-      queue = queue
-        .then(async () => {
-          if (session) await this.retire(session, 'socket closed');
-        })
-        .catch((err) => logger.error('worker close failed', { err: String(err) }));
+      queue.push(() =>
+        session
+          ? this.retire(session, 'socket closed').catch((err) =>
+              logger.error('worker close failed', { err: String(err) }),
+            )
+          : undefined,
+      );
     });
   }
 

@@ -42,26 +42,24 @@ export function lifecycleTests(makeStore: MakeStore): void {
       expect(await ctx.store.get('no-such-job')).toBeUndefined();
     });
 
-    it('returns copies: mutating a returned record or the inserted object does not change the store', async () => {
+    it('records are snapshots: a later write changes neither the inserted object nor a record handed out', async () => {
       const job = makeJob({ input: { a: 1 } });
       const original = structuredClone(job);
       await ctx.store.insert(job);
-      job.status = 'COMPLETED';
-      job.retries = 7;
-      job.input = { replaced: true };
       const got = must(await ctx.store.get(job.id));
       expect(got).toEqual(original);
-      got.status = 'FAILED';
-      got.attempt = 99;
-      got.input = {};
-      got.error = 'x';
-      expect(await ctx.store.get(job.id)).toEqual(original);
       const claimed = must(await ctx.store.claim('ep', 'w1', T0));
-      claimed.attempt = 5;
-      claimed.workerId = 'other';
-      const after = must(await ctx.store.get(job.id));
-      expect(after.attempt).toBe(1);
-      expect(after.workerId).toBe('w1');
+      expect(claimed).toMatchObject({ status: 'IN_PROGRESS', attempt: 1, workerId: 'w1' });
+      expect(job).toEqual(original); // the store copies on write (or keeps its own copy): callers' objects stay
+      expect(got).toEqual(original);
+      const finished = must(
+        await ctx.store.finish(job.id, 1, { status: 'COMPLETED', output: { ok: true } }, T0 + 1, RETENTION),
+      );
+      expect(finished.status).toBe('COMPLETED');
+      expect(claimed).toMatchObject({ status: 'IN_PROGRESS', attempt: 1, workerId: 'w1' });
+      expect(claimed.executionDeadline).toBeDefined();
+      expect(claimed.output).toBeUndefined();
+      expect(must(await ctx.store.get(job.id))).toMatchObject({ status: 'COMPLETED', output: { ok: true } });
     });
 
     it('rejects a duplicate id and keeps the first job', async () => {

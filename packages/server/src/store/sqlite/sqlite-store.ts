@@ -133,10 +133,14 @@ export class SqliteStore implements Store {
     return this.read((c) => c.get(id), ['get', [id]]);
   }
 
+  /** The counters include the open batch; on the thread: empty after the last batch and nothing queued since. */
+  surelyEmpty(endpointId: string): boolean {
+    return this.core ? this.core.live.queued(endpointId) === 0 : this.thread!.surelyEmpty(endpointId);
+  }
+
   claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
-    // An empty queue (the counters include the open batch) needs no transaction: nothing to claim.
-    // On the thread: the queue was empty after the last batch and nothing since can have queued a job.
-    if (this.core ? this.core.live.queued(endpointId) === 0 : this.thread!.surelyEmpty(endpointId)) {
+    // An empty queue needs no transaction: nothing to claim.
+    if (this.surelyEmpty(endpointId)) {
       this.alive();
       return Promise.resolve(undefined);
     }
