@@ -1,6 +1,5 @@
 import type { AbortLike } from '../http/client-gone.js';
 import type { JobRecord } from '../store/types.js';
-import { WaitTimers } from './wait-timers.js';
 
 /** What happened to a job: its record changed, stream chunks arrived, or it was deleted. */
 export type JobEventKind = 'change' | 'chunk' | 'deleted';
@@ -24,8 +23,6 @@ type Listener = (kind: JobEventKind, data?: ChunkData, job?: JobRecord) => void;
  */
 export class JobEvents {
   private readonly listeners = new Map<string, Set<Listener>>();
-  /** The waits' timeouts: one timer for all of them. */
-  readonly timers = new WaitTimers();
 
   subscribe(id: string, fn: Listener): () => void {
     let set = this.listeners.get(id);
@@ -123,13 +120,13 @@ export function armWaiter(events: JobEvents, id: string): Waiter {
       if (signal?.aborted) return Promise.resolve('aborted');
       return new Promise((resolve) => {
         const done = (k: JobEventKind | 'timeout' | 'aborted') => {
-          cancelTimer();
+          clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);
           wake = undefined;
           resolve(k);
         };
         const onAbort = () => done('aborted');
-        const cancelTimer = events.timers.add(timeoutMs, () => done('timeout'));
+        const timer = setTimeout(() => done('timeout'), Math.max(0, timeoutMs));
         signal?.addEventListener('abort', onAbort, { once: true });
         wake = done;
       });
