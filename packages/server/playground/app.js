@@ -18,25 +18,30 @@ const state = {
 
 // --- API key ---------------------------------------------------------------------------------------------------
 takeKeyFromFragment();
-const keyStatus = () => ($('key-status').textContent = getKey() ? 'Key set for this tab.' : 'No key yet.');
+const keyStatus = () => ($('key-status').textContent = getKey() ? 'Checking the key…' : 'No key yet.');
 $('key-form').addEventListener('submit', (e) => {
   e.preventDefault();
   setKey($('api-key').value.trim());
   $('api-key').value = '';
+  show('page-error'); // the last key's error is stale now; loadCatalog says how this one fares
   keyStatus();
   void loadCatalog(); // the Run buttons are wired once, below: wiring them per key doubled every job
 });
-$('forget-key').addEventListener('click', () => (setKey(''), keyStatus()));
+$('forget-key').addEventListener('click', () => (setKey(''), catalogLoads++, keyStatus()));
 keyStatus();
 
 // --- Catalog and picker ----------------------------------------------------------------------------------------
+let catalogLoads = 0; // only the latest load may answer: "Use key" clicked twice must not show the first key's result
 async function loadCatalog() {
   if (!getKey())
     return show('page-error', 'Enter the API key (berth dev prints it), or open this page as /#key=<your key>.');
+  const load = ++catalogLoads;
   let catalog;
   try {
     catalog = await api('/v2/_berth/catalog');
+    if (load !== catalogLoads) return;
   } catch (err) {
+    if (load !== catalogLoads) return;
     if (err.status === 401) $('key-status').textContent = 'Key refused (401): paste another one.';
     return show(
       'page-error',

@@ -83,8 +83,10 @@ describe.skipIf(!CHROMIUM)(`playground session in Chromium${NO_CHROMIUM}`, () =>
   it('after several "Use key" clicks, one Run click is one POST /run and one job; Cancel leaves nothing running', async () => {
     await page.goto(`${berth.url}/`);
     await useKey('not-the-key');
-    await page.waitForSelector('#page-error:not([hidden])');
+    // The page showed "enter the API key" before any key: wait for this key's answer, not for any error.
+    await page.waitForFunction(() => document.getElementById('key-status')?.textContent !== 'Checking the key…');
     expect(await page.locator('#key-status').textContent()).toBe('Key refused (401): paste another one.');
+    expect(await page.locator('#page-error').textContent()).toMatch(/401/);
     for (let i = 0; i < 3; i++) await useKey(berth.apiKey);
     await page.waitForSelector('#target option[value="ep:sleep"]', { state: 'attached' });
     expect(await page.locator('#key-status').textContent()).toBe('Key accepted for this tab.');
