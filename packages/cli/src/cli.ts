@@ -1,4 +1,4 @@
-import { ConfigError } from './config.js';
+import { ConfigError } from './config/index.js';
 import { DEV_HELP, runDev } from './commands/dev.js';
 import { SERVE_HELP, runServe } from './commands/serve.js';
 import { KEYS_HELP, runKeys } from './commands/keys.js';

@@ -6,5 +6,5 @@
  * import { defineConfig } from '@berth/cli';
  * export default defineConfig({ endpoints: { echo: { worker: './echo.ts' } } });
  */
-export { defineConfig, loadConfig, ConfigError } from './config.js';
-export type { BerthConfig, EndpointConfig, ResolvedConfig, ResolvedEndpoint } from './config.js';
+export { defineConfig, loadConfig, ConfigError } from './config/index.js';
+export type { BerthConfig, EndpointConfig, ResolvedConfig, ResolvedEndpoint } from './config/index.js';

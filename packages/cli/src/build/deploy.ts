@@ -1,4 +1,4 @@
-import type { ResolvedEndpoint } from '../config.js';
+import type { ResolvedEndpoint } from '../config/index.js';
 import { DOCKER_STOP_GRACE_S, IMAGE_DRAIN_TIMEOUT_MS } from './dockerfile.js';
 
 /** `deploy.json`, written next to each image's Dockerfile: what the platform running the image must be told. */

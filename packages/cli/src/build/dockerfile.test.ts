@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ResolvedEndpoint } from '../config.js';
+import type { ResolvedEndpoint } from '../config/index.js';
 import { deploySettings } from './deploy.js';
 import { checkDockerfile, dockerfile } from './dockerfile.js';
 

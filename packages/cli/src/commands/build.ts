@@ -5,7 +5,7 @@ import { bundleWorker } from '../build/bundle.js';
 import { checkDockerfile, DOCKERIGNORE, dockerfile } from '../build/dockerfile.js';
 import { deploySettings } from '../build/deploy.js';
 import { installDependencies, type TargetArch } from '../build/install.js';
-import { checkWorkerFiles, findConfigFile, loadConfig } from '../config.js';
+import { checkWorkerFiles, findConfigFile, loadConfig } from '../config/index.js';
 import type { Io } from '../internal/io.js';
 import { EXIT, UsageError } from '../internal/usage-error.js';
 import { cliVersion } from '../internal/version.js';

@@ -1,6 +1,12 @@
 import { runpodWorkerEnv } from '@berth/protocol';
 import { parseFlags, parseHost, parseLogLevel, parsePort, type LogLevel } from '../args.js';
-import { checkWorkerFiles, findConfigFile, loadConfig, type ResolvedConfig, type ResolvedEndpoint } from '../config.js';
+import {
+  checkWorkerFiles,
+  findConfigFile,
+  loadConfig,
+  type ResolvedConfig,
+  type ResolvedEndpoint,
+} from '../config/index.js';
 import { curlExamples, dialableUrl, readyLine } from '../internal/banner.js';
 import { sampleRequest } from '../internal/sample-input.js';
 import { withoutWorkerEcho } from '../internal/worker-echo.js';

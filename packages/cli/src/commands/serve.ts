@@ -6,7 +6,7 @@ import { keyFromEnv } from '../internal/keys.js';
 import { startServer } from '../internal/listen.js';
 import { shutdownSignal } from '../internal/signals.js';
 import { EXIT } from '../internal/usage-error.js';
-import { findConfigFile, loadConfig } from '../config.js';
+import { findConfigFile, loadConfig } from '../config/index.js';
 import {
   dataLine,
   openStoreOrExit,

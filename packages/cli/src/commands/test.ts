@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { findConfigFile, loadConfig } from '../config.js';
+import { findConfigFile, loadConfig } from '../config/index.js';
 import type { Io } from '../internal/io.js';
 import { EXIT, UsageError } from '../internal/usage-error.js';
 

@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
 import type { BerthServer } from '@berth/server';
-import type { ResolvedEndpoint } from '../config.js';
+import type { ResolvedEndpoint } from '../config/index.js';
 import type { Logger } from '@berth/protocol';
 import type { WorkerSpec, WorkerSupervisor } from '../internal/supervisor.js';
 import { checkHandler } from './handler-check.js';

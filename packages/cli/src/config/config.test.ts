@@ -2,7 +2,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, checkWorkerFiles, defineConfig, findConfigFile, loadConfig, resolveConfig } from './config.js';
+import { ConfigError, checkWorkerFiles, defineConfig, findConfigFile, loadConfig, resolveConfig } from './index.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'berth-config-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -1,0 +1,172 @@
+import { existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { z } from 'zod';
+import { ConfigError, describeValue, ENDPOINT_ID_RE } from '@berth/protocol';
+import type { ModelConfig } from '@berth/server';
+import type { ResolvedConfig } from './types.js';
+
+/** The config file is missing, unreadable or invalid. `berth` prints the message and exits with code 2. */
+export function fileError(file: string, message: string, problems: string[] = []): ConfigError {
+  return new ConfigError(message, { file, problems });
+}
+
+const int = (min: number, max: number) =>
+  z
+    .number({ error: (i) => `must be a number (got ${describeValue(i.input)})` })
+    .int({ error: (i) => `must be a whole number (got ${describeValue(i.input)})` })
+    .min(min, { error: (i) => `must be at least ${min} (got ${describeValue(i.input)})` })
+    .max(max, { error: (i) => `must be at most ${max} (got ${describeValue(i.input)})` });
+
+const ENDPOINT_FIELDS = [
+  'worker',
+  'command',
+  'workers',
+  'minWorkers',
+  'maxWorkers',
+  'idleTimeoutMs',
+  'concurrency',
+  'drainTimeoutMs',
+  'apt',
+];
+
+/** A Debian package name, optionally pinned (`ffmpeg`, `espeak-ng=1.51+dfsg-10`). */
+const APT_PACKAGE_RE = /^[a-z0-9][a-z0-9+.-]*(=[A-Za-z0-9.+~:-]+)?$/;
+const AptPackage = z.string().regex(APT_PACKAGE_RE, {
+  error: (i) => `must be a Debian package name like "ffmpeg" (got ${describeValue(i.input)})`,
+});
+
+const EndpointSchema = z
+  .strictObject(
+    {
+      worker: z
+        .string({
+          error: (i) => `must be the path of a handler file, like "./handler.ts" (got ${describeValue(i.input)})`,
+        })
+        .min(1, 'must not be empty')
+        .optional(),
+      command: z
+        .string({ error: (i) => `must be a command line, like "python3 handler.py" (got ${describeValue(i.input)})` })
+        .refine((c) => splitCommand(c).length > 0, 'must not be empty')
+        .optional(),
+      workers: int(0, 64).optional(),
+      minWorkers: int(0, 64).optional(),
+      maxWorkers: int(0, 64).optional(),
+      idleTimeoutMs: int(0, 86_400_000).default(5_000),
+      concurrency: int(1, 1024).optional(),
+      drainTimeoutMs: int(0, 86_400_000).optional(),
+      apt: z
+        .array(AptPackage, {
+          error: (i) =>
+            `must be a list of Debian package names like ["espeak-ng", "ffmpeg"] (got ${describeValue(i.input)})`,
+        })
+        .optional(),
+    },
+    { error: (i) => `must be an object like {"worker": "./handler.ts"} (got ${describeValue(i.input)})` },
+  )
+  .superRefine((ep, ctx) => {
+    if ((ep.worker === undefined) === (ep.command === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['worker'],
+        message:
+          'give either "worker" (a handler file, like "./handler.ts") or "command" (like "python3 handler.py"), exactly one',
+      });
+    }
+    if (ep.workers !== undefined && (ep.minWorkers !== undefined || ep.maxWorkers !== undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['workers'],
+        message: 'give either "workers" (a fixed count) or "minWorkers"/"maxWorkers" (scaling), not both',
+      });
+    }
+    if (ep.minWorkers !== undefined && ep.maxWorkers !== undefined && ep.minWorkers > ep.maxWorkers) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['maxWorkers'],
+        message: `must be at least minWorkers (${ep.minWorkers}) (got ${ep.maxWorkers})`,
+      });
+    }
+  });
+
+const ConfigSchema = z.strictObject(
+  {
+    $schema: z.string().optional(),
+    endpoints: z
+      .record(z.string().regex(ENDPOINT_ID_RE), EndpointSchema, {
+        error: (i) => `must be an object mapping endpoint ids to {"worker": ...} (got ${describeValue(i.input)})`,
+      })
+      .refine((eps) => Object.keys(eps).length > 0, 'must name at least one endpoint'),
+    models: z
+      .record(
+        z.string(),
+        z.looseObject({ endpoint: z.string({ error: 'must name the endpoint that serves the model' }) }),
+        {
+          error: (i) =>
+            `must be an object mapping model slugs to {"endpoint": ..., "kind": ...} (got ${describeValue(i.input)})`,
+        },
+      )
+      .optional(),
+  },
+  { error: (i) => `must be an object like {"endpoints": {...}} (got ${describeValue(i.input)})` },
+);
+
+function formatIssue(issue: z.ZodError['issues'][number]): string {
+  const path = issue.path.map(String);
+  if (issue.code === 'invalid_key') {
+    return `${path.slice(0, -1).join('.')}: "${String(path.at(-1))}" is not a valid endpoint id (use lowercase letters, digits and "-", starting with a letter or digit, at most 63 characters)`;
+  }
+  if (issue.code === 'unrecognized_keys') {
+    const known = path.length === 0 ? ['endpoints', 'models'] : ENDPOINT_FIELDS;
+    const keys = issue.keys.map((k) => `"${k}"`).join(', ');
+    return `${path.join('.') || '(top level)'}: unknown field${issue.keys.length > 1 ? 's' : ''} ${keys} (known: ${known.join(', ')})`;
+  }
+  return `${path.join('.') || '(top level)'}: ${issue.message}`;
+}
+
+/**
+ * Validates a config value (already loaded) and applies defaults. Worker paths are resolved against the
+ * config file's folder; whether the files exist is checked by `checkWorkerFiles`.
+ *
+ * @throws ConfigError naming the file and every bad field.
+ */
+export function resolveConfig(value: unknown, file: string): ResolvedConfig {
+  const parsed = ConfigSchema.safeParse(value);
+  if (!parsed.success) {
+    throw fileError(file, `invalid config file ${file}`, parsed.error.issues.map(formatIssue));
+  }
+  const dir = dirname(file);
+  return {
+    file,
+    dir,
+    models: (parsed.data.models ?? {}) as unknown as Record<string, ModelConfig>,
+    endpoints: Object.entries(parsed.data.endpoints).map(([id, ep]) => {
+      const scaling = ep.minWorkers !== undefined || ep.maxWorkers !== undefined;
+      const minWorkers = scaling ? (ep.minWorkers ?? 0) : (ep.workers ?? 1);
+      const maxWorkers = scaling ? (ep.maxWorkers ?? Math.max(1, minWorkers)) : minWorkers;
+      const command = ep.command === undefined ? undefined : splitCommand(ep.command);
+      const commandFiles = command
+        ?.slice(1)
+        .map((a) => resolve(dir, a))
+        .filter((f) => existsSync(f) && statSync(f).isFile());
+      return {
+        id,
+        worker: command ? (commandFiles?.[0] ?? file) : resolve(dir, ep.worker!),
+        ...(command ? { command, commandFiles: commandFiles ?? [] } : {}),
+        workers: minWorkers,
+        minWorkers,
+        maxWorkers,
+        idleTimeoutMs: ep.idleTimeoutMs,
+        concurrency: ep.concurrency,
+        drainTimeoutMs: ep.drainTimeoutMs,
+        apt: ep.apt ?? [],
+      };
+    }),
+  };
+}
+
+/** A command line split into words on spaces; single or double quotes group words (no other shell syntax). */
+export function splitCommand(line: string): string[] {
+  const words: string[] = [];
+  for (const m of line.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) words.push(m[1] ?? m[2] ?? m[3]!);
+  return words;
+}

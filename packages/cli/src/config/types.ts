@@ -1,0 +1,105 @@
+import type { ModelConfig } from '@berth/server';
+
+/** One endpoint that `berth dev` serves and runs workers for. */
+export interface EndpointConfig {
+  /**
+   * The handler file (TypeScript or JavaScript) whose code calls `start()` from `@berth/worker`, relative to
+   * the config file. Each worker process runs `node --import tsx <worker>` with the config file's folder as cwd.
+   * Give either `worker` or `command`.
+   */
+  worker?: string;
+  /**
+   * Instead of `worker`: a command that starts a worker speaking RunPod's worker protocol, such as an unmodified
+   * runpod-python worker (`"python3 handler.py"`). Split on spaces (quotes group words); run in the config file's
+   * folder, in its own process group, with the `RUNPOD_*` variables pointing at this control plane. Files named
+   * in it are watched for hot reload. `concurrency` does not apply (the handler's `concurrency_modifier` does).
+   */
+  command?: string;
+  /**
+   * A fixed number of worker processes. Default 1. `0` runs none (for workers you start yourself). Shorthand for
+   * `minWorkers` = `maxWorkers` = `workers`; not allowed together with them.
+   */
+  workers?: number;
+  /** Scaling: workers kept running even when idle. Default 0 once `maxWorkers` is set (scale to zero). */
+  minWorkers?: number;
+  /**
+   * Scaling: at most this many workers; `berth dev` starts more while queued and running jobs exceed what the
+   * running workers take (`concurrency` each). Default `max(1, minWorkers)` once `minWorkers` is set.
+   */
+  maxWorkers?: number;
+  /** Scaling: a worker above `minWorkers` with no job for this long is stopped. Default 5000 ms. */
+  idleTimeoutMs?: number;
+  /**
+   * Jobs each worker runs at once (sets `BERTH_CONCURRENCY`, which overrides `start({ concurrency })`).
+   * Default: what the handler passes to `start()`, which itself defaults to 1.
+   */
+  concurrency?: number;
+  /**
+   * Drain deadline of a stopping worker (sets `BERTH_DRAIN_TIMEOUT_MS`): running jobs get this long to finish,
+   * then are handed back to the queue at once. Default in `berth build` images: 7000, below Docker's 10 s
+   * `docker stop` grace; the image's stop timeout (`deploy.json`) is derived from it.
+   */
+  drainTimeoutMs?: number;
+  /**
+   * Debian packages `berth build` installs in the endpoint's images (`apt-get install`), e.g. `["espeak-ng", "ffmpeg"]`
+   * for a handler that spawns them. Default: none.
+   */
+  apt?: string[];
+}
+
+/** The `berth.config.json` / `berth.config.ts` file. */
+export interface BerthConfig {
+  /** Endpoint id (`^[a-z0-9][a-z0-9-]{0,62}$`, the `<endpoint_id>` in `/v2/<endpoint_id>/run`) to its settings. */
+  endpoints: Record<string, EndpointConfig>;
+  /**
+   * Public models served under `/v2/<model_slug>/...` by an endpoint's workers, with input limits and a price
+   * table (`docs/public-models.md`). Default: none.
+   *
+   * @example { "shapes-diffusion": { "endpoint": "image", "kind": "image", "price": { "perMegapixelStep": 0.0002 } } }
+   */
+  models?: Record<string, ModelConfig>;
+}
+
+/**
+ * Typed helper for `berth.config.ts`.
+ *
+ * @example
+ * // berth.config.ts
+ * import { defineConfig } from '@berth/cli';
+ * export default defineConfig({ endpoints: { echo: { worker: './echo.ts', concurrency: 4 } } });
+ */
+export function defineConfig(config: BerthConfig): BerthConfig {
+  return config;
+}
+
+/** An endpoint after defaults are applied and paths resolved. */
+export interface ResolvedEndpoint {
+  id: string;
+  /** Absolute path of the handler file (for a `command`: the first file it names, else the config file). */
+  worker: string;
+  /** A `command` endpoint: the program and its arguments. */
+  command?: string[];
+  /** A `command` endpoint: the files it names (watched for hot reload). */
+  commandFiles?: string[];
+  /** Workers started at once: `minWorkers`. */
+  workers: number;
+  minWorkers: number;
+  maxWorkers: number;
+  idleTimeoutMs: number;
+  /** `undefined`: leave it to the handler's `start({ concurrency })`. */
+  concurrency: number | undefined;
+  /** `undefined`: the worker's default (30 s; 7 s in `berth build` images). */
+  drainTimeoutMs: number | undefined;
+  /** Debian packages for the image. */
+  apt: string[];
+}
+
+export interface ResolvedConfig {
+  /** Absolute path of the config file. */
+  file: string;
+  /** Its folder: the cwd of every worker process. */
+  dir: string;
+  endpoints: ResolvedEndpoint[];
+  /** As in the file (checked by `loadConfig` with the server's rules). */
+  models: Record<string, ModelConfig>;
+}
