@@ -1,63 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import type { Logger } from '@berth/protocol';
+import type { ChildProcess } from 'node:child_process';
 import { paint, type Style } from './io.js';
-import { workerLine } from './worker-line.js';
 import { formatMs, settlesWithin } from './timing.js';
-import { killGroup, signalWorker, trackGroup } from './process-group.js';
+import { signalWorker } from './process-group.js';
+import {
+  DEFAULT_RESTART_POLICY,
+  type RestartPolicy,
+  type SupervisorOptions,
+  type WorkerSpec,
+} from './supervisor-types.js';
+import { exitText, spawnWorker } from './worker-process.js';
 
-/** One worker process to keep running. */
-export interface WorkerSpec {
-  endpointId: string;
-  workerId: string;
-  /** Absolute path of the handler file. */
-  file: string;
-  /**
-   * Run this program and arguments instead of `node --import tsx <file>` (a RunPod-protocol worker, such as
-   * runpod-python). It gets its own process group, and every signal goes to the whole group: runpod-python's
-   * heartbeat child would otherwise outlive a killed worker and ping on.
-   */
-  command?: string[];
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-}
-
-export interface RestartPolicy {
-  /** A worker that exits sooner than this after starting counts as an immediate crash. Default 5000. */
-  minUptimeMs: number;
-  /** Delay before the first restart; doubles with each immediate crash in a row. Default 500. */
-  baseDelayMs: number;
-  /** Upper bound of the restart delay. Default 8000. */
-  maxDelayMs: number;
-  /** Give up on a worker after this many immediate crashes in a row. Default 5. */
-  maxImmediateCrashes: number;
-}
-
-export const DEFAULT_RESTART_POLICY: RestartPolicy = {
-  minUptimeMs: 5_000,
-  baseDelayMs: 500,
-  maxDelayMs: 8_000,
-  maxImmediateCrashes: 5,
-};
-
-export interface SupervisorOptions {
-  /** `file:` URL of the tsx loader, passed to `node --import`. */
-  loaderUrl: string;
-  /** Where the prefixed worker output goes. */
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-  logger: Logger;
-  color: boolean;
-  restart?: Partial<RestartPolicy>;
-  /** Called when the supervisor stops restarting a worker. */
-  onGiveUp?: (spec: WorkerSpec) => void;
-  /**
-   * Called instead of a restart when a worker exits before `markConnected` was called for it (its handler failed
-   * to load, or the control plane refused it). The worker is dropped. Without this option such exits count as
-   * crashes like any other.
-   */
-  onLoadFailure?: (spec: WorkerSpec, how: string) => void;
-}
+export { DEFAULT_RESTART_POLICY, type RestartPolicy, type SupervisorOptions, type WorkerSpec };
 
 interface Slot {
   spec: WorkerSpec;
@@ -240,57 +193,20 @@ export class WorkerSupervisor {
   }
 
   #spawn(slot: Slot): void {
-    const { spec } = slot;
-    const [program, args] = spec.command
-      ? [spec.command[0]!, spec.command.slice(1)]
-      : [process.execPath, ['--import', this.#opts.loaderUrl, spec.file]];
-    const child = spawn(program, args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: spec.command !== undefined,
-    });
-    if (spec.command && child.pid !== undefined) trackGroup(child.pid);
-    slot.child = child;
     slot.startedAt = Date.now();
     slot.connected = false;
     slot.afterExit = 'restart';
     let done!: () => void;
     slot.exited = new Promise<void>((r) => (done = r));
-
-    const pipe = (stream: NodeJS.ReadableStream | null, out: NodeJS.WritableStream) => {
-      if (!stream) return;
-      createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) =>
-        out.write(`${slot.prefix} ${workerLine(line)}\n`),
-      );
-    };
-    pipe(child.stdout, this.#opts.stdout);
-    pipe(child.stderr, this.#opts.stderr);
-
-    if (child.pid !== undefined) this.#opts.stdout.write(`${slot.prefix} worker started (pid ${child.pid})\n`);
-
-    let reported = false;
-    const onEnd = (code: number | null, signal: NodeJS.Signals | null, spawnError?: Error) => {
-      if (reported) return;
-      reported = true;
+    slot.child = spawnWorker(slot.spec, { ...this.#opts, prefix: slot.prefix }, (code, signal, spawnError) => {
       done();
       this.#onExit(slot, code, signal, spawnError);
-    };
-    child.once('error', (err) => onEnd(null, null, err));
-    child.once('close', (code, signal) => onEnd(code, signal));
-    // The rest of a command worker's group (runpod-python's heartbeat) goes with it; its pipes close then.
-    if (spec.command) child.once('exit', () => killGroup(child.pid, 'SIGKILL'));
+    });
   }
 
   #onExit(slot: Slot, code: number | null, signal: NodeJS.Signals | null, spawnError?: Error): void {
     const { spec } = slot;
-    const how = spawnError
-      ? `could not start: ${spawnError.message}`
-      : signal
-        ? `was killed by ${signal}`
-        : code === 0
-          ? 'exited with code 0 (does it call start() from @berth/worker?)'
-          : `exited with code ${code}`;
+    const how = exitText(code, signal, spawnError);
     if (this.#stopping || slot.afterExit === 'drop') {
       this.#opts.stdout.write(`${slot.prefix} worker stopped\n`);
       if (!this.#stopping) this.#drop(slot);
