@@ -1,31 +1,20 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { api, killAll, startRecordingWorker } from './cluster.test-helpers.js';
+import { describe, expect, it } from 'vitest';
+import { api, startRecordingWorker } from './cluster.test-helpers.js';
 import {
   classify,
   downableProxy,
-  dropSchema,
   PG_TEST_URL,
-  pgUnavailable,
   roundRobinProxy,
   startReplicas,
-  testSchema,
+  replicaFixture,
 } from './replicas.test-helpers.js';
 
 // The database goes away for 2 s under load (a restart or failover: connections reset, new ones refused), with
 // 2 replicas reaching it through a TCP proxy. While it is down, requests that need it answer 503 `unavailable`;
 // nothing crashes; when it is back everything resumes without a restart and every acknowledged job completes.
 const JOBS = 200;
-const skip = await pgUnavailable();
-const dir = mkdtempSync(join(tmpdir(), 'berth-db-down-'));
-const schema = testSchema();
-afterAll(async () => {
-  await killAll();
-  rmSync(dir, { recursive: true, force: true });
-  if (!skip) await dropSchema(schema);
-});
+const { skip, dir, schema } = await replicaFixture('db-down');
 
 describe.skipIf(skip !== undefined)(`the database down for 2 s under load${skip ? ` (skipped: ${skip})` : ''}`, () => {
   it('answers 503 unavailable while it is down, then recovers by itself; no acknowledged job is lost', {

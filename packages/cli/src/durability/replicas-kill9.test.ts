@@ -1,18 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { random } from '../../../server/src/store/conformance/fixtures.test-helpers.js';
-import { api, killAll, startRecordingWorker } from './cluster.test-helpers.js';
-import {
-  classify,
-  dropSchema,
-  PG_TEST_URL,
-  pgUnavailable,
-  roundRobinProxy,
-  startReplicas,
-  testSchema,
-} from './replicas.test-helpers.js';
+import { api, startRecordingWorker } from './cluster.test-helpers.js';
+import { classify, PG_TEST_URL, roundRobinProxy, startReplicas, replicaFixture } from './replicas.test-helpers.js';
 
 // Jepsen-style checker for several control planes on one PostgreSQL database: 3 `berth serve` replicas, worker
 // processes behind a TCP round-robin balancer, clients spreading /run over the replicas; one replica gets SIGKILL
@@ -20,14 +10,7 @@ import {
 // must complete exactly once.
 const JOBS = Number(process.env['BERTH_REPLICAS_JOBS'] ?? 300);
 const CLIENTS = 6;
-const skip = await pgUnavailable();
-const dir = mkdtempSync(join(tmpdir(), 'berth-replicas-'));
-const schema = testSchema();
-afterAll(async () => {
-  await killAll();
-  rmSync(dir, { recursive: true, force: true });
-  if (!skip) await dropSchema(schema);
-});
+const { skip, dir, schema } = await replicaFixture('replicas');
 
 describe.skipIf(skip !== undefined)(
   `3 replicas on PostgreSQL, one killed with SIGKILL${skip ? ` (skipped: ${skip})` : ''}`,

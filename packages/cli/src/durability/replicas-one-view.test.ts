@@ -1,25 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { API_KEY, WORKER_TOKEN, api, executions, killAll, startRecordingWorker } from './cluster.test-helpers.js';
+import { describe, expect, it } from 'vitest';
+import { API_KEY, WORKER_TOKEN, api, executions, startRecordingWorker } from './cluster.test-helpers.js';
 import { cuttingProxy } from './cutting-proxy.test-helpers.js';
-import { dropSchema, PG_TEST_URL, pgUnavailable, startReplicas, testSchema } from './replicas.test-helpers.js';
+import { PG_TEST_URL, startReplicas, replicaFixture } from './replicas.test-helpers.js';
 
 // Issue #17's replica test: 3 real `berth serve --store postgres` processes, workers on two different replicas.
 // Every replica gives the same /health and /metrics; an output file stored through one is served by all; clients
 // retrying /run and /runsync with an Idempotency-Key through a balancer that cuts connections mid-request make
 // exactly one job per key. (Replica SIGKILL: replicas-kill9.test.ts.)
 const KEYS = Number(process.env['BERTH_ONE_VIEW_KEYS'] ?? 40);
-const skip = await pgUnavailable();
-const dir = mkdtempSync(join(tmpdir(), 'berth-one-view-'));
-const schema = testSchema();
-afterAll(async () => {
-  await killAll();
-  rmSync(dir, { recursive: true, force: true });
-  if (!skip) await dropSchema(schema);
-});
+const { skip, dir, schema } = await replicaFixture('one-view');
 
 const auth = { authorization: `Bearer ${API_KEY}` };
 const until = async <T>(fn: () => Promise<T | undefined>, ms: number, what: string): Promise<T> => {

@@ -1,18 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { random } from '../../../server/src/store/conformance/fixtures.test-helpers.js';
-import { api, killAll, startRecordingWorker } from './cluster.test-helpers.js';
+import { api, startRecordingWorker } from './cluster.test-helpers.js';
 import {
   classify,
-  dropSchema,
   PG_TEST_URL,
-  pgUnavailable,
   roundRobinProxy,
   startReplicas,
   terminateBerthConnections,
-  testSchema,
+  replicaFixture,
 } from './replicas.test-helpers.js';
 
 // The database drops every Berth connection (pg_terminate_backend, as in a failover) several times under load.
@@ -21,14 +17,7 @@ import {
 const JOBS = Number(process.env['BERTH_OUTAGE_JOBS'] ?? 300);
 const CUTS = 4;
 const CLIENTS = 6;
-const skip = await pgUnavailable();
-const dir = mkdtempSync(join(tmpdir(), 'berth-pg-outage-'));
-const schema = testSchema();
-afterAll(async () => {
-  await killAll();
-  rmSync(dir, { recursive: true, force: true });
-  if (!skip) await dropSchema(schema);
-});
+const { skip, dir, schema } = await replicaFixture('pg-outage');
 
 describe.skipIf(skip !== undefined)(
   `PostgreSQL connections terminated under load${skip ? ` (skipped: ${skip})` : ''}`,

@@ -1,29 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { api, freePort, killAll, startRecordingWorker, startServe } from './cluster.test-helpers.js';
-import {
-  classify,
-  dropSchema,
-  PG_TEST_URL,
-  pgUnavailable,
-  roundRobinProxy,
-  startReplicas,
-  testSchema,
-} from './replicas.test-helpers.js';
+import { describe, expect, it } from 'vitest';
+import { api, freePort, startRecordingWorker, startServe } from './cluster.test-helpers.js';
+import { classify, PG_TEST_URL, roundRobinProxy, startReplicas, replicaFixture } from './replicas.test-helpers.js';
 
 // A rolling restart: under load, a third replica joins, then one of the first two is stopped with SIGTERM (drain,
 // then exit). Its workers finish their jobs, reconnect through the balancer to the others and keep working.
 const JOBS = 250;
-const skip = await pgUnavailable();
-const dir = mkdtempSync(join(tmpdir(), 'berth-rolling-'));
-const schema = testSchema();
-afterAll(async () => {
-  await killAll();
-  rmSync(dir, { recursive: true, force: true });
-  if (!skip) await dropSchema(schema);
-});
+const { skip, dir, schema } = await replicaFixture('rolling');
 
 describe.skipIf(skip !== undefined)(
   `a rolling restart of replicas on PostgreSQL${skip ? ` (skipped: ${skip})` : ''}`,

@@ -1,9 +1,30 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import { loadPg } from '../../../server/src/store/postgres/connect.js';
-import { freePort, startServe, type ServeProcess } from './cluster.test-helpers.js';
+import { dropSchema, pgUnavailable, testSchema } from '../../../server/src/store/postgres/pg-test-db.test-helpers.js';
+import { freePort, killAll, startServe, type ServeProcess } from './cluster.test-helpers.js';
 
 export { classify } from './cluster.test-helpers.js';
+
+/**
+ * What a replica test file needs: whether PostgreSQL is there (`skip` says why not), a scratch folder and its own
+ * schema. After the file's tests every process it started is killed, the folder removed and the schema dropped.
+ */
+export async function replicaFixture(name: string): Promise<{ skip: string | undefined; dir: string; schema: string }> {
+  const skip = await pgUnavailable();
+  const dir = mkdtempSync(join(tmpdir(), `berth-${name}-`));
+  const schema = testSchema();
+  afterAll(async () => {
+    await killAll();
+    rmSync(dir, { recursive: true, force: true });
+    if (!skip) await dropSchema(schema);
+  });
+  return { skip, dir, schema };
+}
 
 export {
   PG_TEST_URL,
