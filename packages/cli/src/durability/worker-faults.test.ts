@@ -81,6 +81,28 @@ async function jobOnFirstWorker(url: string, execLog: string, ms: number, w1Url 
   return { id, w1 };
 }
 
+/**
+ * A worker went silent at `t0` with job `id` running: the job must be requeued within the heartbeat bound (plus
+ * slack for a loaded machine; without detection it would finish on the silent worker, 8 s later), then complete
+ * on another worker. Returns the completed job.
+ */
+async function requeuedThenCompleted(url: string, id: string, t0: number, who: string, since: string) {
+  await waitFor(
+    () => status(url, id),
+    (j) => j['status'] === 'IN_QUEUE' || (j['status'] === 'IN_PROGRESS' && j['retries'] === 1),
+    10_000,
+    'requeue',
+  );
+  const requeueMs = Date.now() - t0;
+  console.log(`${who}: job requeued ${requeueMs} ms after ${since} (bound ${SILENT_BOUND_MS} ms + sweep jitter)`);
+  expect(requeueMs).toBeLessThan(SILENT_BOUND_MS + 3_000);
+  return waitFor(
+    () => status(url, id),
+    (j) => j['status'] === 'COMPLETED',
+    10_000,
+    'completed on another worker',
+  );
+}
 describe('a worker lost mid-job', () => {
   it('SIGKILL: the job goes to another worker after the grace period, retries counts it', {
     timeout: 60_000,
@@ -109,23 +131,7 @@ describe('a worker lost mid-job', () => {
     const { id, w1 } = await jobOnFirstWorker(url, execLog, 8_000);
     const t0 = Date.now();
     w1.child.kill('SIGSTOP');
-    await waitFor(
-      () => status(url, id),
-      (j) => j['status'] === 'IN_QUEUE' || (j['status'] === 'IN_PROGRESS' && j['retries'] === 1),
-      10_000,
-      'requeue',
-    );
-    const requeueMs = Date.now() - t0;
-    console.log(
-      `worker SIGSTOP: job requeued ${requeueMs} ms after the freeze (bound ${SILENT_BOUND_MS} ms + sweep jitter)`,
-    );
-    expect(requeueMs).toBeLessThan(SILENT_BOUND_MS + 3_000); // slack for a loaded machine; without detection the job would finish on w1 (8 s)
-    const done = await waitFor(
-      () => status(url, id),
-      (j) => j['status'] === 'COMPLETED',
-      10_000,
-      'completed on w2',
-    );
+    const done = await requeuedThenCompleted(url, id, t0, 'worker SIGSTOP', 'the freeze');
     expect(done['output']).toEqual({ n: 1, worker: 'rec-w2' });
     // Thaw the old worker: its attempt finishes and tries to report; the control plane refuses it as stale.
     w1.child.kill('SIGCONT');
@@ -144,23 +150,7 @@ describe('a worker lost mid-job', () => {
       const { id } = await jobOnFirstWorker(url, execLog, 8_000, `http://127.0.0.1:${proxy.port}`);
       const t0 = Date.now();
       expect(proxy.blackhole()).toBeGreaterThanOrEqual(1);
-      await waitFor(
-        () => status(url, id),
-        (j) => j['status'] === 'IN_QUEUE' || (j['status'] === 'IN_PROGRESS' && j['retries'] === 1),
-        10_000,
-        'requeue',
-      );
-      const requeueMs = Date.now() - t0;
-      console.log(
-        `blackholed worker: job requeued ${requeueMs} ms after the cut (bound ${SILENT_BOUND_MS} ms + sweep jitter)`,
-      );
-      expect(requeueMs).toBeLessThan(SILENT_BOUND_MS + 3_000); // slack for a loaded machine; without detection the job would finish on w1 (8 s)
-      const done = await waitFor(
-        () => status(url, id),
-        (j) => j['status'] === 'COMPLETED',
-        10_000,
-        'completed',
-      );
+      const done = await requeuedThenCompleted(url, id, t0, 'blackholed worker', 'the cut');
       proxy.heal(); // w1's attempt ends (8 s after it started), it reconnects and offers its old attempt: refused
       await waitFor(
         async () => executions(execLog).get(id) ?? 0,
