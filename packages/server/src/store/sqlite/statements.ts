@@ -57,11 +57,13 @@ export function prepareStatements(db: Database): Statements {
         retain_until, lease_until, cost, queue_seq)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     get: jobs(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?`),
+    // The head of the queue by rowid: the queue index holds it (a covering search), and the row is then found by
+    // rowid, not by a second search of the id index.
     claim:
       jobs(`UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, worker_id = :worker_id, started_at = :now,
         execution_deadline = :now + execution_timeout, lease_until = NULL, progress = NULL, queue_seq = NULL,
         stream_len = 0, stream_taken = 0
-      WHERE id = (SELECT id FROM jobs WHERE endpoint_id = :endpoint_id AND status = 'IN_QUEUE' ORDER BY queue_seq LIMIT 1)
+      WHERE rowid = (SELECT rowid FROM jobs WHERE endpoint_id = :endpoint_id AND status = 'IN_QUEUE' ORDER BY queue_seq LIMIT 1)
       RETURNING ${JOB_COLUMNS}`),
     // A priced job's COMPLETED object output gets its cost in the same write (JobRecord.cost).
     finish: jobs(`UPDATE jobs SET status = :status, error = :error,
