@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { JOB_LOG_MAX_LINES, type JobLog, type JobLogLine } from '../types.js';
-import { toRecord, type JobRow } from './rows.js';
+import { JOB_COLUMNS, toRecord, type RawJobRow } from './rows.js';
 import { toLogLine, type LogRow } from '../job-row.js';
 import type { JobRecord } from '../types.js';
 
@@ -22,7 +22,9 @@ export class SqliteJobLogs {
         `SELECT at, level, message, worker_id, attempt, fields FROM job_logs WHERE job_id = ? ORDER BY seq`,
       ),
       drop: db.prepare(`DELETE FROM job_logs WHERE job_id = ?`),
-      recent: db.prepare(`SELECT * FROM jobs WHERE endpoint_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`),
+      recent: db
+        .prepare(`SELECT ${JOB_COLUMNS} FROM jobs WHERE endpoint_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`)
+        .raw(true),
     };
   }
 
@@ -59,6 +61,6 @@ export class SqliteJobLogs {
   }
 
   recent(endpointId: string, limit: number): JobRecord[] {
-    return (this.st.recent.all(endpointId, Math.max(0, limit)) as JobRow[]).map(toRecord);
+    return (this.st.recent.all(endpointId, Math.max(0, limit)) as RawJobRow[]).map(toRecord);
   }
 }

@@ -74,6 +74,18 @@ const MIGRATIONS: string[] = [
   ALTER TABLE jobs ADD COLUMN log_dropped INTEGER NOT NULL DEFAULT 0;
   CREATE INDEX jobs_recent ON jobs (endpoint_id, created_at DESC, id DESC);
   `,
+  // 4: fewer index pages per commit (each dirty page is one WAL frame, two write syscalls). Running jobs get one
+  // index instead of two (a claim and a finish each touched both): deadline order for the timeout sweep, the
+  // worker id in the key so a worker's jobs are found by scanning running jobs' entries alone. The recent-jobs
+  // index becomes ascending, read backwards: a new job is appended at the end of its endpoint's range instead of
+  // written at its head, which split pages more often.
+  `
+  DROP INDEX jobs_running;
+  DROP INDEX jobs_execution_deadline;
+  CREATE INDEX jobs_in_progress ON jobs (execution_deadline, worker_id) WHERE status = 'IN_PROGRESS';
+  DROP INDEX jobs_recent;
+  CREATE INDEX jobs_recent ON jobs (endpoint_id, created_at, id);
+  `,
 ];
 
 /** Applies the migrations this database has not seen yet, each in its own transaction. */

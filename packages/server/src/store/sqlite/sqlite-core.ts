@@ -15,7 +15,7 @@ import type {
 } from '../types.js';
 import { DuplicateJobError } from '../../errors.js';
 import { LiveCounts } from './live-counts.js';
-import { insertParams, json, toRecord, type JobRow } from './rows.js';
+import { insertParams, json, toRecord, type RawJobRow } from './rows.js';
 import { prepareStatements, type Statements } from './statements.js';
 import { SqliteWebhookOutbox } from './webhook-outbox.js';
 import { SqliteJobLogs } from './job-logs.js';
@@ -43,7 +43,7 @@ export class SqliteCore {
   }
 
   private row(stmt: Statement, ...params: unknown[]): JobRecord | undefined {
-    const r = stmt.get(...params) as JobRow | undefined;
+    const r = stmt.get(...params) as RawJobRow | undefined;
     return r ? toRecord(r) : undefined;
   }
 
@@ -184,7 +184,7 @@ export class SqliteCore {
   }
 
   runningOn(workerId: string): JobRecord[] {
-    return (this.st.runningOn.all(workerId) as JobRow[]).map(toRecord);
+    return (this.st.runningOn.all(workerId) as RawJobRow[]).map(toRecord);
   }
 
   setExpiry(id: string, expiresAt: number): boolean {
@@ -217,7 +217,7 @@ export class SqliteCore {
   }
 
   due(now: number, limit: number): DueJobs {
-    const all = (s: Statement) => (s.all(now, limit) as JobRow[]).map(toRecord);
+    const all = (s: Statement) => (s.all(now, limit) as RawJobRow[]).map(toRecord);
     return {
       expired: all(this.st.dueExpired),
       timedOut: all(this.st.dueTimedOut),

@@ -102,13 +102,17 @@ describe('SqliteStore durability', () => {
     }
   });
 
-  it('upgrades a database of an older schema in place (migration 2 adds the cost column, 3 the job logs)', async () => {
+  it('upgrades a database of an older schema in place (migration 2 adds the cost column, 3 the job logs, 4 changes indexes)', async () => {
     const f = file();
     const first = new SqliteStore({ file: f });
     const job = makeJob();
     await first.insert(job);
     await first.close();
     const raw = new BetterSqlite3(f);
+    // Back to schema 1: migration 4's indexes as 1 made them, 3's additions and 2's column dropped.
+    raw.exec(`DROP INDEX jobs_in_progress;
+      CREATE INDEX jobs_running ON jobs (worker_id) WHERE status = 'IN_PROGRESS';
+      CREATE INDEX jobs_execution_deadline ON jobs (execution_deadline) WHERE execution_deadline IS NOT NULL;`);
     raw.exec(
       'DROP INDEX jobs_recent; DROP TABLE job_logs; ALTER TABLE jobs DROP COLUMN log_len; ALTER TABLE jobs DROP COLUMN log_dropped',
     );
@@ -117,7 +121,11 @@ describe('SqliteStore durability', () => {
     raw.close();
     const again = new SqliteStore({ file: f });
     try {
-      expect(again.db.pragma('user_version', { simple: true })).toBe(3);
+      expect(again.db.pragma('user_version', { simple: true })).toBe(4);
+      const indexes = again.db
+        .prepare(`SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'jobs'`)
+        .all();
+      expect(indexes.map((r) => (r as { name: string }).name)).toContain('jobs_in_progress');
       expect((await again.get(job.id))?.id).toBe(job.id);
       await again.insert(makeJob({ cost: 1.5 }));
       expect(

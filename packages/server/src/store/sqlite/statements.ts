@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { JOB_COLUMNS } from './rows.js';
 
 type Stmt = Statement<unknown[], unknown>;
 /** The prepared statements, by name. */
@@ -43,6 +44,8 @@ const RETAIN = `:now + CASE WHEN sync = 1 THEN :keep_sync ELSE :keep_async END`;
 /** Every statement the store runs, prepared once. Conditions in WHERE make each write conditional. */
 export function prepareStatements(db: Database): Statements {
   const p = (sql: string): Stmt => db.prepare(sql);
+  // Statements that answer jobs: rows as arrays of JOB_COLUMNS (see rows.ts).
+  const jobs = (sql: string): Stmt => db.prepare(sql).raw(true);
   return {
     liveCounts: p(
       `SELECT endpoint_id, status, count(*) AS n FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') GROUP BY endpoint_id, status`,
@@ -52,33 +55,34 @@ export function prepareStatements(db: Database): Statements {
       p(`INSERT INTO jobs (id, endpoint_id, status, input, webhook, s3_config, execution_timeout, low_priority, sync, attempt,
         retries, worker_id, output, progress, error, created_at, queued_at, started_at, finished_at, expires_at, execution_deadline,
         retain_until, lease_until, cost, queue_seq)
-      VALUES (:id, :endpoint_id, :status, :input, :webhook, :s3_config, :execution_timeout, :low_priority, :sync, :attempt, :retries,
-        :worker_id, :output, :progress, :error, :created_at, :queued_at, :started_at, :finished_at, :expires_at, :execution_deadline,
-        :retain_until, :lease_until, :cost, :queue_seq)`),
-    get: p(`SELECT * FROM jobs WHERE id = ?`),
-    claim: p(`UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, worker_id = :worker_id, started_at = :now,
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    get: jobs(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?`),
+    // The head of the queue by rowid: the queue index holds it (a covering search), and the row is then found by
+    // rowid, not by a second search of the id index.
+    claim:
+      jobs(`UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, worker_id = :worker_id, started_at = :now,
         execution_deadline = :now + execution_timeout, lease_until = NULL, progress = NULL, queue_seq = NULL,
         stream_len = 0, stream_taken = 0
-      WHERE id = (SELECT id FROM jobs WHERE endpoint_id = :endpoint_id AND status = 'IN_QUEUE' ORDER BY queue_seq LIMIT 1)
-      RETURNING *`),
+      WHERE rowid = (SELECT rowid FROM jobs WHERE endpoint_id = :endpoint_id AND status = 'IN_QUEUE' ORDER BY queue_seq LIMIT 1)
+      RETURNING ${JOB_COLUMNS}`),
     // A priced job's COMPLETED object output gets its cost in the same write (JobRecord.cost).
-    finish: p(`UPDATE jobs SET status = :status, error = :error,
+    finish: jobs(`UPDATE jobs SET status = :status, error = :error,
         output = CASE WHEN cost IS NOT NULL AND :output IS NOT NULL AND json_type(:output) = 'object'
           THEN json_set(:output, '$.cost', cost) ELSE :output END, finished_at = :now, retain_until = ${RETAIN},
         execution_deadline = NULL, lease_until = NULL
-      WHERE id = :id AND status = 'IN_PROGRESS' AND attempt = :attempt RETURNING *`),
+      WHERE id = :id AND status = 'IN_PROGRESS' AND attempt = :attempt RETURNING ${JOB_COLUMNS}`),
     cancel:
-      p(`UPDATE jobs SET status = 'CANCELLED', finished_at = :now, retain_until = ${RETAIN}, execution_deadline = NULL,
+      jobs(`UPDATE jobs SET status = 'CANCELLED', finished_at = :now, retain_until = ${RETAIN}, execution_deadline = NULL,
         lease_until = NULL, queue_seq = NULL
-      WHERE id = :id AND status IN ('IN_QUEUE', 'IN_PROGRESS') RETURNING *`),
+      WHERE id = :id AND status IN ('IN_QUEUE', 'IN_PROGRESS') RETURNING ${JOB_COLUMNS}`),
     retry:
-      p(`UPDATE jobs SET status = 'IN_QUEUE', output = NULL, error = NULL, progress = NULL, worker_id = NULL, started_at = NULL,
+      jobs(`UPDATE jobs SET status = 'IN_QUEUE', output = NULL, error = NULL, progress = NULL, worker_id = NULL, started_at = NULL,
         finished_at = NULL, retain_until = NULL, retries = retries + 1, queued_at = :now, queue_seq = :seq, stream_len = 0, stream_taken = 0
-      WHERE id = :id AND status IN ('FAILED', 'TIMED_OUT') RETURNING *`),
+      WHERE id = :id AND status IN ('FAILED', 'TIMED_OUT') RETURNING ${JOB_COLUMNS}`),
     requeue:
-      p(`UPDATE jobs SET status = 'IN_QUEUE', progress = NULL, worker_id = NULL, started_at = NULL, execution_deadline = NULL,
+      jobs(`UPDATE jobs SET status = 'IN_QUEUE', progress = NULL, worker_id = NULL, started_at = NULL, execution_deadline = NULL,
         lease_until = NULL, retries = retries + 1, queue_seq = :seq, stream_len = 0, stream_taken = 0
-      WHERE id = :id AND status = 'IN_PROGRESS' AND attempt = :attempt RETURNING *`),
+      WHERE id = :id AND status = 'IN_PROGRESS' AND attempt = :attempt RETURNING ${JOB_COLUMNS}`),
     setProgress: p(
       `UPDATE jobs SET progress = :progress WHERE id = :id AND status = 'IN_PROGRESS' AND attempt = :attempt`,
     ),
@@ -93,20 +97,22 @@ export function prepareStatements(db: Database): Statements {
     setLease: p(
       `UPDATE jobs SET lease_until = :until WHERE id = :id AND status = 'IN_PROGRESS' AND attempt = :attempt`,
     ),
-    runningOn: p(`SELECT * FROM jobs WHERE worker_id = ? AND status = 'IN_PROGRESS'`),
+    runningOn: jobs(`SELECT ${JOB_COLUMNS} FROM jobs WHERE worker_id = ? AND status = 'IN_PROGRESS'`),
     setExpiry: p(`UPDATE jobs SET expires_at = ? WHERE id = ?`),
     purge: p(`DELETE FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE' RETURNING id`),
     deleteIf: p(`DELETE FROM jobs WHERE id = :id
         AND (:expires_at IS NULL OR expires_at = :expires_at) AND (:retain_until IS NULL OR retain_until = :retain_until)
       RETURNING endpoint_id, status`),
-    dueExpired: p(`SELECT * FROM jobs WHERE expires_at <= ? ORDER BY expires_at LIMIT ?`),
-    dueTimedOut: p(
-      `SELECT * FROM jobs WHERE execution_deadline <= ? AND status = 'IN_PROGRESS' ORDER BY execution_deadline LIMIT ?`,
+    dueExpired: jobs(`SELECT ${JOB_COLUMNS} FROM jobs WHERE expires_at <= ? ORDER BY expires_at LIMIT ?`),
+    dueTimedOut: jobs(
+      `SELECT ${JOB_COLUMNS} FROM jobs WHERE execution_deadline <= ? AND status = 'IN_PROGRESS' ORDER BY execution_deadline LIMIT ?`,
     ),
-    dueRetained: p(
-      `SELECT * FROM jobs WHERE retain_until <= ? AND status IN ('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT') ORDER BY retain_until LIMIT ?`,
+    dueRetained: jobs(
+      `SELECT ${JOB_COLUMNS} FROM jobs WHERE retain_until <= ? AND status IN ('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT') ORDER BY retain_until LIMIT ?`,
     ),
-    dueLease: p(`SELECT * FROM jobs WHERE lease_until <= ? AND status = 'IN_PROGRESS' ORDER BY lease_until LIMIT ?`),
+    dueLease: jobs(
+      `SELECT ${JOB_COLUMNS} FROM jobs WHERE lease_until <= ? AND status = 'IN_PROGRESS' ORDER BY lease_until LIMIT ?`,
+    ),
     stats: p(`SELECT completed, failed, retried FROM endpoint_stats WHERE endpoint_id = ?`),
     bumpStat: {
       completed: p(

@@ -18,6 +18,8 @@ export class WalSync {
   private queued: Waiter[] = [];
   private running = false;
   private idleWaiters: (() => void)[] = [];
+  /** Run once the fsync in flight has completed (`whenSynced`). */
+  private syncedHooks: (() => void)[] = [];
   /** Number of fsyncs completed (for tests and metrics). */
   syncs = 0;
 
@@ -34,6 +36,20 @@ export class WalSync {
   after(...waiters: Waiter[]): void {
     this.queued.push(...waiters);
     this.start();
+  }
+
+  /** True while an fsync runs. */
+  get syncing(): boolean {
+    return this.running;
+  }
+
+  /**
+   * Runs `fn` once the fsync in flight has completed and its waiters were settled, before the next fsync starts
+   * (at once when none runs): what `fn` commits and hands to `after` is covered by that next fsync.
+   */
+  whenSynced(fn: () => void): void {
+    if (this.running) this.syncedHooks.push(fn);
+    else fn();
   }
 
   /** Resolves when no fsync runs and none is queued. */
@@ -56,6 +72,7 @@ export class WalSync {
       this.syncs++;
       if (err) for (const w of batch) w.reject(err);
       else for (const w of batch) w.resolve();
+      for (const fn of this.syncedHooks.splice(0)) fn();
       this.start();
     });
   }
