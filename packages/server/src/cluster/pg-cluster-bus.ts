@@ -42,7 +42,7 @@ export class PgClusterBus implements ClusterBus {
     this.channel = `berth_${store.schema}`;
     this.header = header(this.replicaId);
     store.onQueued = (endpointId) => this.publish({ t: 'queued', endpointId });
-    store.chunkNotice = (id, attempt, seq, chunks) => {
+    store.streams.notice = (id, attempt, seq, chunks) => {
       if (this.closed || !this.othersMayListen()) return undefined;
       const payload = `${this.header}\n${encodeLine({ t: 'job', id, kind: 'chunk', data: { attempt, seq, chunks } })}`;
       return Buffer.byteLength(payload) <= MAX_PAYLOAD ? { channel: this.channel, payload } : undefined;
@@ -50,11 +50,11 @@ export class PgClusterBus implements ClusterBus {
   }
 
   publish(msg: ClusterMessage): void {
-    // Chunks whose append carried their notification (`PgStore.chunkNotice`) are on their way already.
+    // Chunks whose append carried their notification (`PgStreams.notice`) are on their way already.
     if (
       msg.t === 'job' &&
       msg.data &&
-      this.store.takeNoticed(msg.id, msg.data.attempt, msg.data.seq, msg.data.chunks.length)
+      this.store.streams.takeNoticed(msg.id, msg.data.attempt, msg.data.seq, msg.data.chunks.length)
     )
       return;
     if (this.closed || !this.othersMayListen()) return;
