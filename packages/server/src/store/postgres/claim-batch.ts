@@ -1,21 +1,23 @@
 import type { JobRecord } from '../types.js';
 import { toRecord, type JobRow } from './rows.js';
+import { Coalescer } from './coalesce.js';
 
-interface Waiter {
+/** Claim statements of one endpoint running at once; claims asked for meanwhile join the next one. */
+const CLAIMS_IN_FLIGHT = 2;
+
+interface Ask {
   workerId: string;
   now: number;
-  resolve: (job: JobRecord | undefined) => void;
-  reject: (err: unknown) => void;
 }
 
 /**
  * Claims of one endpoint issued in the same event-loop turn (a worker with 64 free credits asks for 64 jobs at
- * once) become one statement (`CLAIM_MANY_SQL` in `statements.ts`): it locks up to N of the oldest queued jobs with
- * `FOR UPDATE SKIP LOCKED` and gives the k-th oldest to the k-th caller, so FIFO order holds and an empty queue
- * costs one query, not N.
+ * once), or while earlier claims of that endpoint are running, become one statement (`CLAIM_MANY_SQL` in
+ * `statements.ts`): it locks up to N of the oldest queued jobs with `FOR UPDATE SKIP LOCKED` and gives the k-th
+ * oldest to the k-th caller, so FIFO order holds and an empty queue costs one query, not N.
  */
 export class ClaimBatcher {
-  private readonly pending = new Map<string, Waiter[]>();
+  private readonly byEndpoint = new Map<string, Coalescer<Ask, JobRecord | undefined>>();
 
   constructor(
     /** Runs `CLAIM_MANY_SQL` with its parameters. */
@@ -27,37 +29,22 @@ export class ClaimBatcher {
   ) {}
 
   claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
-    return new Promise((resolve, reject) => {
-      let list = this.pending.get(endpointId);
-      if (!list) {
-        this.pending.set(endpointId, (list = []));
-        const gen = this.gen();
-        setImmediate(() => void this.flush(endpointId, gen));
-      }
-      list.push({ workerId, now, resolve, reject });
-    });
+    let c = this.byEndpoint.get(endpointId);
+    if (!c) {
+      c = new Coalescer((asks) => this.claimMany(endpointId, asks), CLAIMS_IN_FLIGHT);
+      this.byEndpoint.set(endpointId, c);
+    }
+    return c.add({ workerId, now });
   }
 
-  private async flush(endpointId: string, gen: number): Promise<void> {
-    const batch = this.pending.get(endpointId) ?? [];
-    this.pending.delete(endpointId);
-    if (!batch.length) return;
-    try {
-      const rows = await this.run([
-        endpointId,
-        batch.length,
-        batch.map((w) => w.workerId),
-        batch[0]!.now,
-        this.replicaId(),
-      ]);
-      const byRank = new Map(rows.map((r) => [Number(r.rn), r]));
-      batch.forEach((w, i) => {
-        const row = byRank.get(i + 1);
-        w.resolve(row ? toRecord(row) : undefined);
-      });
-      if (rows.length < batch.length) this.onShort(endpointId, gen);
-    } catch (err) {
-      for (const w of batch) w.reject(err);
-    }
+  private async claimMany(endpointId: string, asks: Ask[]): Promise<(JobRecord | undefined)[]> {
+    const gen = this.gen(); // before the statement: a job queued while it runs must not be hidden by `onShort`
+    const rows = await this.run([endpointId, asks.length, asks.map((a) => a.workerId), asks[0]!.now, this.replicaId()]);
+    const byRank = new Map(rows.map((r) => [Number(r.rn), r]));
+    if (rows.length < asks.length) this.onShort(endpointId, gen);
+    return asks.map((_, i) => {
+      const row = byRank.get(i + 1);
+      return row ? toRecord(row) : undefined;
+    });
   }
 }
