@@ -1,4 +1,5 @@
 import type { Client, Notification } from 'pg';
+import { isTerminal } from '@berth/protocol';
 import { loadPg } from '../store/postgres/connect.js';
 import type { PgStore } from '../store/postgres/pg-store.js';
 import type { ClusterBus, ClusterMessage } from './types.js';
@@ -42,6 +43,11 @@ export class PgClusterBus implements ClusterBus {
     this.channel = `berth_${store.schema}`;
     this.header = header(this.replicaId);
     store.onQueued = (endpointId) => this.publish({ t: 'queued', endpointId });
+    // A batched finish sends the finished jobs' change events (with their records) itself, in its statement.
+    store.finishNotice = () =>
+      this.closed || !this.othersMayListen() || this.header.length > 1_000
+        ? undefined
+        : { channel: this.channel, header: this.header };
     store.streams.notice = (id, attempt, seq, chunks) => {
       if (this.closed || !this.othersMayListen()) return undefined;
       const payload = `${this.header}\n${encodeLine({ t: 'job', id, kind: 'chunk', data: { attempt, seq, chunks } })}`;
@@ -50,15 +56,22 @@ export class PgClusterBus implements ClusterBus {
   }
 
   publish(msg: ClusterMessage): void {
-    // Chunks whose append carried their notification (`PgStreams.notice`) are on their way already.
-    if (
-      msg.t === 'job' &&
-      msg.data &&
-      this.store.streams.takeNoticed(msg.id, msg.data.attempt, msg.data.seq, msg.data.chunks.length)
-    )
-      return;
+    // Chunks whose append carried their notification (`PgStreams.notice`), and terminal records whose finish did
+    // (`PgStore.finishNotice`), are on their way already.
+    if (msg.t === 'job' && this.alreadySent(msg)) return;
     if (this.closed || !this.othersMayListen()) return;
     this.push(encodeLine(msg));
+  }
+
+  private alreadySent(msg: Extract<ClusterMessage, { t: 'job' }>): boolean {
+    if (msg.data)
+      return this.store.takeNoticed(msg.id, msg.data.attempt, { seq: msg.data.seq, count: msg.data.chunks.length });
+    return (
+      msg.kind === 'change' &&
+      msg.job !== undefined &&
+      isTerminal(msg.job.status) &&
+      this.store.takeNoticed(msg.id, msg.job.attempt, 'finished')
+    );
   }
 
   /** Set by `wireCluster`: whether this replica has waiters for a job (others' events of other jobs are skipped). */

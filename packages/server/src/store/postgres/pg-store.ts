@@ -22,6 +22,8 @@ import { migrate } from './schema.js';
 import { ClaimBatcher } from './claim-batch.js';
 import { FinishBatcher } from './finish-batch.js';
 import { CLAIM_MANY_SQL, FINISH_MANY_SQL, named, SQL } from './statements.js';
+import { FINISH_MANY_NOTIFY_SQL } from './notify-sql.js';
+import { NoticeLedger } from './notices.js';
 import { inTransaction } from './transaction.js';
 import { pgJobLogs } from './job-logs.js';
 import { pgOutbox } from './webhook-outbox.js';
@@ -37,6 +39,8 @@ import type { ClusterBus } from '../../cluster/types.js';
 import type { OutputFileStore } from '../../files/types.js';
 import type { Clock } from '../../clock.js';
 import type { Logger } from '../../logger.js';
+
+type FinishedRow = JobRow & { idx: number; notified?: boolean };
 
 /** Options of `PgStore`. */
 export interface PgStoreOptions extends PgConnectionOptions {
@@ -76,7 +80,19 @@ export class PgStore implements Store {
   private readonly syncInserts: InsertBatcher;
   /** Stream chunks (on the asynchronously committing pool). */
   readonly streams: PgStreams;
-  private readonly finishes = new FinishBatcher((params) => this.q<JobRow & { idx: number }>(FINISH_MANY_SQL, params));
+  /** Changes whose cluster notification rode in their own statement (`takeNoticed`). */
+  private readonly noticed = new NoticeLedger();
+  /**
+   * Set by the cluster bus: where a batched finish sends the finished jobs' change events itself (channel and
+   * payload header), or `undefined` while no other replica listens.
+   */
+  finishNotice: (() => { channel: string; header: string } | undefined) | undefined;
+  private readonly finishes = new FinishBatcher((params) => {
+    const n = this.finishNotice?.();
+    return n
+      ? this.q<FinishedRow>(FINISH_MANY_NOTIFY_SQL, [...params, n.channel, n.header])
+      : this.q<FinishedRow>(FINISH_MANY_SQL, params);
+  });
   private readonly claims = new ClaimBatcher(
     (params) => this.asyncRun<JobRow & { rn: number }>(CLAIM_MANY_SQL, params),
     () => this.replicaId,
@@ -101,7 +117,7 @@ export class PgStore implements Store {
     this.watch = new ReplicaWatch(pool, this.replicaId, options.replicaTimes ?? DEFAULT_REPLICA_TIMES, onError);
     this.inserts = new InsertBatcher(pool);
     this.syncInserts = new InsertBatcher(asyncPool);
-    this.streams = new PgStreams(this.asyncRun);
+    this.streams = new PgStreams(this.asyncRun, this.noticed);
   }
 
   /** Other replicas alive at the last heartbeat (0 before `recover`): a lone replica sends no notifications. */
@@ -211,7 +227,10 @@ export class PgStore implements Store {
   ): Promise<JobRecord | undefined> {
     this.alive();
     const r = await this.finishes.add(pgTransitions.finishParams(id, attempt, patch, now, retention));
-    if (r) return toRecord(r);
+    if (r) {
+      if ((r as FinishedRow).notified) this.noticed.add(`f\t${id}\t${attempt}`);
+      return toRecord(r);
+    }
     const [webhook] = await this.q<{ n: number }>(SQL.hasWebhook, [id, attempt]);
     if (!webhook) return undefined;
     return this.tx((c) => pgTransitions.finish(c, id, attempt, patch, now, retention));
@@ -243,6 +262,15 @@ export class PgStore implements Store {
     const job = await this.tx((c) => pgTransitions.requeue(c, 'requeue', [id, attempt]));
     if (job) this.queued(job.endpointId);
     return job;
+  }
+
+  /**
+   * Whether a notification already carried this event (answers true once): a chunk append's own (`kind` chunk:
+   * seq and count) or a batched finish's (`kind` change of a terminal record).
+   */
+  takeNoticed(id: string, attempt: number, what: { seq: number; count: number } | 'finished'): boolean {
+    if (what === 'finished') return this.noticed.take(`f\t${id}\t${attempt}`);
+    return this.streams.takeNoticed(id, attempt, what.seq, what.count);
   }
 
   async setProgress(id: string, attempt: number, progress: unknown): Promise<boolean> {

@@ -1,3 +1,4 @@
+import type { NoticeLedger } from './notices.js';
 import { pgStream, type ChunkNotice } from './stream-sql.js';
 
 type Run = <R extends object>(sql: string, params: unknown[]) => Promise<R[]>;
@@ -12,22 +13,20 @@ export class PgStreams {
    * own statement (the chunks reach other replicas one round trip sooner). The bus then skips the event.
    */
   notice: ((id: string, attempt: number, seq: number, chunks: unknown[]) => ChunkNotice | undefined) | undefined;
-  private readonly noticed = new Set<string>();
-
-  constructor(private readonly run: Run) {}
+  constructor(
+    private readonly run: Run,
+    private readonly noticed: NoticeLedger,
+  ) {}
 
   async append(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number> {
     const r = await pgStream.append(this.run, id, attempt, seq, chunks, this.notice?.(id, attempt, seq, chunks));
-    if (r.notified) {
-      if (this.noticed.size > 1_000) this.noticed.clear(); // entries are taken at once; never let strays pile up
-      this.noticed.add(`${id}\t${attempt}\t${seq}\t${chunks.length}`);
-    }
+    if (r.notified) this.noticed.add(`s\t${id}\t${attempt}\t${seq}\t${chunks.length}`);
     return r.n;
   }
 
   /** Whether the append of these chunks notified the other replicas itself (answers true once). */
   takeNoticed(id: string, attempt: number, seq: number, count: number): boolean {
-    return this.noticed.delete(`${id}\t${attempt}\t${seq}\t${count}`);
+    return this.noticed.take(`s\t${id}\t${attempt}\t${seq}\t${count}`);
   }
 
   take(id: string): Promise<unknown[]> {
