@@ -1,5 +1,4 @@
 import type { Client, Notification } from 'pg';
-import { isTerminal } from '@berth/protocol';
 import { loadPg } from '../store/postgres/connect.js';
 import type { PgStore } from '../store/postgres/pg-store.js';
 import type { ClusterBus, ClusterMessage } from './types.js';
@@ -43,8 +42,8 @@ export class PgClusterBus implements ClusterBus {
     this.channel = `berth_${store.schema}`;
     this.header = header(this.replicaId);
     store.onQueued = (endpointId) => this.publish({ t: 'queued', endpointId });
-    // A batched finish sends the finished jobs' change events (with their records) itself, in its statement.
-    store.finishNotice = () =>
+    // Batched claims and finishes send the changed jobs' change events (with their records) in their statements.
+    store.eventNotice = () =>
       this.closed || !this.othersMayListen() || this.header.length > 1_000
         ? undefined
         : { channel: this.channel, header: this.header };
@@ -56,8 +55,8 @@ export class PgClusterBus implements ClusterBus {
   }
 
   publish(msg: ClusterMessage): void {
-    // Chunks whose append carried their notification (`PgStreams.notice`), and terminal records whose finish did
-    // (`PgStore.finishNotice`), are on their way already.
+    // Chunks whose append carried their notification (`PgStreams.notice`), and records whose claim or finish did
+    // (`PgStore.eventNotice`), are on their way already.
     if (msg.t === 'job' && this.alreadySent(msg)) return;
     if (this.closed || !this.othersMayListen()) return;
     this.push(encodeLine(msg));
@@ -67,10 +66,7 @@ export class PgClusterBus implements ClusterBus {
     if (msg.data)
       return this.store.takeNoticed(msg.id, msg.data.attempt, { seq: msg.data.seq, count: msg.data.chunks.length });
     return (
-      msg.kind === 'change' &&
-      msg.job !== undefined &&
-      isTerminal(msg.job.status) &&
-      this.store.takeNoticed(msg.id, msg.job.attempt, 'finished')
+      msg.kind === 'change' && msg.job !== undefined && this.store.takeNoticed(msg.id, msg.job.attempt, msg.job.status)
     );
   }
 

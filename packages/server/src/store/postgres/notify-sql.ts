@@ -1,4 +1,4 @@
-import { FINISH_MANY_CTE } from './statements.js';
+import { CLAIM_MANY_CTE, FINISH_MANY_CTE } from './statements.js';
 
 /**
  * Cluster notifications sent by the statement that made the change, when other replicas listen: they commit with
@@ -26,13 +26,19 @@ const RECORD_JSON = `'{"id":' || to_json(j.id)::text || ',"endpointId":' || to_j
   || ${opt('cost', 'to_json(j.cost)::text')} || '}'`;
 
 /**
- * `FINISH_MANY_SQL` that also sends, per finished job, its change event with the terminal record on channel $10
- * ($11: the payload header): the line `encodeLine` would give it, or the bare wake-up when the record is too
- * large for a notification (over `MAX_CHUNK_DATA`, 6,000 bytes). Rows come back with `notified` true.
+ * A statement whose CTEs end with `j` (changed rows) that also sends, per changed job, its change event with the
+ * record on channel $`ch` ($`ch+1`: the payload header): the line `encodeLine` would give it (keys in another
+ * order), or the bare wake-up when the record is too large for a notification (over `MAX_CHUNK_DATA`, 6,000
+ * bytes). Rows come back with `notified` true.
  */
-export const FINISH_MANY_NOTIFY_SQL = `${FINISH_MANY_CTE}, r AS (SELECT j.id, ${RECORD_JSON} AS rec FROM j),
+const withEvents = (cte: string, ch: number) => `${cte}, r AS (SELECT j.id, ${RECORD_JSON} AS rec FROM j),
   n AS (
-    SELECT pg_notify($10, $11 || E'\\n' || 'j' || to_json(r.id)::text || E'\\t["c"'
+    SELECT pg_notify($${ch}, $${ch + 1} || E'\\n' || 'j' || to_json(r.id)::text || E'\\t["c"'
       || CASE WHEN octet_length(r.rec) <= 6000 THEN ',' || r.rec ELSE '' END || ']') FROM r
   )
   SELECT j.*, true AS notified FROM j WHERE (SELECT count(*) FROM n) >= 0`;
+
+/** `FINISH_MANY_SQL` sending the terminal records ($10 channel, $11 header). */
+export const FINISH_MANY_NOTIFY_SQL = withEvents(FINISH_MANY_CTE, 10);
+/** `CLAIM_MANY_SQL` sending the claimed (running) records ($6 channel, $7 header). */
+export const CLAIM_MANY_NOTIFY_SQL = withEvents(CLAIM_MANY_CTE, 6);

@@ -48,7 +48,7 @@ describe.skipIf(skip !== undefined)(`PgStore batches${skip ? ` (skipped: ${skip}
     expect(order(claimed).filter((id) => syncIds.includes(id))).toEqual(syncIds);
   });
 
-  it('a batched finish notifies the terminal record itself when asked to, and the event is marked as sent', async () => {
+  it('batched claims and finishes notify the changed records themselves when asked to, and mark those events as sent', async () => {
     const s = await open();
     const { Client } = loadPg();
     const listener = new Client({ connectionString: PG_TEST_URL });
@@ -59,7 +59,7 @@ describe.skipIf(skip !== undefined)(`PgStore batches${skip ? ` (skipped: ${skip}
     listener.on('notification', (n) => payloads.push(n.payload ?? ''));
     await listener.query(`LISTEN "${channel}"`);
     const head = header('replica-a');
-    s.finishNotice = () => ({ channel, header: head });
+    s.eventNotice = () => ({ channel, header: head });
 
     const tricky = { text: 'tab\there, "quotes", \\ é 😀 \n', n: 1.5, nested: [null, { a: null }] };
     const jobs = [makeJob({ cost: 0.25 }), makeJob({ input: tricky }), makeJob()];
@@ -73,15 +73,16 @@ describe.skipIf(skip !== undefined)(`PgStore batches${skip ? ` (skipped: ${skip}
     ]);
     expect(running.every((r) => r?.status === 'IN_PROGRESS')).toBe(true);
     const start = Date.now();
-    while (payloads.length < 3 && Date.now() - start < 5_000) await new Promise((r) => setTimeout(r, 20));
-    expect(payloads).toHaveLength(3);
+    while (payloads.length < 6 && Date.now() - start < 5_000) await new Promise((r) => setTimeout(r, 20));
+    expect(payloads).toHaveLength(6); // three claims, three finishes
     const got = payloads.flatMap((p) => decodePayload(p, header('replica-b'), () => true) ?? []);
     for (const job of done.slice(0, 2)) {
       expect(got).toContainEqual({ t: 'job', id: job!.id, kind: 'change', job });
     }
     // Too large for a notification: the bare wake-up (readers read the store).
     expect(got).toContainEqual({ t: 'job', id: jobs[2]!.id, kind: 'change' });
-    for (const job of done) expect(s.takeNoticed(job!.id, 1, 'finished')).toBe(true);
-    expect(s.takeNoticed(jobs[0]!.id, 1, 'finished')).toBe(false); // once
+    for (const job of running) expect(got).toContainEqual({ t: 'job', id: job!.id, kind: 'change', job });
+    for (const job of [...running, ...done]) expect(s.takeNoticed(job!.id, 1, job!.status)).toBe(true);
+    expect(s.takeNoticed(jobs[0]!.id, 1, 'COMPLETED')).toBe(false); // once
   });
 });

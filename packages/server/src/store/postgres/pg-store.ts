@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import { isTerminal } from '@berth/protocol';
+import { isTerminal, type JobStatus } from '@berth/protocol';
 import type {
   DeleteCondition,
   DueJobs,
@@ -22,7 +22,7 @@ import { migrate } from './schema.js';
 import { ClaimBatcher } from './claim-batch.js';
 import { FinishBatcher } from './finish-batch.js';
 import { CLAIM_MANY_SQL, FINISH_MANY_SQL, named, SQL } from './statements.js';
-import { FINISH_MANY_NOTIFY_SQL } from './notify-sql.js';
+import { CLAIM_MANY_NOTIFY_SQL, FINISH_MANY_NOTIFY_SQL } from './notify-sql.js';
 import { NoticeLedger } from './notices.js';
 import { inTransaction } from './transaction.js';
 import { pgJobLogs } from './job-logs.js';
@@ -39,8 +39,6 @@ import type { ClusterBus } from '../../cluster/types.js';
 import type { OutputFileStore } from '../../files/types.js';
 import type { Clock } from '../../clock.js';
 import type { Logger } from '../../logger.js';
-
-type FinishedRow = JobRow & { idx: number; notified?: boolean };
 
 /** Options of `PgStore`. */
 export interface PgStoreOptions extends PgConnectionOptions {
@@ -86,15 +84,12 @@ export class PgStore implements Store {
    * Set by the cluster bus: where a batched finish sends the finished jobs' change events itself (channel and
    * payload header), or `undefined` while no other replica listens.
    */
-  finishNotice: (() => { channel: string; header: string } | undefined) | undefined;
-  private readonly finishes = new FinishBatcher((params) => {
-    const n = this.finishNotice?.();
-    return n
-      ? this.q<FinishedRow>(FINISH_MANY_NOTIFY_SQL, [...params, n.channel, n.header])
-      : this.q<FinishedRow>(FINISH_MANY_SQL, params);
-  });
+  eventNotice: (() => { channel: string; header: string } | undefined) | undefined;
+  private readonly finishes = new FinishBatcher((params) =>
+    this.withEvents(this.run, FINISH_MANY_SQL, FINISH_MANY_NOTIFY_SQL, params),
+  );
   private readonly claims = new ClaimBatcher(
-    (params) => this.asyncRun<JobRow & { rn: number }>(CLAIM_MANY_SQL, params),
+    (params) => this.withEvents(this.asyncRun, CLAIM_MANY_SQL, CLAIM_MANY_NOTIFY_SQL, params),
     () => this.replicaId,
     (endpointId, gen) => {
       if (gen === this.queueGen) this.emptyUntil.set(endpointId, Date.now() + EMPTY_HINT_MS);
@@ -227,10 +222,7 @@ export class PgStore implements Store {
   ): Promise<JobRecord | undefined> {
     this.alive();
     const r = await this.finishes.add(pgTransitions.finishParams(id, attempt, patch, now, retention));
-    if (r) {
-      if ((r as FinishedRow).notified) this.noticed.add(`f\t${id}\t${attempt}`);
-      return toRecord(r);
-    }
+    if (r) return toRecord(r);
     const [webhook] = await this.q<{ n: number }>(SQL.hasWebhook, [id, attempt]);
     if (!webhook) return undefined;
     return this.tx((c) => pgTransitions.finish(c, id, attempt, patch, now, retention));
@@ -268,9 +260,26 @@ export class PgStore implements Store {
    * Whether a notification already carried this event (answers true once): a chunk append's own (`kind` chunk:
    * seq and count) or a batched finish's (`kind` change of a terminal record).
    */
-  takeNoticed(id: string, attempt: number, what: { seq: number; count: number } | 'finished'): boolean {
-    if (what === 'finished') return this.noticed.take(`f\t${id}\t${attempt}`);
+  takeNoticed(id: string, attempt: number, what: { seq: number; count: number } | JobStatus): boolean {
+    if (typeof what === 'string') return this.noticed.take(`${id}\t${attempt}\t${what}`);
     return this.streams.takeNoticed(id, attempt, what.seq, what.count);
+  }
+
+  /**
+   * Runs a batched claim or finish; while other replicas listen, the variant that sends the changed jobs' change
+   * events itself (`notify-sql.ts`), noting them so the bus does not send them again.
+   */
+  private async withEvents<R extends JobRow>(
+    run: <T extends object>(sql: string, params: unknown[]) => Promise<T[]>,
+    plain: string,
+    notifying: string,
+    params: unknown[],
+  ): Promise<R[]> {
+    const n = this.eventNotice?.();
+    if (!n) return run<R>(plain, params);
+    const rows = await run<R & { notified?: boolean }>(notifying, [...params, n.channel, n.header]);
+    for (const r of rows) if (r.notified) this.noticed.add(`${r.id}\t${r.attempt}\t${r.status}`);
+    return rows;
   }
 
   async setProgress(id: string, attempt: number, progress: unknown): Promise<boolean> {

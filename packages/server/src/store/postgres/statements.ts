@@ -47,17 +47,19 @@ export const INSERT_MANY_SQL = `
  * Claims of one endpoint issued in the same event-loop turn (`claim-batch.ts`): locks up to $2 of the oldest queued
  * jobs with `FOR UPDATE SKIP LOCKED` and gives the k-th oldest to the k-th worker id of $3, so FIFO order holds.
  */
-export const CLAIM_MANY_SQL = `
+export const CLAIM_MANY_CTE = `
   WITH picked AS (
     SELECT id, queue_seq FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' ORDER BY queue_seq LIMIT $2 FOR UPDATE SKIP LOCKED
   ), numbered AS (
     SELECT id, row_number() OVER (ORDER BY queue_seq) AS rn FROM picked
-  )
-  UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, worker_id = ($3::text[])[numbered.rn], owner = $5,
+  ), j AS (
+    UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, worker_id = ($3::text[])[numbered.rn], owner = $5,
     started_at = $4::bigint, execution_deadline = $4::bigint + execution_timeout, lease_until = NULL, progress = NULL, queue_seq = NULL,
     stream_len = 0, stream_taken = 0
   FROM numbered WHERE jobs.id = numbered.id
-  RETURNING ${JOBS_COLS}, numbered.rn`;
+  RETURNING ${JOBS_COLS}, numbered.rn
+  )`;
+export const CLAIM_MANY_SQL = `${CLAIM_MANY_CTE} SELECT * FROM j`;
 
 /**
  * Results of many jobs reported in the same event-loop turn (`finish-batch.ts`): each job's conditional transition
