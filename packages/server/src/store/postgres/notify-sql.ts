@@ -1,4 +1,4 @@
-import { CLAIM_MANY_CTE, FINISH_MANY_CTE } from './statements.js';
+import { CLAIM_MANY_CTE, FINISH_MANY_CTE, INSERT_MANY_SQL } from './statements.js';
 
 /**
  * Cluster notifications sent by the statement that made the change, when other replicas listen: they commit with
@@ -42,3 +42,14 @@ const withEvents = (cte: string, ch: number) => `${cte}, r AS (SELECT j.id, ${RE
 export const FINISH_MANY_NOTIFY_SQL = withEvents(FINISH_MANY_CTE, 10);
 /** `CLAIM_MANY_SQL` sending the claimed (running) records ($6 channel, $7 header). */
 export const CLAIM_MANY_NOTIFY_SQL = withEvents(CLAIM_MANY_CTE, 6);
+
+/**
+ * `INSERT_MANY_SQL` that also sends the `queued` message of each endpoint it queued jobs on ($25 channel, $26
+ * header), in one notification; none when every row was a duplicate.
+ */
+export const INSERT_MANY_NOTIFY_SQL = `WITH ins AS (${INSERT_MANY_SQL.replace('RETURNING id', 'RETURNING id, endpoint_id')}),
+  n AS (
+    SELECT pg_notify($25, $26 || string_agg(DISTINCT E'\\nq' || to_json(endpoint_id)::text || E'\\t[]', '')) FROM ins
+    HAVING count(*) > 0
+  )
+  SELECT id FROM ins WHERE (SELECT count(*) FROM n) >= 0`;

@@ -48,7 +48,7 @@ describe.skipIf(skip !== undefined)(`PgStore batches${skip ? ` (skipped: ${skip}
     expect(order(claimed).filter((id) => syncIds.includes(id))).toEqual(syncIds);
   });
 
-  it('batched claims and finishes notify the changed records themselves when asked to, and mark those events as sent', async () => {
+  it('batched inserts, claims and finishes notify the changes themselves when asked to, and mark those events as sent', async () => {
     const s = await open();
     const { Client } = loadPg();
     const listener = new Client({ connectionString: PG_TEST_URL });
@@ -73,14 +73,15 @@ describe.skipIf(skip !== undefined)(`PgStore batches${skip ? ` (skipped: ${skip}
     ]);
     expect(running.every((r) => r?.status === 'IN_PROGRESS')).toBe(true);
     const start = Date.now();
-    while (payloads.length < 6 && Date.now() - start < 5_000) await new Promise((r) => setTimeout(r, 20));
-    expect(payloads).toHaveLength(6); // three claims, three finishes
+    while (payloads.length < 9 && Date.now() - start < 5_000) await new Promise((r) => setTimeout(r, 20));
+    expect(payloads).toHaveLength(9); // three inserts, three claims, three finishes
     const got = payloads.flatMap((p) => decodePayload(p, header('replica-b'), () => true) ?? []);
     for (const job of done.slice(0, 2)) {
       expect(got).toContainEqual({ t: 'job', id: job!.id, kind: 'change', job });
     }
     // Too large for a notification: the bare wake-up (readers read the store).
     expect(got).toContainEqual({ t: 'job', id: jobs[2]!.id, kind: 'change' });
+    expect(got.filter((m) => m.t === 'queued')).toEqual(jobs.map(() => ({ t: 'queued', endpointId: 'ep' })));
     for (const job of running) expect(got).toContainEqual({ t: 'job', id: job!.id, kind: 'change', job });
     for (const job of [...running, ...done]) expect(s.takeNoticed(job!.id, 1, job!.status)).toBe(true);
     expect(s.takeNoticed(jobs[0]!.id, 1, 'COMPLETED')).toBe(false); // once

@@ -110,8 +110,9 @@ export class PgStore implements Store {
     this.schema = options.schema ?? 'berth';
     const onError = options.onError ?? (() => {});
     this.watch = new ReplicaWatch(pool, this.replicaId, options.replicaTimes ?? DEFAULT_REPLICA_TIMES, onError);
-    this.inserts = new InsertBatcher(pool);
-    this.syncInserts = new InsertBatcher(asyncPool);
+    const notice = () => this.eventNotice?.();
+    this.inserts = new InsertBatcher(pool, notice);
+    this.syncInserts = new InsertBatcher(asyncPool, notice);
     this.streams = new PgStreams(this.asyncRun, this.noticed);
   }
 
@@ -163,9 +164,9 @@ export class PgStore implements Store {
   private readonly run = <R extends object = JobRow>(sql: string, params: unknown[] = []) => this.q<R>(sql, params);
   private readonly runTx = <T>(fn: (c: PoolClient) => Promise<T>) => this.tx(fn);
 
-  private queued(endpointId: string): void {
+  private queued(endpointId: string, notified = false): void {
     this.queuedElsewhere(endpointId);
-    this.onQueued?.(endpointId);
+    if (!notified) this.onQueued?.(endpointId);
   }
 
   /** Jobs were queued on `endpointId` (here or by another replica): the next claim queries again. */
@@ -181,8 +182,8 @@ export class PgStore implements Store {
       // One statement, its own transaction, shared with the other requests' jobs (`InsertBatcher`). A /runsync
       // job commits asynchronously: its client is answered with its result (a synchronous commit, which
       // flushes the insert too) or, when the wait elapses first, after `flush()`.
-      await (job.sync ? this.syncInserts : this.inserts).insert(job);
-      this.queued(job.endpointId);
+      const notified = await (job.sync ? this.syncInserts : this.inserts).insert(job);
+      this.queued(job.endpointId, notified);
     } else if (!isTerminal(job.status)) {
       // A running job (an import): one statement, nothing else to write with it.
       await (job.sync ? this.asyncPool : this.pool).query(named(SQL.insertOther, insertValues(job))).catch((err) => {
