@@ -43,7 +43,7 @@ export class PgClusterBus implements ClusterBus {
     this.header = header(this.replicaId);
     store.onQueued = (endpointId) => this.publish({ t: 'queued', endpointId });
     // Batched claims and finishes send the changed jobs' change events (with their records) in their statements.
-    store.eventNotice = () =>
+    store.jobs.eventNotice = () =>
       this.closed || !this.othersMayListen() || this.header.length > 1_000
         ? undefined
         : { channel: this.channel, header: this.header };
@@ -56,7 +56,7 @@ export class PgClusterBus implements ClusterBus {
 
   publish(msg: ClusterMessage): void {
     // Chunks whose append carried their notification (`PgStreams.notice`), and records whose claim or finish did
-    // (`PgStore.eventNotice`), are on their way already.
+    // (`PgJobPath.eventNotice`), are on their way already.
     if (msg.t === 'job' && this.alreadySent(msg)) return;
     if (this.closed || !this.othersMayListen()) return;
     this.push(encodeLine(msg));

@@ -24,7 +24,7 @@ export class InsertBatcher {
 
   constructor(
     private readonly pool: Pool,
-    /** Where the statement announces the queued jobs itself (`PgStore.eventNotice`): undefined while alone. */
+    /** Where the statement announces the queued jobs itself (`PgJobPath.eventNotice`): undefined while alone. */
     private readonly notice: () => { channel: string; header: string } | undefined,
   ) {
     this.batch = new Coalescer((jobs) => this.insertMany(jobs), INSERTS_IN_FLIGHT);

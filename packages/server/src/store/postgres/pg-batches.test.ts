@@ -59,7 +59,7 @@ describe.skipIf(skip !== undefined)(`PgStore batches${skip ? ` (skipped: ${skip}
     listener.on('notification', (n) => payloads.push(n.payload ?? ''));
     await listener.query(`LISTEN "${channel}"`);
     const head = header('replica-a');
-    s.eventNotice = () => ({ channel, header: head });
+    s.jobs.eventNotice = () => ({ channel, header: head });
 
     const tricky = { text: 'tab\there, "quotes", \\ é 😀 \n', n: 1.5, nested: [null, { a: null }] };
     const jobs = [makeJob({ cost: 0.25 }), makeJob({ input: tricky }), makeJob()];

@@ -1,36 +1,26 @@
 import { randomUUID } from 'node:crypto';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { isTerminal, type JobStatus } from '@berth/protocol';
 import type {
   DeleteCondition,
   DueJobs,
   EndpointCounts,
   FinishPatch,
-  JobLog,
-  JobLogLine,
   JobRecord,
   RecoveryReport,
   RetentionPolicy,
   Store,
-  WebhookAttempt,
-  WebhookDelivery,
 } from '../types.js';
 import { createPool, toUnavailable, type PgConnectionOptions } from './connect.js';
 import { DEFAULT_REPLICA_TIMES, ReplicaWatch, type ReplicaTimes } from './replica-watch.js';
-import { insertValues, json, toRecord, type JobRow } from './rows.js';
+import { insertValues, json, toRecord } from './rows.js';
 import { migrate } from './schema.js';
-import { ClaimBatcher } from './claim-batch.js';
-import { FinishBatcher } from './finish-batch.js';
-import { CLAIM_MANY_SQL, FINISH_MANY_SQL, named, SQL } from './statements.js';
-import { CLAIM_MANY_NOTIFY_SQL, FINISH_MANY_NOTIFY_SQL } from './notify-sql.js';
-import { NoticeLedger } from './notices.js';
-import { inTransaction } from './transaction.js';
-import { pgJobLogs } from './job-logs.js';
-import { pgOutbox } from './webhook-outbox.js';
+import { named, SQL } from './statements.js';
+import { PgJobPath } from './job-path.js';
+import { PgStoreBase } from './pg-store-base.js';
 import { pgTransitions } from './transitions.js';
 import { DuplicateJobError } from '../../errors.js';
 import { ASYNC_COMMIT } from './stream-sql.js';
-import { InsertBatcher } from './insert-batch.js';
 import { pgMaintenance } from './maintenance.js';
 import { PgStreams } from './pg-streams.js';
 import { PgFileStore } from './pg-file-store.js';
@@ -50,7 +40,6 @@ export interface PgStoreOptions extends PgConnectionOptions {
   onError?: (err: unknown) => void;
 }
 
-const EMPTY_HINT_MS = 1_000;
 /**
  * The PostgreSQL store: several `berth serve` replicas share one database. Every state change is one conditional
  * UPDATE (status and attempt in its WHERE), claims take the oldest queued job with `FOR UPDATE SKIP LOCKED`, and
@@ -58,62 +47,29 @@ const EMPTY_HINT_MS = 1_000;
  * database. Connection errors become 503 `unavailable`; the pool reconnects by itself once the database is back.
  * Create with `await PgStore.open(...)` (applies migrations).
  */
-export class PgStore implements Store {
+export class PgStore extends PgStoreBase implements Store {
   readonly replicaId: string;
   readonly schema: string;
   /** Called after commit when jobs were queued on an endpoint (insert, retry, requeue): the cluster channel. */
   onQueued: ((endpointId: string) => void) | undefined;
   private readonly watch: ReplicaWatch;
-  private closed = false;
-  /**
-   * Endpoints whose queue a claim just found empty, until when (epoch ms): a worker with free credits asks for
-   * work after every result, and an empty queue should not cost a query each time. Cleared by anything that
-   * queues a job here or on another replica (`queuedElsewhere`); it expires after `EMPTY_HINT_MS` anyway, so a
-   * lost notification delays a job by at most that.
-   */
-  private readonly emptyUntil = new Map<string, number>();
-  private queueGen = 0;
-  /** Queued inserts of `/run` (synchronous commit) and of `/runsync` (asynchronous: see `insert`), batched. */
-  private readonly inserts: InsertBatcher;
-  private readonly syncInserts: InsertBatcher;
+  /** Batched inserts, claims and finishes, and the cluster messages riding in them. */
+  readonly jobs: PgJobPath;
   /** Stream chunks (on the asynchronously committing pool). */
   readonly streams: PgStreams;
-  /** Changes whose cluster notification rode in their own statement (`takeNoticed`). */
-  private readonly noticed = new NoticeLedger();
-  /**
-   * Set by the cluster bus: where a batched finish sends the finished jobs' change events itself (channel and
-   * payload header), or `undefined` while no other replica listens.
-   */
-  eventNotice: (() => { channel: string; header: string } | undefined) | undefined;
-  private readonly finishes = new FinishBatcher((params) =>
-    this.withEvents(this.run, FINISH_MANY_SQL, FINISH_MANY_NOTIFY_SQL, params),
-  );
-  private readonly claims = new ClaimBatcher(
-    (params) => this.withEvents(this.asyncRun, CLAIM_MANY_SQL, CLAIM_MANY_NOTIFY_SQL, params),
-    () => this.replicaId,
-    (endpointId, gen) => {
-      if (gen === this.queueGen) this.emptyUntil.set(endpointId, Date.now() + EMPTY_HINT_MS);
-    },
-    () => this.queueGen,
-  );
 
   private constructor(
-    readonly pool: Pool,
-    /**
-     * Claims, stream chunks and /runsync inserts: a second pool (as large as the first) committing asynchronously (see `stream-sql.ts`): what it writes is
-     * visible at once; only a crash of the PostgreSQL server can undo its last fraction of a second.
-     */
-    private readonly asyncPool: Pool,
+    pool: Pool,
+    asyncPool: Pool,
     readonly options: PgStoreOptions,
   ) {
+    super(pool, asyncPool);
     this.replicaId = options.replicaId ?? randomUUID();
     this.schema = options.schema ?? 'berth';
     const onError = options.onError ?? (() => {});
     this.watch = new ReplicaWatch(pool, this.replicaId, options.replicaTimes ?? DEFAULT_REPLICA_TIMES, onError);
-    const notice = () => this.eventNotice?.();
-    this.inserts = new InsertBatcher(pool, notice);
-    this.syncInserts = new InsertBatcher(asyncPool, notice);
-    this.streams = new PgStreams(this.asyncRun, this.noticed);
+    this.jobs = new PgJobPath(this.run, this.asyncRun, pool, asyncPool, this.replicaId);
+    this.streams = new PgStreams(this.asyncRun, this.jobs.noticed);
   }
 
   /** Other replicas alive at the last heartbeat (0 before `recover`): a lone replica sends no notifications. */
@@ -143,37 +99,14 @@ export class PgStore implements Store {
     return new PgStore(pool, asyncPool, options);
   }
 
-  private alive(): void {
-    if (this.closed) throw new Error('the store is closed');
-  }
-
-  private async q<R extends object = JobRow>(sql: string, params: unknown[] = []): Promise<R[]> {
-    this.alive();
-    try {
-      return (await this.pool.query<R>(named(sql, params))).rows;
-    } catch (err) {
-      return toUnavailable(err);
-    }
-  }
-
-  private tx<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
-    this.alive();
-    return inTransaction(this.pool, fn);
-  }
-
-  private readonly run = <R extends object = JobRow>(sql: string, params: unknown[] = []) => this.q<R>(sql, params);
-  private readonly runTx = <T>(fn: (c: PoolClient) => Promise<T>) => this.tx(fn);
-
   private queued(endpointId: string, notified = false): void {
-    this.queuedElsewhere(endpointId);
+    this.jobs.queuedElsewhere(endpointId);
     if (!notified) this.onQueued?.(endpointId);
   }
 
   /** Jobs were queued on `endpointId` (here or by another replica): the next claim queries again. */
   queuedElsewhere(endpointId?: string): void {
-    this.queueGen++;
-    if (endpointId === undefined) this.emptyUntil.clear();
-    else this.emptyUntil.delete(endpointId);
+    this.jobs.queuedElsewhere(endpointId);
   }
 
   async insert(job: JobRecord): Promise<void> {
@@ -182,7 +115,7 @@ export class PgStore implements Store {
       // One statement, its own transaction, shared with the other requests' jobs (`InsertBatcher`). A /runsync
       // job commits asynchronously: its client is answered with its result (a synchronous commit, which
       // flushes the insert too) or, when the wait elapses first, after `flush()`.
-      const notified = await (job.sync ? this.syncInserts : this.inserts).insert(job);
+      const notified = await this.jobs.insertQueued(job);
       this.queued(job.endpointId, notified);
     } else if (!isTerminal(job.status)) {
       // A running job (an import): one statement, nothing else to write with it.
@@ -198,15 +131,9 @@ export class PgStore implements Store {
     await this.q(SQL.flush);
   }
 
-  async get(id: string): Promise<JobRecord | undefined> {
-    const [r] = await this.q(SQL.get, [id]);
-    return r && toRecord(r);
-  }
-
   claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
     this.alive();
-    if ((this.emptyUntil.get(endpointId) ?? 0) > Date.now()) return Promise.resolve(undefined);
-    return this.claims.claim(endpointId, workerId, now);
+    return this.jobs.claim(endpointId, workerId, now);
   }
 
   /**
@@ -222,7 +149,7 @@ export class PgStore implements Store {
     retention: RetentionPolicy,
   ): Promise<JobRecord | undefined> {
     this.alive();
-    const r = await this.finishes.add(pgTransitions.finishParams(id, attempt, patch, now, retention));
+    const r = await this.jobs.finish(pgTransitions.finishParams(id, attempt, patch, now, retention));
     if (r) return toRecord(r);
     const [webhook] = await this.q<{ n: number }>(SQL.hasWebhook, [id, attempt]);
     if (!webhook) return undefined;
@@ -258,45 +185,17 @@ export class PgStore implements Store {
   }
 
   /**
-   * Whether a notification already carried this event (answers true once): a chunk append's own (`kind` chunk:
-   * seq and count) or a batched finish's (`kind` change of a terminal record).
+   * Whether a notification already carried this event (answers true once): a chunk append's own (seq and count of
+   * its chunks), or a batched claim's or finish's (the job's new status).
    */
   takeNoticed(id: string, attempt: number, what: { seq: number; count: number } | JobStatus): boolean {
-    if (typeof what === 'string') return this.noticed.take(`${id}\t${attempt}\t${what}`);
+    if (typeof what === 'string') return this.jobs.takeNoticed(id, attempt, what);
     return this.streams.takeNoticed(id, attempt, what.seq, what.count);
   }
 
-  /**
-   * Runs a batched claim or finish; while other replicas listen, the variant that sends the changed jobs' change
-   * events itself (`notify-sql.ts`), noting them so the bus does not send them again.
-   */
-  private async withEvents<R extends JobRow>(
-    run: <T extends object>(sql: string, params: unknown[]) => Promise<T[]>,
-    plain: string,
-    notifying: string,
-    params: unknown[],
-  ): Promise<R[]> {
-    const n = this.eventNotice?.();
-    if (!n) return run<R>(plain, params);
-    const rows = await run<R & { notified?: boolean }>(notifying, [...params, n.channel, n.header]);
-    for (const r of rows) if (r.notified) this.noticed.add(`${r.id}\t${r.attempt}\t${r.status}`);
-    return rows;
+  setProgress(id: string, attempt: number, progress: unknown): Promise<boolean> {
+    return this.changed(SQL.setProgress, [id, attempt, json(progress)]);
   }
-
-  async setProgress(id: string, attempt: number, progress: unknown): Promise<boolean> {
-    this.alive();
-    const r = await this.pool.query(named(SQL.setProgress, [id, attempt, json(progress)])).catch(toUnavailable);
-    return (r.rowCount ?? 0) > 0;
-  }
-
-  private readonly asyncRun = async <R extends object>(sql: string, params: unknown[]): Promise<R[]> => {
-    this.alive();
-    try {
-      return (await this.asyncPool.query<R>(named(sql, params))).rows;
-    } catch (err) {
-      return toUnavailable(err);
-    }
-  };
 
   appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number> {
     return this.streams.append(id, attempt, seq, chunks);
@@ -328,21 +227,17 @@ export class PgStore implements Store {
     return this.streams.claim(id, attempt, from, to);
   }
 
-  async setLease(id: string, attempt: number, until: number | null): Promise<boolean> {
-    this.alive();
+  setLease(id: string, attempt: number, until: number | null): Promise<boolean> {
     // Clearing the lease means the worker is connected here again: this replica owns the job now.
-    const r = await this.pool.query(named(SQL.setLease, [id, attempt, until, this.replicaId])).catch(toUnavailable);
-    return (r.rowCount ?? 0) > 0;
+    return this.changed(SQL.setLease, [id, attempt, until, this.replicaId]);
   }
 
   runningOn(workerId: string): Promise<JobRecord[]> {
     return pgMaintenance.runningOn(this.run, workerId);
   }
 
-  async setExpiry(id: string, expiresAt: number): Promise<boolean> {
-    this.alive();
-    const r = await this.pool.query(named(SQL.setExpiry, [id, expiresAt])).catch(toUnavailable);
-    return (r.rowCount ?? 0) > 0;
+  setExpiry(id: string, expiresAt: number): Promise<boolean> {
+    return this.changed(SQL.setExpiry, [id, expiresAt]);
   }
 
   purgeQueue(endpointId: string): Promise<string[]> {
@@ -374,35 +269,6 @@ export class PgStore implements Store {
     await this.watch.start(leaseUntil - now).catch(toUnavailable);
     const deadAfterMs = (this.options.replicaTimes ?? DEFAULT_REPLICA_TIMES).deadAfterMs;
     return pgMaintenance.recover(this.run, leaseUntil, this.replicaId, now - deadAfterMs);
-  }
-
-  appendLogs(id: string, lines: JobLogLine[]): Promise<number> {
-    if (!lines.length) return this.get(id).then(() => 0);
-    return this.tx((c) => pgJobLogs.append(c, id, lines));
-  }
-
-  async logs(id: string): Promise<JobLog | undefined> {
-    this.alive();
-    return pgJobLogs.get(this.pool, id).catch(toUnavailable);
-  }
-
-  async recent(endpointId: string, limit: number): Promise<JobRecord[]> {
-    this.alive();
-    return pgJobLogs.recent(this.pool, endpointId, limit).catch(toUnavailable);
-  }
-
-  async claimWebhooks(now: number, limit: number, leaseUntil: number): Promise<WebhookDelivery[]> {
-    this.alive();
-    return pgOutbox.claim(this.pool, now, limit, leaseUntil).catch(toUnavailable); // one statement: atomic by itself
-  }
-
-  recordWebhookAttempt(deliveryId: string, attempt: WebhookAttempt, nextAttemptAt: number | null): Promise<boolean> {
-    return this.tx((c) => pgOutbox.record(c, deliveryId, attempt, nextAttemptAt));
-  }
-
-  async webhookDeliveries(jobId: string): Promise<WebhookDelivery[]> {
-    this.alive();
-    return pgOutbox.forJob(this.pool, jobId).catch(toUnavailable);
   }
 
   /** Stops the heartbeat (leaving the replica set, so others take over its running jobs at once) and closes the pool. */
