@@ -42,7 +42,8 @@ export class PgClusterBus implements ClusterBus {
     this.channel = `berth_${store.schema}`;
     this.header = header(this.replicaId);
     store.onQueued = (endpointId) => this.publish({ t: 'queued', endpointId });
-    // Batched claims and finishes send the changed jobs' change events (with their records) in their statements.
+    // Batched claims send the claimed jobs' change events (with their records) in their statements, and /runsync
+    // inserts their 'queued' messages.
     store.jobs.eventNotice = () =>
       this.closed || !this.othersMayListen() || this.header.length > 1_000
         ? undefined
@@ -55,7 +56,7 @@ export class PgClusterBus implements ClusterBus {
   }
 
   publish(msg: ClusterMessage): void {
-    // Chunks whose append carried their notification (`PgStreams.notice`), and records whose claim or finish did
+    // Chunks whose append carried their notification (`PgStreams.notice`), and records whose claim did
     // (`PgJobPath.eventNotice`), are on their way already.
     if (msg.t === 'job' && this.alreadySent(msg)) return;
     if (this.closed || !this.othersMayListen()) return;

@@ -6,7 +6,7 @@ import { ClaimBatcher } from './claim-batch.js';
 import { FinishBatcher } from './finish-batch.js';
 import { InsertBatcher } from './insert-batch.js';
 import { NoticeLedger } from './notices.js';
-import { CLAIM_MANY_NOTIFY_SQL, FINISH_MANY_NOTIFY_SQL } from './notify-sql.js';
+import { CLAIM_MANY_NOTIFY_SQL } from './notify-sql.js';
 import { CLAIM_MANY_SQL, FINISH_MANY_SQL } from './statements.js';
 
 type Run = <R extends object>(sql: string, params: unknown[]) => Promise<R[]>;
@@ -17,9 +17,9 @@ export type EventNotice = { channel: string; header: string };
 
 /**
  * The per-job statements of the PostgreSQL store, each batched across concurrent requests (`Coalescer`): queued
- * inserts, claims and the finishes of jobs without a webhook. While other replicas listen, each statement also
- * sends the cluster messages of its changes (`notify-sql.ts`), noted in `noticed` so the bus does not send them
- * again: no NOTIFY round trip of their own.
+ * inserts, claims and the finishes of jobs without a webhook. While other replicas listen, the claims and the
+ * /runsync inserts also send the cluster messages of their changes (`notify-sql.ts`), noted in `noticed` so the
+ * bus does not send them again: no NOTIFY round trip of their own.
  */
 export class PgJobPath {
   /** Set by the cluster bus: `undefined` while no other replica listens. */
@@ -41,12 +41,14 @@ export class PgJobPath {
   private readonly claims: ClaimBatcher;
 
   constructor(run: Run, asyncRun: Run, pool: Pool, asyncPool: Pool, replicaId: string) {
-    const notice = () => this.eventNotice?.();
-    this.inserts = new InsertBatcher(pool, notice);
-    this.syncInserts = new InsertBatcher(asyncPool, notice);
-    this.finishes = new FinishBatcher((params) =>
-      this.withEvents(run, FINISH_MANY_SQL, FINISH_MANY_NOTIFY_SQL, params),
-    );
+    // Only statements on the asynchronously committing pool carry notifications: PostgreSQL serialises the commits
+    // of notifying transactions (a database-wide lock held through the commit), so a NOTIFY inside a synchronous
+    // commit would make every other notifying commit wait for its WAL flush. (Measured: with the finishes and the
+    // /run inserts notifying too, three replicas did fewer /run completions and /status reads than `main`.) Those
+    // go through the bus: a notify-only transaction writes no WAL and waits for no flush.
+    this.inserts = new InsertBatcher(pool, () => undefined);
+    this.syncInserts = new InsertBatcher(asyncPool, () => this.eventNotice?.());
+    this.finishes = new FinishBatcher((params) => run(FINISH_MANY_SQL, params));
     this.claims = new ClaimBatcher(
       (params) => this.withEvents(asyncRun, CLAIM_MANY_SQL, CLAIM_MANY_NOTIFY_SQL, params),
       () => replicaId,
@@ -79,7 +81,7 @@ export class PgJobPath {
     else this.emptyUntil.delete(endpointId);
   }
 
-  /** Whether this claim's or finish's statement sent the change event of the job in `status` (true once). */
+  /** Whether a claim's statement sent the change event of the job in `status` (true once). */
   takeNoticed(id: string, attempt: number, status: JobStatus): boolean {
     return this.noticed.take(`${id}\t${attempt}\t${status}`);
   }

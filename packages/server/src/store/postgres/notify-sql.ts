@@ -1,8 +1,9 @@
-import { CLAIM_MANY_CTE, FINISH_MANY_CTE, INSERT_MANY_SQL } from './statements.js';
+import { CLAIM_MANY_CTE, INSERT_MANY_SQL } from './statements.js';
 
 /**
  * Cluster notifications sent by the statement that made the change, when other replicas listen: they commit with
- * it and cost no round trip of their own. The payload format is the cluster channel's (`cluster/wire.ts`): the
+ * it and cost no round trip of their own. Only statements on the asynchronously committing pool carry them (see
+ * `PgJobPath`: PostgreSQL serialises notifying commits). The payload format is the cluster channel's (`cluster/wire.ts`): the
  * sender's header line, then one message line.
  */
 
@@ -38,8 +39,6 @@ const withEvents = (cte: string, ch: number) => `${cte}, r AS (SELECT j.id, ${RE
   )
   SELECT j.*, true AS notified FROM j WHERE (SELECT count(*) FROM n) >= 0`;
 
-/** `FINISH_MANY_SQL` sending the terminal records ($10 channel, $11 header). */
-export const FINISH_MANY_NOTIFY_SQL = withEvents(FINISH_MANY_CTE, 10);
 /** `CLAIM_MANY_SQL` sending the claimed (running) records ($6 channel, $7 header). */
 export const CLAIM_MANY_NOTIFY_SQL = withEvents(CLAIM_MANY_CTE, 6);
 

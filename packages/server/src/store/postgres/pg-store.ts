@@ -186,7 +186,7 @@ export class PgStore extends PgStoreBase implements Store {
 
   /**
    * Whether a notification already carried this event (answers true once): a chunk append's own (seq and count of
-   * its chunks), or a batched claim's or finish's (the job's new status).
+   * its chunks), or a batched claim's (the job's new status).
    */
   takeNoticed(id: string, attempt: number, what: { seq: number; count: number } | JobStatus): boolean {
     if (typeof what === 'string') return this.jobs.takeNoticed(id, attempt, what);

@@ -66,7 +66,7 @@ export const CLAIM_MANY_SQL = `${CLAIM_MANY_CTE} SELECT * FROM j`;
  * (IN_PROGRESS with that attempt, no webhook) and the outcome counters, in one implicit transaction.
  * Parameters per item: id, attempt, status, output (JSON text or null), error, now, keep_sync, keep_async; $9: shard.
  */
-export const FINISH_MANY_CTE = `
+export const FINISH_MANY_SQL = `
   WITH v AS (
     SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[])
       WITH ORDINALITY AS t(id, attempt, status, output, error, now, keep_sync, keep_async, idx)
@@ -81,8 +81,8 @@ export const FINISH_MANY_CTE = `
     INSERT INTO endpoint_stats (endpoint_id, shard, completed, failed)
     SELECT endpoint_id, $9, sum((status = 'COMPLETED')::int), sum((status <> 'COMPLETED')::int) FROM j GROUP BY endpoint_id
     ON CONFLICT (endpoint_id, shard) DO UPDATE SET completed = endpoint_stats.completed + EXCLUDED.completed, failed = endpoint_stats.failed + EXCLUDED.failed
-  )`;
-export const FINISH_MANY_SQL = `${FINISH_MANY_CTE} SELECT * FROM j`;
+  )
+  SELECT * FROM j`;
 
 /** The job store's statements, by name ($n parameters as documented per group). */
 export const SQL = {
