@@ -2,8 +2,12 @@ import type { JobRecord } from '../types.js';
 import { toRecord, type JobRow } from './rows.js';
 import { Coalescer } from './coalesce.js';
 
-/** Claim statements of one endpoint running at once; claims asked for meanwhile join the next one. */
-const CLAIMS_IN_FLIGHT = 2;
+/**
+ * No limit: claims of one turn go together, and a turn's claims do not wait for the previous turn's. Tried: two
+ * statements at once, later claims waiting for one to end. It batched almost nothing (a worker asks again after
+ * each result, one at a time) and /status reads after a /run burst measured lower (1,503 against 1,831 req/s).
+ */
+const CLAIMS_IN_FLIGHT = Number.POSITIVE_INFINITY;
 
 interface Ask {
   workerId: string;
@@ -12,7 +16,7 @@ interface Ask {
 
 /**
  * Claims of one endpoint issued in the same event-loop turn (a worker with 64 free credits asks for 64 jobs at
- * once), or while earlier claims of that endpoint are running, become one statement (`CLAIM_MANY_SQL` in
+ * once) become one statement (`CLAIM_MANY_SQL` in
  * `statements.ts`): it locks up to N of the oldest queued jobs with `FOR UPDATE SKIP LOCKED` and gives the k-th
  * oldest to the k-th caller, so FIFO order holds and an empty queue costs one query, not N.
  */

@@ -1,13 +1,13 @@
 import type { JobRow } from './rows.js';
 import { Coalescer } from './coalesce.js';
 
-/** `FINISH_MANY_SQL` statements running at once; results reported meanwhile join the next one. */
-const FINISHES_IN_FLIGHT = 2;
+/** No limit: results of one turn go together and never wait for an earlier turn's (see `claim-batch.ts`). */
+const FINISHES_IN_FLIGHT = Number.POSITIVE_INFINITY;
 
 /**
  * Results of many jobs end in one statement (`FINISH_MANY_SQL` in `statements.ts`): each job's conditional
  * transition and the outcome counters, in one implicit transaction (one WAL flush for all of them). Results of
- * the same event-loop turn, and those reported while earlier finishes are committing, go together (`Coalescer`).
+ * the same event-loop turn go together (`Coalescer`).
  */
 export class FinishBatcher {
   private readonly batch: Coalescer<unknown[], JobRow | undefined>;
