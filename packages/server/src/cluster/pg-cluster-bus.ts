@@ -42,7 +42,13 @@ export class PgClusterBus implements ClusterBus {
     this.channel = `berth_${store.schema}`;
     this.header = header(this.replicaId);
     store.onQueued = (endpointId) => this.publish({ t: 'queued', endpointId });
-    store.chunkNotice = (id, attempt, seq, chunks) => {
+    // Batched claims send the claimed jobs' change events (with their records) in their statements, and /runsync
+    // inserts their 'queued' messages.
+    store.jobs.eventNotice = () =>
+      this.closed || !this.othersMayListen() || this.header.length > 1_000
+        ? undefined
+        : { channel: this.channel, header: this.header };
+    store.streams.notice = (id, attempt, seq, chunks) => {
       if (this.closed || !this.othersMayListen()) return undefined;
       const payload = `${this.header}\n${encodeLine({ t: 'job', id, kind: 'chunk', data: { attempt, seq, chunks } })}`;
       return Buffer.byteLength(payload) <= MAX_PAYLOAD ? { channel: this.channel, payload } : undefined;
@@ -50,15 +56,19 @@ export class PgClusterBus implements ClusterBus {
   }
 
   publish(msg: ClusterMessage): void {
-    // Chunks whose append carried their notification (`PgStore.chunkNotice`) are on their way already.
-    if (
-      msg.t === 'job' &&
-      msg.data &&
-      this.store.takeNoticed(msg.id, msg.data.attempt, msg.data.seq, msg.data.chunks.length)
-    )
-      return;
+    // Chunks whose append carried their notification (`PgStreams.notice`), and records whose claim did
+    // (`PgJobPath.eventNotice`), are on their way already.
+    if (msg.t === 'job' && this.alreadySent(msg)) return;
     if (this.closed || !this.othersMayListen()) return;
     this.push(encodeLine(msg));
+  }
+
+  private alreadySent(msg: Extract<ClusterMessage, { t: 'job' }>): boolean {
+    if (msg.data)
+      return this.store.takeNoticed(msg.id, msg.data.attempt, { seq: msg.data.seq, count: msg.data.chunks.length });
+    return (
+      msg.kind === 'change' && msg.job !== undefined && this.store.takeNoticed(msg.id, msg.job.attempt, msg.job.status)
+    );
   }
 
   /** Set by `wireCluster`: whether this replica has waiters for a job (others' events of other jobs are skipped). */

@@ -1,39 +1,28 @@
 import type { JobRow } from './rows.js';
+import { Coalescer } from './coalesce.js';
 
-interface Item {
-  params: unknown[];
-  resolve: (row: JobRow | undefined) => void;
-  reject: (err: unknown) => void;
-}
+/** No limit: results of one turn go together and never wait for an earlier turn's (see `claim-batch.ts`). */
+const FINISHES_IN_FLIGHT = Number.POSITIVE_INFINITY;
 
 /**
- * Results of many jobs reported in the same event-loop turn end in one statement (`FINISH_MANY_SQL` in
- * `statements.ts`): each job's conditional transition and the outcome counters, in one implicit transaction.
+ * Results of many jobs end in one statement (`FINISH_MANY_SQL` in `statements.ts`): each job's conditional
+ * transition and the outcome counters, in one implicit transaction (one WAL flush for all of them). Results of
+ * the same event-loop turn go together (`Coalescer`).
  */
 export class FinishBatcher {
-  private pending: Item[] = [];
+  private readonly batch: Coalescer<unknown[], JobRow | undefined>;
 
-  constructor(private readonly run: (params: unknown[]) => Promise<(JobRow & { idx: number })[]>) {}
+  constructor(run: (params: unknown[]) => Promise<(JobRow & { idx: number })[]>) {
+    this.batch = new Coalescer<unknown[], JobRow | undefined>(async (items) => {
+      const columns = Array.from({ length: 8 }, (_, c) => items.map((params) => params[c]));
+      const rows = await run([...columns, Math.floor(Math.random() * 16)]);
+      const byIdx = new Map(rows.map((r) => [Number(r.idx), r]));
+      return items.map((_, i) => byIdx.get(i + 1));
+    }, FINISHES_IN_FLIGHT);
+  }
 
   /** Resolves with the finished row, or `undefined` when the job was not matched (stale, or it has a webhook). */
   add(params: unknown[]): Promise<JobRow | undefined> {
-    return new Promise((resolve, reject) => {
-      if (this.pending.length === 0) setImmediate(() => void this.flush());
-      this.pending.push({ params, resolve, reject });
-    });
-  }
-
-  private async flush(): Promise<void> {
-    const batch = this.pending;
-    this.pending = [];
-    if (!batch.length) return;
-    try {
-      const columns = Array.from({ length: 8 }, (_, c) => batch.map((it) => it.params[c]));
-      const rows = await this.run([...columns, Math.floor(Math.random() * 16)]);
-      const byIdx = new Map(rows.map((r) => [Number(r.idx), r]));
-      batch.forEach((it, i) => it.resolve(byIdx.get(i + 1)));
-    } catch (err) {
-      for (const it of batch) it.reject(err);
-    }
+    return this.batch.add(params);
   }
 }

@@ -1,32 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import type { Pool, PoolClient } from 'pg';
-import { isTerminal } from '@berth/protocol';
+import type { Pool } from 'pg';
+import { isTerminal, type JobStatus } from '@berth/protocol';
 import type {
   DeleteCondition,
   DueJobs,
   EndpointCounts,
   FinishPatch,
-  JobLog,
-  JobLogLine,
   JobRecord,
   RecoveryReport,
   RetentionPolicy,
   Store,
-  WebhookAttempt,
-  WebhookDelivery,
 } from '../types.js';
 import { createPool, toUnavailable, type PgConnectionOptions } from './connect.js';
 import { DEFAULT_REPLICA_TIMES, ReplicaWatch, type ReplicaTimes } from './replica-watch.js';
-import { insertValues, json, toRecord, type JobRow } from './rows.js';
+import { insertValues, json, toRecord } from './rows.js';
 import { migrate } from './schema.js';
-import { ClaimBatcher } from './claim-batch.js';
-import { FinishBatcher } from './finish-batch.js';
-import { CLAIM_MANY_SQL, FINISH_MANY_SQL, named, SQL } from './statements.js';
-import { inTransaction } from './transaction.js';
-import { pgJobLogs } from './job-logs.js';
-import { pgOutbox } from './webhook-outbox.js';
+import { named, SQL } from './statements.js';
+import { PgJobPath } from './job-path.js';
+import { PgStoreBase } from './pg-store-base.js';
+import { pgTransitions } from './transitions.js';
 import { DuplicateJobError } from '../../errors.js';
-import { ASYNC_COMMIT, pgStream, type ChunkNotice } from './stream-sql.js';
+import { ASYNC_COMMIT } from './stream-sql.js';
+import { pgMaintenance } from './maintenance.js';
+import { PgStreams } from './pg-streams.js';
 import { PgFileStore } from './pg-file-store.js';
 import { PgClusterBus } from '../../cluster/pg-cluster-bus.js';
 import type { ClusterBus } from '../../cluster/types.js';
@@ -44,10 +40,6 @@ export interface PgStoreOptions extends PgConnectionOptions {
   onError?: (err: unknown) => void;
 }
 
-type Q = Pick<PoolClient, 'query'>;
-type Stat = 'completed' | 'failed' | 'retried';
-const SHARDS = 16;
-const EMPTY_HINT_MS = 1_000;
 /**
  * The PostgreSQL store: several `berth serve` replicas share one database. Every state change is one conditional
  * UPDATE (status and attempt in its WHERE), claims take the oldest queued job with `FOR UPDATE SKIP LOCKED`, and
@@ -55,44 +47,29 @@ const EMPTY_HINT_MS = 1_000;
  * database. Connection errors become 503 `unavailable`; the pool reconnects by itself once the database is back.
  * Create with `await PgStore.open(...)` (applies migrations).
  */
-export class PgStore implements Store {
+export class PgStore extends PgStoreBase implements Store {
   readonly replicaId: string;
   readonly schema: string;
   /** Called after commit when jobs were queued on an endpoint (insert, retry, requeue): the cluster channel. */
   onQueued: ((endpointId: string) => void) | undefined;
   private readonly watch: ReplicaWatch;
-  private closed = false;
-  /**
-   * Endpoints whose queue a claim just found empty, until when (epoch ms): a worker with free credits asks for
-   * work after every result, and an empty queue should not cost a query each time. Cleared by anything that
-   * queues a job here or on another replica (`queuedElsewhere`); it expires after `EMPTY_HINT_MS` anyway, so a
-   * lost notification delays a job by at most that.
-   */
-  private readonly emptyUntil = new Map<string, number>();
-  private queueGen = 0;
-  private readonly finishes = new FinishBatcher((params) => this.q<JobRow & { idx: number }>(FINISH_MANY_SQL, params));
-  private readonly claims = new ClaimBatcher(
-    (params) => this.asyncRun<JobRow & { rn: number }>(CLAIM_MANY_SQL, params),
-    () => this.replicaId,
-    (endpointId, gen) => {
-      if (gen === this.queueGen) this.emptyUntil.set(endpointId, Date.now() + EMPTY_HINT_MS);
-    },
-    () => this.queueGen,
-  );
+  /** Batched inserts, claims and finishes, and the cluster messages riding in them. */
+  readonly jobs: PgJobPath;
+  /** Stream chunks (on the asynchronously committing pool). */
+  readonly streams: PgStreams;
 
   private constructor(
-    readonly pool: Pool,
-    /**
-     * Claims, stream chunks and /runsync inserts: a second pool (as large as the first) committing asynchronously (see `stream-sql.ts`): what it writes is
-     * visible at once; only a crash of the PostgreSQL server can undo its last fraction of a second.
-     */
-    private readonly asyncPool: Pool,
+    pool: Pool,
+    asyncPool: Pool,
     readonly options: PgStoreOptions,
   ) {
+    super(pool, asyncPool);
     this.replicaId = options.replicaId ?? randomUUID();
     this.schema = options.schema ?? 'berth';
     const onError = options.onError ?? (() => {});
     this.watch = new ReplicaWatch(pool, this.replicaId, options.replicaTimes ?? DEFAULT_REPLICA_TIMES, onError);
+    this.jobs = new PgJobPath(this.run, this.asyncRun, pool, asyncPool, this.replicaId);
+    this.streams = new PgStreams(this.asyncRun, this.jobs.noticed);
   }
 
   /** Other replicas alive at the last heartbeat (0 before `recover`): a lone replica sends no notifications. */
@@ -122,70 +99,31 @@ export class PgStore implements Store {
     return new PgStore(pool, asyncPool, options);
   }
 
-  private alive(): void {
-    if (this.closed) throw new Error('the store is closed');
-  }
-
-  private async q<R extends object = JobRow>(sql: string, params: unknown[] = []): Promise<R[]> {
-    this.alive();
-    try {
-      return (await this.pool.query<R>(named(sql, params))).rows;
-    } catch (err) {
-      return toUnavailable(err);
-    }
-  }
-
-  private tx<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
-    this.alive();
-    return inTransaction(this.pool, fn);
-  }
-
-  private async one(c: Q, sql: string, params: unknown[]): Promise<JobRecord | undefined> {
-    const r = await c.query<JobRow>(named(sql, params));
-    return r.rows[0] ? toRecord(r.rows[0]) : undefined;
-  }
-
-  private async stat(c: Q, endpointId: string, column: Stat): Promise<void> {
-    const shard = Math.floor(Math.random() * SHARDS);
-    await c.query(named(SQL.stat[column], [endpointId, shard]));
-  }
-
-  private queued(endpointId: string): void {
-    this.queuedElsewhere(endpointId);
-    this.onQueued?.(endpointId);
+  private queued(endpointId: string, notified = false): void {
+    this.jobs.queuedElsewhere(endpointId);
+    if (!notified) this.onQueued?.(endpointId);
   }
 
   /** Jobs were queued on `endpointId` (here or by another replica): the next claim queries again. */
   queuedElsewhere(endpointId?: string): void {
-    this.queueGen++;
-    if (endpointId === undefined) this.emptyUntil.clear();
-    else this.emptyUntil.delete(endpointId);
+    this.jobs.queuedElsewhere(endpointId);
   }
 
   async insert(job: JobRecord): Promise<void> {
-    const write = async (c: Q) => {
-      try {
-        await c.query(named(job.status === 'IN_QUEUE' ? SQL.insertQueued : SQL.insertOther, insertValues(job)));
-      } catch (err) {
-        if ((err as { code?: string }).code === '23505') throw new DuplicateJobError(job.id);
-        throw err;
-      }
-    };
-    if (!isTerminal(job.status)) {
-      // One statement, its own transaction: nothing else to write with a queued (or running) job. A /runsync
+    this.alive();
+    if (job.status === 'IN_QUEUE') {
+      // One statement, its own transaction, shared with the other requests' jobs (`InsertBatcher`). A /runsync
       // job commits asynchronously: its client is answered with its result (a synchronous commit, which
       // flushes the insert too) or, when the wait elapses first, after `flush()`.
-      this.alive();
-      await write(job.sync ? this.asyncPool : this.pool).catch(toUnavailable);
-      if (job.status === 'IN_QUEUE') this.queued(job.endpointId);
-      return;
-    }
-    await this.tx(async (c) => {
-      await write(c);
-      if (job.status === 'COMPLETED') await this.stat(c, job.endpointId, 'completed');
-      if (job.status === 'FAILED' || job.status === 'TIMED_OUT') await this.stat(c, job.endpointId, 'failed');
-      await pgOutbox.added(c, job, job.finishedAt ?? job.createdAt); // stored already terminal
-    });
+      const notified = await this.jobs.insertQueued(job);
+      this.queued(job.endpointId, notified);
+    } else if (!isTerminal(job.status)) {
+      // A running job (an import): one statement, nothing else to write with it.
+      await (job.sync ? this.asyncPool : this.pool).query(named(SQL.insertOther, insertValues(job))).catch((err) => {
+        if ((err as { code?: string }).code === '23505') throw new DuplicateJobError(job.id);
+        return toUnavailable(err);
+      });
+    } else await this.tx((c) => pgTransitions.insertTerminal(c, job));
   }
 
   /** A synchronous commit of a one-row write: the WAL up to here, asynchronous commits included, is on disk. */
@@ -193,71 +131,16 @@ export class PgStore implements Store {
     await this.q(SQL.flush);
   }
 
-  async get(id: string): Promise<JobRecord | undefined> {
-    const [r] = await this.q(SQL.get, [id]);
-    return r && toRecord(r);
-  }
-
   claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
     this.alive();
-    if ((this.emptyUntil.get(endpointId) ?? 0) > Date.now()) return Promise.resolve(undefined);
-    return this.claims.claim(endpointId, workerId, now);
-  }
-
-  private finishParams(
-    id: string,
-    attempt: number,
-    patch: FinishPatch,
-    now: number,
-    retention: RetentionPolicy,
-  ): unknown[] {
-    const output = patch.status === 'COMPLETED' ? json(patch.output) : null;
-    return [
-      id,
-      attempt,
-      patch.status,
-      output,
-      patch.status === 'COMPLETED' ? null : patch.error,
-      now,
-      retention.sync,
-      retention.async,
-    ];
-  }
-
-  private async finishOn(
-    c: Q,
-    id: string,
-    attempt: number,
-    patch: FinishPatch,
-    now: number,
-    retention: RetentionPolicy,
-  ): Promise<JobRecord | undefined> {
-    const job = await this.one(c, SQL.finish, this.finishParams(id, attempt, patch, now, retention));
-    if (!job) return undefined;
-    await this.stat(c, job.endpointId, job.status === 'COMPLETED' ? 'completed' : 'failed');
-    await pgOutbox.added(c, job, now);
-    return job;
+    return this.jobs.claim(endpointId, workerId, now);
   }
 
   /**
    * The common case in one round trip: a job without a webhook ends in one statement shared with every other
-   * result of the same event-loop turn (`FinishBatcher`). A job with a webhook is not matched and takes the
-   * transaction with the outbox row.
+   * result of the same event-loop turn (`FinishBatcher`). A job with a webhook is not matched by it and takes
+   * the transaction with the outbox row.
    */
-  private async finishFast(
-    id: string,
-    attempt: number,
-    patch: FinishPatch,
-    now: number,
-    retention: RetentionPolicy,
-  ): Promise<JobRecord | undefined | 'webhook'> {
-    this.alive();
-    const r = await this.finishes.add(this.finishParams(id, attempt, patch, now, retention));
-    if (r) return toRecord(r);
-    const [w] = await this.q<{ n: number }>(SQL.hasWebhook, [id, attempt]);
-    return w ? 'webhook' : undefined;
-  }
-
   async finish(
     id: string,
     attempt: number,
@@ -265,9 +148,12 @@ export class PgStore implements Store {
     now: number,
     retention: RetentionPolicy,
   ): Promise<JobRecord | undefined> {
-    const fast = await this.finishFast(id, attempt, patch, now, retention);
-    if (fast !== 'webhook') return fast;
-    return this.tx((c) => this.finishOn(c, id, attempt, patch, now, retention));
+    this.alive();
+    const r = await this.jobs.finish(pgTransitions.finishParams(id, attempt, patch, now, retention));
+    if (r) return toRecord(r);
+    const [webhook] = await this.q<{ n: number }>(SQL.hasWebhook, [id, attempt]);
+    if (!webhook) return undefined;
+    return this.tx((c) => pgTransitions.finish(c, id, attempt, patch, now, retention));
   }
 
   cancel(
@@ -275,24 +161,11 @@ export class PgStore implements Store {
     now: number,
     retention: RetentionPolicy,
   ): Promise<{ before: JobRecord; after: JobRecord } | undefined> {
-    return this.tx(async (c) => {
-      const before = await this.one(c, SQL.cancelLock, [id]);
-      if (!before) return undefined;
-      const after = await this.one(c, SQL.cancel, [id, now, retention.sync, retention.async]);
-      if (!after) return undefined;
-      await pgOutbox.added(c, after, now);
-      return { before, after };
-    });
+    return this.tx((c) => pgTransitions.cancel(c, id, now, retention));
   }
 
   async retry(id: string, now: number): Promise<JobRecord | undefined> {
-    const job = await this.tx(async (c) => {
-      const job = await this.one(c, SQL.retry, [id, now]);
-      if (!job) return undefined;
-      await c.query(named(SQL.dropChunks, [id]));
-      await this.stat(c, job.endpointId, 'retried');
-      return job;
-    });
+    const job = await this.tx((c) => pgTransitions.requeue(c, 'retry', [id, now]));
     if (job) this.queued(job.endpointId);
     return job;
   }
@@ -306,62 +179,30 @@ export class PgStore implements Store {
     retention: RetentionPolicy,
   ): Promise<JobRecord | undefined> {
     if (attempt >= maxAttempts) return this.finish(id, attempt, { status: 'FAILED', error: failError }, now, retention);
-    const job = await this.tx(async (c) => {
-      const job = await this.one(c, SQL.requeue, [id, attempt]);
-      if (!job) return undefined;
-      await c.query(named(SQL.dropChunks, [id]));
-      await this.stat(c, job.endpointId, 'retried');
-      return job;
-    });
+    const job = await this.tx((c) => pgTransitions.requeue(c, 'requeue', [id, attempt]));
     if (job) this.queued(job.endpointId);
     return job;
   }
 
-  async setProgress(id: string, attempt: number, progress: unknown): Promise<boolean> {
-    this.alive();
-    const r = await this.pool.query(named(SQL.setProgress, [id, attempt, json(progress)])).catch(toUnavailable);
-    return (r.rowCount ?? 0) > 0;
-  }
-
-  private readonly asyncRun = async <R extends object>(sql: string, params: unknown[]): Promise<R[]> => {
-    this.alive();
-    try {
-      return (await this.asyncPool.query<R>(named(sql, params))).rows;
-    } catch (err) {
-      return toUnavailable(err);
-    }
-  };
-
   /**
-   * Set by the cluster bus while other replicas listen: the notification of a chunk append, sent in the append's
-   * own statement (the chunks reach other replicas one round trip sooner). The bus then skips the event.
+   * Whether a notification already carried this event (answers true once): a chunk append's own (seq and count of
+   * its chunks), or a batched claim's (the job's new status).
    */
-  chunkNotice: ((id: string, attempt: number, seq: number, chunks: unknown[]) => ChunkNotice | undefined) | undefined;
-  private readonly noticed = new Set<string>();
-
-  async appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number> {
-    const r = await pgStream.append(
-      this.asyncRun,
-      id,
-      attempt,
-      seq,
-      chunks,
-      this.chunkNotice?.(id, attempt, seq, chunks),
-    );
-    if (r.notified) {
-      if (this.noticed.size > 1_000) this.noticed.clear(); // entries are taken at once; never let strays pile up
-      this.noticed.add(`${id}\t${attempt}\t${seq}\t${chunks.length}`);
-    }
-    return r.n;
+  takeNoticed(id: string, attempt: number, what: { seq: number; count: number } | JobStatus): boolean {
+    if (typeof what === 'string') return this.jobs.takeNoticed(id, attempt, what);
+    return this.streams.takeNoticed(id, attempt, what.seq, what.count);
   }
 
-  /** Whether the append of these chunks notified the other replicas itself (answers true once). */
-  takeNoticed(id: string, attempt: number, seq: number, count: number): boolean {
-    return this.noticed.delete(`${id}\t${attempt}\t${seq}\t${count}`);
+  setProgress(id: string, attempt: number, progress: unknown): Promise<boolean> {
+    return this.changed(SQL.setProgress, [id, attempt, json(progress)]);
+  }
+
+  appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number> {
+    return this.streams.append(id, attempt, seq, chunks);
   }
 
   takeStream(id: string): Promise<unknown[]> {
-    return pgStream.take(this.asyncRun, id);
+    return this.streams.take(id);
   }
 
   /**
@@ -383,79 +224,40 @@ export class PgStore implements Store {
   }
 
   claimStream(id: string, attempt: number, from: number, to: number): Promise<boolean> {
-    return pgStream.claim(this.asyncRun, id, from, to, attempt);
+    return this.streams.claim(id, attempt, from, to);
   }
 
-  async setLease(id: string, attempt: number, until: number | null): Promise<boolean> {
-    this.alive();
+  setLease(id: string, attempt: number, until: number | null): Promise<boolean> {
     // Clearing the lease means the worker is connected here again: this replica owns the job now.
-    const r = await this.pool.query(named(SQL.setLease, [id, attempt, until, this.replicaId])).catch(toUnavailable);
-    return (r.rowCount ?? 0) > 0;
+    return this.changed(SQL.setLease, [id, attempt, until, this.replicaId]);
   }
 
-  async runningOn(workerId: string): Promise<JobRecord[]> {
-    return (await this.q(SQL.runningOn, [workerId])).map(toRecord);
+  runningOn(workerId: string): Promise<JobRecord[]> {
+    return pgMaintenance.runningOn(this.run, workerId);
   }
 
-  async setExpiry(id: string, expiresAt: number): Promise<boolean> {
-    this.alive();
-    const r = await this.pool.query(named(SQL.setExpiry, [id, expiresAt])).catch(toUnavailable);
-    return (r.rowCount ?? 0) > 0;
+  setExpiry(id: string, expiresAt: number): Promise<boolean> {
+    return this.changed(SQL.setExpiry, [id, expiresAt]);
   }
 
   purgeQueue(endpointId: string): Promise<string[]> {
-    return this.tx(async (c) => {
-      const r = await c.query<{ id: string }>(named(SQL.purge, [endpointId]));
-      const ids = r.rows.map((x) => x.id);
-      if (ids.length) await c.query(named(SQL.dropChunksOf, [ids]));
-      await pgJobLogs.jobsDeleted(c, ids);
-      await pgOutbox.jobDeleted(c, ids);
-      return ids;
-    });
+    return pgMaintenance.purgeQueue(this.runTx, endpointId);
   }
 
   delete(id: string, cond?: DeleteCondition): Promise<boolean> {
-    return this.tx(async (c) => {
-      const r = await c.query(named(SQL.deleteIf, [id, cond?.expiresAt ?? null, cond?.retainUntil ?? null]));
-      if (!r.rowCount) return false;
-      await c.query(named(SQL.dropChunks, [id]));
-      await pgJobLogs.jobsDeleted(c, [id]);
-      await pgOutbox.jobDeleted(c, [id]);
-      return true;
-    });
+    return pgMaintenance.delete(this.runTx, id, cond);
   }
 
-  async due(now: number, limit: number): Promise<DueJobs> {
-    const all = async (sql: string) => (await this.q(sql, [now, limit])).map(toRecord);
-    const [expired, timedOut, retained, leaseExpired] = await Promise.all([
-      all(SQL.due.expired),
-      all(SQL.due.timedOut),
-      all(SQL.due.retained),
-      all(SQL.due.leaseExpired),
-    ]);
-    return { expired, timedOut, retained, leaseExpired };
+  due(now: number, limit: number): Promise<DueJobs> {
+    return pgMaintenance.due(this.run, now, limit);
   }
 
-  async counts(endpointId: string): Promise<EndpointCounts> {
-    const [s] = await this.q<{
-      completed: number | null;
-      failed: number | null;
-      retried: number | null;
-      in_queue: number;
-      in_progress: number;
-    }>(SQL.counts, [endpointId]);
-    return {
-      completed: s?.completed ?? 0,
-      failed: s?.failed ?? 0,
-      retried: s?.retried ?? 0,
-      inProgress: s?.in_progress ?? 0,
-      inQueue: s?.in_queue ?? 0,
-    };
+  counts(endpointId: string): Promise<EndpointCounts> {
+    return pgMaintenance.counts(this.run, endpointId);
   }
 
-  async queueDepth(endpointId: string): Promise<number> {
-    const [r] = await this.q<{ n: number }>(SQL.queueDepth, [endpointId]);
-    return r?.n ?? 0;
+  queueDepth(endpointId: string): Promise<number> {
+    return pgMaintenance.queueDepth(this.run, endpointId);
   }
 
   /**
@@ -465,43 +267,8 @@ export class PgStore implements Store {
   async recover(leaseUntil: number): Promise<RecoveryReport> {
     const now = Date.now();
     await this.watch.start(leaseUntil - now).catch(toUnavailable);
-    await this.q(SQL.leaseOrphans, [
-      leaseUntil,
-      this.replicaId,
-      now - (this.options.replicaTimes ?? DEFAULT_REPLICA_TIMES).deadAfterMs,
-    ]);
-    const [n] = await this.q<{ queued: number; running: number }>(SQL.liveCounts);
-    const eps = await this.q<{ endpoint_id: string }>(SQL.endpoints);
-    return { queued: n?.queued ?? 0, running: n?.running ?? 0, endpoints: eps.map((r) => r.endpoint_id) };
-  }
-
-  appendLogs(id: string, lines: JobLogLine[]): Promise<number> {
-    if (!lines.length) return this.get(id).then(() => 0);
-    return this.tx((c) => pgJobLogs.append(c, id, lines));
-  }
-
-  async logs(id: string): Promise<JobLog | undefined> {
-    this.alive();
-    return pgJobLogs.get(this.pool, id).catch(toUnavailable);
-  }
-
-  async recent(endpointId: string, limit: number): Promise<JobRecord[]> {
-    this.alive();
-    return pgJobLogs.recent(this.pool, endpointId, limit).catch(toUnavailable);
-  }
-
-  async claimWebhooks(now: number, limit: number, leaseUntil: number): Promise<WebhookDelivery[]> {
-    this.alive();
-    return pgOutbox.claim(this.pool, now, limit, leaseUntil).catch(toUnavailable); // one statement: atomic by itself
-  }
-
-  recordWebhookAttempt(deliveryId: string, attempt: WebhookAttempt, nextAttemptAt: number | null): Promise<boolean> {
-    return this.tx((c) => pgOutbox.record(c, deliveryId, attempt, nextAttemptAt));
-  }
-
-  async webhookDeliveries(jobId: string): Promise<WebhookDelivery[]> {
-    this.alive();
-    return pgOutbox.forJob(this.pool, jobId).catch(toUnavailable);
+    const deadAfterMs = (this.options.replicaTimes ?? DEFAULT_REPLICA_TIMES).deadAfterMs;
+    return pgMaintenance.recover(this.run, leaseUntil, this.replicaId, now - deadAfterMs);
   }
 
   /** Stops the heartbeat (leaving the replica set, so others take over its running jobs at once) and closes the pool. */

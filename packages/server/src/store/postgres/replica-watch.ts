@@ -1,4 +1,19 @@
 import type { Pool } from 'pg';
+import { named } from './statements.js';
+
+/** $1 this replica, $2 now, $3 lease until, $4 seen-since of a live replica, $5 seen-since of a kept row. */
+const BEAT_SQL = `
+  WITH me AS (
+    INSERT INTO replicas (id, seen_at) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET seen_at = EXCLUDED.seen_at RETURNING 1
+  ), leased AS (
+    UPDATE jobs SET lease_until = $3 WHERE status = 'IN_PROGRESS' AND lease_until IS NULL AND owner IS NOT NULL AND owner <> $1
+      AND owner NOT IN (SELECT id FROM replicas WHERE seen_at >= $4)
+    RETURNING 1
+  ), gone AS (
+    DELETE FROM replicas WHERE seen_at < $5 AND id <> $1 RETURNING 1
+  )
+  SELECT (SELECT count(*) FROM leased)::int AS leased,
+    (SELECT count(*) FROM replicas WHERE seen_at >= $4 AND id <> $1)::int AS others`;
 
 /** How often a replica says it is alive, and after how long without a word it counts as dead. */
 export interface ReplicaTimes {
@@ -39,24 +54,24 @@ export class ReplicaWatch {
     this.timer.unref();
   }
 
-  /** One heartbeat: says this replica is alive, then leases the running jobs of silent replicas. */
+  /**
+   * One heartbeat, one statement: says this replica is alive, leases the running jobs of silent replicas, forgets
+   * replicas silent for 10 × `deadAfterMs`, and counts the live others. Its parts share one snapshot: the lease
+   * and the count see the replicas as they were before this upsert, which changes neither (both leave this
+   * replica out), and the cleanup never touches this replica's own row (a row is written once per statement).
+   */
   async beat(now = Date.now()): Promise<number> {
-    await this.pool.query(
-      `INSERT INTO replicas (id, seen_at) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET seen_at = EXCLUDED.seen_at`,
-      [this.replicaId, now],
+    const r = await this.pool.query<{ leased: number; others: number }>(
+      named(BEAT_SQL, [
+        this.replicaId,
+        now,
+        now + this.graceMs,
+        now - this.times.deadAfterMs,
+        now - 10 * this.times.deadAfterMs,
+      ]),
     );
-    const r = await this.pool.query(
-      `UPDATE jobs SET lease_until = $1 WHERE status = 'IN_PROGRESS' AND lease_until IS NULL AND owner IS NOT NULL AND owner <> $2
-         AND owner NOT IN (SELECT id FROM replicas WHERE seen_at >= $3)`,
-      [now + this.graceMs, this.replicaId, now - this.times.deadAfterMs],
-    );
-    await this.pool.query(`DELETE FROM replicas WHERE seen_at < $1`, [now - 10 * this.times.deadAfterMs]);
-    const n = await this.pool.query<{ n: number }>(
-      `SELECT count(*) AS n FROM replicas WHERE seen_at >= $1 AND id <> $2`,
-      [now - this.times.deadAfterMs, this.replicaId],
-    );
-    this.liveOthers = n.rows[0]?.n ?? 0;
-    return r.rowCount ?? 0;
+    this.liveOthers = r.rows[0]?.others ?? 0;
+    return r.rows[0]?.leased ?? 0;
   }
 
   /** Stops the heartbeat; `leave`: removes this replica's row so others treat its jobs as orphaned at once. */

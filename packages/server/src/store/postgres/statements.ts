@@ -26,21 +26,40 @@ const stat = (
   ON CONFLICT (endpoint_id, shard) DO UPDATE SET ${column} = endpoint_stats.${column} + 1`;
 const due = (where: string, order: string) => `SELECT ${COLS} FROM jobs WHERE ${where} ORDER BY ${order} LIMIT $2`;
 
+/** The SQL type of each insert column (`INSERT_COLUMNS`), for the arrays of a multi-row insert. */
+const INSERT_TYPES =
+  `text text text text text text bigint boolean boolean int int text text text text bigint bigint bigint bigint bigint
+  bigint bigint bigint float8`.split(/\s+/);
+
+/**
+ * Queued jobs of many requests in one statement (`insert-batch.ts`): one array per column ($1..$24, the order of
+ * `INSERT_COLUMNS`), queue positions taken in array order (FIFO); an id already stored is skipped (RETURNING
+ * lists the ids stored).
+ */
+export const INSERT_MANY_SQL = `
+  INSERT INTO jobs (${INSERT_COLUMNS}, queue_seq)
+  SELECT ${COLS}, nextval('queue_seq') FROM unnest(${INSERT_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})
+    WITH ORDINALITY AS t(${COLS}, ord)
+  ORDER BY ord
+  ON CONFLICT (id) DO NOTHING RETURNING id`;
+
 /**
  * Claims of one endpoint issued in the same event-loop turn (`claim-batch.ts`): locks up to $2 of the oldest queued
  * jobs with `FOR UPDATE SKIP LOCKED` and gives the k-th oldest to the k-th worker id of $3, so FIFO order holds.
  */
-export const CLAIM_MANY_SQL = `
+export const CLAIM_MANY_CTE = `
   WITH picked AS (
     SELECT id, queue_seq FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' ORDER BY queue_seq LIMIT $2 FOR UPDATE SKIP LOCKED
   ), numbered AS (
     SELECT id, row_number() OVER (ORDER BY queue_seq) AS rn FROM picked
-  )
-  UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, worker_id = ($3::text[])[numbered.rn], owner = $5,
+  ), j AS (
+    UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, worker_id = ($3::text[])[numbered.rn], owner = $5,
     started_at = $4::bigint, execution_deadline = $4::bigint + execution_timeout, lease_until = NULL, progress = NULL, queue_seq = NULL,
     stream_len = 0, stream_taken = 0
   FROM numbered WHERE jobs.id = numbered.id
-  RETURNING ${JOBS_COLS}, numbered.rn`;
+  RETURNING ${JOBS_COLS}, numbered.rn
+  )`;
+export const CLAIM_MANY_SQL = `${CLAIM_MANY_CTE} SELECT * FROM j`;
 
 /**
  * Results of many jobs reported in the same event-loop turn (`finish-batch.ts`): each job's conditional transition

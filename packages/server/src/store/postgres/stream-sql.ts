@@ -39,7 +39,7 @@ const PEEK_SQL = `
   LEFT JOIN stream_chunks c ON c.job_id = j.id AND c.seq >= j.stream_taken AND c.seq < j.stream_len
   WHERE j.id = $1 ORDER BY c.seq`;
 
-/** A notification to send with a chunk append (see `PgStore.chunkNotice`). */
+/** A notification to send with a chunk append (see `PgStreams.notice`). */
 export interface ChunkNotice {
   channel: string;
   payload: string;

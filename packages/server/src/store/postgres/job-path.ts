@@ -1,0 +1,96 @@
+import type { Pool } from 'pg';
+import type { JobStatus } from '@berth/protocol';
+import type { JobRecord } from '../types.js';
+import type { JobRow } from './rows.js';
+import { ClaimBatcher } from './claim-batch.js';
+import { FinishBatcher } from './finish-batch.js';
+import { InsertBatcher } from './insert-batch.js';
+import { NoticeLedger } from './notices.js';
+import { CLAIM_MANY_NOTIFY_SQL } from './notify-sql.js';
+import { CLAIM_MANY_SQL, FINISH_MANY_SQL } from './statements.js';
+
+type Run = <R extends object>(sql: string, params: unknown[]) => Promise<R[]>;
+const EMPTY_HINT_MS = 1_000;
+
+/** Where a statement sends the cluster messages of its changes itself: channel and payload header. */
+export type EventNotice = { channel: string; header: string };
+
+/**
+ * The per-job statements of the PostgreSQL store, each batched across concurrent requests (`Coalescer`): queued
+ * inserts, claims and the finishes of jobs without a webhook. While other replicas listen, the claims and the
+ * /runsync inserts also send the cluster messages of their changes (`notify-sql.ts`), noted in `noticed` so the
+ * bus does not send them again: no NOTIFY round trip of their own.
+ */
+export class PgJobPath {
+  /** Set by the cluster bus: `undefined` while no other replica listens. */
+  eventNotice: (() => EventNotice | undefined) | undefined;
+  /** Changes whose cluster message rode in their own statement (stream appends note theirs here too). */
+  readonly noticed = new NoticeLedger();
+  /**
+   * Endpoints whose queue a claim just found empty, until when (epoch ms): a worker with free credits asks for
+   * work after every result, and an empty queue should not cost a query each time. Cleared by anything that
+   * queues a job here or on another replica (`queuedElsewhere`); it expires after `EMPTY_HINT_MS` anyway, so a
+   * lost notification delays a job by at most that.
+   */
+  private readonly emptyUntil = new Map<string, number>();
+  private queueGen = 0;
+  /** Queued inserts of `/run` (synchronous commit) and of `/runsync` (the asynchronous pool: see `PgStore.insert`). */
+  private readonly inserts: InsertBatcher;
+  private readonly syncInserts: InsertBatcher;
+  private readonly finishes: FinishBatcher;
+  private readonly claims: ClaimBatcher;
+
+  constructor(run: Run, asyncRun: Run, pool: Pool, asyncPool: Pool, replicaId: string) {
+    // Only statements on the asynchronously committing pool carry notifications: PostgreSQL serialises the commits
+    // of notifying transactions (a database-wide lock held through the commit), so a NOTIFY inside a synchronous
+    // commit would make every other notifying commit wait for its WAL flush. (Measured: with the finishes and the
+    // /run inserts notifying too, three replicas did fewer /run completions and /status reads than `main`.) Those
+    // go through the bus: a notify-only transaction writes no WAL and waits for no flush.
+    this.inserts = new InsertBatcher(pool, () => undefined);
+    this.syncInserts = new InsertBatcher(asyncPool, () => this.eventNotice?.());
+    this.finishes = new FinishBatcher((params) => run(FINISH_MANY_SQL, params));
+    this.claims = new ClaimBatcher(
+      (params) => this.withEvents(asyncRun, CLAIM_MANY_SQL, CLAIM_MANY_NOTIFY_SQL, params),
+      () => replicaId,
+      (endpointId, gen) => {
+        if (gen === this.queueGen) this.emptyUntil.set(endpointId, Date.now() + EMPTY_HINT_MS);
+      },
+      () => this.queueGen,
+    );
+  }
+
+  /** Stores a queued job; true when its statement also told the other replicas (`queued` message). */
+  insertQueued(job: JobRecord): Promise<boolean> {
+    return (job.sync ? this.syncInserts : this.inserts).insert(job);
+  }
+
+  claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
+    if ((this.emptyUntil.get(endpointId) ?? 0) > Date.now()) return Promise.resolve(undefined);
+    return this.claims.claim(endpointId, workerId, now);
+  }
+
+  /** `pgTransitions.finishParams`: the finished row, or undefined (stale, or the job has a webhook). */
+  finish(params: unknown[]): Promise<JobRow | undefined> {
+    return this.finishes.add(params);
+  }
+
+  /** Jobs were queued on `endpointId` (here or by another replica; all: `undefined`): the next claim queries. */
+  queuedElsewhere(endpointId?: string): void {
+    this.queueGen++;
+    if (endpointId === undefined) this.emptyUntil.clear();
+    else this.emptyUntil.delete(endpointId);
+  }
+
+  /** Whether a claim's statement sent the change event of the job in `status` (true once). */
+  takeNoticed(id: string, attempt: number, status: JobStatus): boolean {
+    return this.noticed.take(`${id}\t${attempt}\t${status}`);
+  }
+
+  private async withEvents<R extends JobRow>(run: Run, plain: string, notifying: string, params: unknown[]) {
+    const n = this.eventNotice?.();
+    if (!n) return run<R>(plain, params);
+    const rows = await run<R & { notified?: boolean }>(notifying, [...params, n.channel, n.header]);
+    for (const r of rows) if (r.notified) this.noticed.add(`${r.id}\t${r.attempt}\t${r.status}`);
+    return rows;
+  }
+}

@@ -1,0 +1,89 @@
+import type { PoolClient } from 'pg';
+import type { DeleteCondition, DueJobs, EndpointCounts, JobRecord } from '../types.js';
+import { toRecord, type JobRow } from './rows.js';
+import { named, SQL } from './statements.js';
+import { pgJobLogs } from './job-logs.js';
+import { pgOutbox } from './webhook-outbox.js';
+
+/** One statement on the store's main pool (connection errors become 503). */
+type Run = <R extends object = JobRow>(sql: string, params?: unknown[]) => Promise<R[]>;
+/** A transaction on the main pool. */
+type Tx = <T>(fn: (c: PoolClient) => Promise<T>) => Promise<T>;
+
+/**
+ * The PostgreSQL store's sweeps, counters, recovery and deletions (`PgStore` delegates here): work of the
+ * periodic sweep and of the admin routes, off the per-job path.
+ */
+export const pgMaintenance = {
+  /** Removes an endpoint's queued jobs (with their chunks, logs and deliveries); answers their ids. */
+  purgeQueue(tx: Tx, endpointId: string): Promise<string[]> {
+    return tx(async (c) => {
+      const r = await c.query<{ id: string }>(named(SQL.purge, [endpointId]));
+      const ids = r.rows.map((x) => x.id);
+      if (ids.length) await c.query(named(SQL.dropChunksOf, [ids]));
+      await pgJobLogs.jobsDeleted(c, ids);
+      await pgOutbox.jobDeleted(c, ids);
+      return ids;
+    });
+  },
+
+  delete(tx: Tx, id: string, cond?: DeleteCondition): Promise<boolean> {
+    return tx(async (c) => {
+      const r = await c.query(named(SQL.deleteIf, [id, cond?.expiresAt ?? null, cond?.retainUntil ?? null]));
+      if (!r.rowCount) return false;
+      await c.query(named(SQL.dropChunks, [id]));
+      await pgJobLogs.jobsDeleted(c, [id]);
+      await pgOutbox.jobDeleted(c, [id]);
+      return true;
+    });
+  },
+
+  async due(run: Run, now: number, limit: number): Promise<DueJobs> {
+    const all = async (sql: string) => (await run(sql, [now, limit])).map(toRecord);
+    const [expired, timedOut, retained, leaseExpired] = await Promise.all([
+      all(SQL.due.expired),
+      all(SQL.due.timedOut),
+      all(SQL.due.retained),
+      all(SQL.due.leaseExpired),
+    ]);
+    return { expired, timedOut, retained, leaseExpired };
+  },
+
+  async counts(run: Run, endpointId: string): Promise<EndpointCounts> {
+    const [s] = await run<{
+      completed: number | null;
+      failed: number | null;
+      retried: number | null;
+      in_queue: number;
+      in_progress: number;
+    }>(SQL.counts, [endpointId]);
+    return {
+      completed: s?.completed ?? 0,
+      failed: s?.failed ?? 0,
+      retried: s?.retried ?? 0,
+      inProgress: s?.in_progress ?? 0,
+      inQueue: s?.in_queue ?? 0,
+    };
+  },
+
+  async queueDepth(run: Run, endpointId: string): Promise<number> {
+    const [r] = await run<{ n: number }>(SQL.queueDepth, [endpointId]);
+    return r?.n ?? 0;
+  },
+
+  /**
+   * On start, after this replica's first heartbeat: leases the running jobs no live replica owns (`replicaId`
+   * itself included: its previous life), so their workers can reconnect to any replica within the grace period.
+   */
+  async recover(run: Run, leaseUntil: number, replicaId: string, liveSince: number) {
+    await run(SQL.leaseOrphans, [leaseUntil, replicaId, liveSince]);
+    const [n] = await run<{ queued: number; running: number }>(SQL.liveCounts);
+    const eps = await run<{ endpoint_id: string }>(SQL.endpoints);
+    return { queued: n?.queued ?? 0, running: n?.running ?? 0, endpoints: eps.map((r) => r.endpoint_id) };
+  },
+
+  /** Running jobs of a worker. */
+  async runningOn(run: Run, workerId: string): Promise<JobRecord[]> {
+    return (await run(SQL.runningOn, [workerId])).map(toRecord);
+  },
+};

@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { DuplicateJobError } from '../../errors.js';
+import { decodePayload, header } from '../../cluster/wire.js';
+import { makeJob, T0 } from '../conformance/fixtures.test-helpers.js';
+import { loadPg } from './connect.js';
+import type { PgStore } from './pg-store.js';
+import { openTestPgStore, PG_TEST_URL, pgUnavailable } from './pg-test-db.test-helpers.js';
+
+// The PostgreSQL store's multi-row statements: concurrent inserts in one INSERT, and the claims and /runsync inserts
+// that send their cluster messages themselves (what the bus would have sent; the record's keys in another order).
+const skip = await pgUnavailable();
+
+describe.skipIf(skip !== undefined)(`PgStore batches${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  const cleanup: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const fn of cleanup.splice(0).reverse()) await fn();
+  });
+  const open = async (): Promise<PgStore> => {
+    const s = await openTestPgStore();
+    cleanup.push(() => s.close());
+    return s;
+  };
+
+  it('concurrent inserts keep their order in the queue; a duplicate id (stored, or twice in one batch) is refused alone', async () => {
+    const s = await open();
+    const stored = makeJob();
+    await s.insert(stored);
+    const jobs = Array.from({ length: 30 }, (_, i) => makeJob({ sync: i % 2 === 1 }));
+    const twice = makeJob();
+    const results = await Promise.allSettled([
+      ...jobs.slice(0, 10).map((j) => s.insert(j)),
+      s.insert({ ...stored }),
+      s.insert(twice),
+      s.insert({ ...twice }),
+      ...jobs.slice(10).map((j) => s.insert(j)),
+    ]);
+    const refused = results.flatMap((r, i) => (r.status === 'rejected' ? [i] : []));
+    expect(refused).toEqual([10, 12]);
+    for (const i of refused) expect((results[i] as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateJobError);
+    // FIFO: the async (/run) and sync (/runsync) jobs were each queued in submission order.
+    const claimed: string[] = [];
+    for (let job; (job = await s.claim('ep', 'w1', T0)); ) claimed.push(job.id);
+    const order = (ids: string[]) => ids.filter((id) => claimed.includes(id));
+    expect(claimed).toHaveLength(32); // the stored one, the 30 and `twice`
+    const asyncIds = jobs.filter((j) => !j.sync).map((j) => j.id);
+    const syncIds = jobs.filter((j) => j.sync).map((j) => j.id);
+    expect(order(claimed).filter((id) => asyncIds.includes(id))).toEqual(asyncIds);
+    expect(order(claimed).filter((id) => syncIds.includes(id))).toEqual(syncIds);
+  });
+
+  it('batched claims and /runsync inserts notify their changes themselves when asked to, and mark the claims as sent', async () => {
+    const s = await open();
+    const { Client } = loadPg();
+    const listener = new Client({ connectionString: PG_TEST_URL });
+    await listener.connect();
+    cleanup.push(() => listener.end());
+    const channel = `berth_${s.schema}`;
+    const payloads: string[] = [];
+    listener.on('notification', (n) => payloads.push(n.payload ?? ''));
+    await listener.query(`LISTEN "${channel}"`);
+    const head = header('replica-a');
+    s.jobs.eventNotice = () => ({ channel, header: head });
+
+    const tricky = { text: 'tab\there, "quotes", \\ é 😀 \n', n: 1.5, nested: [null, { a: null }] };
+    const jobs = [
+      makeJob({ sync: true, cost: 0.25, webhook: 'http://x/y' }),
+      makeJob({ sync: true, input: tricky }),
+      makeJob({ sync: true, input: { big: 'x'.repeat(7_000) } }),
+      makeJob(), // a /run job: its insert commits synchronously and leaves the 'queued' message to the bus
+    ];
+    for (const j of jobs) await s.insert(j);
+    const running = await Promise.all(jobs.map(() => s.claim('ep', 'w1', T0 + 1)));
+    expect(running.map((r) => r?.id)).toEqual(jobs.map((j) => j.id));
+    const start = Date.now();
+    while (payloads.length < 7 && Date.now() - start < 5_000) await new Promise((r) => setTimeout(r, 20));
+    expect(payloads).toHaveLength(7); // three /runsync inserts, four claims
+    const got = payloads.flatMap((p) => decodePayload(p, header('replica-b'), () => true) ?? []);
+    expect(got.filter((m) => m.t === 'queued')).toEqual([1, 2, 3].map(() => ({ t: 'queued', endpointId: 'ep' })));
+    for (const job of [running[0], running[1], running[3]])
+      expect(got).toContainEqual({ t: 'job', id: job!.id, kind: 'change', job });
+    // Too large for a notification: the bare wake-up (readers read the store).
+    expect(got).toContainEqual({ t: 'job', id: jobs[2]!.id, kind: 'change' });
+    for (const job of running) expect(s.takeNoticed(job!.id, 1, 'IN_PROGRESS')).toBe(true);
+    expect(s.takeNoticed(jobs[0]!.id, 1, 'IN_PROGRESS')).toBe(false); // once
+  });
+});
