@@ -77,7 +77,7 @@ export class Dispatcher {
       await this.requeue(job, 'worker closed during dispatch');
       return true;
     }
-    session.inflight.set(job.id, job.attempt);
+    session.hold(job.id, job.attempt);
     if (job.executionDeadline !== undefined) this.ctx.wakeAt(job.executionDeadline);
     // Built by assignment, not with conditional spreads (a spread of a small object is a runtime call each).
     const msg: Extract<ServerMessage, { type: 'job.assign' }> = {
