@@ -16,10 +16,16 @@ const WORKER_LOST = 'worker lost: the job was requeued too many times after its 
 export class Dispatcher {
   private readonly pumping = new Set<string>();
   private readonly again = new Set<string>();
+  /** Per endpoint, the size of the next pass when the last one stopped for want of credits, not of jobs. */
+  private readonly nextBatch = new Map<string, number>();
 
   constructor(private readonly ctx: CoreContext) {}
 
-  /** Dispatches queued jobs of an endpoint while some worker has a free credit. Safe to call often. */
+  /**
+   * Dispatches queued jobs of an endpoint while some worker has a free credit. Safe to call often. The pass starts
+   * in a microtask: every pump of the same synchronous run (the results of one socket read, each freeing a
+   * credit) is served by one pass, in the same store batch, instead of a pass of one claim and a wait for it.
+   */
   pump(endpointId: string): void {
     if (this.ctx.store.surelyEmpty?.(endpointId)) return; // a later insert, requeue or retry pumps again
     if (this.pumping.has(endpointId)) {
@@ -27,12 +33,15 @@ export class Dispatcher {
       return;
     }
     this.pumping.add(endpointId);
-    void this.drainQueue(endpointId)
-      .catch((err) => this.ctx.logger.error('dispatch failed', { endpointId, err: String(err) }))
-      .finally(() => {
-        this.pumping.delete(endpointId);
-        if (this.again.delete(endpointId)) this.pump(endpointId);
-      });
+    queueMicrotask(
+      () =>
+        void this.drainQueue(endpointId)
+          .catch((err) => this.ctx.logger.error('dispatch failed', { endpointId, err: String(err) }))
+          .finally(() => {
+            this.pumping.delete(endpointId);
+            if (this.again.delete(endpointId)) this.pump(endpointId);
+          }),
+    );
   }
 
   /**
@@ -41,19 +50,29 @@ export class Dispatcher {
    * `SERVER_LIMITS.claimBatch`, never past the free credits) while every claim finds a job: a deep queue drains in large
    * batches, a shallow one costs about one empty claim per pump. Stops when a claim finds the queue empty, or
    * before claiming when the store's counts say it is (`Store.surelyEmpty`: then no claim comes back empty).
+   * Stopped by full credits instead, with jobs left, the next pump starts where it left off: a deep queue drained by
+   * a busy worker is not claimed 1, 2, 4 ... again after every round of results (each pass waits for a commit).
    */
   private async drainQueue(endpointId: string): Promise<void> {
-    for (let batch = 1; ; batch = Math.min(batch * 2, SERVER_LIMITS.claimBatch)) {
+    const { store, registry } = this.ctx;
+    let batch = this.nextBatch.get(endpointId) ?? 1;
+    this.nextBatch.delete(endpointId);
+    for (; ; batch = Math.min(batch * 2, SERVER_LIMITS.claimBatch)) {
       const claims: Promise<boolean>[] = [];
-      const { store, registry } = this.ctx;
       while (claims.length < batch && !store.surelyEmpty?.(endpointId)) {
         const session = registry.pick(endpointId);
         if (!session) break;
         claims.push(this.claimFor(endpointId, session)); // issues the claim now: the store counts it at once
       }
+      // Out of credits with jobs left (only a store that counts its queue can say so: without, keep starting at 1).
+      if (claims.length < batch && store.surelyEmpty && !store.surelyEmpty(endpointId))
+        this.nextBatch.set(endpointId, batch);
       if (claims.length === 0) return;
       const got = await Promise.all(claims);
-      if (!got.every(Boolean)) return;
+      if (!got.every(Boolean)) {
+        this.nextBatch.delete(endpointId);
+        return;
+      }
     }
   }
 
@@ -77,7 +96,7 @@ export class Dispatcher {
       await this.requeue(job, 'worker closed during dispatch');
       return true;
     }
-    session.inflight.set(job.id, job.attempt);
+    session.hold(job.id, job.attempt);
     if (job.executionDeadline !== undefined) this.ctx.wakeAt(job.executionDeadline);
     // Built by assignment, not with conditional spreads (a spread of a small object is a runtime call each).
     const msg: Extract<ServerMessage, { type: 'job.assign' }> = {

@@ -42,6 +42,11 @@ export class StreamAppender {
     if (!this.running.has(msg.id)) this.running.set(msg.id, this.drain(msg.id));
   }
 
+  /** Whether chunks of the job are still being stored. */
+  busy(id: string): boolean {
+    return this.running.has(id);
+  }
+
   /** Resolves once every chunk queued for the job so far is stored (or refused). */
   async flushed(id: string): Promise<void> {
     while (this.running.has(id)) await this.running.get(id);

@@ -40,7 +40,9 @@ export class WorkerReports {
         return this.streams.add(msg, () => s.close(1013, 'store unavailable'));
       case 'job.complete':
       case 'job.fail': {
-        await this.streams.flushed(msg.id);
+        // Without chunks in flight, the finish is issued in this call (no turn lost): the finishes of one read join
+        // one store batch, with the claims of the credits they free.
+        if (this.streams.busy(msg.id)) await this.streams.flushed(msg.id);
         s.inflight.delete(msg.id); // held by this session (checked above)
         let after: JobRecord | undefined;
         if (msg.type === 'job.complete') {
@@ -137,7 +139,7 @@ export class WorkerReports {
         job.endpointId === s.endpointId &&
         (await store.setLease(ref.id, ref.attempt, null))
       ) {
-        s.inflight.set(ref.id, ref.attempt);
+        s.hold(ref.id, ref.attempt);
         claimed.add(ref.id);
       } else stale.push(ref);
     }

@@ -79,31 +79,40 @@ export class Gateway {
     const { logger } = this.deps.ctx;
     this.sockets.add(ws);
     let session: WorkerSession | undefined;
-    // Messages of one worker are applied in order.
-    const queue = new SerialQueue((err) => {
+    const failed = (err: unknown): void => {
       logger.error('worker message failed', { workerId: session?.workerId, err: String(err) });
       // The store is unreachable: drop the connection so the worker reconnects later and sends its unacknowledged
       // results again (1013: try again later).
       if (err instanceof StoreUnavailableError) ws.close(1013, 'store unavailable');
-    });
+    };
+    // Messages of one worker are applied in order.
+    const queue = new SerialQueue(failed);
     const helloTimer = setTimeout(() => this.refuse(ws, 'invalid_message', 'no hello within 10 s'), HELLO_TIMEOUT_MS);
     const guard = new ConnectionGuard(this.deps.ctx.options.workerMessagesPerSecond, logger, () => session?.workerId);
     ws.on('message', (data, isBinary) => {
       const now = performance.now();
       if (session) session.lastSeen = now;
-      // Over the message rate: stop reading and apply this message later (nothing is dropped).
-      const notBefore = guard.admit(now);
+      const decoded = decodeWorkerMessage(isBinary ? '' : data.toString());
+      // Over the message rate: stop reading and apply this message later (nothing is dropped). The result of a job
+      // this worker holds is not counted: its assign paid for it (`WorkerSession.takeResultPass`).
+      const notBefore = decoded.ok && session?.takeResultPass(decoded.value) ? 0 : guard.admit(now);
       if (notBefore > 0) ws.pause();
-      const text = isBinary ? '' : data.toString();
-      const decoded = decodeWorkerMessage(text);
-      if (!decoded.ok) {
-        if (guard.malformedFrame(decoded.error))
-          ws.send(JSON.stringify({ type: 'error', code: 'invalid_message', message: decoded.error }));
-        return;
-      }
-      const msg = decoded.value;
       const apply = (): Promise<void> | void => {
-        if (session) return this.deps.reports.onWorkerMessage(session, msg);
+        if (!decoded.ok) {
+          if (guard.malformedFrame(decoded.error))
+            ws.send(JSON.stringify({ type: 'error', code: 'invalid_message', message: decoded.error }));
+          return;
+        }
+        const msg = decoded.value;
+        if (session) {
+          const applying = this.deps.reports.onWorkerMessage(session, msg);
+          // A result does not hold the worker's next messages back while its store write commits: the results of
+          // one read then share one commit (SQLite) instead of taking one each. Its own order is kept inside
+          // `onWorkerMessage` (its stream chunks first; the ack after the write).
+          if (msg.type !== 'job.complete' && msg.type !== 'job.fail') return applying;
+          applying.catch(failed);
+          return;
+        }
         if (msg.type !== 'hello') return this.refuse(ws, 'invalid_message', 'the first message must be hello');
         clearTimeout(helloTimer);
         return this.onHello(ws, msg, identity).then((s) => {

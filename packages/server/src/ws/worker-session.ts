@@ -1,4 +1,4 @@
-import { sendCoalesced, type HelloMessage, type ServerMessage } from '@berth/protocol';
+import { sendCoalesced, type HelloMessage, type ServerMessage, type WorkerMessage } from '@berth/protocol';
 
 /** What a session needs of its connection: a `ws` WebSocket (pull sessions, `../pull/`, override the methods that use it). */
 export interface SessionSocket {
@@ -21,6 +21,8 @@ export class WorkerSession {
   readonly inflight = new Map<string, number>();
   /** Credits taken by a dispatch whose claim is still being written. */
   reserved = 0;
+  /** Results that may still skip the message rate limit: one per attempt handed to this session (`hold`). */
+  private resultPasses = 0;
   draining = false;
   closed = false;
   /** performance.now() of the last message received. */
@@ -45,6 +47,25 @@ export class WorkerSession {
   get capacity(): number {
     if (this.draining || this.closed) return 0;
     return Math.max(0, this.concurrency - this.inflight.size - this.reserved);
+  }
+
+  /** The session runs this attempt now (assigned, or adopted after a reconnect). */
+  hold(id: string, attempt: number): void {
+    this.inflight.set(id, attempt);
+    this.resultPasses++;
+  }
+
+  /**
+   * Whether `msg` is the result of an attempt this session holds, taking one of the passes `hold` gave: such a
+   * result was asked for (credit-based flow control bounds it by the assigns), so it is not counted against the
+   * message rate. Without it one busy worker could never complete more than `workerMessagesPerSecond` jobs a
+   * second. Repeats of a result sent before the first is applied can use passes too, never more than one per assign.
+   */
+  takeResultPass(msg: WorkerMessage): boolean {
+    if (msg.type !== 'job.complete' && msg.type !== 'job.fail') return false;
+    if (this.resultPasses === 0 || this.inflight.get(msg.id) !== msg.attempt) return false;
+    this.resultPasses--;
+    return true;
   }
 
   send(msg: ServerMessage): boolean {
