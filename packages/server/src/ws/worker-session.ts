@@ -52,7 +52,8 @@ export class WorkerSession {
   /** The session runs this attempt now (assigned, or adopted after a reconnect). */
   hold(id: string, attempt: number): void {
     this.inflight.set(id, attempt);
-    this.resultPasses++;
+    // Never more than the attempts held: passes of attempts that ended without a result (timed out, requeued) lapse.
+    this.resultPasses = Math.min(this.resultPasses + 1, this.inflight.size);
   }
 
   /**
