@@ -100,7 +100,10 @@ export interface ServerOptions {
   maxConnections?: number;
   /** Largest frame a worker may send, bytes; a larger one closes its connection (1009). Default: `LIMITS.workerFrameBytes` (24 MB). */
   maxWorkerFrameBytes?: number;
-  /** Messages per second read from one worker connection; past it reading pauses until the next second. Default: 5,000. */
+  /**
+   * Messages per second read from one worker connection; past it reading pauses until the next second. The result
+   * of a job the worker holds (one per assignment) is not counted. Default: 5,000.
+   */
   workerMessagesPerSecond?: number;
 }
 
