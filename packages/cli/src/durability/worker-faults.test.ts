@@ -108,16 +108,18 @@ describe('a worker lost mid-job', () => {
     timeout: 60_000,
   }, async () => {
     const { url, execLog } = await setup('sigkill');
-    const { id, w1 } = await jobOnFirstWorker(url, execLog, 3_000);
+    // Long enough that w1 is still running it when killed, even when w2 took seconds to connect on a loaded machine.
+    const JOB_MS = 8_000;
+    const { id, w1 } = await jobOnFirstWorker(url, execLog, JOB_MS);
     const t0 = Date.now();
     w1.child.kill('SIGKILL');
     const moved = await waitFor(
       () => status(url, id),
       (j) => j['status'] === 'COMPLETED',
-      10_000,
+      JOB_MS + 12_000,
       'job completed elsewhere',
     );
-    const ms = Date.now() - t0 - 3_000;
+    const ms = Date.now() - t0 - JOB_MS;
     console.log(`worker SIGKILL: requeued and re-dispatched ~${ms} ms after the kill (grace ${GRACE_MS} ms)`);
     expect(moved['output']).toEqual({ n: 1, worker: 'rec-w2' });
     expect(moved['retries']).toBe(1);
