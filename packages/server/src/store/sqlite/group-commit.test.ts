@@ -76,4 +76,31 @@ describe('GroupCommit with a WAL fsync (durability full)', () => {
     sync.complete();
     await done;
   });
+
+  it('settles an early write at its COMMIT, fsyncs a batch only for its durable writes, and sync() waits for one', async () => {
+    db = new BetterSqlite3(':memory:');
+    db.exec('CREATE TABLE t (x INTEGER)');
+    const sync = new FakeSync();
+    const tx = new GroupCommit(db, () => {}, sync as unknown as WalSync);
+    const insert = db.prepare('INSERT INTO t VALUES (?)');
+    const settled: string[] = [];
+
+    const early = tx.write(() => insert.run(1), true).then(() => settled.push('early'));
+    await turn();
+    await early;
+    expect(tx.commits).toBe(1);
+    expect(sync.waiting).toHaveLength(0); // early writes alone start no fsync: the next one covers them
+
+    const durable = tx.write(() => insert.run(2)).then(() => settled.push('durable'));
+    const early2 = tx.write(() => insert.run(3), true).then(() => settled.push('early2'));
+    await turn();
+    await early2;
+    expect(settled).toEqual(['early', 'early2']); // the durable write of the same batch waits for its fsync
+    expect(sync.waiting).toHaveLength(1);
+
+    const synced = tx.sync().then(() => settled.push('sync'));
+    sync.complete();
+    await Promise.all([durable, synced]);
+    expect(settled).toEqual(['early', 'early2', 'durable', 'sync']);
+  });
 });

@@ -4,6 +4,8 @@ import type { WalSync } from './wal-sync.js';
 interface Waiter {
   resolve: () => void;
   reject: (err: unknown) => void;
+  /** Settles at its batch's COMMIT, without waiting for the fsync (see `write`). */
+  early?: boolean;
 }
 
 /**
@@ -17,7 +19,9 @@ interface Waiter {
  * commits when that fsync completes: its writes could not settle before the next fsync anyway, and one COMMIT for
  * every turn of the wait writes each page it dirtied once (one WAL frame) instead of once per turn, so the next
  * fsync has less to flush. Waiters (and reads that may have seen those batches) settle after the fsync that covers
- * them, in commit order.
+ * them, in commit order. A write made with `early` (a `/runsync` insert, a claim: nobody was told of them yet, as
+ * PostgreSQL's asynchronous commits) settles at its COMMIT: it is safe from a crash of the process already, and
+ * the next fsync (any other write's, or `sync()`) makes it survive a power loss too.
  */
 export class GroupCommit {
   private waiters: Waiter[] = [];
@@ -45,8 +49,11 @@ export class GroupCommit {
     };
   }
 
-  /** Runs `fn` inside the current batch; resolves with its result once the batch is committed. */
-  write<T>(fn: () => T): Promise<T> {
+  /**
+   * Runs `fn` inside the current batch; resolves with its result once the batch is committed (and, with a WAL
+   * fsync, once that fsync covered it, unless `early`).
+   */
+  write<T>(fn: () => T, early = false): Promise<T> {
     this.begin();
     let result: T;
     try {
@@ -62,7 +69,15 @@ export class GroupCommit {
     } catch (err) {
       return Promise.reject(err);
     }
-    return new Promise<T>((resolve, reject) => this.waiters.push({ resolve: () => resolve(result), reject }));
+    return new Promise<T>((resolve, reject) => this.waiters.push({ resolve: () => resolve(result), reject, early }));
+  }
+
+  /** With a WAL fsync: commits the open batch, then resolves once an fsync that began after it completed. */
+  sync(): Promise<void> {
+    const walSync = this.walSync;
+    if (!walSync) return Promise.resolve(); // every commit is already as durable as it gets
+    this.flush();
+    return new Promise((resolve, reject) => walSync.after({ resolve, reject }));
   }
 
   /**
@@ -120,8 +135,17 @@ export class GroupCommit {
       for (const w of waiters) w.reject(err);
       return;
     }
-    if (this.walSync) this.walSync.after(...waiters);
-    else for (const w of waiters) w.resolve();
+    if (!this.walSync) {
+      for (const w of waiters) w.resolve();
+      return;
+    }
+    // Early writes settle now; a batch of early writes only is not fsynced on its own (the next fsync covers it).
+    const durable: Waiter[] = [];
+    for (const w of waiters) {
+      if (w.early) w.resolve();
+      else durable.push(w);
+    }
+    if (durable.length > 0) this.walSync.after(...durable);
   }
 
   /** Commits the open batch and waits for the WAL syncs in flight (before closing). */

@@ -225,4 +225,20 @@ describe('SqliteStore durability', () => {
       await store.close();
     }
   });
+
+  it('durability full: a /runsync insert and a claim settle at their COMMIT; a /run insert and flush() wait for an fsync', async () => {
+    const store = new SqliteStore({ file: file(), durability: 'full' });
+    try {
+      const syncs0 = store.walSyncs;
+      await store.insert(makeJob({ sync: true }));
+      must(await store.claim('ep', 'w1', T0));
+      expect(store.walSyncs).toBe(syncs0); // nobody was told yet: no fsync waited for
+      await store.flush();
+      expect(store.walSyncs).toBe(syncs0 + 1);
+      await store.insert(makeJob());
+      expect(store.walSyncs).toBe(syncs0 + 2);
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -110,11 +110,11 @@ export class SqliteStore implements Store {
    * A write: in the event loop, `loop` runs in the open batch; on the thread, `op` (the same call by name) is sent.
    * Both settle after the batch's COMMIT.
    */
-  private write<T>(loop: (core: SqliteCore) => T, op: Op): Promise<T> {
+  private write<T>(loop: (core: SqliteCore) => T, op: Op, early = false): Promise<T> {
     this.alive();
     if (this.thread) return this.thread.run(op) as Promise<T>;
     const core = this.core!;
-    return this.tx!.write(() => loop(core));
+    return this.tx!.write(() => loop(core), early);
   }
 
   /** A read: in the event loop it waits for the open batch (nothing uncommitted is shown early). */
@@ -125,8 +125,19 @@ export class SqliteStore implements Store {
     return this.tx!.read(() => loop(core));
   }
 
+  /**
+   * Durability `full` in the loop: a `/runsync` insert and a claim settle at their COMMIT, before the fsync (nobody
+   * was told of them yet: the client is answered with the result, whose write waits for an fsync that covers them
+   * too, or after `flush`). Safe from a crash of the process at once, from a power loss after the next fsync.
+   */
   insert(job: JobRecord): Promise<void> {
-    return this.write((c) => c.insert(job), ['insert', [job]]);
+    return this.write((c) => c.insert(job), ['insert', [job]], job.sync);
+  }
+
+  /** Makes every write so far survive a power loss (durability `full`; at once otherwise): see `insert`. */
+  flush(): Promise<void> {
+    this.alive();
+    return this.tx ? this.tx.sync() : Promise.resolve();
   }
 
   get(id: string): Promise<JobRecord | undefined> {
@@ -144,7 +155,7 @@ export class SqliteStore implements Store {
       this.alive();
       return Promise.resolve(undefined);
     }
-    return this.write((c) => c.claim(endpointId, workerId, now), ['claim', [endpointId, workerId, now]]);
+    return this.write((c) => c.claim(endpointId, workerId, now), ['claim', [endpointId, workerId, now]], true);
   }
 
   finish(
