@@ -30,6 +30,11 @@ export class Coalescer<T, R> {
     });
   }
 
+  /** Whether items added now go out at the end of this turn (a statement slot is free), not after a running one. */
+  sendsNow(): boolean {
+    return this.inFlight < this.maxInFlight;
+  }
+
   private kick(): void {
     if (this.scheduled || this.inFlight >= this.maxInFlight || this.pending.length === 0) return;
     this.scheduled = true;

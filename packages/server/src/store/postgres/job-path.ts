@@ -46,8 +46,8 @@ export class PgJobPath {
     // commit would make every other notifying commit wait for its WAL flush. (Measured: with the finishes and the
     // /run inserts notifying too, three replicas did fewer /run completions and /status reads than `main`.) Those
     // go through the bus: a notify-only transaction writes no WAL and waits for no flush.
-    this.inserts = new InsertBatcher(pool, () => undefined);
-    this.syncInserts = new InsertBatcher(asyncPool, () => this.eventNotice?.());
+    this.inserts = new InsertBatcher(pool, () => undefined, replicaId);
+    this.syncInserts = new InsertBatcher(asyncPool, () => this.eventNotice?.(), replicaId);
     this.finishes = new FinishBatcher((params) => run(FINISH_MANY_SQL, params));
     this.claims = new ClaimBatcher(
       (params) => this.withEvents(asyncRun, CLAIM_MANY_SQL, CLAIM_MANY_NOTIFY_SQL, params),
@@ -59,12 +59,27 @@ export class PgJobPath {
     );
   }
 
-  /** Stores a queued job; true when its statement also told the other replicas (`queued` message). */
-  insertQueued(job: JobRecord): Promise<boolean> {
+  /**
+   * Stores a queued job: `notified` when its statement also told the other replicas (`queued` message), `claimed`
+   * when a claim of the same turn rode with it and took it (see `insert-claim.ts`).
+   */
+  insertQueued(job: JobRecord): Promise<'notified' | 'claimed' | undefined> {
     return (job.sync ? this.syncInserts : this.inserts).insert(job);
   }
 
+  /**
+   * A claim of the same turn as a submit on the endpoint rides in that submit's insert (one round trip for both,
+   * whatever the empty-queue hint says: the job is being inserted); any other claim is batched (`ClaimBatcher`).
+   */
   claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
+    const riding =
+      this.syncInserts.attachClaim(endpointId, workerId, now) ?? this.inserts.attachClaim(endpointId, workerId, now);
+    // The job is new and its id known only to its submitter here: no other replica waits for its running record.
+    if (riding)
+      return riding.then((job) => {
+        if (job && this.eventNotice?.()) this.noticed.add(`${job.id}\t${job.attempt}\t${job.status}`);
+        return job;
+      });
     if ((this.emptyUntil.get(endpointId) ?? 0) > Date.now()) return Promise.resolve(undefined);
     return this.claims.claim(endpointId, workerId, now);
   }

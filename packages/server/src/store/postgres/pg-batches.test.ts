@@ -83,4 +83,47 @@ describe.skipIf(skip !== undefined)(`PgStore batches${skip ? ` (skipped: ${skip}
     for (const job of running) expect(s.takeNoticed(job!.id, 1, 'IN_PROGRESS')).toBe(true);
     expect(s.takeNoticed(jobs[0]!.id, 1, 'IN_PROGRESS')).toBe(false); // once
   });
+
+  it('a claim of the same turn as an insert rides in its statement: the new job, unless an older one is queued', async () => {
+    const s = await open();
+    // Alone: the insert stores the job running on the worker (one statement), as a claim would have.
+    const a = makeJob({ sync: true });
+    const [, got] = await Promise.all([s.insert(a), s.claim('ep', 'w1', T0 + 5)]);
+    expect(got).toEqual({
+      ...a,
+      status: 'IN_PROGRESS',
+      attempt: 1,
+      workerId: 'w1',
+      startedAt: T0 + 5,
+      executionDeadline: T0 + 5 + a.executionTimeout,
+    });
+    expect(await s.get(a.id)).toEqual(got);
+    // An older job is queued: the new one is queued behind it and the claim comes back empty (FIFO).
+    const older = makeJob();
+    await s.insert(older);
+    const b = makeJob({ sync: true });
+    expect((await Promise.all([s.insert(b), s.claim('ep', 'w1', T0)]))[1]).toBeUndefined();
+    expect((await s.claim('ep', 'w1', T0))?.id).toBe(older.id);
+    expect((await s.claim('ep', 'w1', T0))?.id).toBe(b.id);
+    // Three inserts and two claims in one turn (one statement): the first two jobs run, the third is queued.
+    const three = [makeJob({ sync: true }), makeJob({ sync: true }), makeJob({ sync: true })];
+    const r = await Promise.all([...three.map((j) => s.insert(j)), s.claim('ep', 'w2', T0), s.claim('ep', 'w3', T0)]);
+    expect(r.slice(3).map((j) => [j?.id, j?.workerId])).toEqual([
+      [three[0]!.id, 'w2'],
+      [three[1]!.id, 'w3'],
+    ]);
+    expect((await s.get(three[2]!.id))?.status).toBe('IN_QUEUE');
+    // A duplicate id is refused and its claim comes back empty.
+    const dup = await Promise.allSettled([s.insert({ ...a }), s.claim('ep', 'w1', T0)]);
+    expect(dup[0]).toMatchObject({ status: 'rejected', reason: expect.any(DuplicateJobError) });
+    expect(dup[1]).toMatchObject({ status: 'fulfilled', value: undefined });
+    // While other replicas listen (the notifying statement): claimed and queued alike; the running record is
+    // marked as sent (only its submitter here knows the new job).
+    s.jobs.eventNotice = () => ({ channel: `berth_${s.schema}`, header: header('replica-a') });
+    await s.claim('ep', 'w1', T0); // the third job above: the queue is empty again
+    const c = makeJob({ sync: true });
+    const [, running] = await Promise.all([s.insert(c), s.claim('ep', 'w1', T0)]);
+    expect(running?.id).toBe(c.id);
+    expect(s.takeNoticed(c.id, 1, 'IN_PROGRESS')).toBe(true);
+  });
 });

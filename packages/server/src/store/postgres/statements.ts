@@ -27,7 +27,7 @@ const stat = (
 const due = (where: string, order: string) => `SELECT ${COLS} FROM jobs WHERE ${where} ORDER BY ${order} LIMIT $2`;
 
 /** The SQL type of each insert column (`INSERT_COLUMNS`), for the arrays of a multi-row insert. */
-const INSERT_TYPES =
+export const INSERT_TYPES =
   `text text text text text text bigint boolean boolean int int text text text text bigint bigint bigint bigint bigint
   bigint bigint bigint float8`.split(/\s+/);
 
