@@ -30,9 +30,9 @@ export class Coalescer<T, R> {
     });
   }
 
-  /** Whether items added now go out at the end of this turn (a statement slot is free), not after a running one. */
-  sendsNow(): boolean {
-    return this.inFlight < this.maxInFlight;
+  /** Whether no statement of this kind is running: items added now go out alone at the end of this turn. */
+  idle(): boolean {
+    return this.inFlight === 0;
   }
 
   private kick(): void {

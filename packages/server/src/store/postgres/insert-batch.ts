@@ -62,12 +62,12 @@ export class InsertBatcher {
   }
 
   /**
-   * A claim issued in the same event-loop turn as an insert of `endpointId` that goes out in this turn's statement
-   * (a free statement slot): it rides in that statement (`claimedAtInsert`), which gives the new job to the worker
+   * A claim issued in the same event-loop turn as an insert of `endpointId` while no insert statement is running
+   * (so the insert goes out at the end of this turn, and the claim waits for no other statement): it rides in it (`claimedAtInsert`), which gives the new job to the worker
    * unless an older job is queued on the endpoint. Undefined when there is none to ride with: claim normally.
    */
   attachClaim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> | undefined {
-    if (!this.batch.sendsNow()) return undefined;
+    if (!this.batch.idle()) return undefined;
     const slot = this.unsent.find((s) => !s.sent && !s.claim && s.job.endpointId === endpointId);
     if (!slot) return undefined;
     return new Promise((resolve, reject) => (slot.claim = { workerId, now, resolve, reject }));
