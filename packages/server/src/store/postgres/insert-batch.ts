@@ -63,8 +63,9 @@ export class InsertBatcher {
 
   /**
    * A claim issued in the same event-loop turn as an insert of `endpointId` while no insert statement is running
-   * (so the insert goes out at the end of this turn, and the claim waits for no other statement): it rides in it (`claimedAtInsert`), which gives the new job to the worker
-   * unless an older job is queued on the endpoint. Undefined when there is none to ride with: claim normally.
+   * (so the insert goes out at the end of this turn, and the claim waits for no other statement) rides in it
+   * (`insert-claim.ts`): the insert gives the new job to the worker unless an older job is queued on the endpoint.
+   * Undefined when there is none to ride with: claim normally.
    */
   attachClaim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> | undefined {
     if (!this.batch.idle()) return undefined;
