@@ -62,15 +62,15 @@ export class InsertBatcher {
   }
 
   /**
-   * A claim issued in the same event-loop turn as an insert of `endpointId` while no insert statement is running
-   * (so the insert goes out at the end of this turn, and the claim waits for no other statement) rides in it
+   * A claim issued in the same event-loop turn as the one insert waiting to go out, of `endpointId`, while no insert
+   * statement is running (a lone client's pattern; under load, claims stay batched on their own) rides in it
    * (`insert-claim.ts`): the insert gives the new job to the worker unless an older job is queued on the endpoint.
    * Undefined when there is none to ride with: claim normally.
    */
   attachClaim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> | undefined {
-    if (!this.batch.idle()) return undefined;
-    const slot = this.unsent.find((s) => !s.sent && !s.claim && s.job.endpointId === endpointId);
-    if (!slot) return undefined;
+    const slot = this.unsent[0];
+    if (!this.batch.idle() || this.unsent.length !== 1 || !slot || slot.claim || slot.job.endpointId !== endpointId)
+      return undefined;
     return new Promise((resolve, reject) => (slot.claim = { workerId, now, resolve, reject }));
   }
 

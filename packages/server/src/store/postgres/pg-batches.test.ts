@@ -97,14 +97,19 @@ describe.skipIf(skip !== undefined)(`PgStore batches${skip ? ` (skipped: ${skip}
     expect((await Promise.all([s.insert(b), s.claim('ep', 'w1', T0)]))[1]).toBeUndefined();
     expect((await s.claim('ep', 'w1', T0))?.id).toBe(older.id);
     expect((await s.claim('ep', 'w1', T0))?.id).toBe(b.id);
-    // Three inserts and two claims in one turn (one statement): the first two jobs run, the third is queued.
+    // A claim rides with the one insert waiting to go out; inserts added after it in the same turn join the statement
+    // (the multi-row form) and are queued.
     const three = [makeJob({ sync: true }), makeJob({ sync: true }), makeJob({ sync: true })];
-    const r = await Promise.all([...three.map((j) => s.insert(j)), s.claim('ep', 'w2', T0), s.claim('ep', 'w3', T0)]);
-    expect(r.slice(3).map((j) => [j?.id, j?.workerId])).toEqual([
-      [three[0]!.id, 'w2'],
-      [three[1]!.id, 'w3'],
+    const r = await Promise.all([
+      s.insert(three[0]!),
+      s.claim('ep', 'w2', T0),
+      s.insert(three[1]!),
+      s.insert(three[2]!),
     ]);
-    expect((await s.get(three[2]!.id))?.status).toBe('IN_QUEUE');
+    expect([r[1]?.id, r[1]?.workerId]).toEqual([three[0]!.id, 'w2']);
+    expect((await s.get(three[0]!.id))?.status).toBe('IN_PROGRESS');
+    for (const j of three.slice(1)) expect((await s.get(j.id))?.status).toBe('IN_QUEUE');
+    expect((await s.claim('ep', 'w1', T0))?.id).toBe(three[1]!.id);
     // A duplicate id is refused and its claim comes back empty.
     const dup = await Promise.allSettled([s.insert({ ...a }), s.claim('ep', 'w1', T0)]);
     expect(dup[0]).toMatchObject({ status: 'rejected', reason: expect.any(DuplicateJobError) });
@@ -112,7 +117,7 @@ describe.skipIf(skip !== undefined)(`PgStore batches${skip ? ` (skipped: ${skip}
     // While other replicas listen (the notifying statement): claimed and queued alike; the running record is
     // marked as sent (only its submitter here knows the new job).
     s.jobs.eventNotice = () => ({ channel: `berth_${s.schema}`, header: header('replica-a') });
-    await s.claim('ep', 'w1', T0); // the third job above: the queue is empty again
+    await s.claim('ep', 'w1', T0); // the last job above: the queue is empty again
     const c = makeJob({ sync: true });
     const [, running] = await Promise.all([s.insert(c), s.claim('ep', 'w1', T0)]);
     expect(running?.id).toBe(c.id);
