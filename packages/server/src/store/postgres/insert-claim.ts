@@ -1,3 +1,5 @@
+// Claims that ride in the insert of the job they take: the statements (one row, many rows, with the `queued`
+// notification) and the record a claimed insert stands for.
 import type { JobRecord } from '../types.js';
 import { COLS, INSERT_TYPES } from './statements.js';
 
