@@ -30,6 +30,11 @@ export class Coalescer<T, R> {
     });
   }
 
+  /** Whether no statement of this kind is running: items added now go out alone at the end of this turn. */
+  idle(): boolean {
+    return this.inFlight === 0;
+  }
+
   private kick(): void {
     if (this.scheduled || this.inFlight >= this.maxInFlight || this.pending.length === 0) return;
     this.scheduled = true;

@@ -12,10 +12,15 @@ const FINISHES_IN_FLIGHT = Number.POSITIVE_INFINITY;
 export class FinishBatcher {
   private readonly batch: Coalescer<unknown[], JobRow | undefined>;
 
-  constructor(run: (params: unknown[]) => Promise<(JobRow & { idx: number })[]>) {
+  constructor(
+    /** Runs `FINISH_MANY_SQL` (one array per item parameter) or, for one item, `FINISH_ONE_SQL`. */
+    run: (one: boolean, params: unknown[]) => Promise<(JobRow & { idx: number })[]>,
+  ) {
     this.batch = new Coalescer<unknown[], JobRow | undefined>(async (items) => {
+      const shard = Math.floor(Math.random() * 16);
+      if (items.length === 1) return [(await run(true, [...items[0]!, shard]))[0]];
       const columns = Array.from({ length: 8 }, (_, c) => items.map((params) => params[c]));
-      const rows = await run([...columns, Math.floor(Math.random() * 16)]);
+      const rows = await run(false, [...columns, shard]);
       const byIdx = new Map(rows.map((r) => [Number(r.idx), r]));
       return items.map((_, i) => byIdx.get(i + 1));
     }, FINISHES_IN_FLIGHT);

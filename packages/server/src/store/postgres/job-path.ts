@@ -6,8 +6,7 @@ import { ClaimBatcher } from './claim-batch.js';
 import { FinishBatcher } from './finish-batch.js';
 import { InsertBatcher } from './insert-batch.js';
 import { NoticeLedger } from './notices.js';
-import { CLAIM_MANY_NOTIFY_SQL } from './notify-sql.js';
-import { CLAIM_MANY_SQL, FINISH_MANY_SQL } from './statements.js';
+import { CLAIM_MANY_SQL, FINISH_MANY_SQL, FINISH_ONE_SQL } from './statements.js';
 
 type Run = <R extends object>(sql: string, params: unknown[]) => Promise<R[]>;
 const EMPTY_HINT_MS = 1_000;
@@ -17,14 +16,14 @@ export type EventNotice = { channel: string; header: string };
 
 /**
  * The per-job statements of the PostgreSQL store, each batched across concurrent requests (`Coalescer`): queued
- * inserts, claims and the finishes of jobs without a webhook. While other replicas listen, the claims and the
- * /runsync inserts also send the cluster messages of their changes (`notify-sql.ts`), noted in `noticed` so the
- * bus does not send them again: no NOTIFY round trip of their own.
+ * inserts, claims and the finishes of jobs without a webhook. While other replicas listen, the /runsync inserts
+ * also send their `queued` messages (`notify-sql.ts`); claims send none (`unannounced`). Both are noted in
+ * `noticed` so the bus does not send them: no NOTIFY round trip of their own.
  */
 export class PgJobPath {
   /** Set by the cluster bus: `undefined` while no other replica listens. */
   eventNotice: (() => EventNotice | undefined) | undefined;
-  /** Changes whose cluster message rode in their own statement (stream appends note theirs here too). */
+  /** Changes whose cluster message rode in their own statement or is not sent (stream appends note theirs here too). */
   readonly noticed = new NoticeLedger();
   /**
    * Endpoints whose queue a claim just found empty, until when (epoch ms): a worker with free credits asks for
@@ -46,11 +45,11 @@ export class PgJobPath {
     // commit would make every other notifying commit wait for its WAL flush. (Measured: with the finishes and the
     // /run inserts notifying too, three replicas did fewer /run completions and /status reads than `main`.) Those
     // go through the bus: a notify-only transaction writes no WAL and waits for no flush.
-    this.inserts = new InsertBatcher(pool, () => undefined);
-    this.syncInserts = new InsertBatcher(asyncPool, () => this.eventNotice?.());
-    this.finishes = new FinishBatcher((params) => run(FINISH_MANY_SQL, params));
+    this.inserts = new InsertBatcher(pool, () => undefined, replicaId);
+    this.syncInserts = new InsertBatcher(asyncPool, () => this.eventNotice?.(), replicaId);
+    this.finishes = new FinishBatcher((one, params) => run(one ? FINISH_ONE_SQL : FINISH_MANY_SQL, params));
     this.claims = new ClaimBatcher(
-      (params) => this.withEvents(asyncRun, CLAIM_MANY_SQL, CLAIM_MANY_NOTIFY_SQL, params),
+      async (params) => this.unannounced(await asyncRun<JobRow & { rn: number }>(CLAIM_MANY_SQL, params)),
       () => replicaId,
       (endpointId, gen) => {
         if (gen === this.queueGen) this.emptyUntil.set(endpointId, Date.now() + EMPTY_HINT_MS);
@@ -59,12 +58,22 @@ export class PgJobPath {
     );
   }
 
-  /** Stores a queued job; true when its statement also told the other replicas (`queued` message). */
-  insertQueued(job: JobRecord): Promise<boolean> {
+  /**
+   * Stores a queued job: `notified` when its statement also told the other replicas (`queued` message), `claimed`
+   * when a claim of the same turn rode with it and took it (see `insert-claim.ts`).
+   */
+  insertQueued(job: JobRecord): Promise<'notified' | 'claimed' | undefined> {
     return (job.sync ? this.syncInserts : this.inserts).insert(job);
   }
 
+  /**
+   * A claim of the same turn as a submit on the endpoint rides in that submit's insert (one round trip for both,
+   * whatever the empty-queue hint says: the job is being inserted); any other claim is batched (`ClaimBatcher`).
+   */
   claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
+    const riding =
+      this.syncInserts.attachClaim(endpointId, workerId, now) ?? this.inserts.attachClaim(endpointId, workerId, now);
+    if (riding) return riding.then((job) => job && this.unannounced([job])[0]);
     if ((this.emptyUntil.get(endpointId) ?? 0) > Date.now()) return Promise.resolve(undefined);
     return this.claims.claim(endpointId, workerId, now);
   }
@@ -81,16 +90,20 @@ export class PgJobPath {
     else this.emptyUntil.delete(endpointId);
   }
 
-  /** Whether a claim's statement sent the change event of the job in `status` (true once). */
+  /** Whether the change event of the job in `status` is not for the bus (a claim's: `unannounced`; true once). */
   takeNoticed(id: string, attempt: number, status: JobStatus): boolean {
     return this.noticed.take(`${id}\t${attempt}\t${status}`);
   }
 
-  private async withEvents<R extends JobRow>(run: Run, plain: string, notifying: string, params: unknown[]) {
-    const n = this.eventNotice?.();
-    if (!n) return run<R>(plain, params);
-    const rows = await run<R & { notified?: boolean }>(notifying, [...params, n.channel, n.header]);
-    for (const r of rows) if (r.notified) this.noticed.add(`${r.id}\t${r.attempt}\t${r.status}`);
+  /**
+   * Claimed jobs' change events (now running) stay on this replica: every waiter, here or elsewhere, waits for
+   * chunks or the end (/runsync, /status-sync, /stream, SSE), so on another replica the running record only woke
+   * it to wait again, after PostgreSQL had woken every listening replica to deliver it. Marked as sent so the bus
+   * skips them; the terminal event still goes out.
+   */
+  private unannounced<R extends { id: string; attempt: number }>(rows: R[]): R[] {
+    if (rows.length && this.eventNotice?.())
+      for (const r of rows) this.noticed.add(`${r.id}\t${r.attempt}\tIN_PROGRESS`);
     return rows;
   }
 }

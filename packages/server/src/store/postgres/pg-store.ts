@@ -115,8 +115,10 @@ export class PgStore extends PgStoreBase implements Store {
       // One statement, its own transaction, shared with the other requests' jobs (`InsertBatcher`). A /runsync
       // job commits asynchronously: its client is answered with its result (a synchronous commit, which
       // flushes the insert too) or, when the wait elapses first, after `flush()`.
-      const notified = await this.jobs.insertQueued(job);
-      this.queued(job.endpointId, notified);
+      // A claim of the same turn may ride in the statement and take the job (`insert-claim.ts`): then it is
+      // running, not queued, and nothing is announced.
+      const r = await this.jobs.insertQueued(job);
+      if (r !== 'claimed') this.queued(job.endpointId, r === 'notified');
     } else if (!isTerminal(job.status)) {
       // A running job (an import): one statement, nothing else to write with it.
       await (job.sync ? this.asyncPool : this.pool).query(named(SQL.insertOther, insertValues(job))).catch((err) => {
