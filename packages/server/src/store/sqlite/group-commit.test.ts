@@ -77,3 +77,24 @@ describe('GroupCommit with a WAL fsync (durability full)', () => {
     await done;
   });
 });
+
+describe('GroupCommit writes of one statement (no savepoint)', () => {
+  let db: BetterSqlite3.Database;
+  afterEach(() => db.close());
+
+  it('a failing one-statement write rejects alone; the rest of its batch commits', async () => {
+    db = new BetterSqlite3(':memory:');
+    db.exec('CREATE TABLE t (x INTEGER PRIMARY KEY)');
+    const tx = new GroupCommit(db, () => {});
+    const insert = db.prepare('INSERT INTO t VALUES (?)');
+    const results = await Promise.allSettled([
+      tx.write(() => insert.run(1), true),
+      tx.write(() => insert.run(1), true), // duplicate key: SQLite undoes this statement only
+      tx.write(() => insert.run(2), true),
+      tx.write(() => insert.run(3)), // with its savepoint, in the same batch
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(tx.commits).toBe(1);
+    expect(db.prepare('SELECT x FROM t ORDER BY x').pluck().all()).toEqual([1, 2, 3]);
+  });
+});

@@ -45,10 +45,23 @@ export class GroupCommit {
     };
   }
 
-  /** Runs `fn` inside the current batch; resolves with its result once the batch is committed. */
-  write<T>(fn: () => T): Promise<T> {
+  /**
+   * Runs `fn` inside the current batch; resolves with its result once the batch is committed. `oneStatement`: `fn`
+   * changes the database with a single statement at most, which SQLite already undoes alone when it fails
+   * (statement atomicity), so the savepoint that would undo a half-done write is not needed: two statements less
+   * per insert and per claim.
+   */
+  write<T>(fn: () => T, oneStatement = false): Promise<T> {
     this.begin();
     let result: T;
+    if (oneStatement) {
+      try {
+        result = fn();
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return new Promise<T>((resolve, reject) => this.waiters.push({ resolve: () => resolve(result), reject }));
+    }
     try {
       this.sql.savepoint.run();
       try {

@@ -110,11 +110,11 @@ export class SqliteStore implements Store {
    * A write: in the event loop, `loop` runs in the open batch; on the thread, `op` (the same call by name) is sent.
    * Both settle after the batch's COMMIT.
    */
-  private write<T>(loop: (core: SqliteCore) => T, op: Op): Promise<T> {
+  private write<T>(loop: (core: SqliteCore) => T, op: Op, oneStatement = false): Promise<T> {
     this.alive();
     if (this.thread) return this.thread.run(op) as Promise<T>;
     const core = this.core!;
-    return this.tx!.write(() => loop(core));
+    return this.tx!.write(() => loop(core), oneStatement);
   }
 
   /** A read: in the event loop it waits for the open batch (nothing uncommitted is shown early). */
@@ -126,7 +126,8 @@ export class SqliteStore implements Store {
   }
 
   insert(job: JobRecord): Promise<void> {
-    return this.write((c) => c.insert(job), ['insert', [job]]);
+    // A queued job is one INSERT (a job stored already terminal also bumps counters and the webhook outbox).
+    return this.write((c) => c.insert(job), ['insert', [job]], job.status === 'IN_QUEUE');
   }
 
   get(id: string): Promise<JobRecord | undefined> {
@@ -144,7 +145,7 @@ export class SqliteStore implements Store {
       this.alive();
       return Promise.resolve(undefined);
     }
-    return this.write((c) => c.claim(endpointId, workerId, now), ['claim', [endpointId, workerId, now]]);
+    return this.write((c) => c.claim(endpointId, workerId, now), ['claim', [endpointId, workerId, now]], true); // one UPDATE
   }
 
   finish(
