@@ -85,14 +85,14 @@ describe('GroupCommit with a WAL fsync (durability full)', () => {
     const insert = db.prepare('INSERT INTO t VALUES (?)');
     const settled: string[] = [];
 
-    const early = tx.write(() => insert.run(1), true).then(() => settled.push('early'));
+    const early = tx.write(() => insert.run(1), false, true).then(() => settled.push('early'));
     await turn();
     await early;
     expect(tx.commits).toBe(1);
     expect(sync.waiting).toHaveLength(0); // early writes alone start no fsync: the next one covers them
 
     const durable = tx.write(() => insert.run(2)).then(() => settled.push('durable'));
-    const early2 = tx.write(() => insert.run(3), true).then(() => settled.push('early2'));
+    const early2 = tx.write(() => insert.run(3), false, true).then(() => settled.push('early2'));
     await turn();
     await early2;
     expect(settled).toEqual(['early', 'early2']); // the durable write of the same batch waits for its fsync
@@ -102,5 +102,26 @@ describe('GroupCommit with a WAL fsync (durability full)', () => {
     sync.complete();
     await Promise.all([durable, synced]);
     expect(settled).toEqual(['early', 'early2', 'durable', 'sync']);
+  });
+});
+
+describe('GroupCommit writes of one statement (no savepoint)', () => {
+  let db: BetterSqlite3.Database;
+  afterEach(() => db.close());
+
+  it('a failing one-statement write rejects alone; the rest of its batch commits', async () => {
+    db = new BetterSqlite3(':memory:');
+    db.exec('CREATE TABLE t (x INTEGER PRIMARY KEY)');
+    const tx = new GroupCommit(db, () => {});
+    const insert = db.prepare('INSERT INTO t VALUES (?)');
+    const results = await Promise.allSettled([
+      tx.write(() => insert.run(1), true),
+      tx.write(() => insert.run(1), true), // duplicate key: SQLite undoes this statement only
+      tx.write(() => insert.run(2), true),
+      tx.write(() => insert.run(3)), // with its savepoint, in the same batch
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(tx.commits).toBe(1);
+    expect(db.prepare('SELECT x FROM t ORDER BY x').pluck().all()).toEqual([1, 2, 3]);
   });
 });

@@ -50,12 +50,22 @@ export class GroupCommit {
   }
 
   /**
-   * Runs `fn` inside the current batch; resolves with its result once the batch is committed (and, with a WAL
-   * fsync, once that fsync covered it, unless `early`).
+   * Runs `fn` inside the current batch; resolves with its result once the batch is committed. `oneStatement`: `fn`
+   * changes the database with a single statement at most, which SQLite already undoes alone when it fails
+   * (statement atomicity), so the savepoint that would undo a half-done write is not needed: two statements less
+   * per insert and per claim. With a WAL fsync it also waits for the fsync that covers its batch, unless `early`.
    */
-  write<T>(fn: () => T, early = false): Promise<T> {
+  write<T>(fn: () => T, oneStatement = false, early = false): Promise<T> {
     this.begin();
     let result: T;
+    if (oneStatement) {
+      try {
+        result = fn();
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return new Promise<T>((resolve, reject) => this.waiters.push({ resolve: () => resolve(result), reject, early }));
+    }
     try {
       this.sql.savepoint.run();
       try {

@@ -110,11 +110,11 @@ export class SqliteStore implements Store {
    * A write: in the event loop, `loop` runs in the open batch; on the thread, `op` (the same call by name) is sent.
    * Both settle after the batch's COMMIT.
    */
-  private write<T>(loop: (core: SqliteCore) => T, op: Op, early = false): Promise<T> {
+  private write<T>(loop: (core: SqliteCore) => T, op: Op, oneStatement = false, early = false): Promise<T> {
     this.alive();
     if (this.thread) return this.thread.run(op) as Promise<T>;
     const core = this.core!;
-    return this.tx!.write(() => loop(core), early);
+    return this.tx!.write(() => loop(core), oneStatement, early);
   }
 
   /** A read: in the event loop it waits for the open batch (nothing uncommitted is shown early). */
@@ -131,7 +131,8 @@ export class SqliteStore implements Store {
    * too, or after `flush`). Safe from a crash of the process at once, from a power loss after the next fsync.
    */
   insert(job: JobRecord): Promise<void> {
-    return this.write((c) => c.insert(job), ['insert', [job]], job.sync);
+    // A queued job is one INSERT (a job stored already terminal also bumps counters and the webhook outbox).
+    return this.write((c) => c.insert(job), ['insert', [job]], job.status === 'IN_QUEUE', job.sync);
   }
 
   /** Makes every write so far survive a power loss (durability `full`; at once otherwise): see `insert`. */
@@ -155,7 +156,8 @@ export class SqliteStore implements Store {
       this.alive();
       return Promise.resolve(undefined);
     }
-    return this.write((c) => c.claim(endpointId, workerId, now), ['claim', [endpointId, workerId, now]], true);
+    // One UPDATE; settles at its COMMIT (see `insert`).
+    return this.write((c) => c.claim(endpointId, workerId, now), ['claim', [endpointId, workerId, now]], true, true);
   }
 
   finish(
