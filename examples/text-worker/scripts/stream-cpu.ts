@@ -14,7 +14,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { startBerthDev } from '../../../packages/cli/src/e2e/harness.test-helpers.js';
-import { MODELS_DIR, REPO_ROOT } from '../src/testing.test-helpers.js';
+import { createLogger } from '@berth/worker';
+import { BatchEngine } from '../src/engine/batch-engine.js';
+import { loadModel } from '../src/load.js';
+import { resolveTextWorkerOptions } from '../src/options.js';
+import { MODELS_DIR, REPO_ROOT, STORIES } from '../src/testing.test-helpers.js';
 
 const TOKENS = Number(process.env['BENCH_TOKENS'] ?? 128);
 const SINGLE = Number(process.env['STREAM_CPU_REQUESTS'] ?? 20);
@@ -37,6 +41,41 @@ function children(pid: number): number[] {
 }
 const descendants = (pid: number): number[] => children(pid).flatMap((c) => [c, ...descendants(c)]);
 
+// The same engine in this process first: its CPU per token is what the worker would spend without Berth.
+{
+  const loaded = await loadModel(
+    resolveTextWorkerOptions({ model: STORIES }, { BERTH_TEXT_THREADS: '1' }),
+    createLogger({ level: 'warn' }),
+  );
+  const tk = loaded.tokenizer;
+  const engine = new BatchEngine(loaded.model, {
+    decode: (ids: number[]) => tk.decode(ids, { skip_special_tokens: true }),
+    eosTokenIds: [],
+    contextLength: loaded.contextLength,
+    maxBatch: 16,
+  });
+  const ids = () =>
+    tk.encode(
+      tk.apply_chat_template([{ role: 'user', content: 'Once upon a time' }], {
+        add_generation_prompt: true,
+        tokenize: false,
+      }),
+      { add_special_tokens: false },
+    );
+  const gen = (seed: number) =>
+    engine.generate({ promptIds: ids(), maxTokens: TOKENS, temperature: 1, topP: 1, stop: [], seed, onDelta: () => {} });
+  await gen(0);
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  let n = 0;
+  for (let i = 0; i < SINGLE; i++) n += (await gen(i)).completionTokens;
+  const c1 = process.cpuUsage(c0);
+  console.log(
+    `in-process engine, one request at a time: ${n} tokens, ${(n / ((performance.now() - t0) / 1000)).toFixed(0)} tokens/s, ${((c1.user + c1.system) / n).toFixed(1)} us CPU/token`,
+  );
+  await loaded.model.dispose();
+}
+
 const berth = await startBerthDev({
   config: join(REPO_ROOT, 'examples/text-worker/berth.config.json'),
   env: {
@@ -50,10 +89,14 @@ const berth = await startBerthDev({
 });
 try {
   const client = new OpenAI({ apiKey: berth.apiKey, baseURL: `${berth.url}/v2/text/openai/v1`, maxRetries: 0 });
-  const one = async (i: number) => {
+  // Client-side timeline of the single requests (ms from the call): response headers, first content, last content, end.
+  const marks: number[][] = [];
+  const one = async (i: number, timeline = false) => {
     let n = 0;
     let text = '';
-    for await (const c of await client.chat.completions.create({
+    const t0 = performance.now();
+    const m = [0, 0, 0, 0];
+    const stream = await client.chat.completions.create({
       model: 'stories260K',
       messages: [{ role: 'user', content: 'Once upon a time' }],
       max_tokens: TOKENS,
@@ -61,10 +104,19 @@ try {
       seed: i,
       stream: true,
       stream_options: { include_usage: true },
-    })) {
-      text += c.choices[0]?.delta.content ?? '';
+    });
+    m[0] = performance.now() - t0;
+    for await (const c of stream) {
+      const d = c.choices[0]?.delta.content;
+      if (d) {
+        m[1] ||= performance.now() - t0;
+        m[2] = performance.now() - t0;
+      }
+      text += d ?? '';
       if (c.usage) n = c.usage.completion_tokens;
     }
+    m[3] = performance.now() - t0;
+    if (timeline) marks.push(m);
     return n;
   };
   await one(0);
@@ -103,9 +155,11 @@ try {
   };
   await phase(`one streamed request at a time, ${SINGLE} requests`, async () => {
     let n = 0;
-    for (let i = 0; i < SINGLE; i++) n += await one(i);
+    for (let i = 0; i < SINGLE; i++) n += await one(i, true);
     return n;
   });
+  const med = (k: number) => marks.map((m) => m[k]!).sort((a, b) => a - b)[marks.length >> 1]!.toFixed(2);
+  console.log(`  timeline (median ms): headers ${med(0)}, first content ${med(1)}, last content ${med(2)}, end ${med(3)}`);
   await phase(`16 streamed requests at once, ${ROUNDS} rounds`, async () => {
     let n = 0;
     for (let r = 0; r < ROUNDS; r++)
