@@ -63,7 +63,15 @@ const descendants = (pid: number): number[] => children(pid).flatMap((c) => [c, 
       { add_special_tokens: false },
     );
   const gen = (seed: number) =>
-    engine.generate({ promptIds: ids(), maxTokens: TOKENS, temperature: 1, topP: 1, stop: [], seed, onDelta: () => {} });
+    engine.generate({
+      promptIds: ids(),
+      maxTokens: TOKENS,
+      temperature: 1,
+      topP: 1,
+      stop: [],
+      seed,
+      onDelta: () => {},
+    });
   await gen(0);
   const c0 = process.cpuUsage();
   const t0 = performance.now();
@@ -93,7 +101,6 @@ try {
   const marks: number[][] = [];
   const one = async (i: number, timeline = false) => {
     let n = 0;
-    let text = '';
     const t0 = performance.now();
     const m = [0, 0, 0, 0];
     const stream = await client.chat.completions.create({
@@ -112,7 +119,6 @@ try {
         m[1] ||= performance.now() - t0;
         m[2] = performance.now() - t0;
       }
-      text += d ?? '';
       if (c.usage) n = c.usage.completion_tokens;
     }
     m[3] = performance.now() - t0;
@@ -121,7 +127,9 @@ try {
   };
   await one(0);
   const pids = [berth.child.pid!, ...descendants(berth.child.pid!)];
-  const names = pids.map((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').slice(0, 4).join(' ').slice(-60));
+  const names = pids.map((p) =>
+    readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').slice(0, 4).join(' ').slice(-60),
+  );
   // With BERTH_CPU_PROF_DIR, SIGUSR2 starts and stops the profiler the preload installed, around each phase.
   const signal = async () => {
     if (!PROF) return;
@@ -133,7 +141,14 @@ try {
     // With STREAM_CPU_STRACE=<dir>, syscall counts of each process during the phase (strace -c).
     const straces: ChildProcess[] = process.env['STREAM_CPU_STRACE']
       ? pids.map((p, i) =>
-          spawn('strace', ['-c', '-f', '-p', String(p), '-o', `${process.env['STREAM_CPU_STRACE']}/${label.slice(0, 3)}-${i}.txt`]),
+          spawn('strace', [
+            '-c',
+            '-f',
+            '-p',
+            String(p),
+            '-o',
+            `${process.env['STREAM_CPU_STRACE']}/${label.slice(0, 3)}-${i}.txt`,
+          ]),
         )
       : [];
     if (straces.length) await new Promise((r) => setTimeout(r, 1000));
@@ -158,8 +173,14 @@ try {
     for (let i = 0; i < SINGLE; i++) n += await one(i, true);
     return n;
   });
-  const med = (k: number) => marks.map((m) => m[k]!).sort((a, b) => a - b)[marks.length >> 1]!.toFixed(2);
-  console.log(`  timeline (median ms): headers ${med(0)}, first content ${med(1)}, last content ${med(2)}, end ${med(3)}`);
+  const med = (k: number) =>
+    marks
+      .map((m) => m[k]!)
+      .sort((a, b) => a - b)
+      [marks.length >> 1]!.toFixed(2);
+  console.log(
+    `  timeline (median ms): headers ${med(0)}, first content ${med(1)}, last content ${med(2)}, end ${med(3)}`,
+  );
   await phase(`16 streamed requests at once, ${ROUNDS} rounds`, async () => {
     let n = 0;
     for (let r = 0; r < ROUNDS; r++)
