@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { fastAck, fastAssign, fastComplete, fastJobRequest, isPlainJsonObject } from './fast-decode.js';
+import { fastAck, fastAssign, fastComplete, fastJobRequest, fastStream, isPlainJsonObject } from './fast-decode.js';
 import { JobRequest } from './job.js';
 import { ServerMessage, WorkerMessage } from './ws.js';
 
@@ -50,7 +50,7 @@ export function decodeJobRequest(value: unknown): DecodeResult<JobRequest> {
   return fast ? { ok: true, value: fast } : decode(JobRequest, value);
 }
 
-/** Decodes one WebSocket text frame sent by a worker (`job.complete` without zod's walk). Never throws. */
+/** Decodes one WebSocket text frame sent by a worker (`job.stream`, `job.complete` without zod's walk). Never throws. */
 export function decodeWorkerMessage(text: string): DecodeResult<WorkerMessage> {
   let value: unknown;
   try {
@@ -58,7 +58,7 @@ export function decodeWorkerMessage(text: string): DecodeResult<WorkerMessage> {
   } catch {
     return { ok: false, error: 'not valid JSON' };
   }
-  const fast = isPlainJsonObject(value) ? fastComplete(value) : undefined;
+  const fast = isPlainJsonObject(value) ? (fastStream(value) ?? fastComplete(value)) : undefined;
   return fast ? { ok: true, value: fast } : decode(WorkerMessage, value);
 }
 

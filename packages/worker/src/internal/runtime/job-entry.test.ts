@@ -21,11 +21,27 @@ describe('JobEntry', () => {
     entry.chunk('a', 0);
     entry.chunk('b', 1);
     await tick();
+    expect(sent).toEqual([{ type: 'job.stream', id: 'j1', attempt: 2, seq: 0, chunks: ['a', 'b'] }]);
+  });
+
+  it('holds later chunks one more turn, so those of the next turn join them', async () => {
+    const { sent, entry } = setup();
+    entry.chunk('a', 0);
+    await tick();
+    entry.chunk('b', 1);
+    await tick();
+    expect(sent).toHaveLength(1);
     entry.chunk('c', 2);
     await tick();
     expect(sent).toEqual([
-      { type: 'job.stream', id: 'j1', attempt: 2, seq: 0, chunks: ['a', 'b'] },
-      { type: 'job.stream', id: 'j1', attempt: 2, seq: 2, chunks: ['c'] },
+      { type: 'job.stream', id: 'j1', attempt: 2, seq: 0, chunks: ['a'] },
+      { type: 'job.stream', id: 'j1', attempt: 2, seq: 1, chunks: ['b', 'c'] },
+    ]);
+    entry.chunk('d', 3);
+    entry.complete(['a', 'b', 'c', 'd']);
+    expect(sent.slice(2)).toEqual([
+      { type: 'job.stream', id: 'j1', attempt: 2, seq: 3, chunks: ['d'] },
+      { type: 'job.complete', id: 'j1', attempt: 2, output: ['a', 'b', 'c', 'd'] },
     ]);
   });
 

@@ -29,6 +29,8 @@ export class JobEntry {
   private acked = false;
   private chunks: unknown[] = [];
   private chunkSeq = 0;
+  /** A `job.stream` message of this attempt has been sent (see `chunk`). */
+  private streamed = false;
   private flushTimer: NodeJS.Immediate | undefined;
 
   constructor(
@@ -72,7 +74,15 @@ export class JobEntry {
     if (this.cancelled || this.state === 'finished') return;
     if (this.chunks.length === 0) {
       this.chunkSeq = index;
-      this.flushTimer = setImmediate(() => this.flushChunks());
+      // The first chunks of a job leave after this event-loop turn (time to first chunk); later ones after the
+      // next turn too: a producer that makes a chunk per turn (a model's forward pass in a setImmediate, one
+      // token each) then sends two or three per message instead of one, so every hop of the path (this
+      // process's frame and write, the server's read, decode, append and SSE write, the client's read) runs
+      // for fewer messages. On an idle loop the second check phase follows at once (a pending immediate keeps
+      // the poll phase from waiting), so a lone chunk is not held back.
+      this.flushTimer = setImmediate(
+        this.streamed ? () => (this.flushTimer = setImmediate(() => this.flushChunks())) : () => this.flushChunks(),
+      );
     }
     this.chunks.push(value);
   }
@@ -142,6 +152,7 @@ export class JobEntry {
     if (this.chunks.length === 0) return;
     const chunks = this.chunks;
     this.chunks = [];
+    this.streamed = true;
     this.emit({ type: 'job.stream', id: this.spec.id, attempt: this.spec.attempt, seq: this.chunkSeq, chunks });
   }
 
