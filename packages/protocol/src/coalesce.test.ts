@@ -47,15 +47,17 @@ describe('sendCoalesced', () => {
     client.close();
   });
 
-  it('joins the frames of separate callbacks of one event-loop iteration (two timers due together): one write', async () => {
+  it('joins the frames of separate callbacks of one event-loop iteration (two immediates of one check phase): one write', async () => {
     const { client, received } = await pair();
     const writes = countWrites(client);
+    // Two immediates queued together always run in the same check phase; an uncork queued from the first runs in the
+    // next one. (Two 1 ms timers were used before: under load their due times could fall in different iterations.)
     await new Promise<void>((resolve) => {
-      setTimeout(() => sendCoalesced(client, 'a'), 1);
-      setTimeout(() => {
+      setImmediate(() => sendCoalesced(client, 'a'));
+      setImmediate(() => {
         sendCoalesced(client, 'b');
         resolve();
-      }, 1);
+      });
     });
     await new Promise((r) => setImmediate(r));
     expect(writes()).toBe(1);
