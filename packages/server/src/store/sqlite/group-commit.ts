@@ -58,23 +58,18 @@ export class GroupCommit {
   write<T>(fn: () => T, oneStatement = false, early = false): Promise<T> {
     this.begin();
     let result: T;
-    if (oneStatement) {
-      try {
-        result = fn();
-      } catch (err) {
-        return Promise.reject(err);
-      }
-      return new Promise<T>((resolve, reject) => this.waiters.push({ resolve: () => resolve(result), reject, early }));
-    }
     try {
-      this.sql.savepoint.run();
-      try {
-        result = fn();
-        this.sql.release.run();
-      } catch (err) {
-        this.sql.rollbackTo.run();
-        this.sql.release.run();
-        throw err;
+      if (oneStatement) result = fn();
+      else {
+        this.sql.savepoint.run();
+        try {
+          result = fn();
+          this.sql.release.run();
+        } catch (err) {
+          this.sql.rollbackTo.run();
+          this.sql.release.run();
+          throw err;
+        }
       }
     } catch (err) {
       return Promise.reject(err);
