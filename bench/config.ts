@@ -4,6 +4,7 @@ import type { BenchConfig } from './workloads/types.js';
 export const QUICK: BenchConfig = {
   rounds: 2,
   warmup: 50,
+  warmupSeconds: 1,
   c1Calls: 150,
   c50Seconds: 1,
   runJobs: 300,
@@ -16,6 +17,7 @@ export const QUICK: BenchConfig = {
 export const FULL: BenchConfig = {
   rounds: 3,
   warmup: 300,
+  warmupSeconds: 2,
   c1Calls: 1000,
   c50Seconds: 4,
   runJobs: 3000,
@@ -29,6 +31,7 @@ export const FULL: BenchConfig = {
 export const TINY: BenchConfig = {
   rounds: 1,
   warmup: 5,
+  warmupSeconds: 0,
   c1Calls: 10,
   c50Seconds: 0.2,
   runJobs: 50,

@@ -18,6 +18,7 @@ const { values } = parseArgs({
     fill: { type: 'string' },
     'fill-rounds': { type: 'string' },
     seconds: { type: 'string' },
+    'warmup-seconds': { type: 'string' },
     only: { type: 'string' },
     skip: { type: 'string' },
     out: { type: 'string' },
@@ -29,6 +30,7 @@ if (values.rounds) cfg.rounds = Number(values.rounds);
 if (values.fill) cfg.fillJobs = Number(values.fill);
 if (values['fill-rounds']) cfg.fillRounds = Number(values['fill-rounds']);
 if (values.seconds) cfg.c50Seconds = Number(values.seconds);
+if (values['warmup-seconds']) cfg.warmupSeconds = Number(values['warmup-seconds']);
 if (values.skip) cfg.skip = values.skip.split(',');
 const only = values.only?.split(',');
 const targets = only ? TARGETS.filter((t) => only.includes(t.name)) : TARGETS;

@@ -18,6 +18,8 @@ export async function throughput(t: Target, run: Running, cfg: BenchConfig, pids
     return r.status === 200 ? isEcho(r.body, n) : `HTTP ${r.status}: ${JSON.stringify(r.body)}`;
   };
   check('warm-up', await closedLoop(Math.min(cfg.concurrency, 10), runsync, { count: cfg.warmup }));
+  if (cfg.warmupSeconds > 0)
+    check('warm-up at c=50', await closedLoop(cfg.concurrency, runsync, { seconds: cfg.warmupSeconds }));
 
   const c1 = await closedLoop(1, runsync, { count: cfg.c1Calls, seconds: 30 });
   check('/runsync c=1', c1);

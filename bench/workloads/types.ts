@@ -3,6 +3,11 @@ export interface BenchConfig {
   rounds: number;
   /** Warm-up /runsync calls before any timed workload. */
   warmup: number;
+  /**
+   * Then a /runsync closed loop at `concurrency` for this many seconds, untimed: the figures are of a server whose
+   * hot paths the JIT has compiled, as in a server that has been up a while (0: none).
+   */
+  warmupSeconds: number;
   /** /runsync at concurrency 1: this many calls (latency p50/p99). */
   c1Calls: number;
   /** /runsync at concurrency 50: closed loop for this many seconds (throughput). */
