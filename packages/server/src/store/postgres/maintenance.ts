@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import type { DeleteCondition, DueJobs, EndpointCounts, JobRecord } from '../types.js';
+import type { DeleteCondition, DueJobs, JobRecord } from '../types.js';
 import { toRecord, type JobRow } from './rows.js';
 import { named, SQL } from './statements.js';
 import { pgJobLogs } from './job-logs.js';
@@ -47,23 +47,6 @@ export const pgMaintenance = {
       all(SQL.due.leaseExpired),
     ]);
     return { expired, timedOut, retained, leaseExpired };
-  },
-
-  async counts(run: Run, endpointId: string): Promise<EndpointCounts> {
-    const [s] = await run<{
-      completed: number | null;
-      failed: number | null;
-      retried: number | null;
-      in_queue: number;
-      in_progress: number;
-    }>(SQL.counts, [endpointId]);
-    return {
-      completed: s?.completed ?? 0,
-      failed: s?.failed ?? 0,
-      retried: s?.retried ?? 0,
-      inProgress: s?.in_progress ?? 0,
-      inQueue: s?.in_queue ?? 0,
-    };
   },
 
   async queueDepth(run: Run, endpointId: string): Promise<number> {

@@ -22,6 +22,7 @@ import { pgTransitions } from './transitions.js';
 import { DuplicateJobError } from '../../errors.js';
 import { ASYNC_COMMIT } from './stream-sql.js';
 import { pgMaintenance } from './maintenance.js';
+import { LiveCounts } from './live-counts.js';
 import { PgStreams } from './pg-streams.js';
 import { PgFileStore } from './pg-file-store.js';
 import { PgClusterBus } from '../../cluster/pg-cluster-bus.js';
@@ -53,6 +54,7 @@ export class PgStore extends PgStoreBase implements Store {
   /** Called after commit when jobs were queued on an endpoint (insert, retry, requeue): the cluster channel. */
   onQueued: ((endpointId: string) => void) | undefined;
   private readonly watch: ReplicaWatch;
+  private readonly liveCounts = new LiveCounts((sql, params) => this.run(sql, params));
   /** Batched inserts, claims and finishes, and the cluster messages riding in them. */
   readonly jobs: PgJobPath;
   /** Stream chunks (on the asynchronously committing pool). */
@@ -255,7 +257,7 @@ export class PgStore extends PgStoreBase implements Store {
   }
 
   counts(endpointId: string): Promise<EndpointCounts> {
-    return pgMaintenance.counts(this.run, endpointId);
+    return this.liveCounts.counts(endpointId);
   }
 
   queueDepth(endpointId: string): Promise<number> {

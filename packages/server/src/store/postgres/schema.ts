@@ -133,6 +133,14 @@ const MIGRATIONS: string[] = [
     value TEXT NOT NULL
   );
   `,
+  // 4: a claim must read the queue through jobs_queue (in queue order, stopping after LIMIT). With jobs_live there
+  // and the table's statistics stale (a queue filled faster than autovacuum analyses it), the planner took
+  // jobs_live and sorted every queued job of the endpoint on each claim: 57 ms per claim of 64 from a queue of
+  // 100,000, against 1.1 ms through jobs_queue. Running counts per endpoint get their own partial index.
+  `
+  DROP INDEX jobs_live;
+  CREATE INDEX jobs_running_endpoint ON jobs (endpoint_id) WHERE status = 'IN_PROGRESS';
+  `,
 ];
 
 /** A stable 32-bit key for the migration advisory lock of a schema. */

@@ -146,6 +146,9 @@ export const SQL = {
     retained: due(`retain_until <= $1 AND status IN ${TERMINAL}`, 'retain_until'),
     leaseExpired: due(`lease_until <= $1 AND status = 'IN_PROGRESS'`, 'lease_until'),
   },
+  countsDone: `SELECT (SELECT sum(completed) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS completed,
+      (SELECT sum(failed) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS failed,
+      (SELECT sum(retried) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS retried`,
   counts: `SELECT (SELECT sum(completed) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS completed,
       (SELECT sum(failed) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS failed,
       (SELECT sum(retried) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS retried,
@@ -155,7 +158,8 @@ export const SQL = {
   /** On start: $1 lease until, $2 this replica, $3 seen-since of a live replica. */
   leaseOrphans: `UPDATE jobs SET lease_until = $1 WHERE status = 'IN_PROGRESS' AND (lease_until IS NULL OR lease_until < $1)
       AND (owner IS NULL OR owner = $2 OR owner NOT IN (SELECT id FROM replicas WHERE seen_at >= $3 AND id <> $2))`,
-  liveCounts: `SELECT count(*) FILTER (WHERE status = 'IN_QUEUE') AS queued, count(*) FILTER (WHERE status = 'IN_PROGRESS') AS running FROM jobs`,
+  liveCounts: `SELECT (SELECT count(*) FROM jobs WHERE status = 'IN_QUEUE') AS queued,
+      (SELECT count(*) FROM jobs WHERE status = 'IN_PROGRESS') AS running`,
   endpoints: `SELECT DISTINCT endpoint_id FROM jobs ORDER BY endpoint_id`,
   /** The cluster channel ($1) and one payload ($2) or several ($2 text[]). */
   notify: `SELECT pg_notify($1, $2)`,
