@@ -15,7 +15,9 @@ describe.skipIf(skip !== undefined)(`PgStore deep queue${skip ? ` (skipped: ${sk
     for (const fn of cleanup.splice(0).reverse()) await fn();
   });
 
-  it('a claim reads the queue through jobs_queue, with no sort of the queued jobs, while the statistics are stale', { timeout: 60_000 }, async () => {
+  it('a claim reads the queue through jobs_queue, with no sort of the queued jobs, while the statistics are stale', {
+    timeout: 60_000,
+  }, async () => {
     const schema = testSchema();
     const s = await openTestPgStore({ schema });
     cleanup.push(() => s.close());
@@ -32,7 +34,9 @@ describe.skipIf(skip !== undefined)(`PgStore deep queue${skip ? ` (skipped: ${sk
     await c.query(`SET search_path = "${schema}"`);
     await c.query('BEGIN');
     await c.query(`PREPARE claim(text, int, text[], bigint, text) AS ${CLAIM_MANY_SQL}`);
-    const r = await c.query(`EXPLAIN (ANALYZE, COSTS OFF) EXECUTE claim('deep', 64, array_fill('w'::text, array[64]), ${T0}, 'r')`);
+    const r = await c.query(
+      `EXPLAIN (ANALYZE, COSTS OFF) EXECUTE claim('deep', 64, array_fill('w'::text, array[64]), ${T0}, 'r')`,
+    );
     await c.query('ROLLBACK');
     const plan = r.rows.map((x: Record<string, string>) => x['QUERY PLAN']).join('\n');
     expect(plan).toMatch(/Index Scan using jobs_queue on jobs/);

@@ -53,7 +53,8 @@ export class LiveCounts {
     const ms = this.now() - t0;
     const inQueue = s?.in_queue ?? 0;
     const inProgress = s?.in_progress ?? 0;
-    if (inQueue + inProgress >= REUSE_FROM_JOBS) this.live.set(endpointId, { inQueue, inProgress, until: t0 + ms * REUSE_FACTOR });
+    if (inQueue + inProgress >= REUSE_FROM_JOBS)
+      this.live.set(endpointId, { inQueue, inProgress, until: t0 + ms * REUSE_FACTOR });
     else this.live.delete(endpointId);
     return { ...done(s), inQueue, inProgress };
   }
