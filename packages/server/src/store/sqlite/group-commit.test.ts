@@ -36,12 +36,16 @@ const turn = () => new Promise<void>((r) => setImmediate(r));
 describe('GroupCommit with a WAL fsync (durability full)', () => {
   let db: BetterSqlite3.Database;
   afterEach(() => db.close());
-
-  it('keeps the batch open while an fsync runs and commits every turn of the wait at once after it', async () => {
+  /** An in-memory table `t` behind a GroupCommit whose fsyncs the test completes by hand. */
+  const open = () => {
     db = new BetterSqlite3(':memory:');
     db.exec('CREATE TABLE t (x INTEGER)');
     const sync = new FakeSync();
-    const tx = new GroupCommit(db, () => {}, sync as unknown as WalSync);
+    return { sync, tx: new GroupCommit(db, () => {}, sync as unknown as WalSync) };
+  };
+
+  it('keeps the batch open while an fsync runs and commits every turn of the wait at once after it', async () => {
+    const { sync, tx } = open();
     const insert = db.prepare('INSERT INTO t VALUES (?)');
     const settled: number[] = [];
 
@@ -66,10 +70,7 @@ describe('GroupCommit with a WAL fsync (durability full)', () => {
   });
 
   it('commits at the end of the turn when no fsync runs', async () => {
-    db = new BetterSqlite3(':memory:');
-    db.exec('CREATE TABLE t (x INTEGER)');
-    const sync = new FakeSync();
-    const tx = new GroupCommit(db, () => {}, sync as unknown as WalSync);
+    const { sync, tx } = open();
     const done = tx.write(() => db.prepare('INSERT INTO t VALUES (1)').run());
     await turn();
     expect(tx.commits).toBe(1);
@@ -78,10 +79,7 @@ describe('GroupCommit with a WAL fsync (durability full)', () => {
   });
 
   it('settles an early write at its COMMIT, fsyncs a batch only for its durable writes, and sync() waits for one', async () => {
-    db = new BetterSqlite3(':memory:');
-    db.exec('CREATE TABLE t (x INTEGER)');
-    const sync = new FakeSync();
-    const tx = new GroupCommit(db, () => {}, sync as unknown as WalSync);
+    const { sync, tx } = open();
     const insert = db.prepare('INSERT INTO t VALUES (?)');
     const settled: string[] = [];
 
