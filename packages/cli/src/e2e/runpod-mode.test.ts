@@ -19,7 +19,7 @@ const quiet = { debug: noop, info: noop, warn: noop, error: noop };
  * pull-protocol side, beside the unmodified runpod-python worker running the same handlers, both through a
  * recording proxy: same results, and requests of the same shapes (methods, paths, query parameters, bodies).
  */
-describe.skipIf(skip !== undefined)('@berth/worker in RunPod mode', () => {
+describe.skipIf(skip !== undefined)(`@berth/worker in RunPod mode${skip ? ` (skipped: ${skip})` : ''}`, () => {
   let server: BerthServer;
   let proxy: RecordingProxy;
   const workers: PyWorker[] = [];

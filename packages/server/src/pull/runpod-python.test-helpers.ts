@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,12 +13,30 @@ export const RUNPOD_SITE =
   fileURLToPath(new URL('../../../../../shared/vendor/runpod-python/site-packages', import.meta.url));
 export const HANDLERS_PY = fileURLToPath(new URL('./fixtures/handlers.py', import.meta.url));
 
+/** runpod-python on its pure-Python dependencies (the vendored aiohttp, yarl and propcache have no C builds). */
+export const PURE_PYTHON = {
+  PYTHONPATH: RUNPOD_SITE,
+  PYTHONDONTWRITEBYTECODE: '1',
+  AIOHTTP_NO_EXTENSIONS: '1',
+  YARL_NO_EXTENSIONS: '1',
+  PROPCACHE_NO_EXTENSIONS: '1',
+};
+
 /** Why the runpod-python tests cannot run here, or undefined when they can. */
 export function runpodSkipReason(): string | undefined {
   if (!existsSync(PYTHON))
     return `${PYTHON} is missing (install Debian's python3 and runpod-python's python3-* packages)`;
   if (!existsSync(join(RUNPOD_SITE, 'runpod')))
     return `runpod-python is missing: no ${RUNPOD_SITE}/runpod (set BERTH_RUNPOD_PYTHONPATH)`;
+  const r = spawnSync(PYTHON, ['-c', 'import runpod'], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...PURE_PYTHON },
+  });
+  if (r.status !== 0) {
+    const last = (r.stderr ?? '').trim().split('\n').at(-1) ?? `exit code ${r.status}`;
+    return `\`import runpod\` fails (${last}): npm test's preflight installs runpod-python's python3-* packages`;
+  }
   return undefined;
 }
 
@@ -43,11 +61,7 @@ export class PyWorker {
       env: {
         PATH: process.env['PATH'] ?? '/usr/bin:/bin',
         HOME: this.home,
-        PYTHONPATH: RUNPOD_SITE,
-        PYTHONDONTWRITEBYTECODE: '1',
-        AIOHTTP_NO_EXTENSIONS: '1',
-        YARL_NO_EXTENSIONS: '1',
-        PROPCACHE_NO_EXTENSIONS: '1',
+        ...PURE_PYTHON,
         ...env,
       },
     });
