@@ -12,6 +12,12 @@ export const NATIVE_PACKAGES = ['onnxruntime-node', 'onnxruntime-web', '@hugging
 /** Optional native speed-ups that `ws` tries to load and works without. Kept external, not declared. */
 const OPTIONAL_PACKAGES = ['bufferutil', 'utf-8-validate'];
 
+/**
+ * Optional peer dependencies of `@berth/worker` (the AWS SDK for `@berth/worker/s3`): bundled when the project has
+ * them installed, else kept external so the bundle builds and the upload fails with `missing_dependency`.
+ */
+const OPTIONAL_PEERS = ['@aws-sdk/client-s3', '@aws-sdk/s3-request-presigner'];
+
 export interface BundleResult {
   /** Bytes written to `outfile`. */
   bytes: number;
@@ -27,6 +33,7 @@ export interface BundleResult {
  */
 export async function bundleWorker(o: { entry: string; outfile: string; cwd: string; extraExternal?: readonly string[] }): Promise<BundleResult> {
   const external = [...NATIVE_PACKAGES, ...(o.extraExternal ?? [])];
+  const absentPeers = OPTIONAL_PEERS.filter((name) => installedVersion(name, dirname(o.entry)) === undefined);
   const result = await build({
     entryPoints: [o.entry],
     absWorkingDir: o.cwd,
@@ -39,7 +46,7 @@ export async function bundleWorker(o: { entry: string; outfile: string; cwd: str
     sourcemap: 'linked',
     metafile: true,
     logLevel: 'silent',
-    external: [...external, ...external.map((p) => `${p}/*`), ...OPTIONAL_PACKAGES],
+    external: [...external, ...external.map((p) => `${p}/*`), ...OPTIONAL_PACKAGES, ...absentPeers],
     // Bundled CommonJS packages (ws, ...) call require(): give the ESM bundle one.
     banner: { js: "import { createRequire as __berthCreateRequire } from 'node:module';\nconst require = __berthCreateRequire(import.meta.url);" },
   });

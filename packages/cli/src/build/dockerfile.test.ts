@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ResolvedEndpoint } from '../config/index.js';
 import { deploySettings } from './deploy.js';
-import { checkDockerfile, dockerfile } from './dockerfile.js';
+import { dockerfile } from './dockerfile.js';
+import { checkDockerfile } from './dockerfile-check.test-helpers.js';
 
 const ep = (over: Partial<ResolvedEndpoint> = {}): ResolvedEndpoint => ({
   id: 'tts',

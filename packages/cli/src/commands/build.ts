@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseFlags } from '../args.js';
 import { bundleWorker } from '../build/bundle.js';
-import { checkDockerfile, DOCKERIGNORE, dockerfile } from '../build/dockerfile.js';
+import { DOCKERIGNORE, dockerfile } from '../build/dockerfile.js';
 import { deploySettings } from '../build/deploy.js';
 import { installDependencies, type TargetArch } from '../build/install.js';
 import { checkWorkerFiles, findConfigFile, loadConfig } from '../config/index.js';
@@ -77,7 +77,7 @@ export function parseBuildArgs(argv: readonly string[]): BuildArgs {
   };
 }
 
-/** `berth build`: resolves with 0 when every folder was written and checked, 1 when a bundle failed. */
+/** `berth build`: resolves with 0 when every folder was written, 1 when a bundle failed. */
 export async function runBuild(argv: readonly string[], io: Io): Promise<number> {
   const args = parseBuildArgs(argv);
   if (args.help) {
@@ -186,11 +186,6 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
         ...(args.baseImage ? { baseImage: args.baseImage } : {}),
       });
       writeFileSync(join(dir, name), text);
-      const check = checkDockerfile(text, dir);
-      if (check.problems.length) {
-        io.stderr.write(`${step}: ${name} check failed: ${check.problems.join('; ')}\n`);
-        failed++;
-      }
     }
     io.stdout.write(
       `${step}: wrote ${show(io.cwd, dir)}/ (worker.mjs, package.json, ${deps.length ? 'package-lock.json, node_modules, ' : ''}Dockerfile, Dockerfile.cuda, deploy.json, .dockerignore)\n`,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundleWorker } from '../build/bundle.js';
-import { checkDockerfile } from '../build/dockerfile.js';
+import { checkDockerfile } from '../build/dockerfile-check.test-helpers.js';
 import { BIN, REPO_ROOT } from './harness.test-helpers.js';
 
 mkdirSync(join(REPO_ROOT, '.berth'), { recursive: true });

@@ -20,7 +20,8 @@ export const OUTPUT_URL_TTL_SECONDS = 7 * 24 * 3600;
 /** An upload that could not be done: bad arguments, bucket errors, or the control plane refused it. */
 export class UploadError extends Error {
   override readonly name = 'UploadError';
-  /** A stable code: `invalid_upload`, `s3_upload_failed`, `control_plane_upload_failed`, `local_write_failed`. */
+  /** A stable code: `invalid_upload`, `s3_upload_failed`, `missing_dependency` (the AWS SDK for an S3 upload),
+   * `control_plane_upload_failed`, `local_write_failed`. */
   readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
