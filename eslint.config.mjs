@@ -7,7 +7,7 @@ import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig({
-  files: ['packages/*/src/**/*.ts', 'examples/*/**/*.ts', 'templates/*/src/**/*.ts', 'bench/**/*.ts'],
+  files: ['packages/*/src/**/*.ts', 'examples/*/**/*.ts', 'templates/*/src/**/*.ts', 'tests/**/*.ts', 'bench/**/*.ts'],
   ignores: ['**/node_modules/**', '**/dist/**'],
   languageOptions: {
     parser: tseslint.parser,

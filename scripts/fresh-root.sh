@@ -10,7 +10,7 @@
 #
 # Needs root, debootstrap and a Debian mirror. PostgreSQL and Redis are this machine's (a chroot shares the
 # network). Env: BERTH_FRESH_ROOT (default /var/tmp/berth-fresh-root, removed first), MIRROR (default: this
-# machine's first Debian URI), BERTH_FRESH_KEEP=1 keeps the root afterwards. Log: $BERTH_FRESH_ROOT.log.
+# machine's first Debian URI), BERTH_FRESH_KEEP=1 keeps the root afterwards, BERTH_FRESH_BASE_TAR (the cached minbase). Log: $BERTH_FRESH_ROOT.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -35,13 +35,22 @@ cleanup() {
   [ "${BERTH_FRESH_KEEP:-0}" = 1 ] || rm -rf --one-file-system "$ROOT"
 }
 trap cleanup EXIT
-bind() { mkdir -p "$ROOT$2"; mount "${@:3}" --bind "$1" "$ROOT$2"; mounts+=("$ROOT$2"); }
+# Recursive bind mounts, made slaves so that unmounting them never propagates back to this machine's own mounts.
+bind() { mkdir -p "$ROOT$2"; mount --rbind "$1" "$ROOT$2"; mount --make-rslave "$ROOT$2"; mounts+=("$ROOT$2"); }
 
 t0=$(date +%s)
 rm -rf --one-file-system "$ROOT"
-say "debootstrap --variant=minbase bookworm $ROOT $MIRROR"
-debootstrap --variant=minbase bookworm "$ROOT" "$MIRROR" >"$ROOT.debootstrap.log" 2>&1 ||
-  { tail -20 "$ROOT.debootstrap.log"; exit 1; }
+# debootstrap's output is kept as a tarball (untouched minbase, nothing of ours in it) so a second run skips it.
+BASE_TAR=${BERTH_FRESH_BASE_TAR:-/var/tmp/berth-debootstrap-bookworm-minbase.tar}
+if [ -f "$BASE_TAR" ]; then
+  say "minbase from $BASE_TAR (delete it for a new debootstrap)"
+  mkdir -p "$ROOT" && tar -xf "$BASE_TAR" -C "$ROOT"
+else
+  say "debootstrap --variant=minbase bookworm $ROOT $MIRROR"
+  debootstrap --variant=minbase bookworm "$ROOT" "$MIRROR" >"$ROOT.debootstrap.log" 2>&1 ||
+    { tail -20 "$ROOT.debootstrap.log"; exit 1; }
+  tar --numeric-owner -cf "$BASE_TAR.part" -C "$ROOT" . && mv "$BASE_TAR.part" "$BASE_TAR"
+fi
 printf 'deb %s bookworm main\ndeb %s bookworm-updates main\n' "$MIRROR" "$MIRROR" >"$ROOT/etc/apt/sources.list"
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 
@@ -55,9 +64,9 @@ cp -a "$NODE_PREFIX/lib/node_modules/npm" "$ROOT/usr/local/lib/node_modules/npm"
 ln -sfn ../lib/node_modules/npm/bin/npm-cli.js "$ROOT/usr/local/bin/npm"
 ln -sfn ../lib/node_modules/npm/bin/npx-cli.js "$ROOT/usr/local/bin/npx"
 
-bind /proc /proc --rbind
-bind /sys /sys --rbind
-bind /dev /dev --rbind
+bind /proc /proc
+bind /sys /sys
+bind /dev /dev
 mkdir -p "$ROOT/tmp" && chmod 1777 "$ROOT/tmp"
 # TLS to the registries is re-signed on the machines this was written on: trust the host's bundle too.
 cp /etc/ssl/certs/ca-certificates.crt "$ROOT/host-ca.crt"

@@ -14,7 +14,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { createLogger } from '@berth/worker';
-import { startBerthDev } from '../../packages/cli/src/e2e/harness.test-helpers.js';
+import { startBerthDev } from '../../tests/e2e/harness.test-helpers.js';
 import { BatchEngine, type GenerateRequest } from './src/engine/batch-engine.js';
 import { loadModel } from './src/load.js';
 import { resolveTextWorkerOptions } from './src/options.js';

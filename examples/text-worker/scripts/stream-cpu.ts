@@ -13,7 +13,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { startBerthDev } from '../../../packages/cli/src/e2e/harness.test-helpers.js';
+import { startBerthDev } from '../../../tests/e2e/harness.test-helpers.js';
 import { createLogger } from '@berth/worker';
 import { BatchEngine } from '../src/engine/batch-engine.js';
 import { loadModel } from '../src/load.js';

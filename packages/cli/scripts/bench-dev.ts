@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { HealthReply } from '@berth/protocol';
-import { pollUntil, REPO_ROOT, startBerthDev } from '../src/e2e/harness.test-helpers.js';
+import { pollUntil, REPO_ROOT, startBerthDev } from '../../../tests/e2e/harness.test-helpers.js';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' } } });
 const runs = Number(values.runs);

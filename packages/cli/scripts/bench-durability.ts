@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { createServer, silentLogger, type Store } from '@berth/server';
 import { MemoryStore } from '@berth/server/memory';
 import { SqliteStore } from '@berth/server/sqlite';
-import { REPO_ROOT } from '../src/e2e/harness.test-helpers.js';
+import { REPO_ROOT } from '../../../tests/e2e/harness.test-helpers.js';
 
 const { values } = parseArgs({
   options: {

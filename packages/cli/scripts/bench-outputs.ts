@@ -157,7 +157,7 @@ console.log(`ratio control plane / s3rver: ${(median(cp) / median(s3times)).toFi
 const images = Number(values.images);
 if (images > 0) {
   const { join, resolve } = await import('node:path');
-  const { REPO_ROOT, startBerthDev } = await import('../src/e2e/harness.test-helpers.js');
+  const { REPO_ROOT, startBerthDev } = await import('../../../tests/e2e/harness.test-helpers.js');
   const modelsDir = process.env['BERTH_MODELS_DIR'] ?? resolve(REPO_ROOT, '../shared/models');
   await using dev = await startBerthDev({
     config: join(REPO_ROOT, 'examples/image-worker/berth.config.json'),

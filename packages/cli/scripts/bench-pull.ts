@@ -12,7 +12,7 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createServer } from '@berth/server';
-import { PyWorker, runpodEnv, runpodSkipReason } from '../../server/src/pull/runpod-python.test-helpers.js';
+import { PyWorker, runpodEnv, runpodSkipReason } from '../../../tests/python/runpod-python.test-helpers.js';
 
 const { values } = parseArgs({
   options: {
@@ -24,7 +24,7 @@ const { values } = parseArgs({
 const JOBS = Number(values.jobs);
 const PY_JOBS = Number(values['py-jobs']);
 const C = values.concurrency!;
-const HANDLER = fileURLToPath(new URL('../src/e2e/fixtures/runpod-handler.ts', import.meta.url));
+const HANDLER = fileURLToPath(new URL('../../../tests/e2e/fixtures/runpod-handler.ts', import.meta.url));
 const KEY = 'bench-key';
 const TOKEN = 'bench-token';
 const noop = () => {};

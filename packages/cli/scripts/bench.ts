@@ -5,7 +5,7 @@
 // Run after `npm run build` at the repository root:
 //   node --import tsx packages/cli/scripts/bench.ts [--starts 5] [--clients 10] [--seconds 5]
 import { parseArgs } from 'node:util';
-import { BASIC_ENDPOINTS, startBerthDev } from '../src/e2e/harness.test-helpers.js';
+import { BASIC_ENDPOINTS, startBerthDev } from '../../../tests/e2e/harness.test-helpers.js';
 
 const { values } = parseArgs({
   options: {

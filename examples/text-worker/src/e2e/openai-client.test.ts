@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pollUntil, startBerthDev, type BerthDev } from '../../../../packages/cli/src/e2e/harness.test-helpers.js';
+import { pollUntil, startBerthDev, type BerthDev } from '../../../../tests/e2e/harness.test-helpers.js';
 import { MODELS_DIR, REPO_ROOT } from '../testing.test-helpers.js';
 
 // The unmodified `openai` client against the real `berth dev` running the text worker on stories260K

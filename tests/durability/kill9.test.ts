@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { random } from '../../../server/src/store/conformance/fixtures.test-helpers.js';
+import { random } from '../../packages/server/src/store/conformance/fixtures.test-helpers.js';
 import {
   api,
   classify,

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sampleRequest } from '../internal/sample-input.js';
+import { sampleRequest } from '../../packages/cli/src/internal/sample-input.js';
 import { REPO_ROOT, startBerthDev } from './harness.test-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'berth-banner-'));

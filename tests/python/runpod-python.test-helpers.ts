@@ -10,7 +10,7 @@ export const PYTHON = '/usr/bin/python3';
 /** The unmodified runpod-python 1.12.0 (../shared/vendor/runpod-python); BERTH_RUNPOD_PYTHONPATH overrides it. */
 export const RUNPOD_SITE =
   process.env['BERTH_RUNPOD_PYTHONPATH'] ??
-  fileURLToPath(new URL('../../../../../shared/vendor/runpod-python/site-packages', import.meta.url));
+  fileURLToPath(new URL('../../../shared/vendor/runpod-python/site-packages', import.meta.url));
 export const HANDLERS_PY = fileURLToPath(new URL('./fixtures/handlers.py', import.meta.url));
 
 /** runpod-python on its pure-Python dependencies (the vendored aiohttp, yarl and propcache have no C builds). */

@@ -4,8 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import { loadPg } from '../../../server/src/store/postgres/connect.js';
-import { dropSchema, pgUnavailable, testSchema } from '../../../server/src/store/postgres/pg-test-db.test-helpers.js';
+import { loadPg } from '../../packages/server/src/store/postgres/connect.js';
+import {
+  dropSchema,
+  pgUnavailable,
+  testSchema,
+} from '../../packages/server/src/store/postgres/pg-test-db.test-helpers.js';
 import { freePort, killAll, startServe, type ServeProcess } from './cluster.test-helpers.js';
 
 export { classify } from './cluster.test-helpers.js';
@@ -31,7 +35,7 @@ export {
   pgUnavailable,
   testSchema,
   dropSchema,
-} from '../../../server/src/store/postgres/pg-test-db.test-helpers.js';
+} from '../../packages/server/src/store/postgres/pg-test-db.test-helpers.js';
 
 /**
  * A tiny TCP round-robin load balancer (what nginx or HAProxy do in front of replicas): each new connection goes

@@ -2,7 +2,7 @@ import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync }
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PURE_PYTHON, runpodSkipReason } from '../../../server/src/pull/runpod-python.test-helpers.js';
+import { PURE_PYTHON, runpodSkipReason } from '../python/runpod-python.test-helpers.js';
 import { pollUntil, REPO_ROOT, startBerthDev } from './harness.test-helpers.js';
 
 const skip = runpodSkipReason();

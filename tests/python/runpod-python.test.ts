@@ -1,6 +1,6 @@
 import type { HealthReply, JobObject } from '@berth/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type BerthServer } from '../server.js';
+import { createServer, type BerthServer } from '../../packages/server/src/server.js';
 import { PyWorker, runpodEnv, runpodSkipReason } from './runpod-python.test-helpers.js';
 
 const skip = runpodSkipReason();

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, startBerthDev, type BerthDev } from './harness.test-helpers.js';
-import { S3RVER_KEY, startS3rver } from '../../../worker/src/s3/s3rver.test-helpers.js';
+import { S3RVER_KEY, startS3rver } from '../../packages/worker/src/s3/s3rver.test-helpers.js';
 
 const MODELS_DIR = process.env['BERTH_MODELS_DIR'] ?? resolve(REPO_ROOT, '../shared/models');
 if (!existsSync(join(MODELS_DIR, 'tiny-sd')))

@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BASE_IMAGES } from '../build/dockerfile.js';
+import { BASE_IMAGES } from '../../packages/cli/src/build/dockerfile.js';
 import { dockerUnavailable, ensureBaseImage, imageSizeMb, startDocker, type Docker } from './docker.test-helpers.js';
 import { BIN, REPO_ROOT } from './harness.test-helpers.js';
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { random } from '../../../server/src/store/conformance/fixtures.test-helpers.js';
+import { random } from '../../packages/server/src/store/conformance/fixtures.test-helpers.js';
 import { api, startRecordingWorker } from './cluster.test-helpers.js';
 import { classify, PG_TEST_URL, roundRobinProxy, startReplicas, replicaFixture } from './replicas.test-helpers.js';
 

@@ -3,8 +3,8 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bundleWorker } from '../build/bundle.js';
-import { checkDockerfile } from '../build/dockerfile-check.test-helpers.js';
+import { bundleWorker } from '../../packages/cli/src/build/bundle.js';
+import { checkDockerfile } from '../../packages/cli/src/build/dockerfile-check.test-helpers.js';
 import { BIN, REPO_ROOT } from './harness.test-helpers.js';
 
 mkdirSync(join(REPO_ROOT, '.berth'), { recursive: true });

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { HealthReply } from '@berth/protocol';
 
 /** Absolute path of the repository root. */
-export const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The built binary the tests run (`npm run build` first). */
 export const BIN = join(REPO_ROOT, 'packages/cli/dist/bin.js');
 /** The examples the tests drive. */

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import type { JobObject } from '@berth/protocol';
 import { createServer, type BerthServer } from '@berth/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { PyWorker, runpodEnv, runpodSkipReason } from '../../../server/src/pull/runpod-python.test-helpers.js';
+import { PyWorker, runpodEnv, runpodSkipReason } from '../python/runpod-python.test-helpers.js';
 import { RecordingProxy } from './recording-proxy.test-helpers.js';
 
 const skip = runpodSkipReason();

@@ -1,7 +1,7 @@
 import { createServer, silentLogger } from '@berth/server';
 import { PgKeyStore, PgStore } from '@berth/server/postgres';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runBerth } from '../internal/run-berth.test-helpers.js';
+import { runBerth } from '../../packages/cli/src/internal/run-berth.test-helpers.js';
 import { dropSchema, PG_TEST_URL, pgUnavailable, testSchema } from './replicas.test-helpers.js';
 
 const skip = await pgUnavailable();
