@@ -52,7 +52,8 @@ export class SqliteCore {
     try {
       this.st.insert.run(insertParams(job, seq));
     } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new DuplicateJobError(job.id);
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
+        throw new DuplicateJobError(job.id, { cause: err });
       throw err;
     }
     this.live.moved(job.endpointId, undefined, job.status);
