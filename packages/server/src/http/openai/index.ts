@@ -5,7 +5,8 @@ import { parseJsonBody, readBody } from '../body.js';
 import type { RouteContext } from '../routes/route-context.js';
 import type { ApiResponse } from '../types.js';
 import { terminalAnswer } from './job-output.js';
-import { SSE_HEADERS, cancelQuietly, openAiEvents } from './sse.js';
+import { SSE_HEADERS } from '../sse-frame.js';
+import { cancelQuietly, openAiEvents } from './sse.js';
 import { validateChat, validateCompletion } from './validate.js';
 
 export { toOpenAiError } from './errors.js';
