@@ -1,8 +1,8 @@
-import { BerthError, LIMITS, isTerminal, type StreamReply } from '@berth/protocol';
+import { BerthError, isTerminal, type StreamReply } from '@berth/protocol';
 import { armWaiter } from '../../jobs/job-events.js';
 import { toJobObject } from '../../jobs/job-view.js';
 import type { JobRecord } from '../../store/types.js';
-import { intParam } from '../query.js';
+import { QUERY, intParam } from '../query.js';
 import { SSE_HEADERS, sseEvent } from '../sse-frame.js';
 import type { RouteContext } from './route-context.js';
 
@@ -14,7 +14,7 @@ const SSE_KEEPALIVE_MS = 15_000;
  * `message` event (`data: {"output": <chunk>}`) as it arrives, then one `done` event with the job object.
  */
 export async function stream(rc: RouteContext) {
-  const wait = intParam(rc.req.query, 'wait', 0, LIMITS.waitMax, 'invalid_wait') ?? LIMITS.streamWaitDefault;
+  const wait = intParam(rc.req.query, QUERY.streamWait);
   await rc.service.get(rc.endpointId, rc.jobId);
   if (rc.registry.streams(rc.endpointId) === false) {
     throw new BerthError(
