@@ -17,7 +17,8 @@ import { startServer } from '../internal/listen.js';
 import { shutdownSignal } from '../internal/signals.js';
 import { WorkerSupervisor, type WorkerSpec } from '../internal/supervisor.js';
 import { Fleet } from '../dev/fleet.js';
-import { EXIT } from '../internal/usage-error.js';
+import { EXIT, UsageError } from '../internal/usage-error.js';
+import type { WatchMode } from '../dev/watcher.js';
 import {
   dataLine,
   openStoreOrExit,
@@ -30,7 +31,7 @@ import {
 } from '../store-options.js';
 import { EDGE_ENV_HELP, edgeServerOptions } from '../edge-options.js';
 
-export const DEV_HELP = `Usage: berth dev [--config <file>] [--port <n>] [--host <addr>] [--log-level <level>] [--no-watch]
+export const DEV_HELP = `Usage: berth dev [--config <file>] [--port <n>] [--host <addr>] [--log-level <level>] [--no-watch] [--watch-poll]
 
 Runs the queue API on your machine and the workers of every endpoint in the config file, like production:
 each endpoint scales between minWorkers and maxWorkers on queue depth (idleTimeoutMs back to minWorkers),
@@ -44,12 +45,15 @@ Options:
       --host <addr>       address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces)
       --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
       --no-watch          do not restart workers when their handler files change
+      --watch-poll        notice handler changes by comparing file stats every 0.5 s only, for mounts that
+                          deliver no file events (default: file events, and a stat check every second)
 ${STORE_HELP}  -h, --help              show this help
 
 Environment:
   BERTH_API_KEY           the API key clients must send (default: a fresh key, printed at start)
   BERTH_WORKER_TOKEN      the token workers present (default: a fresh one, never printed)
   BERTH_LOG_LEVEL         default of --log-level
+  BERTH_WATCH_POLL        1: as --watch-poll
 ${STORE_ENV_HELP}${EDGE_ENV_HELP}`;
 
 export interface DevArgs {
@@ -60,6 +64,8 @@ export interface DevArgs {
   logLevel: LogLevel;
   /** Hot reload of handler files. */
   watch: boolean;
+  /** How hot reload notices changes: `poll` with `--watch-poll` or `BERTH_WATCH_POLL=1`. */
+  watchMode: WatchMode;
   store: StoreArgs;
 }
 
@@ -70,6 +76,7 @@ export function parseDevArgs(argv: readonly string[], env: NodeJS.ProcessEnv, cw
     host: { type: 'string' },
     'log-level': { type: 'string' },
     'no-watch': { type: 'boolean' },
+    'watch-poll': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
     ...STORE_FLAGS,
   });
@@ -80,8 +87,17 @@ export function parseDevArgs(argv: readonly string[], env: NodeJS.ProcessEnv, cw
     host: parseHost('dev', v.host as string | undefined, '127.0.0.1'),
     logLevel: parseLogLevel('dev', v['log-level'] as string | undefined, env),
     watch: v['no-watch'] !== true,
+    watchMode: parseWatchMode(v['watch-poll'] === true, env),
     store: parseStoreArgs('dev', v, env, cwd),
   };
+}
+
+/** `--watch-poll`, else `BERTH_WATCH_POLL` (`1` or `0`). */
+function parseWatchMode(flag: boolean, env: NodeJS.ProcessEnv): WatchMode {
+  const raw = env['BERTH_WATCH_POLL'];
+  if (flag || raw === '1') return 'poll';
+  if (raw === undefined || raw === '' || raw === '0') return 'auto';
+  throw new UsageError(`BERTH_WATCH_POLL must be 1 or 0 (got "${raw.slice(0, 40)}")`, 'dev');
 }
 
 /** `drainMs` of `server.close()`, then how long workers get after SIGTERM before SIGKILL. */
@@ -158,6 +174,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
     specFor: (ep, workerId) => workerSpec(config, ep, workerId, dialableUrl(url), workerToken.key, workerEnv),
     logger,
     watch: args.watch,
+    watchMode: args.watchMode,
     onFatal: fatal,
   });
   const signals = shutdownSignal({
