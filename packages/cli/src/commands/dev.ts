@@ -1,3 +1,4 @@
+import type { ApiRequest, ApiResponse } from '@berth/server';
 import { runpodWorkerEnv } from '@berth/protocol';
 import { parseFlags, parseHost, parseLogLevel, parsePort, type LogLevel } from '../args.js';
 import {
@@ -8,7 +9,7 @@ import {
   type ResolvedEndpoint,
 } from '../config/index.js';
 import { curlExamples, dialableUrl, readyLine } from '../internal/banner.js';
-import { sampleRequest } from '../internal/sample-input.js';
+import { sampleRequest, schemaRequest, type SampleRequest } from '../internal/sample-input.js';
 import { withoutWorkerEcho } from '../internal/worker-echo.js';
 import { createTerminalLogger } from '../internal/terminal-logger.js';
 import { paint, useColor, type Io } from '../internal/io.js';
@@ -124,6 +125,9 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
 
   // 3. Control plane.
   const ids = config.endpoints.map((e) => e.id);
+  // The first endpoint's first hello: the input schema it announces shapes the banner's sample curl.
+  let firstHello!: () => void;
+  const firstHelloSeen = new Promise<void>((r) => (firstHello = r));
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
   const started = await startServer(
@@ -136,7 +140,10 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
       // Job events once: the workers berth dev runs print their own "job completed" lines.
       logger: withoutWorkerEcho(logger, (workerId) => supervisor.pids().has(workerId)),
       // At once, not on the scaler's next tick: a worker killed right after connecting is not a handler that failed to load.
-      onWorkerConnected: (workerId) => supervisor.markConnected(workerId),
+      onWorkerConnected: (workerId, endpointId) => {
+        supervisor.markConnected(workerId);
+        if (endpointId === ids[0]) firstHello();
+      },
       ...storeServerOptions(args.store),
       ...edgeServerOptions(io.env, 'dev'),
       ...(opened.keyStore ? { keyStore: opened.keyStore } : {}),
@@ -205,15 +212,20 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
       );
     }
     const first = config.endpoints[0];
-    if (first !== undefined) {
-      const sample = sampleRequest(first.worker, config.dir);
+    const tryIt = (sample: SampleRequest) =>
       io.stdout.write(
-        `\nTry the ${first.id} endpoint:\n${curlExamples(url, apiKey.key, first.id, sample)
+        `\nTry the ${first!.id} endpoint:\n${curlExamples(url, apiKey.key, first!.id, sample)
           .map((l) => `  ${l.startsWith('#') ? c('dim', l) : l}`)
           .join('\n')}\n\n`,
       );
-    }
+    const fromFile = first && sampleRequest(first.worker, config.dir);
+    if (fromFile?.file) tryIt(fromFile);
     io.stdout.write(c('dim', 'Press Ctrl-C to stop.\n'));
+    // Without a test_input.json, the sample waits for the worker's hello: its input schema, if it announces one.
+    if (first && fromFile && !fromFile.file)
+      void announcedSchema(server, apiKey.key, first.id, firstHelloSeen).then((schema) =>
+        tryIt(schemaRequest(first.id, schema) ?? fromFile),
+      );
   }
 
   // 6. Run until a signal (or until every worker has been given up on).
@@ -235,6 +247,41 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   signals.dispose();
   logger.info('stopped');
   return typeof why !== 'string' ? EXIT.failure : EXIT.ok;
+}
+
+/** How long the banner's sample curl waits for the first endpoint's worker to say hello. */
+const HELLO_WAIT_MS = 15_000;
+
+/** The input schema the endpoint's first worker announced (from the catalog), once it said hello; else undefined. */
+async function announcedSchema(
+  server: { handle(req: ApiRequest): Promise<ApiResponse> },
+  apiKey: string,
+  endpoint: string,
+  hello: Promise<void>,
+): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const said = await Promise.race([
+    hello.then(() => true),
+    new Promise<false>((r) => {
+      timer = setTimeout(() => r(false), HELLO_WAIT_MS);
+      timer.unref();
+    }),
+  ]);
+  clearTimeout(timer);
+  if (!said) return undefined;
+  try {
+    const res = await server.handle({
+      method: 'GET',
+      path: '/v2/_berth/catalog',
+      query: new URLSearchParams(),
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    const endpoints =
+      'json' in res ? (res.json as { endpoints?: { id: string; inputSchema?: unknown }[] }).endpoints : [];
+    return endpoints?.find((e) => e.id === endpoint)?.inputSchema ?? undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function describeEndpoint(ep: ResolvedEndpoint): string {
