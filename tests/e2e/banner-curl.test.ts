@@ -42,6 +42,25 @@ describe("berth dev's sample curl", () => {
   }, 45_000);
 });
 
+describe("berth dev's sample curl without a test_input.json", () => {
+  it('on an endpoint whose worker announces an input schema: a sample built from the schema, and the job COMPLETES', async () => {
+    const sub = join(dir, 'no-input');
+    mkdirSync(sub, { recursive: true });
+    const config = join(sub, 'berth.config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ endpoints: { greet: { worker: join(REPO_ROOT, 'examples/basic/greet.ts'), workers: 1 } } }),
+    );
+    await using berth = await startBerthDev({ config, waitForWorkers: ['greet'] });
+    // Printed once the worker said hello (the schema comes with it).
+    const [line] = await berth.waitForLine(/^\s*curl -s -X POST \S+\/runsync .*$/m, 20_000);
+    expect(berth.output).toContain("(input built from the schema greet's worker announced)");
+    expect(line).toContain(`-d '{"input":{"name":"hello"}}'`);
+    const job = JSON.parse(await sh(line.trim()));
+    expect(job).toMatchObject({ status: 'COMPLETED', output: { greetings: ['Hello, hello!'] } });
+  }, 45_000);
+});
+
 describe('sampleRequest: which test_input.json', () => {
   it('next to the handler first, then folders above it up to the config folder; else the generic example', () => {
     const project = join(dir, 'project');

@@ -119,14 +119,6 @@ const FLAVOURS: BerthFlavour[] = [
     dataDir: (d) => d,
   },
 ];
-/** The same SQLite flavours with the connection on a worker thread (`BERTH_SQLITE_THREAD=1`); no `@base` row. */
-const THREAD_FLAVOURS: BerthFlavour[] = FLAVOURS.filter((f) => f.name.startsWith('berth-sqlite-')).map((f) => ({
-  ...f,
-  name: `${f.name}-thread`,
-  description: `${f.description}, connection on a worker thread (BERTH_SQLITE_THREAD=1)`,
-  env: { ...f.env, BERTH_SQLITE_THREAD: '1' },
-}));
-
 /**
  * BENCH_BERTH_BASELINE=<another checkout, built> adds a `<name>@base` row after each Berth row, running that
  * checkout's `berth serve` and worker (its own `@berth/*` must resolve to its packages): before/after figures for a
@@ -146,4 +138,4 @@ export const BERTH_TARGETS: Target[] = FLAVOURS.flatMap((f) => [
         }),
       ]
     : []),
-]).concat(THREAD_FLAVOURS.map(berthTarget));
+]);

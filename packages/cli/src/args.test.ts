@@ -19,6 +19,14 @@ describe('parseDevArgs', () => {
     expect(parseDevArgs(['--no-watch'], {}).watch).toBe(false);
   });
 
+  it('--watch-poll or BERTH_WATCH_POLL=1: hot reload by stat polling; anything but 1 or 0 is a usage error', () => {
+    expect(parseDevArgs([], {}).watchMode).toBe('auto');
+    expect(parseDevArgs(['--watch-poll'], {}).watchMode).toBe('poll');
+    expect(parseDevArgs([], { BERTH_WATCH_POLL: '1' }).watchMode).toBe('poll');
+    expect(parseDevArgs([], { BERTH_WATCH_POLL: '0' }).watchMode).toBe('auto');
+    expect(() => parseDevArgs([], { BERTH_WATCH_POLL: 'yes' })).toThrow('BERTH_WATCH_POLL must be 1 or 0 (got "yes")');
+  });
+
   it('long and short flags, --flag=value', () => {
     expect(parseDevArgs(['-c', 'x.json', '--port=0', '--host', '0.0.0.0', '--log-level', 'debug'], {})).toMatchObject({
       help: false,

@@ -123,9 +123,7 @@ export async function openStore(args: StoreArgs): Promise<OpenedStore> {
   }
   const { SqliteStore, SqliteKeyStore } = await import('@berth/server/sqlite');
   const file = resolve(args.dataDir, 'berth.sqlite');
-  // BERTH_SQLITE_THREAD=1: the connection and its commits on a worker thread (docs/durability.md).
-  const thread = process.env.BERTH_SQLITE_THREAD === '1';
-  const store = new SqliteStore({ file, durability: args.durability, thread });
+  const store = new SqliteStore({ file, durability: args.durability });
   // API keys from `berth keys create` live in the same file (table api_keys).
   return { store, where: `${file} (SQLite, durability ${args.durability})`, keyStore: new SqliteKeyStore(store.db) };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BerthError, ERROR_STATUS, WS_ERROR_CODES, toErrorBody, type ErrorCode } from './errors.js';
+import { ConfigError, UsageError } from './user-errors.js';
 
 const CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
 
@@ -77,5 +78,22 @@ describe('toErrorBody', () => {
     const out = toErrorBody(thrown);
     expect(out).toEqual({ status: 500, body: { error: 'internal error', code: 'internal_error' } });
     expect(JSON.stringify(out)).not.toMatch(/hunter2|node_modules|\.js:/);
+  });
+});
+
+describe('cause', () => {
+  it('BerthError, ConfigError and UsageError keep the error they wrap as `cause`, and never send it', () => {
+    const inner = new SyntaxError('Unexpected token');
+    const err = new BerthError('invalid_json', 'request body is not valid JSON', undefined, { cause: inner });
+    expect(err.cause).toBe(inner);
+    expect(toErrorBody(err)).toEqual({
+      status: 400,
+      body: { error: 'request body is not valid JSON', code: 'invalid_json' },
+    });
+    expect(new BerthError('invalid_request', 'x').cause).toBeUndefined();
+    expect('cause' in new BerthError('invalid_request', 'x')).toBe(false);
+    expect(new ConfigError('bad config', { file: 'berth.config.json', cause: inner }).cause).toBe(inner);
+    expect(new ConfigError('bad config', { cause: undefined })).toHaveProperty('cause', undefined);
+    expect(new UsageError('bad flag', 'dev', { cause: inner }).cause).toBe(inner);
   });
 });

@@ -62,8 +62,12 @@ export type WsErrorCode = (typeof WS_ERROR_CODES)[number];
 export class BerthError extends Error {
   readonly code: ErrorCode;
   readonly details: unknown;
-  constructor(code: ErrorCode, message: string, details?: unknown) {
-    super(message);
+  /**
+   * @param details Sent to clients as `details` (e.g. the allowed methods of a 405).
+   * @param options `cause`: the error this one wraps (ES2022 `ErrorOptions`), kept for logs and never sent.
+   */
+  constructor(code: ErrorCode, message: string, details?: unknown, options?: ErrorOptions) {
+    super(message, options);
     this.name = 'BerthError';
     this.code = code;
     this.details = details;

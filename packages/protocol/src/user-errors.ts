@@ -16,9 +16,15 @@ export class ConfigError extends BerthError {
   readonly file: string | undefined;
   /** One line per problem, each starting with the dotted path of the bad field (listed under the message). */
   readonly problems: string[];
-  constructor(message: string, options: { file?: string; problems?: string[] } = {}) {
+  /** `cause`: the error this one wraps (a JSON parse error, a failed read), kept for logs (ES2022 `ErrorOptions`). */
+  constructor(message: string, options: { file?: string; problems?: string[]; cause?: unknown } = {}) {
     const problems = options.problems ?? [];
-    super('invalid_request', problems.length ? `${message}\n${problems.map((p) => `  - ${p}`).join('\n')}` : message);
+    super(
+      'invalid_request',
+      problems.length ? `${message}\n${problems.map((p) => `  - ${p}`).join('\n')}` : message,
+      undefined,
+      'cause' in options ? { cause: options.cause } : undefined,
+    );
     this.file = options.file;
     this.problems = problems;
   }
@@ -34,8 +40,8 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
   /** The command whose `--help` the message should point to, if any. */
   readonly command: string | undefined;
-  constructor(message: string, command?: string) {
-    super(message);
+  constructor(message: string, command?: string, options?: ErrorOptions) {
+    super(message, options);
     this.command = command;
   }
 }

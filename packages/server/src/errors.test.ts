@@ -1,6 +1,6 @@
 import { BerthError, toErrorBody } from '@berth/protocol';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, StoreUnavailableError } from './errors.js';
+import { ConfigError, DuplicateJobError, MissingDependencyError, StoreUnavailableError } from './errors.js';
 import { resolveServerOptions } from './options.js';
 import { MemoryStore } from './store/memory/memory-store.js';
 import type { ClusterBus } from './cluster/types.js';
@@ -18,6 +18,18 @@ function configError(o: Parameters<typeof resolveServerOptions>[0]): ConfigError
 }
 
 describe('server errors', () => {
+  it('each typed error passes `cause` (ES2022 ErrorOptions) through; the wire body never carries it', () => {
+    const inner = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const down = new StoreUnavailableError('the database cannot be reached', { cause: inner });
+    expect(down.cause).toBe(inner);
+    expect(down).toBeInstanceOf(BerthError);
+    expect(toErrorBody(down).body).toEqual({ error: 'the database cannot be reached', code: 'unavailable' });
+    expect(new DuplicateJobError('j1', { cause: inner }).cause).toBe(inner);
+    expect(new MissingDependencyError('pg', 'install pg', { cause: inner }).cause).toBe(inner);
+    expect(new ConfigError('option x', { cause: inner }).cause).toBe(inner);
+    expect('cause' in new StoreUnavailableError('x')).toBe(false);
+  });
+
   it('a bad option, of the server or one of its parts, is a ConfigError naming the option and the value (400 invalid_request)', () => {
     expect(configError({ heartbeatMs: -5 }).message).toBe('option heartbeatMs must be a non-negative number, got -5');
     expect(configError({ pullHoldMs: 50 }).message).toBe('option pullHoldMs must be between 100 and 80000 ms, got 50');

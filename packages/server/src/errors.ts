@@ -15,10 +15,9 @@ export { ConfigError } from '@berth/protocol';
  * Stores throw it; the dispatcher, the worker reports and the gateway check for it with `instanceof`.
  */
 export class StoreUnavailableError extends BerthError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('unavailable', message);
+  constructor(message: string, options?: ErrorOptions) {
+    super('unavailable', message, undefined, options);
     this.name = 'StoreUnavailableError';
-    if (options?.cause !== undefined) this.cause = options.cause;
   }
 }
 
@@ -28,8 +27,11 @@ export class StoreUnavailableError extends BerthError {
  * Internal: the job service answers the stored job instead (a plain 500 if one ever escapes).
  */
 export class DuplicateJobError extends Error {
-  constructor(readonly jobId: string) {
-    super(`duplicate job id ${jobId}`);
+  constructor(
+    readonly jobId: string,
+    options?: ErrorOptions,
+  ) {
+    super(`duplicate job id ${jobId}`, options);
     this.name = 'DuplicateJobError';
   }
 }
@@ -44,10 +46,9 @@ export class MissingDependencyError extends Error {
   constructor(
     readonly packageName: string,
     message: string,
-    options?: { cause?: unknown },
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'MissingDependencyError';
-    if (options?.cause !== undefined) this.cause = options.cause;
   }
 }

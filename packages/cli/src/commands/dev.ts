@@ -8,7 +8,8 @@ import {
   type ResolvedEndpoint,
 } from '../config/index.js';
 import { curlExamples, dialableUrl, readyLine } from '../internal/banner.js';
-import { sampleRequest } from '../internal/sample-input.js';
+import { announcedSchema } from '../internal/announced-schema.js';
+import { sampleRequest, schemaRequest, type SampleRequest } from '../internal/sample-input.js';
 import { withoutWorkerEcho } from '../internal/worker-echo.js';
 import { createTerminalLogger } from '../internal/terminal-logger.js';
 import { paint, useColor, type Io } from '../internal/io.js';
@@ -17,7 +18,8 @@ import { startServer } from '../internal/listen.js';
 import { shutdownSignal } from '../internal/signals.js';
 import { WorkerSupervisor, type WorkerSpec } from '../internal/supervisor.js';
 import { Fleet } from '../dev/fleet.js';
-import { EXIT } from '../internal/usage-error.js';
+import { EXIT, UsageError } from '../internal/usage-error.js';
+import type { WatchMode } from '../dev/watcher.js';
 import {
   dataLine,
   openStoreOrExit,
@@ -30,7 +32,7 @@ import {
 } from '../store-options.js';
 import { EDGE_ENV_HELP, edgeServerOptions } from '../edge-options.js';
 
-export const DEV_HELP = `Usage: berth dev [--config <file>] [--port <n>] [--host <addr>] [--log-level <level>] [--no-watch]
+export const DEV_HELP = `Usage: berth dev [--config <file>] [--port <n>] [--host <addr>] [--log-level <level>] [--no-watch] [--watch-poll]
 
 Runs the queue API on your machine and the workers of every endpoint in the config file, like production:
 each endpoint scales between minWorkers and maxWorkers on queue depth (idleTimeoutMs back to minWorkers),
@@ -44,12 +46,15 @@ Options:
       --host <addr>       address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces)
       --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
       --no-watch          do not restart workers when their handler files change
+      --watch-poll        notice handler changes by comparing file stats every 0.5 s only, for mounts that
+                          deliver no file events (default: file events, and a stat check every second)
 ${STORE_HELP}  -h, --help              show this help
 
 Environment:
   BERTH_API_KEY           the API key clients must send (default: a fresh key, printed at start)
   BERTH_WORKER_TOKEN      the token workers present (default: a fresh one, never printed)
   BERTH_LOG_LEVEL         default of --log-level
+  BERTH_WATCH_POLL        1: as --watch-poll
 ${STORE_ENV_HELP}${EDGE_ENV_HELP}`;
 
 export interface DevArgs {
@@ -60,6 +65,8 @@ export interface DevArgs {
   logLevel: LogLevel;
   /** Hot reload of handler files. */
   watch: boolean;
+  /** How hot reload notices changes: `poll` with `--watch-poll` or `BERTH_WATCH_POLL=1`. */
+  watchMode: WatchMode;
   store: StoreArgs;
 }
 
@@ -70,6 +77,7 @@ export function parseDevArgs(argv: readonly string[], env: NodeJS.ProcessEnv, cw
     host: { type: 'string' },
     'log-level': { type: 'string' },
     'no-watch': { type: 'boolean' },
+    'watch-poll': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
     ...STORE_FLAGS,
   });
@@ -80,8 +88,17 @@ export function parseDevArgs(argv: readonly string[], env: NodeJS.ProcessEnv, cw
     host: parseHost('dev', v.host as string | undefined, '127.0.0.1'),
     logLevel: parseLogLevel('dev', v['log-level'] as string | undefined, env),
     watch: v['no-watch'] !== true,
+    watchMode: parseWatchMode(v['watch-poll'] === true, env),
     store: parseStoreArgs('dev', v, env, cwd),
   };
+}
+
+/** `--watch-poll`, else `BERTH_WATCH_POLL` (`1` or `0`). */
+function parseWatchMode(flag: boolean, env: NodeJS.ProcessEnv): WatchMode {
+  const raw = env['BERTH_WATCH_POLL'];
+  if (flag || raw === '1') return 'poll';
+  if (raw === undefined || raw === '' || raw === '0') return 'auto';
+  throw new UsageError(`BERTH_WATCH_POLL must be 1 or 0 (got "${raw.slice(0, 40)}")`, 'dev');
 }
 
 /** `drainMs` of `server.close()`, then how long workers get after SIGTERM before SIGKILL. */
@@ -108,6 +125,9 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
 
   // 3. Control plane.
   const ids = config.endpoints.map((e) => e.id);
+  // The first endpoint's first hello: the input schema it announces shapes the banner's sample curl.
+  let firstHello!: () => void;
+  const firstHelloSeen = new Promise<void>((r) => (firstHello = r));
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
   const started = await startServer(
@@ -120,7 +140,10 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
       // Job events once: the workers berth dev runs print their own "job completed" lines.
       logger: withoutWorkerEcho(logger, (workerId) => supervisor.pids().has(workerId)),
       // At once, not on the scaler's next tick: a worker killed right after connecting is not a handler that failed to load.
-      onWorkerConnected: (workerId) => supervisor.markConnected(workerId),
+      onWorkerConnected: (workerId, endpointId) => {
+        supervisor.markConnected(workerId);
+        if (endpointId === ids[0]) firstHello();
+      },
       ...storeServerOptions(args.store),
       ...edgeServerOptions(io.env, 'dev'),
       ...(opened.keyStore ? { keyStore: opened.keyStore } : {}),
@@ -158,6 +181,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
     specFor: (ep, workerId) => workerSpec(config, ep, workerId, dialableUrl(url), workerToken.key, workerEnv),
     logger,
     watch: args.watch,
+    watchMode: args.watchMode,
     onFatal: fatal,
   });
   const signals = shutdownSignal({
@@ -188,15 +212,20 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
       );
     }
     const first = config.endpoints[0];
-    if (first !== undefined) {
-      const sample = sampleRequest(first.worker, config.dir);
+    const tryIt = (sample: SampleRequest) =>
       io.stdout.write(
-        `\nTry the ${first.id} endpoint:\n${curlExamples(url, apiKey.key, first.id, sample)
+        `\nTry the ${first!.id} endpoint:\n${curlExamples(url, apiKey.key, first!.id, sample)
           .map((l) => `  ${l.startsWith('#') ? c('dim', l) : l}`)
           .join('\n')}\n\n`,
       );
-    }
+    const fromFile = first && sampleRequest(first.worker, config.dir);
+    if (fromFile?.file) tryIt(fromFile);
     io.stdout.write(c('dim', 'Press Ctrl-C to stop.\n'));
+    // Without a test_input.json, the sample waits for the worker's hello: its input schema, if it announces one.
+    if (first && fromFile && !fromFile.file)
+      void announcedSchema(server, apiKey.key, first.id, firstHelloSeen).then((schema) =>
+        tryIt(schemaRequest(first.id, schema) ?? fromFile),
+      );
   }
 
   // 6. Run until a signal (or until every worker has been given up on).

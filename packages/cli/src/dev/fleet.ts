@@ -5,7 +5,7 @@ import type { Logger } from '@berth/protocol';
 import type { WorkerSpec, WorkerSupervisor } from '../internal/supervisor.js';
 import { checkHandler } from './handler-check.js';
 import { decide, nextWorkerId } from './scaling.js';
-import { FileWatcher } from './watcher.js';
+import { FileWatcher, type WatchMode } from './watcher.js';
 
 export interface FleetOptions {
   server: Pick<BerthServer, 'connectedWorkers' | 'setExpectedWorkers' | 'setHandlerBroken' | 'health'> &
@@ -23,6 +23,8 @@ export interface FleetOptions {
   tickMs?: number;
   /** Watch handler files and restart their workers on change. Default true. */
   watch?: boolean;
+  /** How changes are noticed (`./watcher.ts`): file events with a stat poll behind them, or the poll alone. */
+  watchMode?: WatchMode;
   /** Called when `berth dev` must stop: a handler failed to load at startup. */
   onFatal: (message: string) => void;
 }
@@ -57,7 +59,10 @@ export class Fleet {
     this.#o = o;
     for (const ep of o.endpoints)
       this.#state.set(ep.id, { ep, inputs: [], broken: undefined, fatal: ep.minWorkers > 0, idleSince: new Map() });
-    this.#watcher = o.watch === false ? undefined : new FileWatcher((files) => void this.#onChange(files));
+    this.#watcher =
+      o.watch === false
+        ? undefined
+        : new FileWatcher((files) => void this.#onChange(files), { mode: o.watchMode ?? 'auto' });
   }
 
   /**

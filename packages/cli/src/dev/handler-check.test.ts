@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkHandler } from './handler-check.js';
-import { FileWatcher } from './watcher.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'berth-check-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -28,28 +27,5 @@ describe('checkHandler', () => {
     writeFileSync(join(tmp, 'gone.ts'), `import './nothing.js';\n`);
     const gone = await checkHandler(join(tmp, 'gone.ts'), tmp);
     expect(!gone.ok && gone.message).toMatch(/gone\.ts:1:\d+: Could not resolve "\.\/nothing\.js"/);
-  });
-});
-
-describe('FileWatcher', () => {
-  it('reports changes to watched files once per burst, and ignores other files in the folder', async () => {
-    const a = join(tmp, 'a.ts');
-    const b = join(tmp, 'b.ts');
-    writeFileSync(a, '1');
-    writeFileSync(b, '1');
-    const calls: string[][] = [];
-    const w = new FileWatcher((files) => calls.push(files), 50);
-    w.update([a]);
-    try {
-      writeFileSync(b, '2');
-      writeFileSync(a, '2');
-      writeFileSync(a, '3');
-      const end = Date.now() + 5_000;
-      while (calls.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-      await new Promise((r) => setTimeout(r, 200));
-      expect(calls).toEqual([[a]]);
-    } finally {
-      w.close();
-    }
   });
 });

@@ -32,7 +32,9 @@ export function curlExamples(
   const auth = `-H 'Authorization: Bearer ${apiKey}'`;
   const json = `-H 'Content-Type: application/json'`;
   const data = `-d ${shellQuote(sample.body)}`;
-  const from = sample.file ? ` (input from ${sample.file})` : ' (replace the input with what your handler expects)';
+  const from = sample.file
+    ? ` (input from ${sample.file})`
+    : (sample.note ?? ' (replace the input with what your handler expects)');
   return [
     `# submit a job and wait for its result${from}`,
     `curl -s -X POST ${base}/runsync ${auth} ${json} ${data}`,

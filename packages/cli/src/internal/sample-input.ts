@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { sampleFromSchema } from './schema-sample.js';
 
 /** The request body the banner's curl lines send, and where it came from. */
 export interface SampleRequest {
@@ -7,6 +8,8 @@ export interface SampleRequest {
   body: string;
   /** The test_input.json it came from; undefined for the generic example. */
   file?: string;
+  /** Where a body not from a file came from (the banner's comment), e.g. the announced input schema. */
+  note?: string;
 }
 
 /** Above this many characters the curl line reads the file (`-d @file`) instead of carrying the JSON. */
@@ -45,4 +48,20 @@ export function sampleRequest(workerFile: string, configDir: string): SampleRequ
     }
   }
   return { body: JSON.stringify({ input: { hello: 'world' } }) };
+}
+
+/**
+ * The curl body for an endpoint without a test_input.json whose worker announced `schema`: a sample built from
+ * it (`sampleFromSchema`), naming the fields to fill in when a pattern or format is beyond a plain value;
+ * undefined without a usable schema.
+ */
+export function schemaRequest(endpoint: string, schema: unknown): SampleRequest | undefined {
+  const built = sampleFromSchema(schema);
+  if (!built) return undefined;
+  const body = JSON.stringify({ input: built.input });
+  const fill = built.toFill.length ? `; fill in ${built.toFill.join(', ')}` : '';
+  return {
+    body: body.length > INLINE_MAX ? JSON.stringify({ input: {} }) : body,
+    note: ` (input built from the schema ${endpoint}'s worker announced${body.length > INLINE_MAX ? ': too large to show, see the playground' : fill})`,
+  };
 }

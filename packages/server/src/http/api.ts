@@ -5,7 +5,7 @@ import type { WorkerRegistry } from '../ws/worker-registry.js';
 import type { Authenticator } from './auth.js';
 import { readBody } from './body.js';
 import { OVERLOADED_RETRY_AFTER_S } from './body-budget.js';
-import type { Guard, Operation, Principal } from './guard.js';
+import type { Guard, Principal } from './guard.js';
 import type { RouteContext } from './routes/route-context.js';
 import { run, runsync } from './routes/submit.js';
 import { cancel, health, purgeQueue, retry, status, statusSync } from './routes/jobs.js';
@@ -18,27 +18,33 @@ import { webhookLog } from '../webhooks/webhook-log-route.js';
 import { jobLogs, recentJobs } from './routes/observe.js';
 import { catalog, estimate, type CatalogDeps } from './routes/catalog.js';
 import { openApi } from './openapi/route.js';
+import {
+  GLOBAL_ROUTES,
+  QUEUE_ROUTES,
+  checkMethod,
+  lookup,
+  type GlobalRoute,
+  type QueueRoute,
+  type QueueRouteName,
+} from './route-table.js';
 import type { Metrics, MetricsSource } from '../metrics/metrics.js';
 
-interface Route {
-  methods: readonly string[];
-  operation: Operation;
-  /** Takes a `<job_id>` segment. */
-  job: boolean;
-  handler: (rc: RouteContext) => Promise<ApiResponse>;
-}
+type Handler = (rc: RouteContext, deps: ApiDeps) => Promise<ApiResponse>;
 
-const GET_POST = ['GET', 'POST'] as const;
-const ROUTES: Record<string, Route> = {
-  run: { methods: ['POST'], operation: 'run', job: false, handler: run },
-  runsync: { methods: ['POST'], operation: 'runsync', job: false, handler: runsync },
-  status: { methods: GET_POST, operation: 'status', job: true, handler: status },
-  'status-sync': { methods: GET_POST, operation: 'status', job: true, handler: statusSync },
-  stream: { methods: GET_POST, operation: 'stream', job: true, handler: stream },
-  cancel: { methods: ['POST'], operation: 'cancel', job: true, handler: cancel },
-  retry: { methods: ['POST'], operation: 'retry', job: true, handler: retry },
-  'purge-queue': { methods: ['POST'], operation: 'purge-queue', job: false, handler: purgeQueue },
-  health: { methods: ['GET'], operation: 'health', job: false, handler: health },
+/** The handler of each route of the table (`route-table.ts`); `estimate` is answered from the model alone. */
+const HANDLERS: Record<Exclude<QueueRouteName, 'estimate'>, Handler> = {
+  run,
+  runsync,
+  status,
+  'status-sync': statusSync,
+  stream,
+  cancel,
+  retry,
+  'purge-queue': purgeQueue,
+  health,
+  webhooks: (rc, deps) => webhookLog(rc, deps.store),
+  logs: (rc, deps) => jobLogs(rc, deps.store),
+  jobs: (rc, deps) => recentJobs(rc, deps.store),
 };
 
 export interface ApiDeps {
@@ -78,11 +84,16 @@ function error(err: unknown, logger: Logger, req: ApiRequest): ApiResponse {
       path: req.path,
       err: err instanceof Error ? err.stack : String(err),
     });
+  return { status, headers: errorHeaders(err), json: body };
+}
+
+/** The headers an error answer carries: `Allow` on a 405, `Retry-After` when overloaded. */
+function errorHeaders(err: unknown): Record<string, string> {
   const headers: Record<string, string> = {};
   if (err instanceof BerthError && err.code === 'method_not_allowed' && Array.isArray(err.details))
     headers['allow'] = err.details.join(', ');
   if (err instanceof BerthError && err.code === 'overloaded') headers['retry-after'] = String(OVERLOADED_RETRY_AFTER_S);
-  return { status, headers, json: body };
+  return headers;
 }
 
 /**
@@ -92,12 +103,6 @@ function error(err: unknown, logger: Logger, req: ApiRequest): ApiResponse {
  * OpenAI-compatible routes of `./openai/`, with every error in the OpenAI shape.
  */
 export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiResponse> {
-  const routes: Record<string, Route> = {
-    ...ROUTES,
-    webhooks: { methods: ['GET'], operation: 'status', job: true, handler: (rc) => webhookLog(rc, deps.store) },
-    logs: { methods: ['GET'], operation: 'status', job: true, handler: (rc) => jobLogs(rc, deps.store) },
-    jobs: { methods: ['GET'], operation: 'status', job: false, handler: (rc) => recentJobs(rc, deps.store) },
-  };
   return async (req) => {
     const parts = req.path.split('/');
     // `/v2/<ep>/openai/v1/...` (docs/openai.md): same checks, errors in the OpenAI shape.
@@ -116,27 +121,10 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
         throw new BerthError('unavailable', 'the server is shutting down; retry against another replica or later');
       const page = req.method === 'GET' || req.method === 'HEAD' ? deps.playground?.(req) : undefined;
       if (page) return page;
-      if (req.path === '/metrics' && deps.metrics) {
-        if (req.method !== 'GET')
-          throw new BerthError('method_not_allowed', `${req.method} is not allowed on /metrics; use GET`, ['GET']);
-        // A key limited to some endpoints sees only their lines.
-        const who = await deps.keys.authenticate(req.headers['authorization']);
-        const text = await deps.metrics.metrics.render(deps.metrics.source, who.scope?.endpoints ?? null);
-        return {
-          status: 200,
-          headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' },
-          bytes: Buffer.from(text),
-        };
-      }
-      if (req.path === '/openapi.json' && deps.catalog) {
-        if (req.method !== 'GET')
-          throw new BerthError('method_not_allowed', `${req.method} is not allowed on /openapi.json; use GET`, ['GET']);
-        return openApi(await deps.keys.authenticate(req.headers['authorization']), deps.catalog);
-      }
-      if (req.path === '/v2/_berth/catalog' && deps.catalog) {
-        if (req.method !== 'GET')
-          throw new BerthError('method_not_allowed', `${req.method} is not allowed on the catalog; use GET`, ['GET']);
-        return await catalog(await deps.keys.authenticate(req.headers['authorization']), deps.catalog);
+      const global = globalRoute(req.path, deps);
+      if (global) {
+        checkMethod(req.method, global.route, global.route.name);
+        return await global.serve(await deps.keys.authenticate(req.headers['authorization']));
       }
       // ['', 'v2', endpoint, op, job?]
       if (parts[0] !== '' || parts[1] !== 'v2' || parts.length < 4 || (parts.length > 5 && !openai))
@@ -146,36 +134,20 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
       const endpointId = model ? model.endpoint : parts[2]!;
       if (!ENDPOINT_ID_RE.test(endpointId) || !deps.hasEndpoint(endpointId))
         throw new BerthError('endpoint_not_found', `endpoint ${endpointId.slice(0, 80)} not found`);
-      const op = parts[3]!;
       if (openai) return await serveOpenAi(deps, req, parts, principal, endpointId);
-      if (op === 'estimate' && model && parts.length === 4) {
-        if (req.method !== 'POST')
-          throw new BerthError('method_not_allowed', `${req.method} is not allowed on estimate; use POST`, ['POST']);
-        const refused = deps.guard({ principal, endpointId, operation: 'status' });
-        if (refused)
-          return {
-            ...error(refused.error, deps.logger, req),
-            ...(refused.headers ? { headers: refused.headers } : {}),
-          };
-        return await estimate(model, req);
-      }
-      const route = Object.hasOwn(routes, op) ? routes[op] : undefined;
+      const op = parts[3]!;
+      const route: QueueRoute | undefined = lookup(QUEUE_ROUTES, op);
       const jobId = parts[4];
-      if (!route || route.job !== (jobId !== undefined) || jobId === '') {
+      if (!route || route.job !== (jobId !== undefined) || jobId === '' || (route.only === 'model' && !model))
         throw new BerthError('route_not_found', `no route ${req.method} ${req.path}`);
-      }
-      if (!route.methods.includes(req.method))
-        throw new BerthError(
-          'method_not_allowed',
-          `${req.method} is not allowed on ${op}; use ${route.methods.join(' or ')}`,
-          route.methods,
-        );
+      checkMethod(req.method, route, op);
       const refused = deps.guard({ principal, endpointId, operation: route.operation });
       if (refused)
         return { ...error(refused.error, deps.logger, req), ...(refused.headers ? { headers: refused.headers } : {}) };
-      if (route.operation !== 'run' && route.operation !== 'runsync' && req.method === 'POST') {
-        await readBody(req.body, LIMITS.otherBodyBytes, req.headers['content-length']); // drained and ignored
-      }
+      if (op === 'estimate') return await estimate(model!, req);
+      // A route without a body of its own drains what was sent and ignores it.
+      if (route.doc.body === undefined && req.method === 'POST')
+        await readBody(req.body, LIMITS.otherBodyBytes, req.headers['content-length']);
       const rc: RouteContext = {
         req,
         principal,
@@ -184,15 +156,45 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
         service: deps.service,
         registry: deps.registry,
       };
-      if (model && deps.models) return await deps.models.serve(model, route.operation, rc, route.handler);
-      return await route.handler(rc);
+      const handler = HANDLERS[op as keyof typeof HANDLERS];
+      const serve = (c: RouteContext) => handler(c, deps);
+      if (model && deps.models) return await deps.models.serve(model, route.operation, rc, serve);
+      return await serve(rc);
     } catch (err) {
       return openai ? openAiError(err, deps.logger, req) : error(err, deps.logger, req);
     }
   };
 }
 
-function openAiError(err: unknown, logger: Logger, req: ApiRequest, headers: Record<string, string> = {}): ApiResponse {
+/** The route of `path` outside `/v2/<ep>/` that this server answers here (its part is configured), if any. */
+function globalRoute(
+  path: string,
+  deps: ApiDeps,
+): { route: GlobalRoute; serve: (who: Principal) => Promise<ApiResponse> } | undefined {
+  const { metrics, catalog: cat } = deps;
+  if (path === '/metrics' && metrics)
+    return {
+      route: GLOBAL_ROUTES['/metrics'],
+      // A key limited to some endpoints sees only their lines.
+      serve: async (who) => ({
+        status: 200,
+        headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' },
+        bytes: Buffer.from(await metrics.metrics.render(metrics.source, who.scope?.endpoints ?? null)),
+      }),
+    };
+  if (path === '/openapi.json' && cat)
+    return { route: GLOBAL_ROUTES['/openapi.json'], serve: async (who) => openApi(who, cat) };
+  if (path === '/v2/_berth/catalog' && cat)
+    return { route: GLOBAL_ROUTES['/v2/_berth/catalog'], serve: (who) => catalog(who, cat) };
+  return undefined;
+}
+
+function openAiError(
+  err: unknown,
+  logger: Logger,
+  req: ApiRequest,
+  headers: Record<string, string> = errorHeaders(err),
+): ApiResponse {
   const { status, body } = toOpenAiError(err);
   if (status >= 500)
     logger.error('request failed', {
@@ -216,12 +218,7 @@ async function serveOpenAi(
       'route_not_found',
       `no route ${req.method} ${req.path}; the OpenAI routes are v1/chat/completions, v1/completions and v1/models`,
     );
-  if (!route.methods.includes(req.method))
-    throw new BerthError(
-      'method_not_allowed',
-      `${req.method} is not allowed here; use ${route.methods.join(' or ')}`,
-      route.methods,
-    );
+  checkMethod(req.method, route, `openai/${route.name}`);
   const refused = deps.guard({ principal, endpointId, operation: 'openai' });
   if (refused) return openAiError(refused.error, deps.logger, req, refused.headers);
   return await route.handler({

@@ -77,7 +77,9 @@ export function parseJsonBody(buf: Buffer): unknown {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new BerthError('invalid_json', `request body is not valid JSON: ${(err as Error).message}`);
+    throw new BerthError('invalid_json', `request body is not valid JSON: ${(err as Error).message}`, undefined, {
+      cause: err,
+    });
   }
   // JSON.parse turns 1e999 into Infinity, which JSON.stringify then writes as null: refuse it instead of
   // changing the value. Only bodies with a 3-digit exponent or 309+ digits in a row can hold one: look then.

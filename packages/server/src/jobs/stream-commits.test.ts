@@ -12,8 +12,8 @@ const dir = mkdtempSync(join(tmpdir(), 'berth-stream-commits-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 it.each([
-  ['in the event loop', () => new SqliteStore({ file: ':memory:' })],
-  ['on its thread', () => new SqliteStore({ file: join(dir, 'thread.sqlite'), thread: true })],
+  ['in memory', () => new SqliteStore({ file: ':memory:' })],
+  ['on a file', () => new SqliteStore({ file: join(dir, 'stream.sqlite') })],
 ])('an SSE reader takes each chunk in the commit that stored it (SQLite %s)', async (_, open) => {
   const store = open();
   await using t = await listening({ store });

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import { parseJsonBody, readBody } from '../http/body.js';
 import type { Operation } from '../http/guard.js';
 import type { RouteContext } from '../http/routes/route-context.js';
+import { sseEvent } from '../http/sse-frame.js';
 import type { ApiResponse } from '../http/types.js';
 import { newJob } from '../jobs/new-job.js';
 import { toJobObject } from '../jobs/job-view.js';
@@ -150,6 +151,6 @@ async function* costInDoneEvent(
       continue;
     }
     const json = await costed(model, rc, JSON.parse(ev.slice(DONE.length)));
-    yield json === undefined ? ev : `${DONE}${JSON.stringify(json)}\n\n`;
+    yield json === undefined ? ev : sseEvent(JSON.stringify(json), 'done');
   }
 }

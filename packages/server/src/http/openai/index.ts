@@ -2,10 +2,12 @@ import { BerthError, LIMITS, isTerminal } from '@berth/protocol';
 import { armWaiter } from '../../jobs/job-events.js';
 import type { Logger } from '../../logger.js';
 import { parseJsonBody, readBody } from '../body.js';
+import { OPENAI_ROUTES, lookup, type OpenAiRouteKey } from '../route-table.js';
 import type { RouteContext } from '../routes/route-context.js';
 import type { ApiResponse } from '../types.js';
 import { terminalAnswer } from './job-output.js';
-import { SSE_HEADERS, cancelQuietly, openAiEvents } from './sse.js';
+import { SSE_HEADERS } from '../sse-frame.js';
+import { cancelQuietly, openAiEvents } from './sse.js';
 import { validateChat, validateCompletion } from './validate.js';
 
 export { toOpenAiError } from './errors.js';
@@ -15,27 +17,24 @@ export interface OpenAiContext extends RouteContext {
   logger: Logger;
 }
 
-export interface OpenAiRoute {
-  methods: readonly string[];
-  handler: (rc: OpenAiContext) => Promise<ApiResponse>;
-}
+/** The handler of each OpenAI route; paths and methods are in the route table (`../route-table.ts`). */
+const HANDLERS: Record<OpenAiRouteKey, (rc: OpenAiContext) => Promise<ApiResponse>> = {
+  'v1/chat/completions': (rc) => completion(rc, '/v1/chat/completions'),
+  'v1/completions': (rc) => completion(rc, '/v1/completions'),
+  'v1/models': models,
+};
 
 /** The `openai_route` values workers see in `input`. */
 export type OpenAiRouteName = '/v1/chat/completions' | '/v1/completions' | '/v1/models';
 
-const ROUTES: Record<string, OpenAiRoute> = {
-  'v1/chat/completions': { methods: ['POST'], handler: (rc) => completion(rc, '/v1/chat/completions') },
-  'v1/completions': { methods: ['POST'], handler: (rc) => completion(rc, '/v1/completions') },
-  'v1/models': { methods: ['GET'], handler: models },
-};
-
 /**
- * The route for the path segments after `/v2/<ep>/openai/` (e.g. `['v1', 'chat', 'completions']`), or
- * undefined. See docs/openai.md.
+ * The route for the path segments after `/v2/<ep>/openai/` (e.g. `['v1', 'chat', 'completions']`): its name
+ * (`v1/chat/completions`), methods and handler, or undefined. See docs/openai.md.
  */
-export function openAiRoute(segments: readonly string[]): OpenAiRoute | undefined {
+export function openAiRoute(segments: readonly string[]) {
   const key = segments.join('/');
-  return Object.hasOwn(ROUTES, key) ? ROUTES[key] : undefined;
+  const route = lookup(OPENAI_ROUTES, key);
+  return route && { name: key, methods: route.methods, handler: HANDLERS[key as OpenAiRouteKey] };
 }
 
 async function readObject(rc: OpenAiContext): Promise<Record<string, unknown>> {

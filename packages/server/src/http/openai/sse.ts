@@ -1,29 +1,25 @@
 import { isTerminal } from '@berth/protocol';
 import { armWaiter } from '../../jobs/job-events.js';
+import { sseEvent } from '../sse-frame.js';
 import { openAiErrorBody } from './errors.js';
 import { chunksOf, failure, terminalAnswer, workerError } from './job-output.js';
 import type { OpenAiContext } from './index.js';
 
 const KEEPALIVE_MS = 15_000;
 
-export const SSE_HEADERS = {
-  'content-type': 'text/event-stream; charset=utf-8',
-  'cache-control': 'no-cache',
-  'x-accel-buffering': 'no',
-};
-
 /**
  * One stream chunk of the worker as SSE text. Objects become `data: <json>`; strings are taken as SSE the
- * worker already formatted (`data: ...`, as vLLM-style workers yield) or, otherwise, sent as one data line.
+ * worker already formatted (`data: ...`, as vLLM-style workers yield) or, otherwise, sent as one event whose data
+ * is the string (a string of several lines as several `data:` lines, so the client reads it back whole).
  */
 export function toSse(chunk: unknown): string {
   if (typeof chunk === 'string') {
     if (chunk.startsWith('data:') || chunk.startsWith('event:'))
       return chunk.endsWith('\n\n') ? chunk : `${chunk.replace(/\n*$/, '')}\n\n`;
-    return `data: ${chunk}\n\n`;
+    return sseEvent(chunk);
   }
   const err = workerError(chunk);
-  return `data: ${JSON.stringify(err ? err.json : chunk)}\n\n`;
+  return sseEvent(JSON.stringify(err ? err.json : chunk));
 }
 
 /**
@@ -62,7 +58,9 @@ export async function* openAiEvents(rc: OpenAiContext, jobId: string, first: unk
       const job = await rc.service.get(rc.endpointId, jobId).catch(() => undefined);
       if (!job) {
         finished = true;
-        yield `data: ${JSON.stringify(openAiErrorBody(500, `job ${jobId} was deleted before it finished`, 'job_not_found'))}\n\n`;
+        yield sseEvent(
+          JSON.stringify(openAiErrorBody(500, `job ${jobId} was deleted before it finished`, 'job_not_found')),
+        );
         return;
       }
       const chunks = await rc.service.takeStream(jobId);
@@ -70,12 +68,12 @@ export async function* openAiEvents(rc: OpenAiContext, jobId: string, first: unk
       if (isTerminal(job.status)) {
         finished = true;
         const refused = job.status === 'COMPLETED' ? terminalAnswer(job) : undefined;
-        if (job.status !== 'COMPLETED') yield `data: ${JSON.stringify(failure(job))}\n\n`;
-        else if (refused && refused.status !== 200) yield `data: ${JSON.stringify(refused.json)}\n\n`;
+        if (job.status !== 'COMPLETED') yield sseEvent(JSON.stringify(failure(job)));
+        else if (refused && refused.status !== 200) yield sseEvent(JSON.stringify(refused.json));
         else {
           // A worker that answered the whole object without streaming it: its answer as chunks.
           if (!sentChunks) yield chunksOf(job.output).map(toSse).join('');
-          if (!doneSent) yield 'data: [DONE]\n\n';
+          if (!doneSent) yield sseEvent('[DONE]');
         }
         return;
       }

@@ -1,3 +1,15 @@
+import { READ_ONLY_OPERATIONS } from '../../keys/scope-guard.js';
+import type { IntQuery } from '../query.js';
+import {
+  GLOBAL_ROUTES,
+  OPENAI_ROUTES,
+  QUEUE_ROUTES,
+  type GlobalRoute,
+  type Method,
+  type PlainQuery,
+  type QueueRoute,
+  type RouteDoc,
+} from '../route-table.js';
 import { protocolSchemas, SERVER_VERSION, withoutDialect, type JsonSchema } from './schemas.js';
 
 /** An endpoint or public model the caller may use, with the input schema it announced (if any). */
@@ -16,231 +28,114 @@ export interface OpenApiOptions {
 }
 
 type Operation = Record<string, unknown>;
+type Paths = Record<string, Partial<Record<'get' | 'post', Operation>>>;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
 const ERRORS = {
   '4XX': json(ref('Error'), 'An error with a stable code (docs/errors.md)'),
   '5XX': json(ref('Error'), 'Server error or shutting down'),
 };
-const jobId = { name: 'job_id', in: 'path', required: true, schema: { type: 'string' } };
-const query = (name: string, description: string, schema: JsonSchema = { type: 'integer' }) => ({
-  name,
-  in: 'query',
-  required: false,
-  description,
-  schema,
-});
-const WAIT = (d: string) => query('wait', d);
+const jobIdParam = { name: 'job_id', in: 'path', required: true, schema: { type: 'string' } };
 const anyObject = { type: 'object' };
 
 /** Schema component names allow letters, digits, `.`, `-` and `_` (endpoint ids and slugs fit). */
 const inputName = (t: OpenApiTarget) => `input.${t.id}`;
 
-function op(o: {
-  id: string;
-  summary: string;
-  tag: string;
-  params?: unknown[];
-  body?: unknown;
-  ok: unknown;
-  sse?: boolean;
-}): Operation {
-  const ok = json(o.ok) as { description: string; content: Record<string, unknown> };
-  if (o.sse)
-    ok.content['text/event-stream'] = {
+/** A query parameter with the bounds and default the route applies (`../query.ts`). */
+function queryParam(q: IntQuery | PlainQuery) {
+  const schema: JsonSchema =
+    'min' in q
+      ? { type: 'integer', minimum: q.min, maximum: q.max, ...(q.default === undefined ? {} : { default: q.default }) }
+      : { type: q.type };
+  const bounds = 'min' in q ? ` (${q.min}..${q.max}${q.default === undefined ? '' : `, default ${q.default}`})` : '';
+  return { name: q.name, in: 'query', required: false, description: `${q.description}${bounds}`, schema };
+}
+
+/** The operation of one route of the table; `target` fills in the input schema of `body: 'job'` routes. */
+function operation(
+  doc: RouteDoc & { media?: string },
+  opts: { id: string; tag: string; target?: OpenApiTarget; job?: boolean },
+): Operation {
+  const input = opts.target ? ref(inputName(opts.target)) : anyObject;
+  const reply =
+    doc.reply === 'object'
+      ? anyObject
+      : doc.reply === 'estimate'
+        ? { type: 'object', properties: { cost: { type: 'number' }, input } }
+        : ref(doc.reply);
+  const content: Record<string, unknown> = doc.media
+    ? {
+        [doc.media]: {
+          schema: doc.media === 'application/octet-stream' ? { type: 'string', format: 'binary' } : { type: 'string' },
+        },
+      }
+    : { 'application/json': { schema: reply } };
+  if (doc.sse)
+    content['text/event-stream'] = {
       schema: { type: 'string', description: 'server-sent events: data: {"output": chunk} ... event: done' },
     };
+  const params = [...(opts.job ? [jobIdParam] : []), ...(doc.query ?? []).map(queryParam)];
+  const body =
+    doc.body === 'job'
+      ? { allOf: [ref('JobRequest'), { type: 'object', properties: { input } }] }
+      : doc.body === 'object'
+        ? anyObject
+        : undefined;
   return {
-    operationId: o.id,
-    summary: o.summary,
-    tags: [o.tag],
-    ...(o.params?.length ? { parameters: o.params } : {}),
-    ...(o.body ? { requestBody: { required: true, content: { 'application/json': { schema: o.body } } } } : {}),
-    responses: { '200': ok, ...ERRORS },
+    operationId: opts.id,
+    summary: doc.summary,
+    tags: [opts.tag],
+    ...(params.length ? { parameters: params } : {}),
+    ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
+    responses: { '200': { description: doc.media ? doc.reply : 'OK', content }, ...ERRORS },
   };
 }
 
-/** The job routes of one endpoint or model, `{path: {method: operation}}`. */
-function jobPaths(t: OpenApiTarget, readOnly: boolean): Record<string, Record<string, Operation>> {
+/** `{get, post}` of one route: each method its own operation (ids `<id>` for POST, `<id>_get` beside it). */
+function methods(list: readonly Method[], make: (suffix: string) => Operation): Paths[string] {
+  const out: Paths[string] = {};
+  for (const m of list) out[m === 'GET' ? 'get' : 'post'] = make(m === 'GET' && list.includes('POST') ? '_get' : '');
+  return out;
+}
+
+/** The routes of one endpoint or model that the key may call, from the route table. */
+function targetPaths(t: OpenApiTarget, readOnly: boolean): Paths {
   const base = `/v2/${t.id}`;
   const tag = t.kind === 'model' ? `model ${t.id}` : `endpoint ${t.id}`;
-  const id = (name: string) => `${name}_${t.id.replace(/[^A-Za-z0-9_]/g, '_')}`;
-  const request = { allOf: [ref('JobRequest'), { type: 'object', properties: { input: ref(inputName(t)) } }] };
-  const both = (o: Operation) => ({ get: { ...o, operationId: `${o['operationId']}_get` }, post: o });
-  const paths: Record<string, Record<string, Operation>> = {
-    [`${base}/status/{job_id}`]: both(
-      op({
-        id: id('status'),
-        tag,
-        summary: 'The job object',
-        params: [jobId, query('ttl', 'Sets the remaining lifespan, ms from now')],
-        ok: ref('JobObject'),
-      }),
-    ),
-    [`${base}/status-sync/{job_id}`]: both(
-      op({
-        id: id('statusSync'),
-        tag,
-        summary: 'The job object, long-polling until terminal',
-        params: [jobId, WAIT('Long-poll up to this many ms')],
-        ok: ref('JobObject'),
-      }),
-    ),
-    [`${base}/stream/{job_id}`]: both(
-      op({
-        id: id('stream'),
-        tag,
-        summary: 'Chunks not yet delivered (or server-sent events)',
-        params: [jobId, WAIT('Long-poll up to this many ms (default 10000)')],
-        ok: ref('StreamReply'),
-        sse: true,
-      }),
-    ),
-    [`${base}/health`]: {
-      get: op({ id: id('health'), tag, summary: 'Job counts and workers', ok: ref('HealthReply') }),
-    },
-    [`${base}/webhooks/{job_id}`]: {
-      get: op({ id: id('webhooks'), tag, summary: 'Webhook deliveries of a job', params: [jobId], ok: anyObject }),
-    },
-    [`${base}/logs/{job_id}`]: {
-      get: op({ id: id('logs'), tag, summary: 'What the handler logged for a job', params: [jobId], ok: anyObject }),
-    },
-    [`${base}/jobs`]: {
-      get: op({
-        id: id('jobs'),
-        tag,
-        summary: 'Recent jobs, newest first',
-        params: [query('limit', '1..500, default 50')],
-        ok: anyObject,
-      }),
-    },
-  };
-  if (t.kind === 'model') {
-    paths[`${base}/estimate`] = {
-      post: op({
-        id: id('estimate'),
-        tag,
-        summary: 'The cost a submit would be charged',
-        body: request,
-        ok: { type: 'object', properties: { cost: { type: 'number' }, input: ref(inputName(t)) } },
-      }),
-    };
+  const suffix = `_${t.id.replace(/[^A-Za-z0-9_]/g, '_')}`;
+  const paths: Paths = {};
+  for (const [name, route] of Object.entries(QUEUE_ROUTES) as [string, QueueRoute][]) {
+    if (route.only === 'model' && t.kind !== 'model') continue;
+    if (readOnly && !READ_ONLY_OPERATIONS.has(route.operation)) continue;
+    paths[`${base}/${name}${route.job ? '/{job_id}' : ''}`] = methods(route.methods, (m) =>
+      operation(route.doc, { id: `${route.doc.id}${suffix}${m}`, tag, target: t, job: route.job }),
+    );
   }
-  if (readOnly) return paths;
-  paths[`${base}/run`] = {
-    post: op({ id: id('run'), tag, summary: 'Queue a job', body: request, ok: ref('RunReply') }),
-  };
-  paths[`${base}/runsync`] = {
-    post: op({
-      id: id('runsync'),
-      tag,
-      summary: 'Run a job and wait for it',
-      params: [WAIT('Wait up to this many ms (1000..300000, default 90000)')],
-      body: request,
-      ok: ref('JobObject'),
-    }),
-  };
-  paths[`${base}/cancel/{job_id}`] = {
-    post: op({
-      id: id('cancel'),
-      tag,
-      summary: 'Cancel a queued or running job',
-      params: [jobId],
-      ok: ref('JobObject'),
-    }),
-  };
-  paths[`${base}/retry/{job_id}`] = {
-    post: op({
-      id: id('retry'),
-      tag,
-      summary: 'Requeue a FAILED or TIMED_OUT job',
-      params: [jobId],
-      ok: ref('RunReply'),
-    }),
-  };
-  paths[`${base}/purge-queue`] = {
-    post: op({ id: id('purgeQueue'), tag, summary: 'Remove the queued jobs', ok: ref('PurgeReply') }),
-  };
-  if (t.kind === 'endpoint') {
-    const openai = (name: string, summary: string) =>
-      op({ id: id(name), tag, summary, body: anyObject, ok: anyObject, sse: true });
-    paths[`${base}/openai/v1/chat/completions`] = { post: openai('openaiChat', 'OpenAI-compatible chat completions') };
-    paths[`${base}/openai/v1/completions`] = { post: openai('openaiCompletions', 'OpenAI-compatible completions') };
-    paths[`${base}/openai/v1/models`] = {
-      get: op({ id: id('openaiModels'), tag, summary: 'OpenAI-compatible model list', ok: anyObject }),
-    };
-  }
+  if (t.kind === 'endpoint' && !(readOnly && !READ_ONLY_OPERATIONS.has('openai')))
+    for (const [name, route] of Object.entries(OPENAI_ROUTES))
+      paths[`${base}/openai/${name}`] = methods(route.methods, (m) =>
+        operation(route.doc, { id: `${route.doc.id}${suffix}${m}`, tag }),
+      );
   return paths;
 }
 
 /** The routes that are not per endpoint. `security: []`: no key needed. */
-function globalPaths(): Record<string, Record<string, Operation>> {
-  const open = (o: Operation) => ({ ...o, security: [] });
-  const text = (type: string, description: string) => ({
-    '200': { description, content: { [type]: { schema: { type: 'string' } } } },
-    ...ERRORS,
-  });
-  return {
-    '/v2/_berth/catalog': {
-      get: op({ id: 'catalog', tag: 'berth', summary: 'Endpoints and public models this key may use', ok: anyObject }),
-    },
-    '/openapi.json': {
-      get: op({ id: 'openapi', tag: 'berth', summary: 'This document, for this key', ok: anyObject }),
-    },
-    '/metrics': {
-      get: {
-        operationId: 'metrics',
-        tags: ['berth'],
-        summary: 'Prometheus metrics',
-        responses: text('text/plain', 'Prometheus text format'),
-      },
-    },
-    '/ping': {
-      get: open(
-        op({
-          id: 'ping',
-          tag: 'berth',
-          summary: 'Liveness',
-          ok: { type: 'object', properties: { status: { const: 'ok' } } },
-        }),
-      ),
-    },
-    '/': {
-      get: open({
-        operationId: 'playground',
-        tags: ['berth'],
-        summary: 'The playground page',
-        responses: text('text/html', 'HTML'),
-      }),
-    },
-    '/docs': {
-      get: open({
-        operationId: 'apiReference',
-        tags: ['berth'],
-        summary: 'This API reference as a page',
-        responses: text('text/html', 'HTML'),
-      }),
-    },
-    '/files/{name}': {
-      get: open({
-        operationId: 'file',
-        tags: ['berth'],
-        summary: 'An output file stored by the control plane (the signature is the credential)',
-        parameters: [
-          { name: 'name', in: 'path', required: true, schema: { type: 'string' } },
-          query('expires', 'Expiry, ms since the epoch'),
-          query('sig', 'Signature', { type: 'string' }),
-        ],
-        responses: {
-          '200': {
-            description: 'The file',
-            content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
-          },
-          ...ERRORS,
-        },
-      }),
-    },
-  };
+function globalPaths(): Paths {
+  const paths: Paths = {};
+  for (const [path, route] of Object.entries(GLOBAL_ROUTES) as [string, GlobalRoute][]) {
+    const params = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
+    paths[path] = methods(route.methods, (m) => {
+      const o = operation(route.doc, { id: `${route.doc.id}${m}`, tag: 'berth' });
+      if (params.length) o['parameters'] = [...params, ...((o['parameters'] as unknown[]) ?? [])];
+      return route.open ? { ...o, security: [] } : o;
+    });
+  }
+  return paths;
 }
 
 /**
@@ -249,13 +144,16 @@ function globalPaths(): Record<string, Record<string, Operation>> {
  * scope allows. Shared shapes come from the protocol's zod schemas.
  */
 export function openApiDocument(o: OpenApiOptions): Record<string, unknown> {
-  const schemas: Record<string, JsonSchema> = protocolSchemas();
-  const paths: Record<string, Record<string, Operation>> = {};
+  const schemas: Record<string, JsonSchema> = {
+    ...protocolSchemas(),
+    Ping: { type: 'object', properties: { status: { const: 'ok' } } },
+  };
+  const paths: Paths = {};
   for (const t of o.targets) {
     schemas[inputName(t)] = t.inputSchema
       ? { ...withoutDialect(t.inputSchema), ...(t.description ? { description: t.description } : {}) }
       : { type: 'object', description: 'No input schema announced yet: any JSON object' };
-    Object.assign(paths, jobPaths(t, o.readOnly));
+    Object.assign(paths, targetPaths(t, o.readOnly));
   }
   Object.assign(paths, globalPaths());
   return {

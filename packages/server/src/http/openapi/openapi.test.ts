@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import type { CatalogDeps } from '../routes/catalog.js';
 import { openApiDocument } from './document.js';
@@ -95,6 +96,23 @@ describe('GET /openapi.json document', () => {
   it('is a well-formed OpenAPI 3.1 document: refs resolve, ids unique, path parameters declared', () => {
     expect(problemsOf(full)).toEqual([]);
     expect(Object.keys(full.paths).length).toBeGreaterThan(30);
+  });
+
+  it('passes a real OpenAPI 3.1 validator (@seriousme/openapi-schema-validator), full and read-only', async () => {
+    const readOnly = openApiDocument({
+      targets: [{ id: 'greet', kind: 'endpoint', inputSchema: greet }],
+      readOnly: true,
+    });
+    const validator = new Validator();
+    for (const doc of [full, readOnly]) {
+      const res = await validator.validate(structuredClone(doc));
+      expect(res.errors).toBeUndefined();
+      expect([res.valid, validator.version]).toEqual([true, '3.1']);
+    }
+    // The validator can refuse: a parameter `in: body` (OpenAPI 2 only).
+    const broken = structuredClone(full);
+    broken.paths['/v2/greet/run'].post.parameters = [{ name: 'x', in: 'body', schema: { type: 'string' } }];
+    expect((await validator.validate(broken)).valid).toBe(false);
   });
 
   it('has every route of docs/api.md, with its methods', () => {

@@ -1,12 +1,11 @@
-import { LIMITS } from '@berth/protocol';
 import { toJobObject } from '../../jobs/job-view.js';
 import { assertMayWrite } from '../../keys/scope-guard.js';
-import { intParam } from '../query.js';
+import { QUERY, intParam } from '../query.js';
 import type { RouteContext } from './route-context.js';
 
 /** GET|POST /status/<id>[?ttl=]: the job object; `ttl` resets the remaining lifespan. */
 export async function status(rc: RouteContext) {
-  const ttl = intParam(rc.req.query, 'ttl', LIMITS.ttlMin, LIMITS.ttlMax, 'invalid_ttl');
+  const ttl = intParam(rc.req.query, QUERY.ttl);
   if (ttl !== undefined) {
     assertMayWrite(rc.principal, 'changing ttl');
     await rc.service.setTtl(rc.endpointId, rc.jobId, ttl);
@@ -16,8 +15,8 @@ export async function status(rc: RouteContext) {
 
 /** GET|POST /status-sync/<id>?wait=: long-polls until terminal or the wait elapses. */
 export async function statusSync(rc: RouteContext) {
-  const wait = intParam(rc.req.query, 'wait', LIMITS.waitMin, LIMITS.waitMax, 'invalid_wait') ?? LIMITS.waitDefault;
-  const ttl = intParam(rc.req.query, 'ttl', LIMITS.ttlMin, LIMITS.ttlMax, 'invalid_ttl');
+  const wait = intParam(rc.req.query, QUERY.statusWait);
+  const ttl = intParam(rc.req.query, QUERY.ttl);
   if (ttl !== undefined) {
     assertMayWrite(rc.principal, 'changing ttl');
     await rc.service.setTtl(rc.endpointId, rc.jobId, ttl);

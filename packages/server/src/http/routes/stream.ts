@@ -1,8 +1,9 @@
-import { BerthError, LIMITS, isTerminal, type StreamReply } from '@berth/protocol';
+import { BerthError, isTerminal, type StreamReply } from '@berth/protocol';
 import { armWaiter } from '../../jobs/job-events.js';
 import { toJobObject } from '../../jobs/job-view.js';
 import type { JobRecord } from '../../store/types.js';
-import { intParam } from '../query.js';
+import { QUERY, intParam } from '../query.js';
+import { SSE_HEADERS, sseEvent } from '../sse-frame.js';
 import type { RouteContext } from './route-context.js';
 
 const SSE_KEEPALIVE_MS = 15_000;
@@ -13,7 +14,7 @@ const SSE_KEEPALIVE_MS = 15_000;
  * `message` event (`data: {"output": <chunk>}`) as it arrives, then one `done` event with the job object.
  */
 export async function stream(rc: RouteContext) {
-  const wait = intParam(rc.req.query, 'wait', 0, LIMITS.waitMax, 'invalid_wait') ?? LIMITS.streamWaitDefault;
+  const wait = intParam(rc.req.query, QUERY.streamWait);
   await rc.service.get(rc.endpointId, rc.jobId);
   if (rc.registry.streams(rc.endpointId) === false) {
     throw new BerthError(
@@ -22,7 +23,7 @@ export async function stream(rc: RouteContext) {
     );
   }
   if ((rc.req.headers['accept'] ?? '').includes('text/event-stream')) {
-    return { status: 200, headers: sseHeaders, events: sse(rc) };
+    return { status: 200, headers: SSE_HEADERS, events: sse(rc) };
   }
   const waiter = armWaiter(rc.service.events, rc.jobId);
   try {
@@ -47,15 +48,9 @@ export async function stream(rc: RouteContext) {
   }
 }
 
-const sseHeaders = {
-  'content-type': 'text/event-stream; charset=utf-8',
-  'cache-control': 'no-cache',
-  'x-accel-buffering': 'no',
-};
-
 async function* sse(rc: RouteContext): AsyncGenerator<string> {
   const waiter = armWaiter(rc.service.events, rc.jobId);
-  const data = (chunks: unknown[]) => chunks.map((output) => `data: ${JSON.stringify({ output })}\n\n`).join('');
+  const data = (chunks: unknown[]) => chunks.map((output) => sseEvent(JSON.stringify({ output }))).join('');
   let job: JobRecord | undefined;
   let ev: Awaited<ReturnType<typeof waiter.wait>> | undefined;
   try {
@@ -64,14 +59,14 @@ async function* sse(rc: RouteContext): AsyncGenerator<string> {
       // without re-reading the job (on SQLite the take then joins the append's commit).
       if (ev !== 'chunk' || !job) job = await rc.service.get(rc.endpointId, rc.jobId).catch(() => undefined);
       if (!job) {
-        yield `event: error\ndata: ${JSON.stringify({ error: `job ${rc.jobId} was deleted`, code: 'job_not_found' })}\n\n`;
+        yield sseEvent(JSON.stringify({ error: `job ${rc.jobId} was deleted`, code: 'job_not_found' }), 'error');
         return;
       }
       if (rc.req.signal?.aborted) return; // a client that has gone takes no chunks: they stay for the next reader
       const chunks = await rc.service.takeStream(rc.jobId);
       if (chunks.length > 0) yield data(chunks);
       if (isTerminal(job.status)) {
-        yield `event: done\ndata: ${JSON.stringify(toJobObject(job))}\n\n`;
+        yield sseEvent(JSON.stringify(toJobObject(job)), 'done');
         return;
       }
       // Chunks that came with their events (PostgreSQL) are delivered as they are, without a read.

@@ -1,6 +1,6 @@
 import { BerthError, LIMITS, decodeJobRequest, type JobRequest } from '@berth/protocol';
 import { readBody, parseJsonBody } from '../body.js';
-import { intParam } from '../query.js';
+import { QUERY, intParam } from '../query.js';
 import type { RouteContext } from './route-context.js';
 import { idempotencyKey, type IdempotencyScope } from '../../jobs/idempotency.js';
 
@@ -34,7 +34,7 @@ export async function run(rc: RouteContext) {
 
 /** POST /runsync?wait=: answers the job object when terminal or when the wait elapses. */
 export async function runsync(rc: RouteContext) {
-  const wait = intParam(rc.req.query, 'wait', LIMITS.waitMin, LIMITS.waitMax, 'invalid_wait') ?? LIMITS.waitDefault;
+  const wait = intParam(rc.req.query, QUERY.runsyncWait);
   const scope = idem(rc);
   const req = await readJobRequest(rc, LIMITS.runsyncBodyBytes);
   const job = await rc.service.submit(rc.endpointId, req, { sync: true, cost: rc.cost, idem: scope });

@@ -152,7 +152,7 @@ export class InsertBatcher {
       await this.pool.query(named(SQL.insertQueued, insertValues(job)));
       return undefined;
     } catch (err) {
-      if ((err as { code?: string }).code === '23505') return new DuplicateJobError(job.id);
+      if ((err as { code?: string }).code === '23505') return new DuplicateJobError(job.id, { cause: err });
       if (isConnectionError(err)) return toUnavailable(err); // fails the batch: every job in it is unavailable
       return err as Error;
     }

@@ -124,7 +124,7 @@ export class PgStore extends PgStoreBase implements Store {
     } else if (!isTerminal(job.status)) {
       // A running job (an import): one statement, nothing else to write with it.
       await (job.sync ? this.asyncPool : this.pool).query(named(SQL.insertOther, insertValues(job))).catch((err) => {
-        if ((err as { code?: string }).code === '23505') throw new DuplicateJobError(job.id);
+        if ((err as { code?: string }).code === '23505') throw new DuplicateJobError(job.id, { cause: err });
         return toUnavailable(err);
       });
     } else await this.tx((c) => pgTransitions.insertTerminal(c, job));

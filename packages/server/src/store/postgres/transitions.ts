@@ -54,7 +54,7 @@ export const pgTransitions = {
     try {
       await c.query(named(SQL.insertOther, insertValues(job)));
     } catch (err) {
-      if ((err as { code?: string }).code === '23505') throw new DuplicateJobError(job.id);
+      if ((err as { code?: string }).code === '23505') throw new DuplicateJobError(job.id, { cause: err });
       throw err;
     }
     if (job.status === 'COMPLETED') await stat(c, job.endpointId, 'completed');

@@ -22,8 +22,7 @@ import { SqliteJobLogs } from './job-logs.js';
 
 /**
  * The SQLite store's operations, synchronous, on one connection. The caller runs each inside a transaction and
- * answers only after the COMMIT: `SqliteStore` in the event loop (`GroupCommit`), or the store thread
- * (`store-thread.ts`) with batches sent to it (`ThreadCommit`). Same names and arguments as `Store`'s methods.
+ * answers only after the COMMIT (`SqliteStore` with `GroupCommit`). Same names and arguments as `Store`'s methods.
  */
 export class SqliteCore {
   readonly st: Statements;
@@ -52,7 +51,8 @@ export class SqliteCore {
     try {
       this.st.insert.run(insertParams(job, seq));
     } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new DuplicateJobError(job.id);
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
+        throw new DuplicateJobError(job.id, { cause: err });
       throw err;
     }
     this.live.moved(job.endpointId, undefined, job.status);
@@ -241,10 +241,6 @@ export class SqliteCore {
     };
   }
 
-  queueDepth(endpointId: string): number {
-    return this.live.queued(endpointId);
-  }
-
   recover(leaseUntil: number): RecoveryReport {
     this.st.leaseOrphans.run({ until: leaseUntil });
     const { queued, running } = this.live.totals();
@@ -276,8 +272,3 @@ export class SqliteCore {
     return this.jobLogs.recent(endpointId, limit);
   }
 }
-
-/** The operations a batch can hold (the store thread runs them by name). */
-export type OpName = Exclude<keyof SqliteCore, 'db' | 'st' | 'live' | 'streamPending'>;
-/** One operation with its arguments. */
-export type Op = { [K in OpName]: [K, Parameters<SqliteCore[K]>] }[OpName];

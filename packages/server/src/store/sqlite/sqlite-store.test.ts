@@ -14,11 +14,3 @@ runStoreConformance(
   'SqliteStore (file, FULL)',
   () => new SqliteStore({ file: join(dir, `full-${++n}.sqlite`), durability: 'full' }),
 );
-runStoreConformance(
-  'SqliteStore (file, NORMAL, thread)',
-  () => new SqliteStore({ file: join(dir, `thread-normal-${++n}.sqlite`), thread: true }),
-);
-runStoreConformance(
-  'SqliteStore (file, FULL, thread)',
-  () => new SqliteStore({ file: join(dir, `thread-full-${++n}.sqlite`), durability: 'full', thread: true }),
-);

@@ -19,8 +19,7 @@ import { DataLock } from './data-lock.js';
 import { GroupCommit } from './group-commit.js';
 import { WalSync } from './wal-sync.js';
 import { openStoreDatabase } from './open-database.js';
-import { SqliteCore, type Op } from './sqlite-core.js';
-import { ThreadCommit } from './thread-commit.js';
+import { SqliteCore } from './sqlite-core.js';
 
 /** Options of `SqliteStore`. */
 export interface SqliteStoreOptions {
@@ -31,17 +30,11 @@ export interface SqliteStoreOptions {
    * commits may be lost on power loss. `full`: `synchronous=FULL`, every commit is fsynced. CLI: `--durability`.
    */
   durability?: 'normal' | 'full';
-  /**
-   * Run the connection (statements, COMMIT, checkpoints) on a worker thread, batches pipelined (`ThreadCommit`);
-   * ignored for `:memory:`. Default `false`: the connection runs in the event loop (`GroupCommit`). CLI: the
-   * environment variable `BERTH_SQLITE_THREAD=1`.
-   */
-  thread?: boolean;
 }
 
 /**
  * The embedded durable store (better-sqlite3, WAL). One connection, writes grouped per event-loop turn
- * (`GroupCommit`), or with `thread`, that connection on a worker thread fed pipelined batches (`ThreadCommit`).
+ * (`GroupCommit`).
  * Queued jobs live only in the database: memory does not grow with the queue; the few counters kept in memory
  * (queued and running per endpoint, the next queue position) are rebuilt from the database on open and after a
  * rolled-back batch.
@@ -49,16 +42,11 @@ export interface SqliteStoreOptions {
 export class SqliteStore implements Store {
   /** One batch per turn: a stream reader woken as a chunk is written takes it in that commit. */
   readonly sharesTurnCommit = true;
-  /**
-   * The store's connection in the event loop. With `thread`, a second connection (migrations are applied on it
-   * before the thread opens its own) for what shares the file outside the job tables, such as the API keys.
-   */
+  /** The store's connection; what shares the file outside the job tables (the API keys) uses it too. */
   readonly db: Database;
-  /** In-loop mode only: the operations and their batches. */
-  private readonly core: SqliteCore | undefined;
-  private readonly tx: GroupCommit | undefined;
-  /** Thread mode only. */
-  private readonly thread: ThreadCommit | undefined;
+  /** The operations, and the batches they run in. */
+  private readonly core: SqliteCore;
+  private readonly tx: GroupCommit;
   private closed = false;
   private readonly lock: DataLock | undefined;
   private readonly walSync: WalSync | undefined;
@@ -69,10 +57,8 @@ export class SqliteStore implements Store {
       this.lock = DataLock.acquire(opts.file);
     }
     const durability = opts.durability ?? 'normal';
-    const threaded = opts.thread === true && opts.file !== ':memory:';
-    // Durability full on a file, in the loop: SQLite writes the WAL, `WalSync` fsyncs it off the event loop
-    // (group-commit.ts). On the thread, SQLite's own fsync blocks only the thread.
-    const ownSync = !threaded && durability === 'full' && opts.file !== ':memory:';
+    // Durability full on a file: SQLite writes the WAL, `WalSync` fsyncs it off the event loop (group-commit.ts).
+    const ownSync = durability === 'full' && opts.file !== ':memory:';
     let db: Database | undefined;
     try {
       db = openStoreDatabase(opts.file, durability, ownSync);
@@ -83,21 +69,17 @@ export class SqliteStore implements Store {
       throw err;
     }
     this.db = db;
-    if (threaded) {
-      this.thread = new ThreadCommit({ file: opts.file, durability });
-    } else {
-      const core = new SqliteCore(db);
-      this.core = core;
-      this.tx = new GroupCommit(db, () => core.live.rebuild(), this.walSync);
-    }
+    const core = new SqliteCore(db);
+    this.core = core;
+    this.tx = new GroupCommit(db, () => core.live.rebuild(), this.walSync);
   }
 
   /** Batches committed so far (each is one transaction holding every write of an event-loop turn). */
   get commits(): number {
-    return this.thread ? this.thread.commits : this.tx!.commits;
+    return this.tx.commits;
   }
 
-  /** WAL fsyncs done off the event loop so far (durability `full` on a file, in the loop; 0 otherwise). */
+  /** WAL fsyncs done off the event loop so far (durability `full` on a file; 0 otherwise). */
   get walSyncs(): number {
     return this.walSync?.syncs ?? 0;
   }
@@ -106,48 +88,41 @@ export class SqliteStore implements Store {
     if (this.closed) throw new Error('the store is closed');
   }
 
-  /**
-   * A write: in the event loop, `loop` runs in the open batch; on the thread, `op` (the same call by name) is sent.
-   * Both settle after the batch's COMMIT.
-   */
-  private write<T>(loop: (core: SqliteCore) => T, op: Op, oneStatement = false, early = false): Promise<T> {
+  /** A write: runs in the open batch and settles after the batch's COMMIT. */
+  private write<T>(op: (core: SqliteCore) => T, oneStatement = false, early = false): Promise<T> {
     this.alive();
-    if (this.thread) return this.thread.run(op) as Promise<T>;
-    const core = this.core!;
-    return this.tx!.write(() => loop(core), oneStatement, early);
+    return this.tx.write(() => op(this.core), oneStatement, early);
   }
 
-  /** A read: in the event loop it waits for the open batch (nothing uncommitted is shown early). */
-  private read<T>(loop: (core: SqliteCore) => T, op: Op): Promise<T> {
+  /** A read: waits for the open batch (nothing uncommitted is shown early). */
+  private read<T>(op: (core: SqliteCore) => T): Promise<T> {
     this.alive();
-    if (this.thread) return this.thread.run(op) as Promise<T>;
-    const core = this.core!;
-    return this.tx!.read(() => loop(core));
+    return this.tx.read(() => op(this.core));
   }
 
   /**
-   * Durability `full` in the loop: a `/runsync` insert and a claim settle at their COMMIT, before the fsync (nobody
+   * Durability `full`: a `/runsync` insert and a claim settle at their COMMIT, before the fsync (nobody
    * was told of them yet: the client is answered with the result, whose write waits for an fsync that covers them
    * too, or after `flush`). Safe from a crash of the process at once, from a power loss after the next fsync.
    */
   insert(job: JobRecord): Promise<void> {
     // A queued job is one INSERT (a job stored already terminal also bumps counters and the webhook outbox).
-    return this.write((c) => c.insert(job), ['insert', [job]], job.status === 'IN_QUEUE', job.sync);
+    return this.write((c) => c.insert(job), job.status === 'IN_QUEUE', job.sync);
   }
 
   /** Makes every write so far survive a power loss (durability `full`; at once otherwise): see `insert`. */
   flush(): Promise<void> {
     this.alive();
-    return this.tx ? this.tx.sync() : Promise.resolve();
+    return this.tx.sync();
   }
 
   get(id: string): Promise<JobRecord | undefined> {
-    return this.read((c) => c.get(id), ['get', [id]]);
+    return this.read((c) => c.get(id));
   }
 
-  /** The counters include the open batch; on the thread: empty after the last batch and nothing queued since. */
+  /** The counters include the open batch. */
   surelyEmpty(endpointId: string): boolean {
-    return this.core ? this.core.live.queued(endpointId) === 0 : this.thread!.surelyEmpty(endpointId);
+    return this.core.live.queued(endpointId) === 0;
   }
 
   claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
@@ -157,7 +132,7 @@ export class SqliteStore implements Store {
       return Promise.resolve(undefined);
     }
     // One UPDATE; settles at its COMMIT (see `insert`).
-    return this.write((c) => c.claim(endpointId, workerId, now), ['claim', [endpointId, workerId, now]], true, true);
+    return this.write((c) => c.claim(endpointId, workerId, now), true, true);
   }
 
   finish(
@@ -167,10 +142,7 @@ export class SqliteStore implements Store {
     now: number,
     retention: RetentionPolicy,
   ): Promise<JobRecord | undefined> {
-    return this.write(
-      (c) => c.finish(id, attempt, patch, now, retention),
-      ['finish', [id, attempt, patch, now, retention]],
-    );
+    return this.write((c) => c.finish(id, attempt, patch, now, retention));
   }
 
   cancel(
@@ -178,11 +150,11 @@ export class SqliteStore implements Store {
     now: number,
     retention: RetentionPolicy,
   ): Promise<{ before: JobRecord; after: JobRecord } | undefined> {
-    return this.write((c) => c.cancel(id, now, retention), ['cancel', [id, now, retention]]);
+    return this.write((c) => c.cancel(id, now, retention));
   }
 
   retry(id: string, now: number): Promise<JobRecord | undefined> {
-    return this.write((c) => c.retry(id, now), ['retry', [id, now]]);
+    return this.write((c) => c.retry(id, now));
   }
 
   requeue(
@@ -193,97 +165,87 @@ export class SqliteStore implements Store {
     failError: string,
     retention: RetentionPolicy,
   ): Promise<JobRecord | undefined> {
-    return this.write(
-      (c) => c.requeue(id, attempt, now, maxAttempts, failError, retention),
-      ['requeue', [id, attempt, now, maxAttempts, failError, retention]],
-    );
+    return this.write((c) => c.requeue(id, attempt, now, maxAttempts, failError, retention));
   }
 
   setProgress(id: string, attempt: number, progress: unknown): Promise<boolean> {
-    return this.write((c) => c.setProgress(id, attempt, progress), ['setProgress', [id, attempt, progress]]);
+    return this.write((c) => c.setProgress(id, attempt, progress));
   }
 
   appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number> {
-    return this.write((c) => c.appendStream(id, attempt, seq, chunks), ['appendStream', [id, attempt, seq, chunks]]);
+    return this.write((c) => c.appendStream(id, attempt, seq, chunks));
   }
 
   takeStream(id: string): Promise<unknown[]> {
     // A reader polling a stream with nothing new (the common case) reads; only taking chunks is a write.
-    if (this.core && !this.core.streamPending(id)) return this.tx!.read(() => []);
-    return this.write((c) => c.takeStream(id), ['takeStream', [id]]);
+    if (!this.core.streamPending(id)) return this.tx.read(() => []);
+    return this.write((c) => c.takeStream(id));
   }
 
   setLease(id: string, attempt: number, until: number | null): Promise<boolean> {
-    return this.write((c) => c.setLease(id, attempt, until), ['setLease', [id, attempt, until]]);
+    return this.write((c) => c.setLease(id, attempt, until));
   }
 
   runningOn(workerId: string): Promise<JobRecord[]> {
-    return this.read((c) => c.runningOn(workerId), ['runningOn', [workerId]]);
+    return this.read((c) => c.runningOn(workerId));
   }
 
   setExpiry(id: string, expiresAt: number): Promise<boolean> {
-    return this.write((c) => c.setExpiry(id, expiresAt), ['setExpiry', [id, expiresAt]]);
+    return this.write((c) => c.setExpiry(id, expiresAt));
   }
 
   purgeQueue(endpointId: string): Promise<string[]> {
-    return this.write((c) => c.purgeQueue(endpointId), ['purgeQueue', [endpointId]]);
+    return this.write((c) => c.purgeQueue(endpointId));
   }
 
   delete(id: string, cond?: DeleteCondition): Promise<boolean> {
-    return this.write((c) => c.delete(id, cond), ['delete', [id, cond]]);
+    return this.write((c) => c.delete(id, cond));
   }
 
   due(now: number, limit: number): Promise<DueJobs> {
-    return this.read((c) => c.due(now, limit), ['due', [now, limit]]);
+    return this.read((c) => c.due(now, limit));
   }
 
   counts(endpointId: string): Promise<EndpointCounts> {
-    return this.read((c) => c.counts(endpointId), ['counts', [endpointId]]);
+    return this.read((c) => c.counts(endpointId));
   }
 
   queueDepth(endpointId: string): Promise<number> {
-    if (this.core) return Promise.resolve(this.core.live.queued(endpointId));
-    return this.read((c) => c.queueDepth(endpointId), ['queueDepth', [endpointId]]);
+    return Promise.resolve(this.core.live.queued(endpointId));
   }
 
   recover(leaseUntil: number): Promise<RecoveryReport> {
-    return this.write((c) => c.recover(leaseUntil), ['recover', [leaseUntil]]);
+    return this.write((c) => c.recover(leaseUntil));
   }
 
   claimWebhooks(now: number, limit: number, leaseUntil: number): Promise<WebhookDelivery[]> {
-    return this.write((c) => c.claimWebhooks(now, limit, leaseUntil), ['claimWebhooks', [now, limit, leaseUntil]]);
+    return this.write((c) => c.claimWebhooks(now, limit, leaseUntil));
   }
 
   recordWebhookAttempt(deliveryId: string, attempt: WebhookAttempt, nextAttemptAt: number | null): Promise<boolean> {
-    return this.write(
-      (c) => c.recordWebhookAttempt(deliveryId, attempt, nextAttemptAt),
-      ['recordWebhookAttempt', [deliveryId, attempt, nextAttemptAt]],
-    );
+    return this.write((c) => c.recordWebhookAttempt(deliveryId, attempt, nextAttemptAt));
   }
 
   webhookDeliveries(jobId: string): Promise<WebhookDelivery[]> {
-    return this.read((c) => c.webhookDeliveries(jobId), ['webhookDeliveries', [jobId]]);
+    return this.read((c) => c.webhookDeliveries(jobId));
   }
 
   appendLogs(id: string, lines: JobLogLine[]): Promise<number> {
-    return lines.length === 0
-      ? this.read((c) => c.appendLogs(id, lines), ['appendLogs', [id, lines]])
-      : this.write((c) => c.appendLogs(id, lines), ['appendLogs', [id, lines]]);
+    return lines.length === 0 ? this.read((c) => c.appendLogs(id, lines)) : this.write((c) => c.appendLogs(id, lines));
   }
 
   logs(id: string): Promise<JobLog | undefined> {
-    return this.read((c) => c.logs(id), ['logs', [id]]);
+    return this.read((c) => c.logs(id));
   }
 
   recent(endpointId: string, limit: number): Promise<JobRecord[]> {
-    return this.read((c) => c.recent(endpointId, limit), ['recent', [endpointId, limit]]);
+    return this.read((c) => c.recent(endpointId, limit));
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.tx?.settle();
-    await this.thread?.close();
+    await this.tx.settle();
     this.walSync?.close();
     this.db.close();
     this.lock?.release();
