@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { decode } from '../image/colours.test-helpers.js';
 import { modelsDir } from '../test-models.test-helpers.js';
 import { createUpscaler } from '../upscale/upscaler.js';
-import { fetchOutput, removeDir, useTempOutputDir } from './handlers.test-helpers.js';
+import { fetchOutput, psnr, removeDir, useTempOutputDir } from './handlers.test-helpers.js';
 import { createUpscaleHandler } from './upscale.js';
 import { createBatchUpscaleHandler } from './upscale-batch.js';
 
@@ -28,12 +28,6 @@ function jobs(inputs: Record<string, unknown>[]): { jobs: Job<unknown>[]; progre
     progress: (v: unknown) => void progress[i]?.push(v),
   }));
   return { jobs: list, progress };
-}
-
-function psnr(a: Uint8Array, b: Uint8Array): number {
-  let se = 0;
-  for (let i = 0; i < a.length; i++) se += ((a[i] as number) - (b[i] as number)) ** 2;
-  return 10 * Math.log10((255 * 255) / (se / a.length));
 }
 
 describe('batched upscale handler', () => {
