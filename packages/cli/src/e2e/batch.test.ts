@@ -12,7 +12,11 @@ const TERMINAL = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
 describe('batch handlers through berth dev', () => {
   let berth: BerthDev;
   beforeAll(async () => {
-    berth = await startBerthDev({ config: CONFIG, waitForWorkers: ['batch', 'batch-pull'] });
+    berth = await startBerthDev({
+      config: CONFIG,
+      waitForWorkers: ['batch', 'batch-pull', 'batch-stream'],
+      readyTimeoutMs: 90_000,
+    });
   }, 60_000);
   afterAll(async () => {
     await berth?.[Symbol.asyncDispose]();
@@ -84,6 +88,31 @@ describe('batch handlers through berth dev', () => {
       status: 'COMPLETED',
       output: { n: 106, batchSize: 1 },
     });
+  }, 60_000);
+
+  it('a streaming batch handler: each client reads its own chunks, in order, from /stream', async () => {
+    const ep = 'batch-stream';
+    const blocker = await submit(ep, { word: 'hold', steps: 1, holdMs: 300 });
+    const words = ['alpha', 'beta', 'gamma', 'delta'];
+    const ids = await Promise.all(words.map((word) => submit(ep, { word, steps: 4 })));
+    const read = async (id: string) => {
+      const chunks: { word: string; step: number; batch: number }[] = [];
+      for (const end = Date.now() + 20_000; Date.now() < end; ) {
+        const b = (await berth.json(`/v2/${ep}/stream/${id}`)).body;
+        chunks.push(...(b.stream as { output: (typeof chunks)[number] }[]).map((s) => s.output));
+        if (TERMINAL.includes(b.status)) return { status: b.status as string, chunks };
+        await new Promise((r) => setTimeout(r, 30));
+      }
+      throw new Error(`job ${id} did not finish`);
+    };
+    const results = await Promise.all(ids.map(read));
+    results.forEach((r, i) => {
+      expect(r.status).toBe('COMPLETED');
+      expect(r.chunks.map((c) => `${c.word}:${c.step}`)).toEqual([0, 1, 2, 3].map((s) => `${words[i]}:${s}`));
+    });
+    // They queued behind the blocker and streamed as one batch.
+    expect(Math.max(...results.map((r) => r.chunks[0]!.batch))).toBeGreaterThanOrEqual(2);
+    expect(await finished(ep, blocker)).toMatchObject({ status: 'COMPLETED' });
   }, 60_000);
 
   it('/health and /metrics show the batches the endpoint ran', async () => {
