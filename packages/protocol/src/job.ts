@@ -109,4 +109,9 @@ export interface PurgeReply {
 export interface HealthReply {
   jobs: { completed: number; failed: number; inProgress: number; inQueue: number; retried: number };
   workers: { idle: number; initializing: number; ready: number; running: number; throttled: number; unhealthy: number };
+  /**
+   * Present once a batch handler served the endpoint here: the largest `batch.maxSize` its connected workers
+   * announce (0 when none is connected), and the batches they started since this process started.
+   */
+  batch?: { maxSize: number; batches: number; jobs: number; meanSize: number } | undefined;
 }

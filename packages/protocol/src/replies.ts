@@ -32,6 +32,12 @@ export const HealthReplySchema = z
       throttled: count,
       unhealthy: count,
     }),
+    batch: z
+      .object({ maxSize: count, batches: count, jobs: count, meanSize: z.number().min(0) })
+      .optional()
+      .meta({
+        description: 'Batch handlers: largest announced batch.maxSize and the batches started (docs/batching.md).',
+      }),
   })
   .meta({ description: 'Reply of GET /health.' });
 export const ErrorBodySchema = z

@@ -35,6 +35,13 @@ export const HelloMessage = z.object({
    * `GET /v2/_berth/catalog`. Informational: the worker validates inputs itself.
    */
   inputSchema: z.record(z.string(), z.unknown()).optional(),
+  /** A batch handler (`start({ batch })`): the most jobs it takes in one call. The dispatcher assigns in groups of it. */
+  batch: z.object({ maxSize: z.number().int().min(1).max(LIMITS.workerConcurrencyMax) }).optional(),
+});
+/** A batch handler started a batch of `size` jobs (for `berth_batch_size` and `/health`). */
+export const BatchMessage = z.object({
+  type: z.literal('batch'),
+  size: z.number().int().min(1).max(LIMITS.workerConcurrencyMax),
 });
 export const ConcurrencyMessage = z.object({
   type: z.literal('concurrency'),
@@ -79,6 +86,7 @@ export const PongMessage = z.object({ type: z.literal('pong'), t: z.number() });
 
 export const WorkerMessage = z.discriminatedUnion('type', [
   HelloMessage,
+  BatchMessage,
   ConcurrencyMessage,
   ProgressMessage,
   StreamMessage,

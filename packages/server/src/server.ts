@@ -30,6 +30,7 @@ import type { RecoveryReport } from './store/types.js';
 import { Gateway } from './ws/gateway.js';
 import { createPullProtocol } from './pull/index.js';
 import { Metrics } from './metrics/metrics.js';
+import { BatchStats } from './jobs/batch-stats.js';
 import { servePlayground } from './playground/static.js';
 import { WorkerRegistry } from './ws/worker-registry.js';
 import { WorkerAuth, type WorkerIdentity } from './workers/worker-auth.js';
@@ -95,6 +96,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     logger: opts.logger,
     options: opts,
     onTerminal: [],
+    batches: new BatchStats((endpointId, size) => metrics.batchStarted(endpointId, size)),
     // With the sweep timer off (tests drive `sweep()` with a manual clock), no alarm either.
     wakeAt: (t) => {
       if (opts.sweepIntervalMs > 0) alarm.at(t);

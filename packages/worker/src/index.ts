@@ -6,7 +6,7 @@
  * start({ handler: async (job) => ({ echo: job.input }) });
  */
 export { start } from './start.js';
-export type { RetryOptions, StartOptions } from './options.js';
+export type { BatchStartOptions, JobStartOptions, RetryOptions, StartOptions } from './options.js';
 export type { InputSchema } from './internal/execute/input-schema.js';
 /** zod v4, the version `inputSchema` expects (re-exported so handlers need no separate install). */
 export { z } from 'zod';
@@ -16,3 +16,4 @@ export { createLogger, formatLogLine, LOG_LEVELS } from './logger.js';
 export type { Logger, LoggerOptions, LogFields, LogLevel, LogRecord, LogSink } from './logger.js';
 export { deviceSetting, loadOnDevice, nvidiaDriverPresent } from './device.js';
 export type { Device, DeviceSetting } from './device.js';
+export type { BatchChunk, BatchHandler, BatchHandlerResult, BatchOptions, BatchOutputs } from './batch.js';

@@ -65,6 +65,34 @@ describe('resolveStartOptions', () => {
     expect(() => resolveStartOptions({ handler }, { BERTH_RETRY_ATTEMPTS: 'many' })).toThrow(ConfigError);
   });
 
+  it('batch: concurrency defaults to maxSize, maxWaitMs to 10; the environment wins; bad values named', () => {
+    const batchHandler = (jobs: unknown[]) => jobs;
+    const r = resolveStartOptions({ batch: { maxSize: 16 }, handler: batchHandler }, {});
+    expect(r.concurrency).toBe(16);
+    expect(r.batcher?.options).toEqual({ maxSize: 16, maxWaitMs: 10 });
+    expect(r.handler).not.toBe(batchHandler); // the per-job handler that joins batches
+    const fromEnv = resolveStartOptions(
+      { batch: { maxSize: 16, maxWaitMs: 5 }, handler: batchHandler, concurrency: 32 },
+      { BERTH_BATCH_MAX_SIZE: '8', BERTH_BATCH_MAX_WAIT_MS: '0' },
+    );
+    expect(fromEnv.batcher?.options).toEqual({ maxSize: 8, maxWaitMs: 0 });
+    expect(fromEnv.concurrency).toBe(32);
+    const bad =
+      (batch: unknown, extra: Record<string, unknown> = {}) =>
+      () =>
+        resolveStartOptions({ handler: batchHandler, batch, ...extra } as never, {});
+    expect(bad({ maxWaitMs: 5 })).toThrow('batch.maxSize must be set');
+    expect(bad({ maxSize: 0 })).toThrow('batch.maxSize must be a whole number from 1 to 1024 (got 0)');
+    expect(bad({ maxSize: 4, maxWaitMs: -1 })).toThrow('batch.maxWaitMs must be a whole number from 0 to 60000');
+    expect(bad(16)).toThrow('batch must be an object such as { maxSize: 16, maxWaitMs: 10 } (got 16)');
+    expect(bad({ maxSize: 8 }, { concurrency: 4 })).toThrow(
+      'concurrency (4) must be at least batch.maxSize (8): a batch holds at most concurrency jobs',
+    );
+    expect(() =>
+      resolveStartOptions({ batch: { maxSize: 8 }, handler: batchHandler }, { BERTH_CONCURRENCY: '2' }),
+    ).toThrow(ConfigError);
+  });
+
   it('announces streaming for generator handlers and return_aggregate_stream', () => {
     expect(resolveStartOptions({ handler: async function* () {} }, {}).stream).toBe(true);
     expect(resolveStartOptions({ handler: function* () {} }, {}).stream).toBe(true);

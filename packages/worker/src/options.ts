@@ -1,5 +1,6 @@
 import { ConfigError, describeValue, ENDPOINT_ID_RE, LIMITS, WORKER_WS_PATH } from '@berth/protocol';
 import type { z } from 'zod';
+import type { BatchHandler, BatchOptions } from './batch.js';
 import type { Handler } from './handler.js';
 import { isLogLevel, type LogLevel } from './logger.js';
 import { isStreamingHandler } from './internal/execute/handler-kind.js';
@@ -7,6 +8,7 @@ import { WORKER_ID_RE, defaultWorkerId } from './internal/transport/worker-id.js
 import { isInputSchema, type InputSchema } from './internal/execute/input-schema.js';
 import { NO_RETRY, type RetryPolicy } from './internal/execute/retry.js';
 import type { BackoffOptions } from './internal/transport/backoff.js';
+import { Batcher, type ResolvedBatch } from './internal/batch/batcher.js';
 
 /**
  * Options of `start()`. Environment variables override the values given in code, so the same image can be tuned
@@ -25,16 +27,44 @@ import type { BackoffOptions } from './internal/transport/backoff.js';
  * start({ handler: async (job) => ({ echo: job.input }), concurrency: 4 });
  * start({ inputSchema: z.object({ name: z.string() }), handler: (job) => `hello ${job.input.name}` }); // name: string
  */
-export interface StartOptions<S extends InputSchema | undefined = InputSchema | undefined, O = unknown> {
+export type StartOptions<S extends InputSchema | undefined = InputSchema | undefined, O = unknown> =
+  | JobStartOptions<S, O>
+  | BatchStartOptions<S, O>;
+
+/** `StartOptions` with a per-job handler (no `batch`). */
+export interface JobStartOptions<S extends InputSchema | undefined = InputSchema | undefined, O = unknown>
+  extends CommonStartOptions<S> {
   /** The job handler (plain, async, generator or async generator function). Required. */
   handler: Handler<InputOf<S>, O>;
+  batch?: undefined;
+}
+
+/**
+ * `StartOptions` with a batch handler: the runtime collects jobs into batches and calls `handler(jobs)` once per
+ * batch (docs/batching.md).
+ *
+ * @example start({ batch: { maxSize: 16, maxWaitMs: 10 }, handler: async (jobs) => jobs.map((j) => j.input) });
+ */
+export interface BatchStartOptions<S extends InputSchema | undefined = InputSchema | undefined, O = unknown>
+  extends CommonStartOptions<S> {
+  /** Batching settings: `maxSize` (required) and `maxWaitMs` (default 10). */
+  batch: BatchOptions;
+  /** The batch handler: gets up to `batch.maxSize` jobs, returns their outputs in order (or yields `{ index, chunk }`). */
+  handler: BatchHandler<InputOf<S>, O>;
+}
+
+/** The options of `start()` besides the handler. */
+export interface CommonStartOptions<S extends InputSchema | undefined = InputSchema | undefined> {
   /**
    * Make the final output of a streaming handler the list of all yielded chunks, even when the handler returns a
    * value. Without it, the output is the generator's return value, or the list of chunks when it returns nothing.
    * Setting it also announces the worker as streaming. Default `false`.
    */
   return_aggregate_stream?: boolean;
-  /** How many jobs run at once (1-1024). Default `1`. Env `BERTH_CONCURRENCY` overrides it. */
+  /**
+   * How many jobs run at once (1-1024). Default `1`, or `batch.maxSize` with a batch handler (a set value must then
+   * be at least `batch.maxSize`). Env `BERTH_CONCURRENCY` overrides it.
+   */
   concurrency?: number;
   /**
    * Called after each job finishes with the current concurrency; returns the concurrency to use from now on
@@ -101,6 +131,8 @@ export interface ResolvedStartOptions {
   logLevel: LogLevel;
   inputSchema: InputSchema | undefined;
   retry: RetryPolicy;
+  /** With a batch handler: the batcher (its `handler` is the per-job `handler` above; announced in `hello.batch`). */
+  batcher: Batcher | undefined;
   workerId: string;
   /** Undefined when `BERTH_URL` is not set (local mode). */
   connection: ResolvedConnection | undefined;
@@ -128,6 +160,8 @@ const DEFAULT_RETRY_BACKOFF_MS = 1_000;
 const MAX_RETRY_ATTEMPTS = 100;
 const MAX_RETRY_BACKOFF_MS = 3600_000;
 const MAX_DRAIN_TIMEOUT_MS = 7 * 24 * 3600_000;
+const DEFAULT_BATCH_WAIT_MS = 10;
+const MAX_BATCH_WAIT_MS = 60_000;
 /** Highest concurrency, as the wire allows it (`hello.concurrency`). */
 export const MAX_CONCURRENCY = LIMITS.workerConcurrencyMax;
 export const DEFAULT_TIMINGS: RuntimeTimings = {
@@ -144,12 +178,16 @@ export const DEFAULT_TIMINGS: RuntimeTimings = {
 export function resolveStartOptions(options: StartOptions, env: NodeJS.ProcessEnv): ResolvedStartOptions {
   if (typeof options !== 'object' || options === null)
     throw new ConfigError('start() needs an options object: start({ handler })');
-  const { handler } = options;
-  if (typeof handler !== 'function')
-    throw new ConfigError(`handler must be a function (got ${describeValue(handler)})`);
+  if (typeof options.handler !== 'function')
+    throw new ConfigError(`handler must be a function (got ${describeValue(options.handler)})`);
   const aggregate = options.return_aggregate_stream ?? false;
   if (typeof aggregate !== 'boolean')
     throw new ConfigError(`return_aggregate_stream must be a boolean (got ${describeValue(aggregate)})`);
+  const batch = resolveBatch(options.batch, env);
+  const batcher = batch
+    ? new Batcher(options.handler as BatchHandler, batch, aggregate || isStreamingHandler(options.handler))
+    : undefined;
+  const handler = batcher ? batcher.handler : (options.handler as Handler);
   const modifier = options.concurrencyModifier;
   if (modifier !== undefined && typeof modifier !== 'function') {
     throw new ConfigError(`concurrencyModifier must be a function (got ${describeValue(modifier)})`);
@@ -165,7 +203,13 @@ export function resolveStartOptions(options: StartOptions, env: NodeJS.ProcessEn
   const concurrency =
     fromEnvInt(env, 'BERTH_CONCURRENCY', 1, MAX_CONCURRENCY) ??
     checkInt(options.concurrency, 'concurrency', 1, MAX_CONCURRENCY) ??
+    batch?.maxSize ??
     DEFAULT_CONCURRENCY;
+  if (batch && concurrency < batch.maxSize) {
+    throw new ConfigError(
+      `concurrency (${concurrency}) must be at least batch.maxSize (${batch.maxSize}): a batch holds at most concurrency jobs`,
+    );
+  }
   const drainTimeoutMs =
     fromEnvInt(env, 'BERTH_DRAIN_TIMEOUT_MS', 0, MAX_DRAIN_TIMEOUT_MS) ??
     checkInt(options.drainTimeoutMs, 'drainTimeoutMs', 0, MAX_DRAIN_TIMEOUT_MS) ??
@@ -182,7 +226,7 @@ export function resolveStartOptions(options: StartOptions, env: NodeJS.ProcessEn
   return {
     handler,
     returnAggregateStream: aggregate,
-    stream: aggregate || isStreamingHandler(handler),
+    stream: aggregate || isStreamingHandler(options.handler),
     concurrency,
     concurrencyModifier: modifier,
     name: options.name,
@@ -190,6 +234,7 @@ export function resolveStartOptions(options: StartOptions, env: NodeJS.ProcessEn
     logLevel,
     inputSchema: options.inputSchema,
     retry: resolveRetry(options.retry, env),
+    batcher,
     workerId: workerIdEnv ?? defaultWorkerId(),
     connection: resolveConnection(env),
     forwardLogs: true,
@@ -215,6 +260,25 @@ function resolveRetry(retry: RetryOptions | undefined, env: NodeJS.ProcessEnv): 
     throw new ConfigError('retry.attempts must be set: the number of tries in all, e.g. retry: { attempts: 3 }');
   }
   return attempts === 1 ? NO_RETRY : { attempts, backoffMs };
+}
+
+function resolveBatch(batch: BatchOptions | undefined, env: NodeJS.ProcessEnv): ResolvedBatch | undefined {
+  if (batch === undefined) return undefined;
+  if (typeof batch !== 'object' || batch === null) {
+    throw new ConfigError(
+      `batch must be an object such as { maxSize: 16, maxWaitMs: 10 } (got ${describeValue(batch)})`,
+    );
+  }
+  if (batch.maxSize === undefined && envValue(env, 'BERTH_BATCH_MAX_SIZE') === undefined)
+    throw new ConfigError('batch.maxSize must be set: the most jobs in one handler call, e.g. batch: { maxSize: 16 }');
+  const maxSize =
+    fromEnvInt(env, 'BERTH_BATCH_MAX_SIZE', 1, MAX_CONCURRENCY) ??
+    (checkInt(batch.maxSize, 'batch.maxSize', 1, MAX_CONCURRENCY) as number);
+  const maxWaitMs =
+    fromEnvInt(env, 'BERTH_BATCH_MAX_WAIT_MS', 0, MAX_BATCH_WAIT_MS) ??
+    checkInt(batch.maxWaitMs, 'batch.maxWaitMs', 0, MAX_BATCH_WAIT_MS) ??
+    DEFAULT_BATCH_WAIT_MS;
+  return { maxSize, maxWaitMs };
 }
 
 function resolveConnection(env: NodeJS.ProcessEnv): ResolvedConnection | undefined {

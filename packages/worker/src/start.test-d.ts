@@ -84,3 +84,27 @@ void [
   aDeclaredOutputIsChecked,
   runJobTakesTheSameInference,
 ];
+
+function aBatchHandlerIsTypedLikeAJobHandler(): void {
+  start({
+    inputSchema: Input,
+    batch: { maxSize: 8, maxWaitMs: 5 },
+    handler: async (jobs) => {
+      expectTypeOf(jobs[0]!.input.times).toEqualTypeOf<number>();
+      // @ts-expect-error not in the schema
+      void jobs[0]!.input.prompt;
+      return jobs.map((j) => (j.input.times > 3 ? new Error('too many') : { greeting: j.input.name }));
+    },
+  });
+  start({
+    batch: { maxSize: 4 },
+    handler: async function* (jobs) {
+      for (const [index, job] of jobs.entries()) yield { index, chunk: job.input.anything };
+    },
+  });
+  // @ts-expect-error a batch handler returns one output per job (an array), not one output
+  start({ batch: { maxSize: 4 }, handler: async (jobs: Job[]) => jobs.length });
+  // @ts-expect-error maxSize is required
+  start({ batch: { maxWaitMs: 4 }, handler: (jobs: Job[]) => jobs });
+}
+void aBatchHandlerIsTypedLikeAJobHandler;

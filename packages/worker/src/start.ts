@@ -4,6 +4,8 @@ import {
   resolveStartOptions,
   type ResolvedConnection,
   type ResolvedStartOptions,
+  type BatchStartOptions,
+  type JobStartOptions,
   type StartOptions,
 } from './options.js';
 import { findTestInput, runLocalTest, testInputDirs } from './internal/execute/local-test.js';
@@ -40,11 +42,15 @@ const NOTHING_TO_DO = `@berth/worker: nothing to do.
  * import { start } from '@berth/worker';
  * start({ handler: async (job) => ({ greeting: `hello ${job.input.name}` }) });
  */
-export function start<S extends InputSchema | undefined = undefined, O = unknown>(options: StartOptions<S, O>): void {
+export function start<S extends InputSchema | undefined = undefined, O = unknown>(
+  options: BatchStartOptions<S, O>,
+): void;
+export function start<S extends InputSchema | undefined = undefined, O = unknown>(options: JobStartOptions<S, O>): void;
+export function start(options: StartOptions): void {
   let resolved: ResolvedStartOptions;
   let runpod: RunpodEnv | undefined;
   try {
-    resolved = resolveStartOptions(options as StartOptions, process.env);
+    resolved = resolveStartOptions(options, process.env);
     runpod = runpodEnvOf(process.env, resolved.workerId);
   } catch (err) {
     exitWithConfigError(err);

@@ -11,58 +11,80 @@ export interface GenerateParams {
 }
 
 /**
- * Text to RGB pixels: encode the prompt (and an empty one, for classifier-free guidance), denoise seeded noise
- * with the Euler scheduler (scaled-linear betas, "leading" timesteps, epsilon prediction), decode with the VAE.
+ * Text to RGB pixels for several prompts of the same size and step count, in one pass per step: encode the prompts
+ * (and empty ones, for classifier-free guidance), denoise each seeded noise with the Euler scheduler (scaled-linear
+ * betas, "leading" timesteps, epsilon prediction), decode with the VAE. `onStep(k, step)` reports image k's
+ * progress; stops with the reason once every signal fired. Each image is the one `generateMany([p])` would draw.
  */
-export async function generate(
+export async function generateMany(
   m: Diffusion,
-  p: GenerateParams,
-  onStep: (step: number) => void,
-  signal: AbortSignal,
-): Promise<{ rgb: Uint8Array; width: number; height: number }> {
-  const h = p.height / m.vaeScale;
-  const w = p.width / m.vaeScale;
+  params: readonly GenerateParams[],
+  onStep: (k: number, step: number) => void,
+  signals: readonly AbortSignal[],
+): Promise<{ rgb: Uint8Array; width: number; height: number }[]> {
+  const n = params.length;
+  const { width, height, steps } = params[0]!;
+  if (params.some((p) => p.width !== width || p.height !== height || p.steps !== steps))
+    throw new Error('generateMany: every image of a pass needs the same width, height and steps');
+  const h = height / m.vaeScale;
+  const w = width / m.vaeScale;
   const size = 4 * h * w;
-  const tokens = m.tokenize(['', p.prompt]);
+  // Rows 0..n-1: the empty prompt (unconditioned), rows n..2n-1: the prompts.
+  const tokens = m.tokenize([...params.map(() => ''), ...params.map((p) => p.prompt)]);
   const encoded = await m.textEncoder.run({
     input_ids: new ort.Tensor('int32', Int32Array.from(tokens.ids), tokens.dims),
   });
   const hidden = encoded['last_hidden_state']!;
 
-  const { timesteps, sigmas } = eulerSchedule(m.scheduler, p.steps);
-  let latents = noise(size, p.seed);
+  const { timesteps, sigmas } = eulerSchedule(m.scheduler, steps);
   const init = Math.sqrt(sigmas[0]! ** 2 + 1);
-  for (let j = 0; j < size; j++) latents[j]! *= init;
+  let latents = new Float32Array(n * size);
+  params.forEach((p, k) =>
+    latents.set(
+      noise(size, p.seed).map((v) => v * init),
+      k * size,
+    ),
+  );
+  const stopIfAllAborted = () => {
+    if (signals.length > 0 && signals.every((s) => s.aborted)) signals[0]!.throwIfAborted();
+  };
 
   for (let i = 0; i < timesteps.length; i++) {
-    signal.throwIfAborted();
+    stopIfAllAborted();
     const sigma = sigmas[i]!;
-    const scaled = new Float32Array(size * 2);
-    for (let j = 0; j < size; j++) scaled[j] = scaled[size + j] = latents[j]! / Math.sqrt(sigma * sigma + 1);
+    const scaled = new Float32Array(n * size * 2);
+    for (let j = 0; j < n * size; j++) scaled[j] = scaled[n * size + j] = latents[j]! / Math.sqrt(sigma * sigma + 1);
+    const t = BigInt(timesteps[i]!);
     const out = await m.unet.run({
-      sample: new ort.Tensor('float32', scaled, [2, 4, h, w]),
-      timestep: new ort.Tensor('int64', BigInt64Array.from([BigInt(timesteps[i]!), BigInt(timesteps[i]!)]), [2]),
+      sample: new ort.Tensor('float32', scaled, [2 * n, 4, h, w]),
+      timestep: new ort.Tensor('int64', new BigInt64Array(2 * n).fill(t), [2 * n]),
       encoder_hidden_states: hidden,
     });
     const eps = out[m.unet.outputNames[0]!]!.data as Float32Array;
     const dt = sigmas[i + 1]! - sigma;
-    const next = new Float32Array(size);
-    for (let j = 0; j < size; j++) {
-      const e = eps[j]! + p.guidance * (eps[size + j]! - eps[j]!);
-      next[j] = latents[j]! + e * dt; // Euler step: (x - x0) / sigma is the predicted noise itself
+    const next = new Float32Array(n * size);
+    for (let k = 0; k < n; k++) {
+      const g = params[k]!.guidance;
+      for (let j = k * size; j < (k + 1) * size; j++) {
+        const e = eps[j]! + g * (eps[n * size + j]! - eps[j]!);
+        next[j] = latents[j]! + e * dt; // Euler step: (x - x0) / sigma is the predicted noise itself
+      }
+      onStep(k, i + 1);
     }
     latents = next;
-    onStep(i + 1);
   }
-  for (let j = 0; j < size; j++) latents[j]! /= m.scalingFactor;
-  const decoded = await m.vaeDecoder.run({ latent_sample: new ort.Tensor('float32', latents, [1, 4, h, w]) });
+  for (let j = 0; j < n * size; j++) latents[j]! /= m.scalingFactor;
+  const decoded = await m.vaeDecoder.run({ latent_sample: new ort.Tensor('float32', latents, [n, 4, h, w]) });
   const px = decoded[m.vaeDecoder.outputNames[0]!]!.data as Float32Array;
-  const plane = p.width * p.height;
-  const rgb = new Uint8Array(plane * 3);
-  for (let i = 0; i < plane; i++)
-    for (let c = 0; c < 3; c++)
-      rgb[i * 3 + c] = Math.max(0, Math.min(255, Math.round((px[c * plane + i]! / 2 + 0.5) * 255)));
-  return { rgb, width: p.width, height: p.height };
+  const plane = width * height;
+  return params.map((_, k) => {
+    const rgb = new Uint8Array(plane * 3);
+    const base = k * 3 * plane;
+    for (let i = 0; i < plane; i++)
+      for (let c = 0; c < 3; c++)
+        rgb[i * 3 + c] = Math.max(0, Math.min(255, Math.round((px[base + c * plane + i]! / 2 + 0.5) * 255)));
+    return { rgb, width, height };
+  });
 }
 
 /** Timesteps ("leading" spacing) and their sigmas, with a final 0. */

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { runJob } from '@berth/worker/testing';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { handler } from './handler.js';
+import { batchHandler, handler } from './handler.js';
 
 // The model comes from BERTH_MODELS_DIR (without it, the handler says to set it); in the Berth repository, from
 // ../shared/models next to the checkout when that folder is there.
@@ -61,4 +61,47 @@ describe('image handler', () => {
     expect(result.status).toBe('FAILED');
     expect(result.error).toMatch(/width/);
   });
+});
+
+describe('batch handler', () => {
+  it('draws several prompts in shared passes, each as it would be drawn alone; a bad input fails only its job', async () => {
+    const inputs = [
+      { prompt: 'a small green square on a gray background', steps: 3, seed: 7 },
+      { prompt: 'a big red circle on a blue background', steps: 3, seed: 1 },
+      { prompt: 'x', width: 30 },
+    ];
+    const progress: unknown[][] = inputs.map(() => []);
+    const jobs = inputs.map((input, i) => ({
+      id: `j${i}`,
+      input,
+      attempt: 1,
+      signal: new AbortController().signal,
+      log: {
+        debug() {},
+        info() {},
+        warn() {},
+        error() {},
+        child() {
+          return this;
+        },
+      } as never,
+      progress: (v: unknown) => void progress[i]!.push(v),
+    }));
+    const outputs = (await batchHandler(jobs)) as ({ image_base64: string } | Error)[];
+    expect((outputs[2] as Error).message).toMatch(/^invalid_input: width: /);
+    const alone = await Promise.all(inputs.slice(0, 2).map((input) => runJob(handler, input)));
+    for (const k of [0, 1]) {
+      const a = await sharp(Buffer.from((outputs[k] as { image_base64: string }).image_base64, 'base64'))
+        .raw()
+        .toBuffer();
+      const b = await sharp(Buffer.from((alone[k]!.output as { image_base64: string }).image_base64, 'base64'))
+        .raw()
+        .toBuffer();
+      // Batched float math may differ in the last bits; the picture is the same.
+      let diff = 0;
+      for (let i = 0; i < a.length; i++) diff = Math.max(diff, Math.abs(a[i]! - b[i]!));
+      expect(diff).toBeLessThanOrEqual(2);
+      expect(progress[k]).toEqual([1, 2, 3].map((step) => ({ step, of: 3 })));
+    }
+  }, 120_000);
 });

@@ -24,6 +24,13 @@ export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
+/** Peak signal-to-noise ratio of two RGB images of the same size, in dB. */
+export function psnr(a: Uint8Array, b: Uint8Array): number {
+  let se = 0;
+  for (let i = 0; i < a.length; i++) se += ((a[i] as number) - (b[i] as number)) ** 2;
+  return 10 * Math.log10((255 * 255) / (se / a.length));
+}
+
 /** The bytes behind an output URL: `file://` (local mode) or http(s) (S3 / control plane). */
 export async function fetchOutput(url: string): Promise<Uint8Array> {
   if (url.startsWith('file:')) return new Uint8Array(readFileSync(fileURLToPath(url)));

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decode } from '../image/colours.test-helpers.js';
 import { modelsDir } from '../test-models.test-helpers.js';
 import { createUpscaler } from '../upscale/upscaler.js';
-import { fetchOutput, removeDir, useTempOutputDir } from './handlers.test-helpers.js';
+import { fetchOutput, psnr, removeDir, useTempOutputDir } from './handlers.test-helpers.js';
 import { createUpscaleHandler } from './upscale.js';
 
 const outDir = useTempOutputDir();
@@ -34,13 +34,6 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
   removeDir(outDir);
 });
-
-/** Peak signal-to-noise ratio of two RGB images of the same size, in dB. */
-function psnr(a: Uint8Array, b: Uint8Array): number {
-  let se = 0;
-  for (let i = 0; i < a.length; i++) se += ((a[i] as number) - (b[i] as number)) ** 2;
-  return 10 * Math.log10((255 * 255) / (se / a.length));
-}
 
 describe('upscale handler', () => {
   it("x2 of a URL matches the model package's published result (PSNR)", async () => {

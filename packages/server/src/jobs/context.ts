@@ -3,6 +3,7 @@ import type { Logger } from '../logger.js';
 import type { ResolvedServerOptions } from '../options.js';
 import type { JobRecord, Store } from '../store/types.js';
 import type { WorkerRegistry } from '../ws/worker-registry.js';
+import type { BatchStats } from './batch-stats.js';
 import type { JobEvents } from './job-events.js';
 
 /** What the job machinery shares: the store, wake-ups, connected workers, time and logs. */
@@ -18,6 +19,8 @@ export interface CoreContext {
    * the outbox row itself is written by the store inside the terminal transition (see `Store.claimWebhooks`).
    */
   onTerminal: ((job: JobRecord) => void)[];
+  /** Batches started by batch handlers, as workers report them (/health, /metrics). */
+  batches: BatchStats;
   /** Asks for a sweep at epoch-ms `t` (a deadline was just set). */
   wakeAt(t: number): void;
 }

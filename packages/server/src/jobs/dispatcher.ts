@@ -52,6 +52,7 @@ export class Dispatcher {
    * before claiming when the store's counts say it is (`Store.surelyEmpty`: then no claim comes back empty).
    * Stopped by full credits instead, with jobs left, the next pump starts where it left off: a deep queue drained by
    * a busy worker is not claimed 1, 2, 4 ... again after every round of results (each pass waits for a commit).
+   * A worker with a batch handler (`hello.batch`) gets its claims in groups of up to its `batch.maxSize`.
    */
   private async drainQueue(endpointId: string): Promise<void> {
     const { store, registry } = this.ctx;
@@ -62,7 +63,12 @@ export class Dispatcher {
       while (claims.length < batch && !store.surelyEmpty?.(endpointId)) {
         const session = registry.pick(endpointId);
         if (!session) break;
-        claims.push(this.claimFor(endpointId, session)); // issues the claim now: the store counts it at once
+        // A batch handler gets a batch's worth in a row (one write: its batch fills in one round trip), when the
+        // store counts its queue (no claim then comes back empty); else one claim per pick, as for any worker.
+        let group = session.batchMaxSize && store.surelyEmpty ? Math.min(session.capacity, session.batchMaxSize) : 1;
+        do
+          claims.push(this.claimFor(endpointId, session)); // issues the claim now: the store counts it at once
+        while (--group > 0 && !store.surelyEmpty?.(endpointId));
       }
       // Out of credits with jobs left (only a store that counts its queue can say so: without, keep starting at 1).
       if (claims.length < batch && store.surelyEmpty && !store.surelyEmpty(endpointId))

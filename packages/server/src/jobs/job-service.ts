@@ -178,6 +178,7 @@ export class JobService {
   async health(endpointId: string): Promise<HealthReply> {
     const jobs = await this.ctx.store.counts(endpointId);
     const workers = this.ctx.registry.health(endpointId, performance.now(), this.ctx.options.heartbeatMs);
-    return { jobs, workers };
+    const batch = this.ctx.batches.health(endpointId, this.ctx.registry.batchMaxSize(endpointId));
+    return batch ? { jobs, workers, batch } : { jobs, workers };
   }
 }

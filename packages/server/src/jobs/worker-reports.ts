@@ -87,6 +87,9 @@ export class WorkerReports {
       }
       case 'job.log':
         return recordJobLogs(this.ctx, s, msg);
+      case 'batch':
+        this.ctx.batches.observe(s.endpointId, msg.size);
+        return;
       case 'concurrency':
         s.concurrency = msg.concurrency;
         this.dispatcher.pump(s.endpointId);

@@ -1,6 +1,6 @@
 import type { EndpointCounts, JobRecord } from '../store/types.js';
 import type { WorkerRegistry } from '../ws/worker-registry.js';
-import { Histogram } from './histogram.js';
+import { BATCH_BUCKETS, Histogram } from './histogram.js';
 
 /** What one scrape reads besides the counters kept here. */
 export interface MetricsSource {
@@ -23,6 +23,7 @@ export class Metrics {
   private readonly terminal = new Map<string, number>();
   private readonly webhooks = new Map<string, number>();
   private readonly rateLimited = new Map<string, number>();
+  private readonly batchSize = new Map<string, Histogram>();
 
   /** A job reached a terminal state: its delay and execution times, by endpoint. */
   jobFinished(job: JobRecord): void {
@@ -34,6 +35,13 @@ export class Metrics {
 
   webhookAttempt(outcome: string): void {
     bump(this.webhooks, outcome);
+  }
+
+  /** A batch handler started a batch of `size` jobs (docs/batching.md). */
+  batchStarted(endpointId: string, size: number): void {
+    let h = this.batchSize.get(endpointId);
+    if (!h) this.batchSize.set(endpointId, (h = new Histogram(BATCH_BUCKETS, 1)));
+    h.observe(size);
   }
 
   rateLimitRejected(endpointId: string, operation: string): void {
@@ -85,6 +93,10 @@ export class Metrics {
     head('berth_job_execution_seconds', 'histogram', 'Time from start to the terminal state.');
     for (const [ep, h] of perEndpoint(this.execution))
       out.push(...h.lines('berth_job_execution_seconds', `endpoint="${esc(ep)}"`));
+
+    head('berth_batch_size', 'histogram', 'Jobs per batch that batch handlers started, by endpoint.');
+    for (const [ep, h] of perEndpoint(this.batchSize))
+      out.push(...h.lines('berth_batch_size', `endpoint="${esc(ep)}"`));
 
     head('berth_workers', 'gauge', 'Workers by endpoint and state (as /health reports them).');
     const now = performance.now();

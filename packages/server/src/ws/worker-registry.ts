@@ -91,6 +91,13 @@ export class WorkerRegistry {
     return this.schemas.get(endpointId) ?? null;
   }
 
+  /** The largest `batch.maxSize` the endpoint's connected workers announce here (0: none is a batch handler). */
+  batchMaxSize(endpointId: string): number {
+    let max = 0;
+    for (const s of this.byEndpoint.get(endpointId) ?? []) max = Math.max(max, s.batchMaxSize ?? 0);
+    return max;
+  }
+
   /** Workers the supervisor started for an endpoint; those not yet connected count as initializing. */
   setExpected(endpointId: string, n: number): void {
     this.expected.set(endpointId, Math.max(0, Math.floor(n)));

@@ -17,6 +17,8 @@ export class WorkerSession {
   /** JSON Schema of the handler's input, when the worker announced one. */
   readonly inputSchema: Record<string, unknown> | undefined;
   concurrency: number;
+  /** `hello.batch.maxSize` of a batch handler: the dispatcher assigns it jobs in groups of up to this many. */
+  readonly batchMaxSize: number | undefined;
   /** Running jobs: id -> attempt. */
   readonly inflight = new Map<string, number>();
   /** Credits taken by a dispatch whose claim is still being written. */
@@ -40,6 +42,7 @@ export class WorkerSession {
     this.stream = hello.stream;
     this.inputSchema = hello.inputSchema;
     this.concurrency = hello.concurrency;
+    this.batchMaxSize = hello.batch?.maxSize;
     this.lastSeen = now;
   }
 

@@ -49,6 +49,7 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
       inflight: table.refs(LIMITS.workerInflightMax),
       sdkVersion: SDK_VERSION,
       ...(inputJsonSchema ? { inputSchema: inputJsonSchema } : {}),
+      ...(options.batcher ? { batch: { maxSize: options.batcher.options.maxSize } } : {}),
     }),
     onWelcome,
     onMessage,
@@ -112,11 +113,14 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
     else if (!shutdown.draining && !shutdown.stopped) serverDrain.begin(msg.deadline);
   }
 
+  // Batch sizes feed the control plane's berth_batch_size histogram; one lost while disconnected is not resent.
+  if (options.batcher) options.batcher.onBatch = (size) => void (conn.ready && conn.send({ type: 'batch', size }));
   log.info('worker starting', {
     ...(options.name !== undefined ? { name: options.name } : {}),
     endpointId: options.endpointId,
     concurrency: options.concurrency,
     stream,
+    ...(options.batcher ? { batch: options.batcher.options } : {}),
     sdkVersion: SDK_VERSION,
   });
   conn.start();
