@@ -1,6 +1,6 @@
 import { ENDPOINT_ID_RE } from '@berth/protocol';
 import { systemClock, type Clock } from './clock.js';
-import { createConsoleLogger, type Logger } from './logger.js';
+import { createLogger, type Logger } from './logger.js';
 import { MemoryStore } from './store/memory/memory-store.js';
 import { SERVER_DEFAULTS as D, SERVER_LIMITS } from './defaults.js';
 import { ConfigError } from './errors.js';
@@ -32,7 +32,7 @@ export interface ServerOptions {
   store?: Store;
   /** Time source (tests inject a `ManualClock`). Default: the system clock. */
   clock?: Clock;
-  /** Default: a console logger at `info` (`BERTH_LOG_LEVEL` in the CLI). */
+  /** Default: `createLogger({ level: 'info' })`, JSON lines on stderr (`berth` sets level and format from its flags). */
   logger?: Logger;
   /** Retention after a terminal state, ms. Default: `{ async: 1_800_000, sync: 60_000 }`. */
   retention?: Partial<RetentionPolicy>;
@@ -182,7 +182,7 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     acceptWorkerEndpoints: o.acceptWorkerEndpoints ?? false,
     store: o.store ?? new MemoryStore(),
     clock: o.clock ?? systemClock,
-    logger: o.logger ?? createConsoleLogger('info'),
+    logger: o.logger ?? createLogger({ level: 'info' }),
     retention: {
       async: nonNegative('retention.async', o.retention?.async, D.retention.async),
       sync: nonNegative('retention.sync', o.retention?.sync, D.retention.sync),

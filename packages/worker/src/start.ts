@@ -50,8 +50,9 @@ export function start<S extends InputSchema | undefined = undefined, O = unknown
     exitWithConfigError(err);
   }
   if (runpod) return serveRunpod(resolved, runpod);
-  const log = createLogger({ level: resolved.logLevel, worker: resolved.connection ? resolved.workerId : 'local' });
-  if (resolved.connection) return serve(resolved, resolved.connection, log);
+  const base = createLogger({ level: resolved.logLevel, format: resolved.logFormat });
+  const log = base.child({ workerId: resolved.connection ? resolved.workerId : 'local' });
+  if (resolved.connection) return serve(resolved, resolved.connection, base, log);
   let test: ReturnType<typeof findTestInput>;
   try {
     test = findTestInput(process.argv.slice(2), testInputDirs());
@@ -77,14 +78,14 @@ export function start<S extends InputSchema | undefined = undefined, O = unknown
   );
 }
 
-function serve(resolved: ResolvedStartOptions, connection: ResolvedConnection, log: Logger): void {
-  const runtime = createWorkerRuntime({ ...resolved, ...connection, log: createLogger({ level: log.level }) });
+function serve(resolved: ResolvedStartOptions, connection: ResolvedConnection, base: Logger, log: Logger): void {
+  const runtime = createWorkerRuntime({ ...resolved, ...connection, log: base });
   runUntilSignal(runtime, log);
 }
 
 /** RunPod mode: the same handler over RunPod's pull protocol. */
 function serveRunpod(resolved: ResolvedStartOptions, env: RunpodEnv): void {
-  const log = createLogger({ level: resolved.logLevel, worker: env.workerId });
+  const log = createLogger({ level: resolved.logLevel, format: resolved.logFormat }).child({ workerId: env.workerId });
   const runtime = createPullRuntime({
     handler: resolved.handler,
     env,
@@ -97,7 +98,7 @@ function serveRunpod(resolved: ResolvedStartOptions, env: RunpodEnv): void {
     inputSchema: resolved.inputSchema,
     retry: resolved.retry,
     abortGraceMs: resolved.timings.abortGraceMs,
-    log: createLogger({ level: log.level }).child({ worker: env.workerId }),
+    log,
   });
   runUntilSignal(runtime, log);
 }

@@ -1,5 +1,5 @@
 import { runpodWorkerEnv } from '@berth/protocol';
-import { parseFlags, parseHost, parseLogLevel, parsePort, type LogLevel } from '../args.js';
+import { parseFlags, parseHost, parseLogFormat, parseLogLevel, parsePort, type LogFormat, type LogLevel } from '../args.js';
 import {
   checkWorkerFiles,
   findConfigFile,
@@ -30,7 +30,7 @@ import {
 } from '../store-options.js';
 import { EDGE_ENV_HELP, edgeServerOptions } from '../edge-options.js';
 
-export const DEV_HELP = `Usage: berth dev [--config <file>] [--port <n>] [--host <addr>] [--log-level <level>] [--no-watch]
+export const DEV_HELP = `Usage: berth dev [--config <file>] [--port <n>] [--host <addr>] [--log-level <level>] [--log-format pretty|json] [--no-watch]
 
 Runs the queue API on your machine and the workers of every endpoint in the config file, like production:
 each endpoint scales between minWorkers and maxWorkers on queue depth (idleTimeoutMs back to minWorkers),
@@ -43,6 +43,7 @@ Options:
   -p, --port <n>          port to listen on (default 8080; 0 picks a free port)
       --host <addr>       address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces)
       --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
+      --log-format <fmt>  pretty (default) or json (pino's JSON lines; worker lines passed through)
       --no-watch          do not restart workers when their handler files change
 ${STORE_HELP}  -h, --help              show this help
 
@@ -50,6 +51,9 @@ Environment:
   BERTH_API_KEY           the API key clients must send (default: a fresh key, printed at start)
   BERTH_WORKER_TOKEN      the token workers present (default: a fresh one, never printed)
   BERTH_LOG_LEVEL         default of --log-level
+  BERTH_LOG_FORMAT        default of --log-format
+  OTEL_EXPORTER_OTLP_ENDPOINT
+                          export traces over OTLP/HTTP (docs/observability.md)
 ${STORE_ENV_HELP}${EDGE_ENV_HELP}`;
 
 export interface DevArgs {
@@ -58,6 +62,8 @@ export interface DevArgs {
   port: number;
   host: string;
   logLevel: LogLevel;
+  /** `--log-format` (default `pretty`). */
+  logFormat: LogFormat;
   /** Hot reload of handler files. */
   watch: boolean;
   store: StoreArgs;
@@ -69,6 +75,7 @@ export function parseDevArgs(argv: readonly string[], env: NodeJS.ProcessEnv, cw
     port: { type: 'string', short: 'p' },
     host: { type: 'string' },
     'log-level': { type: 'string' },
+    'log-format': { type: 'string' },
     'no-watch': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
     ...STORE_FLAGS,
@@ -79,6 +86,7 @@ export function parseDevArgs(argv: readonly string[], env: NodeJS.ProcessEnv, cw
     port: parsePort('dev', v.port as string | undefined, 8080),
     host: parseHost('dev', v.host as string | undefined, '127.0.0.1'),
     logLevel: parseLogLevel('dev', v['log-level'] as string | undefined, env),
+    logFormat: parseLogFormat('dev', v['log-format'] as string | undefined, env, 'pretty'),
     watch: v['no-watch'] !== true,
     store: parseStoreArgs('dev', v, env, cwd),
   };
@@ -102,7 +110,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   // 2. Secrets.
   const color = useColor(io.stdout, io.env);
   const c = paint(color);
-  const logger = createTerminalLogger(args.logLevel, io, color);
+  const logger = createTerminalLogger(args.logLevel, args.logFormat, io, color);
   const apiKey = keyFromEnv(io.env, 'BERTH_API_KEY', 'berth_');
   const workerToken = keyFromEnv(io.env, 'BERTH_WORKER_TOKEN', 'berthw_');
 
@@ -133,7 +141,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   const { server, url, recovered } = started;
 
   // 4. Workers: the fleet checks each handler compiles, then starts minWorkers and scales.
-  const workerEnv = { ...io.env, BERTH_LOG_LEVEL: args.logLevel };
+  const workerEnv = { ...io.env, BERTH_LOG_LEVEL: args.logLevel, BERTH_LOG_FORMAT: 'json' };
   let fatal!: (message: string) => void;
   const failed = new Promise<{ fatal: string }>((r) => (fatal = (message) => r({ fatal: message })));
   const supervisor = new WorkerSupervisor([], {
@@ -142,6 +150,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
     stderr: io.stderr,
     logger,
     color,
+    logFormat: args.logFormat,
     onGiveUp: (spec) => {
       fleet.onGiveUp(spec);
       const alive = config.endpoints.some((e) => supervisor.workerIds(e.id).length > 0 || e.minWorkers < e.maxWorkers);

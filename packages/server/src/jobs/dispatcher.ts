@@ -108,7 +108,7 @@ export class Dispatcher {
     if (job.s3Config) msg.s3Config = job.s3Config;
     if (job.executionDeadline !== undefined) msg.deadline = job.executionDeadline;
     session.send(msg);
-    logger.debug('job dispatched', { jobId: job.id, workerId: session.workerId, attempt: job.attempt });
+    logger.debug('job dispatched', { jobId: job.id, endpointId, workerId: session.workerId, attempt: job.attempt });
     events.emit(job.id, 'change', undefined, job); // the claimed record as stored: /runsync waiters need not read it
     return true;
   }
@@ -139,6 +139,7 @@ export class Dispatcher {
     if (!after) return;
     logger.warn(after.status === 'IN_QUEUE' ? 'job requeued' : 'job failed: worker lost', {
       jobId: job.id,
+      endpointId: job.endpointId,
       workerId: job.workerId,
       attempt: job.attempt,
       why,

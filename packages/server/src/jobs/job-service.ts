@@ -148,7 +148,13 @@ export class JobService {
     const res = await store.cancel(id, clock.now(), options.retention);
     if (!res) return toJobObject(await this.get(endpointId, id));
     if (res.before.status === 'IN_PROGRESS') this.dispatcher.stop(res.before, 'cancelled');
-    logger.info('job cancelled', { jobId: id, was: res.before.status, workerId: res.before.workerId });
+    logger.info('job cancelled', {
+      jobId: id,
+      endpointId,
+      workerId: res.before.workerId,
+      attempt: res.before.attempt,
+      was: res.before.status,
+    });
     finishedJob(this.ctx, res.after);
     return toJobObject(res.after);
   }

@@ -7,7 +7,10 @@ import type { WorkerRuntimeOptions } from './runtime-types.js';
 
 /** What running one assigned job needs. */
 export interface RunJobDeps {
-  options: Pick<WorkerRuntimeOptions, 'handler' | 'returnAggregateStream' | 'inputSchema' | 'retry' | 'forwardLogs'>;
+  options: Pick<
+    WorkerRuntimeOptions,
+    'handler' | 'returnAggregateStream' | 'inputSchema' | 'retry' | 'forwardLogs' | 'logFormat'
+  >;
   shipper: LogShipper;
   outputTarget: OutputTarget;
 }
@@ -37,8 +40,17 @@ export async function runAssignedJob(entry: JobEntry, deps: RunJobDeps): Promise
       },
       options.retry,
     );
-  const result = await (options.forwardLogs
-    ? withConsoleForwarding((level, message) => shipper.add(id, attempt, level, message), execute)
+  // JSON logs: a handler's console lines become log lines of the job (jobId, attempt, ...), not bare text.
+  const json = options.logFormat === 'json';
+  const result = await (options.forwardLogs || json
+    ? withConsoleForwarding(
+        (level, message) => {
+          if (json) entry.log[level](message);
+          if (options.forwardLogs) shipper.add(id, attempt, level, message);
+        },
+        execute,
+        json,
+      )
     : execute());
   shipper.flush(); // what the handler logged reaches the control plane before its result
   if (result.status === 'COMPLETED') entry.complete(result.output);
