@@ -11,3 +11,4 @@ export * from './describe-value.js';
 export * from './user-errors.js';
 export * from './log-line.js';
 export * from './create-logger.js';
+export * from './tracing.js';

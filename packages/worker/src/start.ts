@@ -1,3 +1,4 @@
+import { startTracing, stopTracing } from '@berth/protocol';
 import { createLogger, type Logger } from './logger.js';
 import {
   ConfigError,
@@ -79,8 +80,11 @@ export function start<S extends InputSchema | undefined = undefined, O = unknown
 }
 
 function serve(resolved: ResolvedStartOptions, connection: ResolvedConnection, base: Logger, log: Logger): void {
-  const runtime = createWorkerRuntime({ ...resolved, ...connection, log: base });
-  runUntilSignal(runtime, log);
+  // Tracing (OTEL_EXPORTER_OTLP_ENDPOINT): the SDK loads before the first job; without it, nothing is loaded.
+  startTracing('berth-worker').then(
+    (tracer) => runUntilSignal(createWorkerRuntime({ ...resolved, ...connection, log: base, tracer }), log),
+    (err: unknown) => exitWithConfigError(new ConfigError(err instanceof Error ? err.message : String(err))),
+  );
 }
 
 /** RunPod mode: the same handler over RunPod's pull protocol. */
@@ -110,7 +114,8 @@ function runUntilSignal(runtime: WorkerRuntime, log: Logger): void {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  void runtime.done.then(({ code }) => process.exit(code));
+  // Spans still buffered are exported before the process exits.
+  void runtime.done.then(({ code }) => stopTracing().then(() => process.exit(code)));
 }
 
 function exitWithConfigError(err: unknown): never {

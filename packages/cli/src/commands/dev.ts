@@ -18,6 +18,8 @@ import { shutdownSignal } from '../internal/signals.js';
 import { WorkerSupervisor, type WorkerSpec } from '../internal/supervisor.js';
 import { Fleet } from '../dev/fleet.js';
 import { EXIT } from '../internal/usage-error.js';
+import { startServerTracing } from '../internal/tracing.js';
+import { stopTracing } from '@berth/protocol';
 import {
   dataLine,
   openStoreOrExit,
@@ -116,6 +118,8 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
 
   // 3. Control plane.
   const ids = config.endpoints.map((e) => e.id);
+  const tracingFailed = await startServerTracing(io);
+  if (tracingFailed !== undefined) return tracingFailed;
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
   const started = await startServer(
@@ -224,6 +228,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
     logger.error('error while closing the control plane', { error: err instanceof Error ? err.message : String(err) });
   }
   await supervisor.stop(WORKER_STOP_MS);
+  await stopTracing(); // the spans still buffered are exported
   signals.dispose();
   logger.info('stopped');
   return typeof why !== 'string' ? EXIT.failure : EXIT.ok;

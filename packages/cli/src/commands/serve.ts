@@ -15,6 +15,8 @@ import { keyFromEnv } from '../internal/keys.js';
 import { startServer } from '../internal/listen.js';
 import { shutdownSignal } from '../internal/signals.js';
 import { EXIT } from '../internal/usage-error.js';
+import { startServerTracing } from '../internal/tracing.js';
+import { stopTracing } from '@berth/protocol';
 import { findConfigFile, loadConfig } from '../config/index.js';
 import {
   dataLine,
@@ -119,6 +121,8 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   const apiKey = keyFromEnv(io.env, 'BERTH_API_KEY', 'berth_');
   const workerToken = keyFromEnv(io.env, 'BERTH_WORKER_TOKEN', 'berthw_');
 
+  const tracingFailed = await startServerTracing(io);
+  if (tracingFailed !== undefined) return tracingFailed;
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
   const started = await startServer(
@@ -177,6 +181,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   } catch (err) {
     logger.error('error while closing the control plane', { error: err instanceof Error ? err.message : String(err) });
   }
+  await stopTracing(); // the spans still buffered are exported
   signals.dispose();
   logger.info('stopped');
   return EXIT.ok;

@@ -1,4 +1,6 @@
+import type { Span } from '@opentelemetry/api';
 import type { OutputTarget } from '../execute/output-target.js';
+import { withHandlerSpan } from './handler-span.js';
 import { executeWithRetry } from '../execute/retry.js';
 import { withConsoleForwarding } from '../logs/console-capture.js';
 import type { LogShipper } from '../logs/log-shipper.js';
@@ -9,7 +11,15 @@ import type { WorkerRuntimeOptions } from './runtime-types.js';
 export interface RunJobDeps {
   options: Pick<
     WorkerRuntimeOptions,
-    'handler' | 'returnAggregateStream' | 'inputSchema' | 'retry' | 'forwardLogs' | 'logFormat'
+    | 'handler'
+    | 'returnAggregateStream'
+    | 'inputSchema'
+    | 'retry'
+    | 'forwardLogs'
+    | 'logFormat'
+    | 'tracer'
+    | 'workerId'
+    | 'endpointId'
   >;
   shipper: LogShipper;
   outputTarget: OutputTarget;
@@ -26,9 +36,10 @@ export async function runAssignedJob(entry: JobEntry, deps: RunJobDeps): Promise
   const started = Date.now();
   const { id, attempt } = entry.spec;
   const handlerLog = options.forwardLogs ? shipper.wrap(entry.log, id, attempt) : entry.log;
-  const execute = () =>
+  const execute = (span?: Span) =>
     executeWithRetry(
       {
+        span,
         handler: options.handler,
         job: { ...entry.spec, outputTarget: deps.outputTarget },
         signal: entry.aborter,
@@ -42,16 +53,18 @@ export async function runAssignedJob(entry: JobEntry, deps: RunJobDeps): Promise
     );
   // JSON logs: a handler's console lines become log lines of the job (jobId, attempt, ...), not bare text.
   const json = options.logFormat === 'json';
+  const { tracer } = options;
+  const run = tracer ? () => withHandlerSpan(tracer, { ...entry.spec, traceparent: entry.traceparent }, options, execute) : execute;
   const result = await (options.forwardLogs || json
     ? withConsoleForwarding(
         (level, message) => {
           if (json) entry.log[level](message);
           if (options.forwardLogs) shipper.add(id, attempt, level, message);
         },
-        execute,
+        run,
         json,
       )
-    : execute());
+    : run());
   shipper.flush(); // what the handler logged reaches the control plane before its result
   if (result.status === 'COMPLETED') entry.complete(result.output);
   else entry.fail(result.error, { aborted: result.status === 'CANCELLED' });
