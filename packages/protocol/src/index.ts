@@ -12,3 +12,4 @@ export * from './user-errors.js';
 export * from './log-line.js';
 export * from './create-logger.js';
 export * from './tracing.js';
+export * from './traceparent.js';

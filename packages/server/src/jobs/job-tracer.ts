@@ -1,5 +1,5 @@
+import { formatTraceparent, parseTraceparent } from '@berth/protocol';
 import {
-  propagation,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
@@ -25,11 +25,6 @@ interface JobSpans {
 /** Jobs followed at most; past it the oldest are closed (a job deleted while queued never reaches a terminal state). */
 const MAX_FOLLOWED = 20_000;
 
-const getter = {
-  keys: (h: Record<string, string | undefined>) => Object.keys(h),
-  get: (h: Record<string, string | undefined>, key: string) => h[key],
-};
-
 /**
  * The control plane's part of a job's trace (OpenTelemetry), made only with tracing on: the HTTP request span of
  * `/run` and `/runsync` (child of the request's W3C `traceparent`, else a new root), under it `berth.job` until the
@@ -44,7 +39,8 @@ export class JobTracer {
 
   /** The span of an HTTP request (`POST /v2/:endpoint/runsync`), continuing the caller's `traceparent` if any. */
   request(method: string, route: string, headers: Record<string, string | undefined>): { span: Span; ctx: Context } {
-    const parent = headers['traceparent'] ? propagation.extract(ROOT_CONTEXT, headers, getter) : ROOT_CONTEXT;
+    const caller = parseTraceparent(headers['traceparent']);
+    const parent = caller ? trace.setSpanContext(ROOT_CONTEXT, caller) : ROOT_CONTEXT;
     const span = this.tracer.startSpan(
       `${method} ${route}`,
       { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': route } },
@@ -67,7 +63,8 @@ export class JobTracer {
     if (this.jobs.size > MAX_FOLLOWED) this.forgetOldest();
   }
 
-  /** Claimed for a worker: the queue wait ends, the run span opens; answers its `traceparent` for `job.assign`. */
+  /** Claimed for a worker: the queue wait ends, the run span opens; answers its `traceparent` for `job.assign`
+   * (a non-recording span, the tracer sampling it out, still carries the trace on). */
   assigned(job: JobRecord, workerId: string): string | undefined {
     const t = this.jobs.get(job.id);
     if (!t) return undefined;
@@ -87,9 +84,7 @@ export class JobTracer {
       },
       t.ctx,
     );
-    const carrier: Record<string, string> = {};
-    propagation.inject(trace.setSpan(t.ctx, t.run), carrier);
-    return carrier['traceparent'];
+    return formatTraceparent(t.run.spanContext());
   }
 
   /** Back in the queue (its worker was lost or gave it up): the run span ends in error, a new queue wait opens. */

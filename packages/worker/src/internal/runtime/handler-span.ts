@@ -1,6 +1,6 @@
+import { parseTraceparent } from '@berth/protocol';
 import {
   context,
-  propagation,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
@@ -28,9 +28,8 @@ export async function withHandlerSpan(
   ids: { workerId: string; endpointId: string },
   fn: (span: Span) => Promise<JobResult>,
 ): Promise<JobResult> {
-  const parent = job.traceparent
-    ? propagation.extract(ROOT_CONTEXT, { traceparent: job.traceparent })
-    : ROOT_CONTEXT;
+  const from = parseTraceparent(job.traceparent);
+  const parent = from ? trace.setSpanContext(ROOT_CONTEXT, from) : ROOT_CONTEXT;
   const span = tracer.startSpan(
     'berth.handler',
     {
