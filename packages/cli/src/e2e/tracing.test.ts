@@ -53,7 +53,7 @@ describe('a job traced from the HTTP request to the handler (OTLP/HTTP JSON to a
       20_000,
       100,
     );
-  }, 30_000);
+  }, 60_000);
 
   afterAll(async () => {
     if (worker && worker.exitCode === null) worker.kill('SIGKILL');
@@ -75,7 +75,7 @@ describe('a job traced from the HTTP request to the handler (OTLP/HTTP JSON to a
     await pollUntil(
       async () => receiver.spans.filter((s) => s.service === 'berth-worker').length,
       (n) => n >= 2,
-      10_000,
+      20_000,
       50,
     );
     worker.kill('SIGTERM'); // drains and exports what it still holds
@@ -140,7 +140,7 @@ describe('a job traced from the HTTP request to the handler (OTLP/HTTP JSON to a
     );
     mkdirSync(join(REPO_ROOT, 'test-artifacts/tracing'), { recursive: true });
     writeFileSync(join(REPO_ROOT, 'test-artifacts/tracing/one-job.txt'), `trace ${TRACE_ID}\n${table.join('\n')}\n`);
-  }, 40_000);
+  }, 60_000);
 });
 
 const SLACK = 2_000_000n;
