@@ -6,6 +6,7 @@
 import { summarize, type Summary } from './stats.js';
 import type { TargetResult } from './runner.js';
 import { POSTGRES_GOALS } from './postgres-goals.js';
+import { OBSERVE_GOALS } from './observe-goals.js';
 
 export interface Goal {
   goal: string;
@@ -101,7 +102,7 @@ export const DURABLE_PATH_GOALS: GoalSpec[] = [
 ];
 
 /** Every goal set the table shows, in order. */
-export const GOAL_SETS: GoalSpec[][] = [DURABLE_PATH_GOALS, POSTGRES_GOALS];
+export const GOAL_SETS: GoalSpec[][] = [DURABLE_PATH_GOALS, POSTGRES_GOALS, OBSERVE_GOALS];
 
 export function evaluate(spec: GoalSpec, pick: Pick): Goal {
   const note = spec.unmeasured?.(pick);

@@ -7,7 +7,7 @@ import { TextInput } from './src/input-schema.js';
 const level = (process.env['BERTH_LOG_LEVEL'] ?? 'info').toLowerCase();
 const log = createLogger({
   level: (LOG_LEVELS as readonly string[]).includes(level) ? (level as LogLevel) : 'info',
-  worker: process.env['BERTH_WORKER_ID'] ?? 'text-worker',
+  bindings: { workerId: process.env['BERTH_WORKER_ID'] ?? 'text-worker' },
 });
 try {
   const worker = await createTextWorker({}, log);

@@ -31,12 +31,14 @@ describe("berth dev's sample curl", () => {
     expect(berth.output).toContain(`(input from ${join(dir, 'test_input.json')})`);
     const job = JSON.parse(await sh(line!));
     expect(job).toMatchObject({ status: 'COMPLETED', output: { greetings: ["Hello, O'Brien!", "Hello, O'Brien!"] } });
-    // The worker's log lines read like the control plane's: HH:MM:SS, no second ISO timestamp (issue #19).
+    // The worker's JSON log lines read like the control plane's: HH:MM:SS, no raw JSON (issues #19, #29).
     await berth.waitForLine(
-      new RegExp(`^\\S*\\[greet/greet-1\\]\\S* \\d\\d:\\d\\d:\\d\\d info  job=${job.id} job completed`),
+      new RegExp(`^\\S*\\[greet/greet-1\\]\\S* \\d\\d:\\d\\d:\\d\\d info  job completed jobId=${job.id} attempt=1`),
       5_000,
     );
-    expect(berth.output).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z worker=/);
+    expect(berth.output).not.toContain('{"level":');
+    // The handler's console.log inside the job carries the job's id.
+    expect(berth.output).toMatch(new RegExp(`info  console works too: 2 greeting\\(s\\) for O'Brien jobId=${job.id}`));
     // Once: the control plane does not repeat the worker's "job completed" line.
     expect(berth.lines.filter((l) => l.text.includes('job completed') && l.text.includes(job.id))).toHaveLength(1);
   }, 45_000);

@@ -114,7 +114,7 @@ describe('time limits', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(9_500);
     expect(gone.body).toMatchObject({ code: 'job_not_found' });
     // The running handler was stopped.
-    await berth.waitForLine(new RegExp(`job=${body.id}.*aborted after`), 5_000);
+    await berth.waitForLine(new RegExp(`aborted after .*jobId=${body.id}`), 5_000);
   }, 30_000);
 
   it('executionTimeout: TIMED_OUT after the limit, the handler sees the abort, and the job is retryable', async () => {
@@ -124,7 +124,7 @@ describe('time limits', () => {
     const timedOut = await waitForStatus('sleep', body.id, 'TIMED_OUT', 12_000);
     expect(Date.now() - started).toBeGreaterThan(3_500);
     expect(timedOut.body.executionTime).toBeGreaterThanOrEqual(4_500);
-    await berth.waitForLine(new RegExp(`job=${body.id}.*aborted after`), 5_000);
+    await berth.waitForLine(new RegExp(`aborted after .*jobId=${body.id}`), 5_000);
     const retry = await berth.post(`/v2/sleep/retry/${body.id}`);
     expect(retry).toMatchObject({ status: 200, body: { id: body.id, status: 'IN_QUEUE' } });
     await berth.post(`/v2/sleep/cancel/${body.id}`);

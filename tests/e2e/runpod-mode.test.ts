@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import type { JobObject } from '@berth/protocol';
+import { silentLogger, type JobObject } from '@berth/protocol';
 import { createServer, type BerthServer } from '@berth/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PyWorker, runpodEnv, runpodSkipReason } from '../python/runpod-python.test-helpers.js';
@@ -11,8 +11,7 @@ const TS_HANDLER = fileURLToPath(new URL('./fixtures/runpod-handler.ts', import.
 const KEY = 'k';
 const TOKEN = 'worker-token';
 const MODES = ['echo', 'stream', 'progress', 'fail', 'conc'] as const;
-const noop = () => {};
-const quiet = { debug: noop, info: noop, warn: noop, error: noop };
+const quiet = silentLogger;
 
 /**
  * `@berth/worker` started the way RunPod starts workers (`RUNPOD_WEBHOOK_GET_JOB` set) against Berth's own

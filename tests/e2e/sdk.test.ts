@@ -67,7 +67,7 @@ describe('runpod-sdk against berth dev', () => {
     const after = await ep.status(id);
     expect(after.status).toBe('CANCELLED');
     // The handler saw the abort signal (its listener logs with the job id).
-    await berth.waitForLine(new RegExp(`job=${id}.*aborted after`), 5_000);
+    await berth.waitForLine(new RegExp(`aborted after .*jobId=${id}`), 5_000);
   });
 
   it('health reports jobs and workers', async () => {

@@ -45,7 +45,7 @@ describe('berth test', () => {
       output: { sum: 5 },
     });
     // The worker runtime's own local mode ran it: its log lines (progress included) are there.
-    expect(r.stderr).toMatch(/job=local-test progress/);
+    expect(r.stderr).toMatch(/"jobId":"local-test".*"msg":"progress"/);
   }, 30_000);
 
   it('--input and --file, with or without the {"input": ...} wrapper; a handler file instead of the config', () => {

@@ -1,4 +1,4 @@
-import type { HealthReply, JobObject } from '@berth/protocol';
+import { silentLogger, type HealthReply, type JobObject } from '@berth/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type BerthServer } from '../../packages/server/src/server.js';
 import { PyWorker, runpodEnv, runpodSkipReason } from './runpod-python.test-helpers.js';
@@ -181,5 +181,4 @@ describe.skipIf(skip !== undefined)(
   },
 );
 
-const noop = () => {};
-const quiet = { debug: noop, info: noop, warn: noop, error: noop };
+const quiet = silentLogger;

@@ -24,6 +24,10 @@ export interface BerthFlavour {
   bin?: string;
   /** The bench folder whose worker (and so whose `@berth/worker`) runs (default: this checkout's). */
   benchDir?: string;
+  /** Extra environment for the worker (default: `BERTH_LOG_LEVEL=error`). */
+  workerEnv?: Record<string, string>;
+  /** Started before `berth serve` (a trace receiver): extra environment for it and the worker. */
+  prepare?: () => Promise<Record<string, string>>;
 }
 
 /** Starts `berth serve` with `flavour`'s store flags, rate limits off, and the heap probe preloaded. */
@@ -31,6 +35,7 @@ export async function startBerth(flavour: BerthFlavour, dir: string): Promise<Ru
   const bin = flavour.bin ?? BIN;
   if (!existsSync(bin)) throw new Error(`${bin} does not exist: run \`npm run build\` first`);
   const port = await freePort();
+  const prepared = (await flavour.prepare?.()) ?? {};
   // BENCH_CPU_PROF=<dir>: write V8 CPU profiles of the control plane and workers there (see README.md).
   const prof = process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['BENCH_CPU_PROF']] : [];
   const t0 = performance.now();
@@ -55,6 +60,7 @@ export async function startBerth(flavour: BerthFlavour, dir: string): Promise<Ru
       env: {
         ...process.env,
         ...flavour.env,
+        ...prepared,
         BERTH_API_KEY: KEY,
         BERTH_WORKER_TOKEN: TOKEN,
         BERTH_RATE_LIMITS: 'off',
@@ -79,7 +85,15 @@ export async function startBerth(flavour: BerthFlavour, dir: string): Promise<Ru
     startWorker: async (ep) => {
       const proc = startTs(
         join(flavour.benchDir ?? BENCH_DIR, 'targets/berth/worker.ts'),
-        { BERTH_URL: url, BERTH_ENDPOINT_ID: ep, BERTH_WORKER_TOKEN: TOKEN, BERTH_LOG_LEVEL: 'error', BENCH_HOLD: '1' },
+        {
+          BERTH_URL: url,
+          BERTH_ENDPOINT_ID: ep,
+          BERTH_WORKER_TOKEN: TOKEN,
+          BERTH_LOG_LEVEL: 'error',
+          BENCH_HOLD: '1',
+          ...prepared,
+          ...flavour.workerEnv,
+        },
         { ipc: true, nodeArgs: prof },
       );
       workers.add(proc);

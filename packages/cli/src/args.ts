@@ -1,5 +1,13 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ENDPOINT_ID_RE, isLogLevel, LOG_LEVELS, type LogLevel } from '@berth/protocol';
+import {
+  ENDPOINT_ID_RE,
+  isLogFormat,
+  isLogLevel,
+  LOG_FORMATS,
+  LOG_LEVELS,
+  type LogFormat,
+  type LogLevel,
+} from '@berth/protocol';
 import { UsageError } from './internal/usage-error.js';
 
 /** The option definitions `parseArgs` takes. */
@@ -53,7 +61,7 @@ export function parseEndpointList(command: string, values: readonly string[] | u
   return [...new Set(ids)];
 }
 
-export type { LogLevel };
+export type { LogFormat, LogLevel };
 
 /** `--log-level`, else `BERTH_LOG_LEVEL`, else `info`. */
 export function parseLogLevel(command: string, value: string | undefined, env: NodeJS.ProcessEnv): LogLevel {
@@ -61,6 +69,21 @@ export function parseLogLevel(command: string, value: string | undefined, env: N
   const where = value !== undefined ? '--log-level' : 'BERTH_LOG_LEVEL';
   if (!isLogLevel(raw)) {
     throw new UsageError(`${where} must be one of ${LOG_LEVELS.join(', ')} (got "${raw}")`, command);
+  }
+  return raw;
+}
+
+/** `--log-format`, else `BERTH_LOG_FORMAT`, else `fallback` (the command's default). */
+export function parseLogFormat(
+  command: string,
+  value: string | undefined,
+  env: NodeJS.ProcessEnv,
+  fallback: LogFormat,
+): LogFormat {
+  const raw = value ?? env['BERTH_LOG_FORMAT'] ?? fallback;
+  const where = value !== undefined ? '--log-format' : 'BERTH_LOG_FORMAT';
+  if (!isLogFormat(raw)) {
+    throw new UsageError(`${where} must be one of ${LOG_FORMATS.join(', ')} (got "${raw}")`, command);
   }
   return raw;
 }

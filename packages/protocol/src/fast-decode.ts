@@ -80,6 +80,11 @@ export function fastAssign(v: Record<string, unknown>): z.infer<typeof AssignMes
     if (typeof deadline !== 'number' || !Number.isSafeInteger(deadline)) return undefined;
     out.deadline = deadline;
   }
+  const traceparent = v['traceparent'];
+  if (traceparent !== undefined) {
+    if (typeof traceparent !== 'string' || traceparent.length > 256) return undefined; // zod's check says why
+    out.traceparent = traceparent;
+  }
   return out;
 }
 

@@ -9,3 +9,7 @@ export * from './replies.js';
 export * from './log.js';
 export * from './describe-value.js';
 export * from './user-errors.js';
+export * from './log-line.js';
+export * from './create-logger.js';
+export * from './tracing.js';
+export * from './traceparent.js';

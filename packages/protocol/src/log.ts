@@ -32,21 +32,46 @@ export function isLogLevel(value: string): value is LogLevel {
 /** Extra structured data of a log event (`jobId`, `workerId`, `endpointId`, ...). */
 export type LogFields = Record<string, unknown>;
 
+/** Output formats of `createLogger`: JSON lines (pino's shape) or one readable line per event. */
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 /**
- * Structured logger: a message plus fields. `@berth/server` takes one (`createServer({ logger })`); the worker's
- * `job.log` is a richer logger of the same shape.
+ * True when `value` names a log format.
  *
- * @example const logger: Logger = { debug() {}, info: console.log, warn: console.warn, error: console.error };
+ * @example isLogFormat('json') // true
+ */
+export function isLogFormat(value: string): value is LogFormat {
+  return (LOG_FORMATS as readonly string[]).includes(value);
+}
+
+/**
+ * The toolkit's one logger shape, for the server (`createServer({ logger })`), the worker runtime and a handler's
+ * `job.log`: a message plus fields, children carrying bound fields (`jobId`, `workerId`, ...) on every line.
+ * `createLogger` makes one; any object of this shape (a pino logger wrapped, a test double) works too.
+ *
+ * @example const log = createLogger({ level: 'info' }).child({ workerId: 'w-1' }); log.info('ready', { ms: 12 });
  */
 export interface Logger {
-  debug(msg: string, fields?: LogFields): void;
-  info(msg: string, fields?: LogFields): void;
-  warn(msg: string, fields?: LogFields): void;
-  error(msg: string, fields?: LogFields): void;
+  debug(msg: unknown, fields?: LogFields): void;
+  info(msg: unknown, fields?: LogFields): void;
+  warn(msg: unknown, fields?: LogFields): void;
+  error(msg: unknown, fields?: LogFields): void;
+  /** A logger whose lines also carry `bindings`. */
+  child(bindings: LogFields): Logger;
+  /** The lowest level this logger prints. */
+  readonly level: LogLevel;
 }
 
 /** A logger that drops everything. */
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+export const silentLogger: Logger = {
+  level: 'silent',
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  child: () => silentLogger,
+};
 
 /**
  * Fields as `key=value` pairs: plain strings bare, strings with spaces or quotes JSON-quoted, errors by message,

@@ -129,6 +129,8 @@ export const AssignMessage = z.object({
   s3Config: S3Config.optional(),
   /** Epoch ms at which the server will time the job out. */
   deadline: z.number().int().optional(),
+  /** W3C `traceparent` of the job's run span, with tracing on: the worker's handler span is its child. */
+  traceparent: z.string().max(256).optional(),
 });
 export const CancelMessage = z.object({
   type: z.literal('job.cancel'),

@@ -5,7 +5,14 @@ export { createServer, type BerthServer, type ListenOptions } from './server.js'
 export type { SweepReport } from './jobs/deadline-sweep.js';
 export { resolveServerOptions, type ServerOptions, type ResolvedServerOptions } from './options.js';
 export { ConfigError, DuplicateJobError, MissingDependencyError, StoreUnavailableError } from './errors.js';
-export { createConsoleLogger, silentLogger, type ConsoleLoggerOptions, type Logger, type LogLevel } from './logger.js';
+export {
+  createLogger,
+  silentLogger,
+  type Logger,
+  type LoggerOptions,
+  type LogFormat,
+  type LogLevel,
+} from './logger.js';
 export { systemClock, type Clock } from './clock.js';
 export type {
   Store,

@@ -1,6 +1,7 @@
-import { ENDPOINT_ID_RE } from '@berth/protocol';
+import { berthTracer, ENDPOINT_ID_RE } from '@berth/protocol';
+import type { Tracer } from '@opentelemetry/api';
 import { systemClock, type Clock } from './clock.js';
-import { createConsoleLogger, type Logger } from './logger.js';
+import { createLogger, type Logger } from './logger.js';
 import { MemoryStore } from './store/memory/memory-store.js';
 import { SERVER_DEFAULTS as D, SERVER_LIMITS } from './defaults.js';
 import { ConfigError } from './errors.js';
@@ -32,8 +33,14 @@ export interface ServerOptions {
   store?: Store;
   /** Time source (tests inject a `ManualClock`). Default: the system clock. */
   clock?: Clock;
-  /** Default: a console logger at `info` (`BERTH_LOG_LEVEL` in the CLI). */
+  /** Default: `createLogger({ level: 'info' })`, JSON lines on stderr (`berth` sets level and format from its flags). */
   logger?: Logger;
+  /**
+   * OpenTelemetry tracer of the job spans (request, `berth.job`, `berth.queue_wait`, `berth.run`; docs/observability.md).
+   * Default: the one `startTracing()` from `@berth/protocol` set up (`berth serve` / `berth dev` call it when
+   * `OTEL_EXPORTER_OTLP_ENDPOINT` is set), else none: tracing off, at no cost.
+   */
+  tracer?: Tracer;
   /** Retention after a terminal state, ms. Default: `{ async: 1_800_000, sync: 60_000 }`. */
   retention?: Partial<RetentionPolicy>;
   /** How often deadlines are swept, ms. `0` disables the timer (tests call `server.sweep()`). Default: 1000. */
@@ -115,6 +122,7 @@ export interface ResolvedServerOptions {
   store: Store;
   clock: Clock;
   logger: Logger;
+  tracer: Tracer | undefined;
   retention: RetentionPolicy;
   sweepIntervalMs: number;
   heartbeatMs: number;
@@ -182,7 +190,8 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     acceptWorkerEndpoints: o.acceptWorkerEndpoints ?? false,
     store: o.store ?? new MemoryStore(),
     clock: o.clock ?? systemClock,
-    logger: o.logger ?? createConsoleLogger('info'),
+    logger: o.logger ?? createLogger({ level: 'info' }),
+    tracer: o.tracer ?? berthTracer(),
     retention: {
       async: nonNegative('retention.async', o.retention?.async, D.retention.async),
       sync: nonNegative('retention.sync', o.retention?.sync, D.retention.sync),

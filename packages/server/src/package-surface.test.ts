@@ -20,7 +20,7 @@ describe('@berth/server package surface', () => {
       'MissingDependencyError',
       'StoreUnavailableError',
       'createApiKey',
-      'createConsoleLogger',
+      'createLogger',
       'createServer',
       'resolveModels',
       'resolveServerOptions',

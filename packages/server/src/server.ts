@@ -14,6 +14,7 @@ import { serveWithoutUpgrade } from './http/plain-upgrade.js';
 import { BodyBudget } from './http/body-budget.js';
 import type { ApiRequest, ApiResponse } from './http/types.js';
 import type { CoreContext } from './jobs/context.js';
+import { JobTracer } from './jobs/job-tracer.js';
 import { DeadlineAlarm } from './jobs/deadline-alarm.js';
 import { Dispatcher } from './jobs/dispatcher.js';
 import { WorkerReports } from './jobs/worker-reports.js';
@@ -97,6 +98,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     options: opts,
     onTerminal: [],
     batches: new BatchStats((endpointId, size) => metrics.batchStarted(endpointId, size)),
+    tracer: opts.tracer ? new JobTracer(opts.tracer) : undefined,
     // With the sweep timer off (tests drive `sweep()` with a manual clock), no alarm either.
     wakeAt: (t) => {
       if (opts.sweepIntervalMs > 0) alarm.at(t);
@@ -113,6 +115,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     if (job.webhook !== undefined) webhooks.kick();
   });
   webhooks.start();
+  if (ctx.tracer) ctx.onTerminal.push((job) => ctx.tracer?.finished(job));
   const dispatcher = new Dispatcher(ctx);
   const reports = new WorkerReports(ctx, dispatcher);
   const service = new JobService(ctx, dispatcher);

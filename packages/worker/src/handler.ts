@@ -1,4 +1,5 @@
 import type { S3Config } from '@berth/protocol';
+import type { Span } from '@opentelemetry/api';
 import type { Logger } from './logger.js';
 
 /**
@@ -37,8 +38,15 @@ export interface Job<I = JobInput> {
    * after cancellation or once the handler has returned. Throws `TypeError` if the value is not JSON.
    */
   progress(value: unknown): void;
-  /** Logger whose lines carry this job's id and the worker id. */
+  /** Logger whose lines carry this job's id and attempt, the worker's id and the endpoint's. */
   readonly log: Logger;
+  /**
+   * The OpenTelemetry span around this handler call (`berth.handler`, child of the control plane's spans of the
+   * job), with tracing on (`OTEL_EXPORTER_OTLP_ENDPOINT`); a span that records nothing otherwise. It is also the
+   * active context, so spans started with `@opentelemetry/api` inside the handler are its children; set attributes
+   * or events on it, or parent spans explicitly with `trace.setSpan(context.active(), job.trace)`.
+   */
+  readonly trace: Span;
   /** S3 settings the client sent with the job, if any. */
   readonly s3Config?: S3Config;
   /** Epoch ms at which the control plane times the job out, if known. */

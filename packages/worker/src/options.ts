@@ -2,7 +2,8 @@ import { ConfigError, describeValue, ENDPOINT_ID_RE, LIMITS, WORKER_WS_PATH } fr
 import type { z } from 'zod';
 import type { BatchHandler, BatchOptions } from './batch.js';
 import type { Handler } from './handler.js';
-import { isLogLevel, type LogLevel } from './logger.js';
+import { isLogLevel, type LogFormat, type LogLevel } from './logger.js';
+import { isLogFormat } from '@berth/protocol';
 import { isStreamingHandler } from './internal/execute/handler-kind.js';
 import { WORKER_ID_RE, defaultWorkerId } from './internal/transport/worker-id.js';
 import { isInputSchema, type InputSchema } from './internal/execute/input-schema.js';
@@ -81,6 +82,12 @@ export interface CommonStartOptions<S extends InputSchema | undefined = InputSch
   /** Lowest log level printed: debug, info, warn, error, silent. Default `info`. Env `BERTH_LOG_LEVEL` overrides it. */
   logLevel?: LogLevel;
   /**
+   * Log lines as `json` (pino's JSON lines: `jobId`, `endpointId`, `workerId`, `attempt` on every job line; a
+   * handler's `console` output inside a job becomes such a line too) or `pretty` (`12:00:01 info  msg key=value`).
+   * Default: `json`, or `pretty` when stderr is a terminal. Env `BERTH_LOG_FORMAT` overrides it.
+   */
+  logFormat?: LogFormat;
+  /**
    * A zod (v4) object schema of the input. Jobs that do not match fail before the handler runs, with
    * `invalid_input: <path>: <problem>`; the handler gets the parsed input (defaults applied). The worker announces
    * it as JSON Schema, so the playground builds a form from it. Default: none (any JSON object).
@@ -129,6 +136,7 @@ export interface ResolvedStartOptions {
   name: string | undefined;
   drainTimeoutMs: number;
   logLevel: LogLevel;
+  logFormat: LogFormat;
   inputSchema: InputSchema | undefined;
   retry: RetryPolicy;
   /** With a batch handler: the batcher (its `handler` is the per-job `handler` above; announced in `hello.batch`). */
@@ -215,6 +223,7 @@ export function resolveStartOptions(options: StartOptions, env: NodeJS.ProcessEn
     checkInt(options.drainTimeoutMs, 'drainTimeoutMs', 0, MAX_DRAIN_TIMEOUT_MS) ??
     DEFAULT_DRAIN_TIMEOUT_MS;
   const logLevel = resolveLogLevel(options.logLevel, envValue(env, 'BERTH_LOG_LEVEL'));
+  const logFormat = resolveLogFormat(options.logFormat, envValue(env, 'BERTH_LOG_FORMAT'));
 
   const workerIdEnv = envValue(env, 'BERTH_WORKER_ID');
   if (workerIdEnv !== undefined && !WORKER_ID_RE.test(workerIdEnv)) {
@@ -232,6 +241,7 @@ export function resolveStartOptions(options: StartOptions, env: NodeJS.ProcessEn
     name: options.name,
     drainTimeoutMs,
     logLevel,
+    logFormat,
     inputSchema: options.inputSchema,
     retry: resolveRetry(options.retry, env),
     batcher,
@@ -335,6 +345,17 @@ function resolveLogLevel(fromCode: LogLevel | undefined, fromEnv: string | undef
   if (typeof fromCode !== 'string' || !isLogLevel(fromCode)) {
     throw new ConfigError(`logLevel must be one of debug, info, warn, error, silent (got ${describeValue(fromCode)})`);
   }
+  return fromCode;
+}
+
+function resolveLogFormat(fromCode: unknown, fromEnv: string | undefined): LogFormat {
+  if (fromEnv !== undefined) {
+    if (!isLogFormat(fromEnv)) throw new ConfigError(`BERTH_LOG_FORMAT must be json or pretty (got ${JSON.stringify(fromEnv)})`);
+    return fromEnv;
+  }
+  if (fromCode === undefined) return process.stderr.isTTY ? 'pretty' : 'json';
+  if (typeof fromCode !== 'string' || !isLogFormat(fromCode))
+    throw new ConfigError(`logFormat must be json or pretty (got ${describeValue(fromCode)})`);
   return fromCode;
 }
 

@@ -1,3 +1,4 @@
+import { startTracing, stopTracing } from '@berth/protocol';
 import { createLogger, type Logger } from './logger.js';
 import {
   ConfigError,
@@ -56,8 +57,9 @@ export function start(options: StartOptions): void {
     exitWithConfigError(err);
   }
   if (runpod) return serveRunpod(resolved, runpod);
-  const log = createLogger({ level: resolved.logLevel, worker: resolved.connection ? resolved.workerId : 'local' });
-  if (resolved.connection) return serve(resolved, resolved.connection, log);
+  const base = createLogger({ level: resolved.logLevel, format: resolved.logFormat });
+  const log = base.child({ workerId: resolved.connection ? resolved.workerId : 'local' });
+  if (resolved.connection) return serve(resolved, resolved.connection, base, log);
   let test: ReturnType<typeof findTestInput>;
   try {
     test = findTestInput(process.argv.slice(2), testInputDirs());
@@ -83,14 +85,17 @@ export function start(options: StartOptions): void {
   );
 }
 
-function serve(resolved: ResolvedStartOptions, connection: ResolvedConnection, log: Logger): void {
-  const runtime = createWorkerRuntime({ ...resolved, ...connection, log: createLogger({ level: log.level }) });
-  runUntilSignal(runtime, log);
+function serve(resolved: ResolvedStartOptions, connection: ResolvedConnection, base: Logger, log: Logger): void {
+  // Tracing (OTEL_EXPORTER_OTLP_ENDPOINT): the SDK loads before the first job; without it, nothing is loaded.
+  startTracing('berth-worker').then(
+    (tracer) => runUntilSignal(createWorkerRuntime({ ...resolved, ...connection, log: base, tracer }), log),
+    (err: unknown) => exitWithConfigError(new ConfigError(err instanceof Error ? err.message : String(err))),
+  );
 }
 
 /** RunPod mode: the same handler over RunPod's pull protocol. */
 function serveRunpod(resolved: ResolvedStartOptions, env: RunpodEnv): void {
-  const log = createLogger({ level: resolved.logLevel, worker: env.workerId });
+  const log = createLogger({ level: resolved.logLevel, format: resolved.logFormat }).child({ workerId: env.workerId });
   const runtime = createPullRuntime({
     handler: resolved.handler,
     env,
@@ -103,7 +108,7 @@ function serveRunpod(resolved: ResolvedStartOptions, env: RunpodEnv): void {
     inputSchema: resolved.inputSchema,
     retry: resolved.retry,
     abortGraceMs: resolved.timings.abortGraceMs,
-    log: createLogger({ level: log.level }).child({ worker: env.workerId }),
+    log,
   });
   runUntilSignal(runtime, log);
 }
@@ -115,7 +120,8 @@ function runUntilSignal(runtime: WorkerRuntime, log: Logger): void {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  void runtime.done.then(({ code }) => process.exit(code));
+  // Spans still buffered are exported before the process exits.
+  void runtime.done.then(({ code }) => stopTracing().then(() => process.exit(code)));
 }
 
 function exitWithConfigError(err: unknown): never {

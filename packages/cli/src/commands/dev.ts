@@ -1,5 +1,5 @@
 import { runpodWorkerEnv } from '@berth/protocol';
-import { parseFlags, parseHost, parseLogLevel, parsePort, type LogLevel } from '../args.js';
+import { parseFlags, parseHost, parseLogFormat, parseLogLevel, parsePort, type LogFormat, type LogLevel } from '../args.js';
 import {
   checkWorkerFiles,
   findConfigFile,
@@ -20,6 +20,8 @@ import { WorkerSupervisor, type WorkerSpec } from '../internal/supervisor.js';
 import { Fleet } from '../dev/fleet.js';
 import { EXIT, UsageError } from '../internal/usage-error.js';
 import type { WatchMode } from '../dev/watcher.js';
+import { startServerTracing } from '../internal/tracing.js';
+import { stopTracing } from '@berth/protocol';
 import {
   dataLine,
   openStoreOrExit,
@@ -32,7 +34,7 @@ import {
 } from '../store-options.js';
 import { EDGE_ENV_HELP, edgeServerOptions } from '../edge-options.js';
 
-export const DEV_HELP = `Usage: berth dev [--config <file>] [--port <n>] [--host <addr>] [--log-level <level>] [--no-watch] [--watch-poll]
+export const DEV_HELP = `Usage: berth dev [--config <file>] [--port <n>] [--host <addr>] [--log-level <level>] [--log-format pretty|json] [--no-watch] [--watch-poll]
 
 Runs the queue API on your machine and the workers of every endpoint in the config file, like production:
 each endpoint scales between minWorkers and maxWorkers on queue depth (idleTimeoutMs back to minWorkers),
@@ -45,6 +47,7 @@ Options:
   -p, --port <n>          port to listen on (default 8080; 0 picks a free port)
       --host <addr>       address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces)
       --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
+      --log-format <fmt>  pretty (default) or json (pino's JSON lines; worker lines passed through)
       --no-watch          do not restart workers when their handler files change
       --watch-poll        notice handler changes by comparing file stats every 0.5 s only, for mounts that
                           deliver no file events (default: file events, and a stat check every second)
@@ -55,6 +58,9 @@ Environment:
   BERTH_WORKER_TOKEN      the token workers present (default: a fresh one, never printed)
   BERTH_LOG_LEVEL         default of --log-level
   BERTH_WATCH_POLL        1: as --watch-poll
+  BERTH_LOG_FORMAT        default of --log-format
+  OTEL_EXPORTER_OTLP_ENDPOINT
+                          export traces over OTLP/HTTP (docs/observability.md)
 ${STORE_ENV_HELP}${EDGE_ENV_HELP}`;
 
 export interface DevArgs {
@@ -63,6 +69,8 @@ export interface DevArgs {
   port: number;
   host: string;
   logLevel: LogLevel;
+  /** `--log-format` (default `pretty`). */
+  logFormat: LogFormat;
   /** Hot reload of handler files. */
   watch: boolean;
   /** How hot reload notices changes: `poll` with `--watch-poll` or `BERTH_WATCH_POLL=1`. */
@@ -76,6 +84,7 @@ export function parseDevArgs(argv: readonly string[], env: NodeJS.ProcessEnv, cw
     port: { type: 'string', short: 'p' },
     host: { type: 'string' },
     'log-level': { type: 'string' },
+    'log-format': { type: 'string' },
     'no-watch': { type: 'boolean' },
     'watch-poll': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
@@ -87,6 +96,7 @@ export function parseDevArgs(argv: readonly string[], env: NodeJS.ProcessEnv, cw
     port: parsePort('dev', v.port as string | undefined, 8080),
     host: parseHost('dev', v.host as string | undefined, '127.0.0.1'),
     logLevel: parseLogLevel('dev', v['log-level'] as string | undefined, env),
+    logFormat: parseLogFormat('dev', v['log-format'] as string | undefined, env, 'pretty'),
     watch: v['no-watch'] !== true,
     watchMode: parseWatchMode(v['watch-poll'] === true, env),
     store: parseStoreArgs('dev', v, env, cwd),
@@ -119,7 +129,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   // 2. Secrets.
   const color = useColor(io.stdout, io.env);
   const c = paint(color);
-  const logger = createTerminalLogger(args.logLevel, io, color);
+  const logger = createTerminalLogger(args.logLevel, args.logFormat, io, color);
   const apiKey = keyFromEnv(io.env, 'BERTH_API_KEY', 'berth_');
   const workerToken = keyFromEnv(io.env, 'BERTH_WORKER_TOKEN', 'berthw_');
 
@@ -128,6 +138,8 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   // The first endpoint's first hello: the input schema it announces shapes the banner's sample curl.
   let firstHello!: () => void;
   const firstHelloSeen = new Promise<void>((r) => (firstHello = r));
+  const tracingFailed = await startServerTracing(io);
+  if (tracingFailed !== undefined) return tracingFailed;
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
   const started = await startServer(
@@ -156,7 +168,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   const { server, url, recovered } = started;
 
   // 4. Workers: the fleet checks each handler compiles, then starts minWorkers and scales.
-  const workerEnv = { ...io.env, BERTH_LOG_LEVEL: args.logLevel };
+  const workerEnv = { ...io.env, BERTH_LOG_LEVEL: args.logLevel, BERTH_LOG_FORMAT: 'json' };
   let fatal!: (message: string) => void;
   const failed = new Promise<{ fatal: string }>((r) => (fatal = (message) => r({ fatal: message })));
   const supervisor = new WorkerSupervisor([], {
@@ -165,6 +177,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
     stderr: io.stderr,
     logger,
     color,
+    logFormat: args.logFormat,
     onGiveUp: (spec) => {
       fleet.onGiveUp(spec);
       const alive = config.endpoints.some((e) => supervisor.workerIds(e.id).length > 0 || e.minWorkers < e.maxWorkers);
@@ -244,6 +257,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
     logger.error('error while closing the control plane', { error: err instanceof Error ? err.message : String(err) });
   }
   await supervisor.stop(WORKER_STOP_MS);
+  await stopTracing(); // the spans still buffered are exported
   signals.dispose();
   logger.info('stopped');
   return typeof why !== 'string' ? EXIT.failure : EXIT.ok;

@@ -1,4 +1,13 @@
-import { parseEndpointList, parseFlags, parseHost, parseLogLevel, parsePort, type LogLevel } from '../args.js';
+import {
+  parseEndpointList,
+  parseFlags,
+  parseHost,
+  parseLogFormat,
+  parseLogLevel,
+  parsePort,
+  type LogFormat,
+  type LogLevel,
+} from '../args.js';
 import { curlExamples, dialableUrl, readyLine } from '../internal/banner.js';
 import { createTerminalLogger } from '../internal/terminal-logger.js';
 import { paint, useColor, type Io } from '../internal/io.js';
@@ -6,6 +15,8 @@ import { keyFromEnv } from '../internal/keys.js';
 import { startServer } from '../internal/listen.js';
 import { shutdownSignal } from '../internal/signals.js';
 import { EXIT } from '../internal/usage-error.js';
+import { startServerTracing } from '../internal/tracing.js';
+import { stopTracing } from '@berth/protocol';
 import { findConfigFile, loadConfig } from '../config/index.js';
 import {
   dataLine,
@@ -19,7 +30,7 @@ import {
 } from '../store-options.js';
 import { EDGE_ENV_HELP, edgeServerOptions } from '../edge-options.js';
 
-export const SERVE_HELP = `Usage: berth serve [--port <n>] [--host <addr>] [--endpoint <id,...>] [--accept-worker-endpoints] [--config <file>] [--store sqlite|memory] [--data-dir <dir>] [--log-level <level>]
+export const SERVE_HELP = `Usage: berth serve [--port <n>] [--host <addr>] [--endpoint <id,...>] [--accept-worker-endpoints] [--config <file>] [--store sqlite|memory] [--data-dir <dir>] [--log-level <level>] [--log-format json|pretty]
 
 Runs only the control plane (the queue API and the worker WebSocket). Start workers yourself, anywhere,
 with the environment variables it prints. Stop it with Ctrl-C.
@@ -35,12 +46,18 @@ Options:
   -c, --config <file>     a berth.config file: its endpoints are known from the start and its public
                           models are served (its workers are not started: run them anywhere)
 ${STORE_HELP}      --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
+      --log-format <fmt>  json (pino's JSON lines, on stdout) or pretty (default: json unless stdout
+                          is a terminal, or BERTH_LOG_FORMAT)
   -h, --help              show this help
 
 Environment:
   BERTH_API_KEY           the API key clients must send (default: a fresh key, printed at start)
   BERTH_WORKER_TOKEN      the token workers must present (default: a fresh token, printed at start)
   BERTH_LOG_LEVEL         default of --log-level
+  BERTH_LOG_FORMAT        default of --log-format
+  OTEL_EXPORTER_OTLP_ENDPOINT
+                          export traces over OTLP/HTTP (also OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and the
+                          other OTEL_* variables; docs/observability.md)
 ${STORE_ENV_HELP}${EDGE_ENV_HELP}`;
 
 export interface ServeArgs {
@@ -53,6 +70,8 @@ export interface ServeArgs {
   /** Config file whose endpoints and public models are served (workers are not started). */
   config: string | undefined;
   logLevel: LogLevel;
+  /** `--log-format`; undefined: json unless stdout is a terminal. */
+  logFormat: LogFormat | undefined;
   store: StoreArgs;
 }
 
@@ -64,6 +83,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv, 
     'accept-worker-endpoints': { type: 'boolean' },
     config: { type: 'string', short: 'c' },
     'log-level': { type: 'string' },
+    'log-format': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
     ...STORE_FLAGS,
   });
@@ -75,6 +95,10 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv, 
     acceptWorkerEndpoints: v['accept-worker-endpoints'] === true,
     config: v.config as string | undefined,
     logLevel: parseLogLevel('serve', v['log-level'] as string | undefined, env),
+    logFormat:
+      v['log-format'] !== undefined || env['BERTH_LOG_FORMAT'] !== undefined
+        ? parseLogFormat('serve', v['log-format'] as string | undefined, env, 'json')
+        : undefined,
     store: parseStoreArgs('serve', v, env, cwd),
   };
 }
@@ -93,10 +117,12 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   const endpoints = [...new Set([...args.endpoints, ...(config?.endpoints.map((e) => e.id) ?? [])])];
   const color = useColor(io.stdout, io.env);
   const c = paint(color);
-  const logger = createTerminalLogger(args.logLevel, io, color);
+  const logger = createTerminalLogger(args.logLevel, args.logFormat ?? (io.stdout.isTTY ? 'pretty' : 'json'), io, color);
   const apiKey = keyFromEnv(io.env, 'BERTH_API_KEY', 'berth_');
   const workerToken = keyFromEnv(io.env, 'BERTH_WORKER_TOKEN', 'berthw_');
 
+  const tracingFailed = await startServerTracing(io);
+  if (tracingFailed !== undefined) return tracingFailed;
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
   const started = await startServer(
@@ -155,6 +181,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   } catch (err) {
     logger.error('error while closing the control plane', { error: err instanceof Error ? err.message : String(err) });
   }
+  await stopTracing(); // the spans still buffered are exported
   signals.dispose();
   logger.info('stopped');
   return EXIT.ok;

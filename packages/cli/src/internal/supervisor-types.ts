@@ -1,4 +1,4 @@
-import type { Logger } from '@berth/protocol';
+import type { LogFormat, Logger } from '@berth/protocol';
 
 /** One worker process to keep running. */
 export interface WorkerSpec {
@@ -42,6 +42,12 @@ export interface SupervisorOptions {
   stderr: NodeJS.WritableStream;
   logger: Logger;
   color: boolean;
+  /**
+   * How worker log lines (JSON: workers get `BERTH_LOG_FORMAT=json`) are shown: `pretty` renders them after the
+   * `[<endpoint>/<worker>]` prefix, info and debug on stdout, warn and error on stderr; `json` passes them through
+   * unprefixed (they carry `workerId`). Default: `pretty`.
+   */
+  logFormat?: LogFormat;
   restart?: Partial<RestartPolicy>;
   /** Called when the supervisor stops restarting a worker. */
   onGiveUp?: (spec: WorkerSpec) => void;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Logger } from '@berth/protocol';
+import { createLogger } from '@berth/protocol';
 import { WorkerSupervisor, type WorkerSpec } from './supervisor.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'berth-supervisor-'));
@@ -26,12 +26,7 @@ function setup(files: Record<string, string>, restart = {}) {
   const text = { out: '', err: '', log: [] as string[] };
   out.on('data', (d: Buffer) => (text.out += d.toString()));
   err.on('data', (d: Buffer) => (text.err += d.toString()));
-  const logger: Logger = {
-    debug: (m) => text.log.push(m),
-    info: (m) => text.log.push(m),
-    warn: (m) => text.log.push(m),
-    error: (m) => text.log.push(m),
-  };
+  const logger = createLogger({ level: 'debug', sink: (r) => text.log.push(r.msg) });
   const gaveUp: string[] = [];
   const sup = new WorkerSupervisor(specs, {
     loaderUrl: import.meta.resolve('tsx'),
@@ -144,7 +139,7 @@ describe('WorkerSupervisor: scaling and reload', () => {
     const loadFailures: string[] = [];
     const out = new PassThrough();
     const log: string[] = [];
-    const logger: Logger = { debug: () => {}, info: () => {}, warn: (m) => log.push(m), error: (m) => log.push(m) };
+    const logger = createLogger({ level: 'warn', sink: (r) => log.push(r.msg) });
     const file = join(tmp, 'dies.ts');
     writeFileSync(file, `setTimeout(() => process.exit(4), 300);\n`);
     const sup = new WorkerSupervisor([], {

@@ -1,14 +1,22 @@
-import { createConsoleLogger, type Logger, type LogLevel } from '@berth/server';
+import { createLogger, type Logger, type LogFormat, type LogLevel } from '@berth/server';
 import type { Io } from './io.js';
 
 /**
- * The server's console logger on a terminal: `12:00:01 info  job completed jobId=… ms=12`, debug and info on
- * stdout, warn and error on stderr.
+ * The control plane's logger under `berth`: JSON lines on stdout (every level: one stream for a log pipeline),
+ * or pretty lines (`12:00:01 info  job completed jobId=… ms=12`) with debug and info on stdout, warn and error on
+ * stderr.
  */
-export function createTerminalLogger(level: LogLevel, io: Pick<Io, 'stdout' | 'stderr'>, color: boolean): Logger {
-  return createConsoleLogger({
+export function createTerminalLogger(
+  level: LogLevel,
+  format: LogFormat,
+  io: Pick<Io, 'stdout' | 'stderr'>,
+  color: boolean,
+): Logger {
+  if (format === 'json') return createLogger({ level, write: (line) => void io.stdout.write(line) });
+  return createLogger({
     level,
+    format,
     color,
-    write: (line, at) => (at === 'warn' || at === 'error' ? io.stderr : io.stdout).write(line),
+    write: (line, at) => void (at === 'warn' || at === 'error' ? io.stderr : io.stdout).write(line),
   });
 }

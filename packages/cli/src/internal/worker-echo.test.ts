@@ -1,16 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { Logger } from '@berth/protocol';
+import { createLogger } from '@berth/protocol';
 import { withoutWorkerEcho } from './worker-echo.js';
 
 describe('withoutWorkerEcho', () => {
   it("moves the control plane's job lines of workers that print their own to debug; keeps the rest", () => {
     const seen: string[] = [];
-    const base: Logger = {
-      debug: (m) => seen.push(`debug ${m}`),
-      info: (m) => seen.push(`info ${m}`),
-      warn: (m) => seen.push(`warn ${m}`),
-      error: (m) => seen.push(`error ${m}`),
-    };
+    const base = createLogger({ level: 'debug', sink: (r) => seen.push(`${r.level} ${r.msg}`) });
     const log = withoutWorkerEcho(base, (id) => id === 'echo-1');
     log.info('job completed', { jobId: 'j', workerId: 'echo-1' });
     log.info('job failed', { jobId: 'j', workerId: 'echo-1' });

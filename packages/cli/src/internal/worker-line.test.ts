@@ -2,19 +2,25 @@ import { describe, expect, it } from 'vitest';
 import { workerLine } from './worker-line.js';
 
 describe('workerLine', () => {
-  it("a worker's log line in the control plane's time format, without the worker= field the prefix gives", () => {
-    expect(workerLine('info  2026-11-24T19:17:54.359Z worker=echo-1 job=j1 job completed {"ms":77}')).toBe(
-      '19:17:54 info  job=j1 job completed {"ms":77}',
-    );
-    expect(workerLine('error 2026-11-24T19:17:54.359Z worker=echo-1 boom')).toBe('19:17:54 error boom');
+  it("a worker's JSON log line in pretty form, without workerId and endpointId (the prefix names them)", () => {
+    const line = JSON.stringify({
+      level: 30,
+      time: Date.UTC(2026, 10, 24, 19, 17, 54),
+      pid: 7,
+      hostname: 'h',
+      workerId: 'echo-1',
+      endpointId: 'echo',
+      jobId: 'j1',
+      attempt: 1,
+      ms: 77,
+      msg: 'job completed',
+    });
+    expect(workerLine(line)).toEqual({ text: '19:17:54 info  job completed jobId=j1 attempt=1 ms=77', level: 'info' });
+    expect(workerLine('{"level":50,"time":0,"msg":"boom"}')).toEqual({ text: '00:00:00 error boom', level: 'error' });
   });
 
-  it('anything else (console.log from a handler, a stack trace) as it is', () => {
-    for (const line of [
-      'console works too: 2 greeting(s) for Ada',
-      '    at load (/app/model.ts:3:9)',
-      'info 2026 worker=x',
-    ])
-      expect(workerLine(line)).toBe(line);
+  it('anything else (console.log outside a job, a stack trace, JSON that is not a log line) as it is', () => {
+    for (const line of ['console works too: 2 greeting(s) for Ada', '    at load (/app/model.ts:3:9)', '{"a":1}'])
+      expect(workerLine(line)).toEqual({ text: line });
   });
 });

@@ -1,15 +1,17 @@
-/** A line of the worker runtime's logger: `<level> <ISO time> worker=<id> <message>`. */
-const WORKER_LOG = /^(debug|info|warn|error)(\s+)\d{4}-\d\d-\d\dT(\d\d:\d\d:\d\d)\.\d+Z worker=\S+ (.*)$/;
+import { parseJsonLogLine, prettyLine, type LogEventLevel } from '@berth/protocol';
 
 /**
- * A worker's output line as berth dev shows it after the `[<endpoint>/<worker>]` prefix: its log lines in the
- * control plane's format (`HH:MM:SS level message`, UTC like the control plane's), without the `worker=` field the
- * prefix already gives; any other line as it is.
+ * A worker's output line as berth dev shows it, and the level it was logged at (undefined: not a log line). Its
+ * JSON log lines (berth dev starts workers with `BERTH_LOG_FORMAT=json`) in pretty form, `HH:MM:SS level message
+ * key=value`, without `workerId` and `endpointId` (the `[<endpoint>/<worker>]` prefix names them); any other line
+ * (the handler's own output outside a job, a command worker's) as it is.
  *
- * @example workerLine('info  2026-11-24T19:17:54.359Z worker=echo-1 job=j1 job completed {"ms":77}')
- * // '19:17:54 info  job=j1 job completed {"ms":77}'
+ * @example workerLine('{"level":30,"time":0,"pid":1,"workerId":"echo-1","jobId":"j1","msg":"job completed","ms":77}')
+ * // { text: '00:00:00 info  job completed jobId=j1 ms=77', level: 'info' }
  */
-export function workerLine(line: string): string {
-  const m = WORKER_LOG.exec(line);
-  return m ? `${m[3]} ${m[1]}${m[2]}${m[4]}` : line;
+export function workerLine(line: string, color = false): { text: string; level?: LogEventLevel } {
+  const parsed = parseJsonLogLine(line);
+  if (!parsed) return { text: line };
+  const { workerId: _w, endpointId: _e, ...fields } = parsed.fields;
+  return { text: prettyLine(parsed.level, parsed.time, fields, parsed.msg, color), level: parsed.level };
 }

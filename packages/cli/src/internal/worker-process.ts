@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { LogFormat } from '@berth/protocol';
 import { createInterface } from 'node:readline';
 import { killGroup, trackGroup } from './process-group.js';
 import type { WorkerSpec } from './supervisor-types.js';
@@ -11,6 +12,9 @@ interface Output {
   prefix: string;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
+  /** See `SupervisorOptions.logFormat`. */
+  logFormat?: LogFormat | undefined;
+  color: boolean;
 }
 
 /**
@@ -36,9 +40,12 @@ export function spawnWorker(
 
   const pipe = (stream: NodeJS.ReadableStream | null, to: NodeJS.WritableStream) => {
     if (!stream) return;
-    createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) =>
-      to.write(`${out.prefix} ${workerLine(line)}\n`),
-    );
+    createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+      if (out.logFormat === 'json' && line.startsWith('{"level":')) return void to.write(`${line}\n`);
+      const { text, level } = workerLine(line, out.color);
+      const dest = level === undefined ? to : level === 'warn' || level === 'error' ? out.stderr : out.stdout;
+      dest.write(`${out.prefix} ${text}\n`);
+    });
   };
   pipe(child.stdout, out.stdout);
   pipe(child.stderr, out.stderr);

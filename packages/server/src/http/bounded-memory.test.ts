@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import type { Logger } from '../logger.js';
+import { createLogger } from '../logger.js';
 import { API_KEY, ScriptedWorker, listening, until } from '../testing.test-helpers.js';
 
 // Issue #16 item 9: memory is bounded by limits: a budget for request bodies in flight, a worker frame limit,
@@ -99,7 +99,7 @@ describe('bounded memory', () => {
 
   it('many malformed frames make one warning line (plus a summary), not one each', async () => {
     const warnings: string[] = [];
-    const logger: Logger = { debug() {}, info() {}, error() {}, warn: (msg) => void warnings.push(msg) };
+    const logger = createLogger({ level: 'warn', sink: (r) => void (r.level === 'warn' && warnings.push(r.msg)) });
     await using t = await listening({ logger });
     const w = await ScriptedWorker.connect(t.url);
     await w.next('welcome');

@@ -5,6 +5,7 @@ import type { JobRecord, Store } from '../store/types.js';
 import type { WorkerRegistry } from '../ws/worker-registry.js';
 import type { BatchStats } from './batch-stats.js';
 import type { JobEvents } from './job-events.js';
+import type { JobTracer } from './job-tracer.js';
 
 /** What the job machinery shares: the store, wake-ups, connected workers, time and logs. */
 export interface CoreContext {
@@ -21,6 +22,8 @@ export interface CoreContext {
   onTerminal: ((job: JobRecord) => void)[];
   /** Batches started by batch handlers, as workers report them (/health, /metrics). */
   batches: BatchStats;
+  /** Job spans (OpenTelemetry); undefined with tracing off, and then nothing is spent on it. */
+  tracer?: JobTracer | undefined;
   /** Asks for a sweep at epoch-ms `t` (a deadline was just set). */
   wakeAt(t: number): void;
 }

@@ -28,7 +28,13 @@ export async function sweepDeadlines(
     if (job.status === 'IN_PROGRESS') dispatcher.stop(job, 'expired');
     if (await store.delete(job.id, { expiresAt: job.expiresAt })) {
       out.expired++;
-      logger.info('job expired (ttl)', { jobId: job.id, status: job.status });
+      logger.info('job expired (ttl)', {
+        jobId: job.id,
+        endpointId: job.endpointId,
+        workerId: job.workerId,
+        attempt: job.attempt,
+        status: job.status,
+      });
       events.emit(job.id, 'deleted');
     }
   }
@@ -38,7 +44,12 @@ export async function sweepDeadlines(
     if (!after) continue;
     out.timedOut++;
     dispatcher.stop(job, 'timed_out');
-    logger.warn('job timed out', { jobId: job.id, workerId: job.workerId });
+    logger.warn('job timed out', {
+      jobId: job.id,
+      endpointId: job.endpointId,
+      workerId: job.workerId,
+      attempt: job.attempt,
+    });
     finishedJob(ctx, after);
   }
   for (const job of due.retained) {

@@ -113,8 +113,12 @@ export class Dispatcher {
     };
     if (job.s3Config) msg.s3Config = job.s3Config;
     if (job.executionDeadline !== undefined) msg.deadline = job.executionDeadline;
+    if (this.ctx.tracer) {
+      const traceparent = this.ctx.tracer.assigned(job, session.workerId);
+      if (traceparent) msg.traceparent = traceparent;
+    }
     session.send(msg);
-    logger.debug('job dispatched', { jobId: job.id, workerId: session.workerId, attempt: job.attempt });
+    logger.debug('job dispatched', { jobId: job.id, endpointId, workerId: session.workerId, attempt: job.attempt });
     events.emit(job.id, 'change', undefined, job); // the claimed record as stored: /runsync waiters need not read it
     return true;
   }
@@ -145,11 +149,13 @@ export class Dispatcher {
     if (!after) return;
     logger.warn(after.status === 'IN_QUEUE' ? 'job requeued' : 'job failed: worker lost', {
       jobId: job.id,
+      endpointId: job.endpointId,
       workerId: job.workerId,
       attempt: job.attempt,
       why,
     });
     if (after.status !== 'IN_QUEUE') return finishedJob(this.ctx, after);
+    this.ctx.tracer?.requeued(job, why);
     events.emit(job.id, 'change');
     this.pump(after.endpointId);
   }

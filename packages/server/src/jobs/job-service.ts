@@ -10,6 +10,8 @@ import { armWaiter, type Waiter } from './job-events.js';
 import type { AbortLike } from '../http/client-gone.js';
 import { claimPushed } from './stream-claim.js';
 import { toJobObject } from './job-view.js';
+import type { Context } from '@opentelemetry/api';
+import type { JobTracer } from './job-tracer.js';
 
 /** How a job is submitted. */
 export interface SubmitOptions {
@@ -19,6 +21,8 @@ export interface SubmitOptions {
   cost?: number | undefined;
   /** An `Idempotency-Key` with its scope: the job's id is derived from it. */
   idem?: IdempotencyScope | undefined;
+  /** With tracing on: the context of the request's span, the parent of the job's spans. */
+  trace?: Context | undefined;
 }
 
 /** The client-facing job operations. Each is a conditional store write followed by wake-ups. */
@@ -36,7 +40,7 @@ export class JobService {
   async submit(
     endpointId: string,
     req: JobRequest,
-    { sync, cost, idem }: SubmitOptions,
+    { sync, cost, idem, trace }: SubmitOptions,
   ): Promise<JobRecord & { replayed?: true }> {
     const now = this.ctx.clock.now();
     const job = newJob(endpointId, req, sync, now);
@@ -44,9 +48,11 @@ export class JobService {
     if (idem) job.id = idempotentJobId(idem, endpointId, sync);
     for (let tries = 0; ; tries++) {
       try {
+        this.ctx.tracer?.queued(job, trace); // before the insert: its claim may join the insert's store batch
         await this.insert(job);
         return job;
       } catch (err) {
+        this.ctx.tracer?.abandon(job.id);
         if (!idem || !(err instanceof DuplicateJobError)) throw err;
         const stored = await this.ctx.store.get(job.id);
         if (stored) {
@@ -68,6 +74,11 @@ export class JobService {
     this.ctx.wakeAt(job.expiresAt);
     this.ctx.logger.debug('job accepted', { jobId: job.id, endpointId, sync: job.sync });
     this.dispatcher.pump(endpointId);
+  }
+
+  /** Job spans, with tracing on. */
+  get tracer(): JobTracer | undefined {
+    return this.ctx.tracer;
   }
 
   /** Wake-ups for waiters on a job. */
@@ -148,7 +159,13 @@ export class JobService {
     const res = await store.cancel(id, clock.now(), options.retention);
     if (!res) return toJobObject(await this.get(endpointId, id));
     if (res.before.status === 'IN_PROGRESS') this.dispatcher.stop(res.before, 'cancelled');
-    logger.info('job cancelled', { jobId: id, was: res.before.status, workerId: res.before.workerId });
+    logger.info('job cancelled', {
+      jobId: id,
+      endpointId,
+      workerId: res.before.workerId,
+      attempt: res.before.attempt,
+      was: res.before.status,
+    });
     finishedJob(this.ctx, res.after);
     return toJobObject(res.after);
   }

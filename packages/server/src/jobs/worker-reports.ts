@@ -74,6 +74,7 @@ export class WorkerReports {
         if (after) {
           logger.info(after.status === 'COMPLETED' ? 'job completed' : 'job failed', {
             jobId: msg.id,
+            endpointId: s.endpointId,
             workerId: s.workerId,
             attempt: msg.attempt,
             ...(after.error ? { error: after.error } : {}),

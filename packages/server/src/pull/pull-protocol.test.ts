@@ -1,12 +1,11 @@
-import type { JobObject } from '@berth/protocol';
+import { silentLogger, type JobObject } from '@berth/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.js';
 import { createServer, type BerthServer } from '../server.js';
 
 const KEY = 'k';
 const TOKEN = 'tok';
-const noop = () => {};
-const quiet = { debug: noop, info: noop, warn: noop, error: noop };
+const quiet = silentLogger;
 
 /** The pull protocol on the wire, with requests shaped like runpod-python's (real server, real sockets). */
 describe('RunPod pull protocol, request by request', () => {

@@ -1,4 +1,5 @@
 import { BerthError, LIMITS, decodeJobRequest, type JobRequest } from '@berth/protocol';
+import { SpanStatusCode, type Context } from '@opentelemetry/api';
 import { readBody, parseJsonBody } from '../body.js';
 import { QUERY, intParam } from '../query.js';
 import type { RouteContext } from './route-context.js';
@@ -25,19 +26,46 @@ function idem(rc: RouteContext): IdempotencyScope | undefined {
  * POST /run: answers `{id, status: "IN_QUEUE"}` once the job is stored. A retry with the same `Idempotency-Key`
  * answers the same id and the job's current status.
  */
-export async function run(rc: RouteContext) {
-  const scope = idem(rc);
-  const req = await readJobRequest(rc, LIMITS.runBodyBytes);
-  const job = await rc.service.submit(rc.endpointId, req, { sync: false, cost: rc.cost, idem: scope });
-  return { status: 200, json: { id: job.id, status: job.replayed ? job.status : 'IN_QUEUE' } };
+export function run(rc: RouteContext) {
+  return traced(rc, '/v2/:endpoint/run', async (trace) => {
+    const scope = idem(rc);
+    const req = await readJobRequest(rc, LIMITS.runBodyBytes);
+    const job = await rc.service.submit(rc.endpointId, req, { sync: false, cost: rc.cost, idem: scope, trace });
+    return { status: 200, json: { id: job.id, status: job.replayed ? job.status : 'IN_QUEUE' } };
+  });
 }
 
 /** POST /runsync?wait=: answers the job object when terminal or when the wait elapses. */
-export async function runsync(rc: RouteContext) {
-  const wait = intParam(rc.req.query, QUERY.runsyncWait);
-  const scope = idem(rc);
-  const req = await readJobRequest(rc, LIMITS.runsyncBodyBytes);
-  const job = await rc.service.submit(rc.endpointId, req, { sync: true, cost: rc.cost, idem: scope });
-  // A job deleted while we wait (ttl, purge) answers 404 job_not_found.
-  return { status: 200, json: await rc.service.waitTerminal(rc.endpointId, job.id, wait, rc.req.signal, job) };
+export function runsync(rc: RouteContext) {
+  return traced(rc, '/v2/:endpoint/runsync', async (trace) => {
+    const wait = intParam(rc.req.query, QUERY.runsyncWait);
+    const scope = idem(rc);
+    const req = await readJobRequest(rc, LIMITS.runsyncBodyBytes);
+    const job = await rc.service.submit(rc.endpointId, req, { sync: true, cost: rc.cost, idem: scope, trace });
+    // A job deleted while we wait (ttl, purge) answers 404 job_not_found.
+    return { status: 200, json: await rc.service.waitTerminal(rc.endpointId, job.id, wait, rc.req.signal, job) };
+  });
+}
+
+/** Runs a submit route; with tracing on, inside the span of its HTTP request (the parent of the job's spans). */
+async function traced<R extends { status: number }>(
+  rc: RouteContext,
+  route: string,
+  fn: (trace: Context | undefined) => Promise<R>,
+): Promise<R> {
+  const tracer = rc.service.tracer;
+  if (!tracer) return fn(undefined);
+  const { span, ctx } = tracer.request('POST', route, rc.req.headers);
+  span.setAttribute('berth.endpoint.id', rc.endpointId);
+  try {
+    const res = await fn(ctx);
+    span.setAttribute('http.response.status_code', res.status);
+    return res;
+  } catch (err) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+    if (err instanceof BerthError) span.setAttribute('berth.error.code', err.code);
+    throw err;
+  } finally {
+    span.end();
+  }
 }

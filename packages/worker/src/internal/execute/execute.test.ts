@@ -21,7 +21,7 @@ async function run(handler: Handler, over: Partial<ExecuteOptions> = {}): Promis
     handler,
     job: { id: 'j1', input: { n: 2 }, attempt: 1 },
     signal: new AbortController().signal,
-    log: createLogger({ level: 'debug', job: 'j1', sink: (r) => logs.push(r) }),
+    log: createLogger({ level: 'debug', bindings: { jobId: 'j1' }, sink: (r) => logs.push(r) }),
     returnAggregateStream: false,
     onChunk: (c, i) => {
       chunks.push(c);
@@ -157,7 +157,7 @@ describe('executeJob: handler kinds', () => {
       return 1;
     });
     expect(r.logs).toContainEqual(
-      expect.objectContaining({ level: 'info', msg: 'hello', job: 'j1', fields: { a: 1 } }),
+      expect.objectContaining({ level: 'info', msg: 'hello', fields: { jobId: 'j1', a: 1 } }),
     );
   });
 });

@@ -1,4 +1,5 @@
 import type { S3Config } from '@berth/protocol';
+import { INVALID_SPAN_CONTEXT, trace, type Span } from '@opentelemetry/api';
 import type { Handler, Job } from '../../handler.js';
 import type { Logger } from '../../logger.js';
 import { UnrecoverableError } from '../../errors.js';
@@ -20,6 +21,9 @@ export interface JobSpec {
   outputTarget?: OutputTarget;
 }
 
+/** `job.trace` with tracing off: a span that records nothing (one for the process). */
+const NO_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
 /** Inputs of `executeJob`. */
 export interface ExecuteOptions {
   handler: Handler;
@@ -39,6 +43,8 @@ export interface ExecuteOptions {
   onProgress?: (value: unknown) => void;
   /** Checked before the handler runs; a mismatch fails the job (unrecoverable) without calling the handler. */
   inputSchema?: InputSchema | undefined;
+  /** The handler's span, handed over as `job.trace` (a span that records nothing without). */
+  span?: Span | undefined;
 }
 
 /** How a job ended. `output` and chunks are JSON values (what the client will see). */
@@ -98,6 +104,7 @@ function createJob(options: ExecuteOptions, isLive: () => boolean): Job {
       return signalOf(signal);
     },
     log,
+    trace: options.span ?? NO_SPAN,
     progress(value: unknown): void {
       const json = toJsonValue(value, 'progress');
       if (!isLive() || signal.aborted) {

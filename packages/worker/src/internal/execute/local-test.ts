@@ -87,7 +87,7 @@ export async function runLocalTest(
   log: Logger,
   signal: AbortSignal = new AbortController().signal,
 ): Promise<LocalTestOutcome> {
-  const jobLog = log.child({ job: LOCAL_JOB_ID });
+  const jobLog = log.child({ jobId: LOCAL_JOB_ID });
   jobLog.info('running one job locally', { input });
   const result = await executeWithRetry(
     {

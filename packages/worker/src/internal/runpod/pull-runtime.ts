@@ -114,7 +114,7 @@ export function createPullRuntime(o: PullRuntimeOptions): WorkerRuntime {
     const { id } = pulled;
     const job: Running = { controller: new AbortController(), chain: Promise.resolve() };
     running.set(id, job);
-    const jobLog = log.child({ job: id });
+    const jobLog = log.child({ jobId: id });
     const send = (what: string, fn: () => Promise<void>) => {
       job.chain = job.chain
         .then(fn)

@@ -47,13 +47,13 @@ export class Assignment {
     const { table, log } = this.deps;
     if (this.deps.isStopped()) return;
     if (table.get(msg)) {
-      log.warn('ignored a duplicate job.assign', { job: msg.id, attempt: msg.attempt });
+      log.warn('ignored a duplicate job.assign', { jobId: msg.id, attempt: msg.attempt });
       return;
     }
     supersedeOlderAttempts(table, msg);
-    const entry = new JobEntry(msg, this.deps.send, log.child({ job: msg.id }), this.deps.serverAcks);
+    const entry = new JobEntry(msg, this.deps.send, log.child({ jobId: msg.id, attempt: msg.attempt }), this.deps.serverAcks);
     table.add(entry);
-    entry.log.info('job received', { attempt: msg.attempt });
+    entry.log.info('job received');
     this.waiting.push(entry);
     this.pump();
   }

@@ -32,6 +32,8 @@ export class JobEntry {
   /** A `job.stream` message of this attempt has been sent (see `chunk`). */
   private streamed = false;
   private flushTimer: NodeJS.Immediate | undefined;
+  /** The control plane's run span (`job.assign.traceparent`), with tracing on there. */
+  readonly traceparent: string | undefined;
 
   constructor(
     assign: AssignMessage,
@@ -44,6 +46,7 @@ export class JobEntry {
     this.spec = { id: assign.id, input: assign.input, attempt: assign.attempt };
     if (assign.s3Config !== undefined) this.spec.s3Config = assign.s3Config;
     if (assign.deadline !== undefined) this.spec.deadline = assign.deadline;
+    this.traceparent = assign.traceparent;
   }
 
   get ref(): { id: string; attempt: number } {

@@ -1,4 +1,6 @@
+import type { Span } from '@opentelemetry/api';
 import type { OutputTarget } from '../execute/output-target.js';
+import { withHandlerSpan } from './handler-span.js';
 import { executeWithRetry } from '../execute/retry.js';
 import { withConsoleForwarding } from '../logs/console-capture.js';
 import type { LogShipper } from '../logs/log-shipper.js';
@@ -7,7 +9,18 @@ import type { WorkerRuntimeOptions } from './runtime-types.js';
 
 /** What running one assigned job needs. */
 export interface RunJobDeps {
-  options: Pick<WorkerRuntimeOptions, 'handler' | 'returnAggregateStream' | 'inputSchema' | 'retry' | 'forwardLogs'>;
+  options: Pick<
+    WorkerRuntimeOptions,
+    | 'handler'
+    | 'returnAggregateStream'
+    | 'inputSchema'
+    | 'retry'
+    | 'forwardLogs'
+    | 'logFormat'
+    | 'tracer'
+    | 'workerId'
+    | 'endpointId'
+  >;
   shipper: LogShipper;
   outputTarget: OutputTarget;
 }
@@ -23,9 +36,10 @@ export async function runAssignedJob(entry: JobEntry, deps: RunJobDeps): Promise
   const started = Date.now();
   const { id, attempt } = entry.spec;
   const handlerLog = options.forwardLogs ? shipper.wrap(entry.log, id, attempt) : entry.log;
-  const execute = () =>
+  const execute = (span?: Span) =>
     executeWithRetry(
       {
+        span,
         handler: options.handler,
         job: { ...entry.spec, outputTarget: deps.outputTarget },
         signal: entry.aborter,
@@ -37,9 +51,20 @@ export async function runAssignedJob(entry: JobEntry, deps: RunJobDeps): Promise
       },
       options.retry,
     );
-  const result = await (options.forwardLogs
-    ? withConsoleForwarding((level, message) => shipper.add(id, attempt, level, message), execute)
-    : execute());
+  // JSON logs: a handler's console lines become log lines of the job (jobId, attempt, ...), not bare text.
+  const json = options.logFormat === 'json';
+  const { tracer } = options;
+  const run = tracer ? () => withHandlerSpan(tracer, { ...entry.spec, traceparent: entry.traceparent }, options, execute) : execute;
+  const result = await (options.forwardLogs || json
+    ? withConsoleForwarding(
+        (level, message) => {
+          if (json) entry.log[level](message);
+          if (options.forwardLogs) shipper.add(id, attempt, level, message);
+        },
+        run,
+        json,
+      )
+    : run());
   shipper.flush(); // what the handler logged reaches the control plane before its result
   if (result.status === 'COMPLETED') entry.complete(result.output);
   else entry.fail(result.error, { aborted: result.status === 'CANCELLED' });

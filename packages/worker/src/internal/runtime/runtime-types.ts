@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from '../../logger.js';
 import type { ResolvedConnection, ResolvedStartOptions } from '../../options.js';
 
@@ -6,7 +7,11 @@ import type { ResolvedConnection, ResolvedStartOptions } from '../../options.js'
  * connection it found, and the base logger (the runtime tags it with the worker id).
  */
 export type WorkerRuntimeOptions = Omit<ResolvedStartOptions, 'connection' | 'logLevel'> &
-  ResolvedConnection & { log: Logger };
+  ResolvedConnection & {
+    log: Logger;
+    /** OpenTelemetry tracer of the `berth.handler` spans; undefined: tracing off. */
+    tracer?: Tracer | undefined;
+  };
 
 /** Why a runtime stopped; `code` is the process exit code `start()` uses. */
 export interface RuntimeExit {

@@ -1,4 +1,5 @@
-import { createLogger, formatLogLine, type LogRecord } from '../../logger.js';
+import { prettyLine } from '@berth/protocol';
+import { createLogger, type LogRecord } from '../../logger.js';
 import type { FakeControlPlane } from '../testing/fake-control-plane.test-helpers.js';
 import { resolveStartOptions } from '../../options.js';
 import { createWorkerRuntime } from './runtime.js';
@@ -32,7 +33,7 @@ export function startTestWorker(
   });
   return Object.assign(runtime, {
     logs,
-    printLogs: () => logs.map(formatLogLine).join('\n'),
+    printLogs: () => logs.map((r) => prettyLine(r.level, r.time.getTime(), r.fields, r.msg, false)).join('\n'),
     [Symbol.asyncDispose]: async () => {
       await runtime.close();
     },

@@ -25,7 +25,7 @@ import { Shutdown } from './shutdown.js';
  */
 export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime {
   const { workerId, stream } = options;
-  const log = options.log.child({ worker: workerId });
+  const log = options.log.child({ workerId, endpointId: options.endpointId });
   const table = new JobTable();
   /** The connected server acknowledges results (welcome.acks). */
   let serverAcks = false;

@@ -1,0 +1,39 @@
+/**
+ * BENCH_OBSERVE=1 adds the rows of issue #29's table: `berth serve` SQLite (normal) with the logs a user gets by
+ * default (level info, JSON lines, server and worker), with tracing off (`+logs`) and with tracing on exporting
+ * over OTLP/HTTP to a local receiver (`+trace`, bench/lib/otlp-sink.mjs), against `berth-sqlite-normal`
+ * (`--log-level warn`, the quiet target). Goals in lib/goals-observe.ts.
+ */
+import { join } from 'node:path';
+import { BENCH_DIR, freePort, start } from '../../lib/proc.js';
+import type { Target } from '../types.js';
+import { berthTarget, type BerthFlavour } from './index.js';
+
+const sqlite = { args: (d: string) => ['--data-dir', d, '--log-level', 'info', '--log-format', 'json'], dataDir: (d: string) => d };
+const infoWorker = { BERTH_LOG_LEVEL: 'info', BERTH_LOG_FORMAT: 'json' };
+
+/** Starts a local OTLP/HTTP receiver (killed with the bench) and answers the environment that exports to it. */
+async function otlpSink(): Promise<Record<string, string>> {
+  const port = await freePort();
+  const sink = start(process.execPath, [join(BENCH_DIR, 'lib/otlp-sink.mjs'), String(port)]);
+  await sink.waitFor(/otlp sink listening/);
+  return { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` };
+}
+
+const FLAVOURS: BerthFlavour[] = [
+  {
+    name: 'berth-sqlite-normal+logs',
+    description: '`berth serve` SQLite (normal), logs at info as JSON lines (server and worker), tracing off',
+    ...sqlite,
+    workerEnv: infoWorker,
+  },
+  {
+    name: 'berth-sqlite-normal+trace',
+    description: 'the same with tracing on: OTLP/HTTP to a local receiver (server and worker)',
+    ...sqlite,
+    workerEnv: infoWorker,
+    prepare: otlpSink,
+  },
+];
+
+export const OBSERVE_TARGETS: Target[] = process.env['BENCH_OBSERVE'] === '1' ? FLAVOURS.map(berthTarget) : [];
