@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runJob } from '@berth/worker/testing';
+import { runBatch, runJob } from '@berth/worker/testing';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { batchHandler, handler } from './handler.js';
@@ -70,28 +70,11 @@ describe('batch handler', () => {
       { prompt: 'a big red circle on a blue background', steps: 3, seed: 1 },
       { prompt: 'x', width: 30 },
     ];
-    const progress: unknown[][] = inputs.map(() => []);
-    const jobs = inputs.map((input, i) => ({
-      id: `j${i}`,
-      input,
-      attempt: 1,
-      signal: new AbortController().signal,
-      log: {
-        debug() {},
-        info() {},
-        warn() {},
-        error() {},
-        child() {
-          return this;
-        },
-      } as never,
-      progress: (v: unknown) => void progress[i]!.push(v),
-    }));
-    const outputs = (await batchHandler(jobs)) as ({ image_base64: string } | Error)[];
-    expect((outputs[2] as Error).message).toMatch(/^invalid_input: width: /);
+    const outputs = await runBatch(batchHandler, inputs);
+    expect(outputs[2]!.error).toMatch(/^invalid_input: width: /);
     const alone = await Promise.all(inputs.slice(0, 2).map((input) => runJob(handler, input)));
     for (const k of [0, 1]) {
-      const a = await sharp(Buffer.from((outputs[k] as { image_base64: string }).image_base64, 'base64'))
+      const a = await sharp(Buffer.from((outputs[k]!.output as { image_base64: string }).image_base64, 'base64'))
         .raw()
         .toBuffer();
       const b = await sharp(Buffer.from((alone[k]!.output as { image_base64: string }).image_base64, 'base64'))
@@ -101,7 +84,7 @@ describe('batch handler', () => {
       let diff = 0;
       for (let i = 0; i < a.length; i++) diff = Math.max(diff, Math.abs(a[i]! - b[i]!));
       expect(diff).toBeLessThanOrEqual(2);
-      expect(progress[k]).toEqual([1, 2, 3].map((step) => ({ step, of: 3 })));
+      expect(outputs[k]!.progress).toEqual([1, 2, 3].map((step) => ({ step, of: 3 })));
     }
   }, 120_000);
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../handler.js';
 import { UnrecoverableError } from '../errors.js';
-import { runJob } from './index.js';
+import { z } from 'zod';
+import { runBatch, runJob } from './index.js';
 
 describe('runJob', () => {
   it('runs a plain handler', async () => {
@@ -65,5 +66,26 @@ describe('runJob', () => {
   it('passes id and attempt', async () => {
     const result = await runJob((job) => [job.id, job.attempt], {}, { id: 'abc', attempt: 3 });
     expect(result.output).toEqual(['abc', 3]);
+  });
+});
+
+describe('runBatch', () => {
+  it('runs the inputs as one batch through the single-job path: per-job results, errors and refused inputs', async () => {
+    const sizes: number[] = [];
+    const results = await runBatch(
+      async (jobs) => {
+        sizes.push(jobs.length);
+        return jobs.map((j) => (j.input.n === 2 ? new Error('two is bad') : { doubled: (j.input.n as number) * 2 }));
+      },
+      [{ n: 1 }, { n: 2 }, { n: 'x' }, { n: 3 }],
+      { inputSchema: z.object({ n: z.number() }) },
+    );
+    expect(sizes).toEqual([3]);
+    expect(results.map((r) => [r.status, r.output ?? r.error])).toEqual([
+      ['COMPLETED', { doubled: 2 }],
+      ['FAILED', 'two is bad'],
+      ['FAILED', expect.stringMatching(/^invalid_input: n: /)],
+      ['COMPLETED', { doubled: 6 }],
+    ]);
   });
 });

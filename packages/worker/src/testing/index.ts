@@ -1,6 +1,9 @@
 import type { S3Config } from '@berth/protocol';
 import type { z } from 'zod';
+import type { BatchHandler, BatchOptions } from '../batch.js';
 import type { Handler, JobInput } from '../handler.js';
+import { Batcher } from '../internal/batch/batcher.js';
+import { isStreamingHandler } from '../internal/execute/handler-kind.js';
 import { createLogger, type LogRecord } from '../logger.js';
 import { executeWithRetry, NO_RETRY } from '../internal/execute/retry.js';
 import type { RetryOptions } from '../options.js';
@@ -96,6 +99,31 @@ export async function runJob(handler: Handler, input: JobInput, options: RunJobO
   );
   if (result.status === 'COMPLETED') return { status: 'COMPLETED', output: result.output, chunks, progress, logs };
   return { status: result.status, error: result.error, chunks, progress, logs };
+}
+
+/**
+ * Runs a batch handler on several inputs exactly as the worker runtime does: every input through the single-job
+ * path (input check, retries, signal, progress, chunks), joined into one batch (`batch.maxSize` defaults to the
+ * number of inputs). One result per input, in order.
+ *
+ * @example
+ * import { runBatch } from '@berth/worker/testing';
+ * const [a, b] = await runBatch(async (jobs) => jobs.map((j) => j.input.n * 2), [{ n: 1 }, { n: 2 }]);
+ * expect(a.output).toBe(2);
+ */
+export async function runBatch(
+  handler: BatchHandler,
+  inputs: readonly JobInput[],
+  options: RunJobOptions & { batch?: BatchOptions } = {},
+): Promise<RunJobResult[]> {
+  const { batch, ...jobOptions } = options;
+  const batcher = new Batcher(
+    handler,
+    { maxSize: batch?.maxSize ?? Math.max(1, inputs.length), maxWaitMs: batch?.maxWaitMs ?? 0 },
+    (options.return_aggregate_stream ?? false) || isStreamingHandler(handler),
+  );
+  const id = options.id ?? 'test-job';
+  return Promise.all(inputs.map((input, i) => runJob(batcher.handler, input, { ...jobOptions, id: `${id}-${i}` })));
 }
 
 export type { LogRecord } from '../logger.js';
