@@ -19,7 +19,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RawImage } from '@huggingface/transformers';
 import sharp from 'sharp';
-import { REPO_ROOT, startBerthDev } from '../../../packages/cli/src/e2e/harness.test-helpers.js';
+import { REPO_ROOT, startBerthDev } from '../../../tests/e2e/harness.test-helpers.js';
 import { configureModels, createImageUpscaler } from '../src/setup.js';
 
 const MODELS = process.env['BERTH_MODELS_DIR'] ?? join(REPO_ROOT, '../shared/models');

@@ -89,7 +89,11 @@ export async function runJob(handler: Handler, input: JobInput, options: RunJobO
         ...(options.s3Config !== undefined ? { s3Config: options.s3Config } : {}),
       },
       signal: options.signal ?? new AbortController().signal,
-      log: createLogger({ level: 'debug', bindings: { workerId: 'test', jobId: id }, sink: (record) => logs.push(record) }),
+      log: createLogger({
+        level: 'debug',
+        bindings: { workerId: 'test', jobId: id },
+        sink: (record) => logs.push(record),
+      }),
       returnAggregateStream: options.return_aggregate_stream ?? false,
       inputSchema: options.inputSchema,
       onChunk: (chunk) => chunks.push(chunk),
@@ -127,3 +131,6 @@ export async function runBatch(
 }
 
 export type { LogRecord } from '../logger.js';
+
+/** `job.trace` for a `Job` a test builds by hand (a batch handler called directly): a span that records nothing. */
+export { NO_SPAN } from '../internal/execute/execute.js';

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Job } from '../../handler.js';
 import { createLogger } from '../../logger.js';
 import { deferred } from '../runtime/runtime.test-helpers.js';
+import { NO_SPAN } from '../execute/execute.js';
 import { Batcher, type BatchTimers } from './batcher.js';
 
 /** A clock that moves only when told, and the timers it fires. */
@@ -29,7 +30,14 @@ class ManualTimers implements BatchTimers {
 }
 
 function job(id: string, controller = new AbortController()): Job {
-  const j = { id, input: {}, attempt: 1, signal: controller.signal, log: createLogger({ level: 'silent' }) };
+  const j = {
+    id,
+    input: {},
+    attempt: 1,
+    signal: controller.signal,
+    log: createLogger({ level: 'silent' }),
+    trace: NO_SPAN,
+  };
   return { ...j, progress: () => undefined };
 }
 

@@ -22,7 +22,7 @@ export interface JobSpec {
 }
 
 /** `job.trace` with tracing off: a span that records nothing (one for the process). */
-const NO_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+export const NO_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 /** Inputs of `executeJob`. */
 export interface ExecuteOptions {
