@@ -1,4 +1,3 @@
-import type { ApiRequest, ApiResponse } from '@berth/server';
 import { runpodWorkerEnv } from '@berth/protocol';
 import { parseFlags, parseHost, parseLogLevel, parsePort, type LogLevel } from '../args.js';
 import {
@@ -9,6 +8,7 @@ import {
   type ResolvedEndpoint,
 } from '../config/index.js';
 import { curlExamples, dialableUrl, readyLine } from '../internal/banner.js';
+import { announcedSchema } from '../internal/announced-schema.js';
 import { sampleRequest, schemaRequest, type SampleRequest } from '../internal/sample-input.js';
 import { withoutWorkerEcho } from '../internal/worker-echo.js';
 import { createTerminalLogger } from '../internal/terminal-logger.js';
@@ -247,41 +247,6 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   signals.dispose();
   logger.info('stopped');
   return typeof why !== 'string' ? EXIT.failure : EXIT.ok;
-}
-
-/** How long the banner's sample curl waits for the first endpoint's worker to say hello. */
-const HELLO_WAIT_MS = 15_000;
-
-/** The input schema the endpoint's first worker announced (from the catalog), once it said hello; else undefined. */
-async function announcedSchema(
-  server: { handle(req: ApiRequest): Promise<ApiResponse> },
-  apiKey: string,
-  endpoint: string,
-  hello: Promise<void>,
-): Promise<unknown> {
-  let timer: NodeJS.Timeout | undefined;
-  const said = await Promise.race([
-    hello.then(() => true),
-    new Promise<false>((r) => {
-      timer = setTimeout(() => r(false), HELLO_WAIT_MS);
-      timer.unref();
-    }),
-  ]);
-  clearTimeout(timer);
-  if (!said) return undefined;
-  try {
-    const res = await server.handle({
-      method: 'GET',
-      path: '/v2/_berth/catalog',
-      query: new URLSearchParams(),
-      headers: { authorization: `Bearer ${apiKey}` },
-    });
-    const endpoints =
-      'json' in res ? (res.json as { endpoints?: { id: string; inputSchema?: unknown }[] }).endpoints : [];
-    return endpoints?.find((e) => e.id === endpoint)?.inputSchema ?? undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function describeEndpoint(ep: ResolvedEndpoint): string {
