@@ -59,6 +59,24 @@ describe('berth dev hot reload', () => {
     expect(done.body.retries ?? 1).toBeGreaterThanOrEqual(1);
   }, 60_000);
 
+  it('--watch-poll: a changed import is found by polling its stat and reloads the workers', async () => {
+    writeHandler(1);
+    const config = join(tmp, 'berth.config.json');
+    writeFileSync(config, JSON.stringify({ endpoints: { slow: { worker: './slow.ts', workers: 1 } } }));
+    await using berth = await startBerthDev({ config, args: ['--watch-poll'], waitForWorkers: ['slow'] });
+    expect((await berth.post('/v2/slow/runsync', { input: { ms: 0 } })).body).toMatchObject({
+      output: { version: 1 },
+    });
+    writeHandler(3);
+    await berth.waitForLine(/lib\.ts changed: reloading slow/, 10_000);
+    const after = await pollUntil(
+      () => berth.post('/v2/slow/runsync', { input: { ms: 0 } }),
+      (r) => r.body?.output?.version === 3,
+      20_000,
+    );
+    expect(after.body.status).toBe('COMPLETED');
+  }, 60_000);
+
   it('scale from zero with a handler that throws while loading: reported, berth dev stays up, the queued job runs once fixed', async () => {
     writeFileSync(join(tmp, 'gate.ts'), `throw new Error('model file missing');\n`);
     writeFileSync(
