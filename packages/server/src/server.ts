@@ -30,6 +30,7 @@ import type { RecoveryReport } from './store/types.js';
 import { Gateway } from './ws/gateway.js';
 import { createPullProtocol } from './pull/index.js';
 import { Metrics } from './metrics/metrics.js';
+import { Monitor } from './monitor/monitor.js';
 import { servePlayground } from './playground/static.js';
 import { WorkerRegistry } from './ws/worker-registry.js';
 import { WorkerAuth, type WorkerIdentity } from './workers/worker-auth.js';
@@ -90,7 +91,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const ctx: CoreContext = {
     store: opts.store,
     events: new JobEvents(),
-    registry: new WorkerRegistry(),
+    registry: new WorkerRegistry(opts.clock),
     clock: opts.clock,
     logger: opts.logger,
     options: opts,
@@ -102,12 +103,24 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   };
   // Webhooks: the store writes the outbox row with the terminal state; the sender delivers it (and, polling,
   // whatever a previous process left pending).
-  const metrics = new Metrics();
+  const source = {
+    endpoints: () => [...endpoints],
+    counts: (id: string) => opts.store.counts(id),
+    registry: ctx.registry,
+    heartbeatMs: opts.heartbeatMs,
+  };
+  const metrics = new Metrics({ ...source, replicaId: opts.cluster?.replicaId });
+  const monitor = new Monitor({ ...source, clock: opts.clock, logger: opts.logger });
+  ctx.onColdStart = (id) => {
+    metrics.coldStart(id);
+    monitor.coldStart(id);
+  };
   const webhooks = new WebhookSender(opts.store, opts.webhooks, opts.clock, opts.logger, (outcome) =>
     metrics.webhookAttempt(outcome),
   );
   ctx.onTerminal.push((job) => {
     metrics.jobFinished(job);
+    monitor.jobFinished(job);
     if (job.webhook !== undefined) webhooks.kick();
   });
   webhooks.start();
@@ -160,43 +173,38 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     draining: () => draining,
     holdMs: opts.pullHoldMs,
   });
-  const handle = createApi({
-    service,
-    registry: ctx.registry,
-    files: files.handle,
-    pull: pull.handle,
-    models,
-    keys: new ApiKeyAuth(new KeyChecker(opts.apiKeys, 'key'), opts.keyStore),
-    // Scopes (403) first, then rate limits (429, counted only for allowed requests), then the caller's guard.
-    guard: combineGuards(
-      scopeGuard,
-      countRejections(
-        createRateLimitGuard({
-          limits: opts.rateLimits,
-          clock: opts.clock,
-          runningWorkers: (id) => ctx.registry.limitWorkers(id),
-          replicas: () => 1 + ctx.registry.remote.count(),
-        }),
-        (g) => metrics.rateLimitRejected(g.endpointId, g.operation),
+  const handle = metrics.observeHttp(
+    createApi({
+      service,
+      registry: ctx.registry,
+      files: files.handle,
+      pull: pull.handle,
+      models,
+      keys: new ApiKeyAuth(new KeyChecker(opts.apiKeys, 'key'), opts.keyStore),
+      // Scopes (403) first, then rate limits (429, counted only for allowed requests), then the caller's guard.
+      guard: combineGuards(
+        scopeGuard,
+        countRejections(
+          createRateLimitGuard({
+            limits: opts.rateLimits,
+            clock: opts.clock,
+            runningWorkers: (id) => ctx.registry.limitWorkers(id),
+            replicas: () => 1 + ctx.registry.remote.count(),
+          }),
+          (g) => metrics.rateLimitRejected(g.endpointId, g.operation),
+        ),
+        opts.guard,
       ),
-      opts.guard,
-    ),
-    store: opts.store,
-    catalog: { endpoints: () => [...endpoints], models: opts.models, registry: ctx.registry, service },
-    playground: servePlayground,
-    metrics: {
+      store: opts.store,
+      catalog: { endpoints: () => [...endpoints], models: opts.models, registry: ctx.registry, service },
+      playground: servePlayground,
       metrics,
-      source: {
-        endpoints: () => [...endpoints],
-        counts: (id) => opts.store.counts(id),
-        registry: ctx.registry,
-        heartbeatMs: opts.heartbeatMs,
-      },
-    },
-    hasEndpoint,
-    draining: () => draining,
-    logger: opts.logger,
-  });
+      monitor,
+      hasEndpoint,
+      draining: () => draining,
+      logger: opts.logger,
+    }),
+  );
   const gateway = new Gateway({
     ctx,
     dispatcher,
@@ -244,6 +252,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       const leaseUntil = opts.clock.now() + opts.workerGraceMs;
       const recovered = await opts.store.recover(leaseUntil);
       await cluster?.start();
+      monitor.start();
       for (const id of recovered.endpoints) if (ENDPOINT_ID_RE.test(id)) endpoints.add(id);
       if (recovered.running > 0) ctx.wakeAt(leaseUntil);
       if (recovered.queued + recovered.running > 0) {
@@ -285,6 +294,8 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       while (busy() && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
       if (sweepTimer) clearInterval(sweepTimer);
       alarm.stop();
+      monitor.stop();
+      metrics.stop();
       pull.close();
       await gateway.close();
       if (http) {

@@ -18,7 +18,9 @@ import { webhookLog } from '../webhooks/webhook-log-route.js';
 import { jobLogs, recentJobs } from './routes/observe.js';
 import { catalog, estimate, type CatalogDeps } from './routes/catalog.js';
 import { openApi } from './openapi/route.js';
-import type { Metrics, MetricsSource } from '../metrics/metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Monitor } from '../monitor/monitor.js';
+import { monitorRoute } from './routes/monitor.js';
 
 interface Route {
   methods: readonly string[];
@@ -65,7 +67,9 @@ export interface ApiDeps {
   /** `GET /v2/_berth/catalog` (the playground's picker). */
   catalog?: CatalogDeps;
   /** `GET /metrics` (Prometheus text; needs an API key like every route). */
-  metrics?: { metrics: Metrics; source: MetricsSource };
+  metrics?: Metrics;
+  /** `GET /v2/<ep>/monitor` (the Monitor view's history). */
+  monitor?: Monitor;
   /** The playground page: `GET /` and `GET /playground/<file>` (no key needed; the page asks for one). */
   playground?: (req: ApiRequest) => ApiResponse | undefined;
 }
@@ -98,6 +102,14 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
     logs: { methods: ['GET'], operation: 'status', job: true, handler: (rc) => jobLogs(rc, deps.store) },
     jobs: { methods: ['GET'], operation: 'status', job: false, handler: (rc) => recentJobs(rc, deps.store) },
   };
+  const monitor = deps.monitor;
+  if (monitor)
+    routes['monitor'] = {
+      methods: ['GET'],
+      operation: 'health',
+      job: false,
+      handler: (rc) => monitorRoute(rc, monitor),
+    };
   return async (req) => {
     const parts = req.path.split('/');
     // `/v2/<ep>/openai/v1/...` (docs/openai.md): same checks, errors in the OpenAI shape.
@@ -121,7 +133,7 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
           throw new BerthError('method_not_allowed', `${req.method} is not allowed on /metrics; use GET`, ['GET']);
         // A key limited to some endpoints sees only their lines.
         const who = await deps.keys.authenticate(req.headers['authorization']);
-        const text = await deps.metrics.metrics.render(deps.metrics.source, who.scope?.endpoints ?? null);
+        const text = await deps.metrics.render(who.scope?.endpoints ?? null);
         return {
           status: 200,
           headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' },

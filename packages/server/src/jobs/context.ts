@@ -18,6 +18,8 @@ export interface CoreContext {
    * the outbox row itself is written by the store inside the terminal transition (see `Store.claimWebhooks`).
    */
   onTerminal: ((job: JobRecord) => void)[];
+  /** A worker's first job had been queued before the worker connected: the job waited for it to start (metrics). */
+  onColdStart?: (endpointId: string) => void;
   /** Asks for a sweep at epoch-ms `t` (a deadline was just set). */
   wakeAt(t: number): void;
 }
