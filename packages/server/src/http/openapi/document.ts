@@ -105,6 +105,15 @@ function jobPaths(t: OpenApiTarget, readOnly: boolean): Record<string, Record<st
     [`${base}/logs/{job_id}`]: {
       get: op({ id: id('logs'), tag, summary: 'What the handler logged for a job', params: [jobId], ok: anyObject }),
     },
+    [`${base}/monitor`]: {
+      get: op({
+        id: id('monitor'),
+        tag,
+        summary: 'The last 15 minutes (or up to an hour) in 5 s slots: jobs, queue, workers, delay and execution',
+        params: [query('window', 'Seconds, 60..3600, default 900')],
+        ok: anyObject,
+      }),
+    },
     [`${base}/jobs`]: {
       get: op({
         id: id('jobs'),
