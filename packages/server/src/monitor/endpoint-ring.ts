@@ -12,13 +12,16 @@ const NW = WORKER_STATES.length;
 
 export type WorkerCounts = Record<(typeof WORKER_STATES)[number], number>;
 
-/** One endpoint's window as columns (one entry per slot, oldest first); `null`: no sample or no job in that slot. */
+/**
+ * One endpoint's window as columns (one entry per slot, oldest first). `null`: nothing recorded in that slot (before
+ * the server started, or a slot without a sample); percentiles are also `null` in a slot where no job finished.
+ */
 export interface RingWindow {
   /** Slot start times, epoch ms. */
   t: number[];
-  completed: number[];
-  failed: number[];
-  coldStarts: number[];
+  completed: (number | null)[];
+  failed: (number | null)[];
+  coldStarts: (number | null)[];
   queue: (number | null)[];
   workers: Record<(typeof WORKER_STATES)[number], (number | null)[]>;
   delayP50: (number | null)[];
@@ -117,9 +120,9 @@ export class EndpointRing {
       const i = ((k % SLOTS) + SLOTS) % SLOTS;
       const live = this.slot[i] === k;
       w.t.push(k * SLOT_MS);
-      w.completed.push(live ? this.completed[i]! : 0);
-      w.failed.push(live ? this.failed[i]! : 0);
-      w.coldStarts.push(live ? this.cold[i]! : 0);
+      w.completed.push(live ? this.completed[i]! : null);
+      w.failed.push(live ? this.failed[i]! : null);
+      w.coldStarts.push(live ? this.cold[i]! : null);
       w.queue.push(live && !Number.isNaN(this.queue[i]) ? this.queue[i]! : null);
       WORKER_STATES.forEach((s, j) => {
         const v = this.workers[i * NW + j]!;

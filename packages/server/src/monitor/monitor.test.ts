@@ -20,9 +20,9 @@ describe('EndpointRing (fixed memory, injected times)', () => {
     r.coldStart(T0 + SLOT_MS);
     const w = r.window(T0 + SLOT_MS + 10, 3);
     expect(w.t).toEqual([T0 - SLOT_MS, T0, T0 + SLOT_MS]);
-    expect(w.completed).toEqual([0, 4, 0]);
-    expect(w.failed).toEqual([0, 1, 0]);
-    expect(w.coldStarts).toEqual([0, 0, 1]);
+    expect(w.completed).toEqual([null, 4, 0]); // null: nothing recorded in that slot
+    expect(w.failed).toEqual([null, 1, 0]);
+    expect(w.coldStarts).toEqual([null, 0, 1]);
     expect(w.queue).toEqual([null, 5, null]);
     expect(w.workers.running).toEqual([null, 2, null]);
     expect(w.delayP50).toEqual([null, 375, null]); // one job in (250, 500] ms: its middle
