@@ -145,7 +145,7 @@ export function mountMonitor({ endpoint }) {
     draw('cold', [m.coldStarts]);
     legend('cold', [['cold starts', `${m.totals.coldStarts} in ${span}`, color('cold', 0)]]);
     $('monitor-updated').textContent =
-      `Updated ${new Date(m.now).toLocaleTimeString()} · ${m.slotMs / 1000} s slots · delay, execution and cold starts as this server saw them`;
+      `Updated ${new Date(m.now).toLocaleTimeString([], { hourCycle: 'h23' })} · ${m.slotMs / 1000} s slots · delay, execution and cold starts as this server saw them`;
   }
 
   async function refresh() {

@@ -141,7 +141,7 @@ describe.skipIf(!CHROMIUM)(`playground Monitor view in Chromium${NO_CHROMIUM}`, 
     for (const n of inked) expect(n).toBeGreaterThan(500);
     const panel = page.locator('section.monitor');
     await panel.screenshot({ path: join(SHOTS, 'monitor-light-15min.png') });
-    await page.getByRole('button', { name: '5 min' }).click();
+    await page.getByRole('button', { name: '5 min', exact: true }).click();
     await page.waitForFunction(() =>
       /in 5 min$/.test(document.querySelector('[data-figure="jobs.completed"]')?.textContent ?? ''),
     );

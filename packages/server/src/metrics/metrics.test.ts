@@ -10,6 +10,7 @@ import { parseExposition, valueOf } from './metrics-exposition.test-helpers.js';
 import { bucketQuantile } from './quantile.js';
 
 const DOC = readFileSync(new URL('../../../../docs/observability.md', import.meta.url), 'utf8');
+const DASHBOARD = new URL('../../../../docs/grafana/berth-dashboard.json', import.meta.url);
 const scrape = async (url: string, key = API_KEY) =>
   parseExposition(await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${key}` } })).text());
 
@@ -75,6 +76,28 @@ describe('the registry behind /metrics', () => {
         expect(row, `${name} has no row in docs/observability.md`).toBeDefined();
         expect(row!.split('|')[2]!.trim(), `${name}'s type in docs/observability.md`).toBe(type);
       }
+    } finally {
+      m.stop();
+    }
+  });
+});
+
+describe('the Grafana dashboard (docs/grafana/berth-dashboard.json)', () => {
+  it('queries only families /metrics has, and every job, worker and HTTP family is on it', () => {
+    const dash = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { panels: { targets?: { expr: string }[] }[] };
+    const exprs = dash.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
+    expect(exprs.length).toBeGreaterThan(20);
+    const used = new Set(
+      exprs.flatMap((e) => [...e.matchAll(/\b((?:berth|process|nodejs)_[a-z0-9_]+)/g)].map((m) => m[1]!)),
+    );
+    const m = new Metrics(source());
+    try {
+      const names = new Set(m.registry.names());
+      const family = (n: string) => (names.has(n) ? n : n.replace(/_(bucket|sum|count)$/, ''));
+      for (const n of used) expect(names.has(family(n)), `${n} is not a /metrics family`).toBe(true);
+      const shown = new Set([...used].map(family));
+      for (const n of names)
+        if (n.startsWith('berth_')) expect(shown.has(n), `${n} is on no panel of the dashboard`).toBe(true);
     } finally {
       m.stop();
     }
