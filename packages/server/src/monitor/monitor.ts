@@ -92,8 +92,16 @@ export class Monitor {
   /** Samples every endpoint now and then every slot (an unref'd timer). */
   start(): void {
     if (this.timer) return;
+    // One line when sampling starts failing (the store is down: its outage is logged where it matters), not one per slot.
+    let failing = false;
     const tick = () =>
-      void this.sample().catch((err) => this.deps.logger.warn('monitor sample failed', { err: String(err) }));
+      void this.sample().then(
+        () => (failing = false),
+        (err) => {
+          if (!failing) this.deps.logger.warn('monitor sample failed', { err: String(err) });
+          failing = true;
+        },
+      );
     tick();
     this.timer = setInterval(tick, SLOT_MS);
     this.timer.unref();
