@@ -173,38 +173,38 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     draining: () => draining,
     holdMs: opts.pullHoldMs,
   });
-  const handle = metrics.observeHttp(
-    createApi({
-      service,
-      registry: ctx.registry,
-      files: files.handle,
-      pull: pull.handle,
-      models,
-      keys: new ApiKeyAuth(new KeyChecker(opts.apiKeys, 'key'), opts.keyStore),
-      // Scopes (403) first, then rate limits (429, counted only for allowed requests), then the caller's guard.
-      guard: combineGuards(
-        scopeGuard,
-        countRejections(
-          createRateLimitGuard({
-            limits: opts.rateLimits,
-            clock: opts.clock,
-            runningWorkers: (id) => ctx.registry.limitWorkers(id),
-            replicas: () => 1 + ctx.registry.remote.count(),
-          }),
-          (g) => metrics.rateLimitRejected(g.endpointId, g.operation),
-        ),
-        opts.guard,
+  const api = createApi({
+    service,
+    registry: ctx.registry,
+    files: files.handle,
+    pull: pull.handle,
+    models,
+    keys: new ApiKeyAuth(new KeyChecker(opts.apiKeys, 'key'), opts.keyStore),
+    // Scopes (403) first, then rate limits (429, counted only for allowed requests), then the caller's guard.
+    guard: combineGuards(
+      scopeGuard,
+      countRejections(
+        createRateLimitGuard({
+          limits: opts.rateLimits,
+          clock: opts.clock,
+          runningWorkers: (id) => ctx.registry.limitWorkers(id),
+          replicas: () => 1 + ctx.registry.remote.count(),
+        }),
+        (g) => metrics.rateLimitRejected(g.endpointId, g.operation),
       ),
-      store: opts.store,
-      catalog: { endpoints: () => [...endpoints], models: opts.models, registry: ctx.registry, service },
-      playground: servePlayground,
-      metrics,
-      monitor,
-      hasEndpoint,
-      draining: () => draining,
-      logger: opts.logger,
-    }),
-  );
+      opts.guard,
+    ),
+    store: opts.store,
+    catalog: { endpoints: () => [...endpoints], models: opts.models, registry: ctx.registry, service },
+    playground: servePlayground,
+    metrics,
+    monitor,
+    hasEndpoint,
+    draining: () => draining,
+    logger: opts.logger,
+  });
+  // Every answer is counted and timed by route family (berth_http_*).
+  const handle = metrics.observeHttp(api);
   const gateway = new Gateway({
     ctx,
     dispatcher,
@@ -252,8 +252,8 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       const leaseUntil = opts.clock.now() + opts.workerGraceMs;
       const recovered = await opts.store.recover(leaseUntil);
       await cluster?.start();
-      monitor.start();
       for (const id of recovered.endpoints) if (ENDPOINT_ID_RE.test(id)) endpoints.add(id);
+      monitor.start(); // the baseline of every endpoint's stored counters, then a sample every 5 s
       if (recovered.running > 0) ctx.wakeAt(leaseUntil);
       if (recovered.queued + recovered.running > 0) {
         opts.logger.info('recovered jobs', {

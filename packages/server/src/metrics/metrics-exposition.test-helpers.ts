@@ -29,7 +29,7 @@ export function parseExposition(text: string): { samples: ParsedSample[]; types:
 }
 
 /** The value of the one sample with this name and these labels (undefined when absent). */
-export function valueOf(
+export function sampleValue(
   samples: ParsedSample[],
   name: string,
   labels: Record<string, string> = {},

@@ -6,7 +6,7 @@ import { WorkerRegistry } from '../ws/worker-registry.js';
 import { API_KEY, call, listening, ScriptedWorker, until, untilStatus } from '../testing.test-helpers.js';
 import { Histogram, TIME_BUCKETS_MS } from './histogram.js';
 import { Metrics } from './metrics.js';
-import { parseExposition, valueOf } from './metrics-exposition.test-helpers.js';
+import { parseExposition, sampleValue } from './metrics-exposition.test-helpers.js';
 import { bucketQuantile } from './quantile.js';
 
 const DOC = readFileSync(new URL('../../../../docs/observability.md', import.meta.url), 'utf8');
@@ -54,10 +54,12 @@ describe('the registry behind /metrics', () => {
     try {
       m.coldStart('echo');
       const { samples } = parseExposition(await m.render());
-      expect(valueOf(samples, 'berth_worker_cold_starts_total', { replica: 'replica-a', endpoint: 'echo' })).toBe(1);
-      expect(valueOf(samples, 'berth_jobs_completed_total', { endpoint: 'echo' })).toBe(3); // stored: one view
-      expect(valueOf(samples, 'berth_queue_depth', { endpoint: 'echo' })).toBe(2);
-      expect(valueOf(samples, 'process_resident_memory_bytes', { replica: 'replica-a' })).toBeGreaterThan(1e6);
+      expect(sampleValue(samples, 'berth_worker_cold_starts_total', { replica: 'replica-a', endpoint: 'echo' })).toBe(
+        1,
+      );
+      expect(sampleValue(samples, 'berth_jobs_completed_total', { endpoint: 'echo' })).toBe(3); // stored: one view
+      expect(sampleValue(samples, 'berth_queue_depth', { endpoint: 'echo' })).toBe(2);
+      expect(sampleValue(samples, 'process_resident_memory_bytes', { replica: 'replica-a' })).toBeGreaterThan(1e6);
       for (const s of samples.filter((x) => x.name.startsWith('berth_workers')))
         expect(s.labels['replica']).toBeUndefined();
     } finally {
@@ -118,25 +120,25 @@ describe('/metrics of a running server (real socket, scripted worker)', () => {
     });
     await fetch(`${s.url}/nowhere/${Math.random()}`);
     const { samples, types } = await scrape(s.url);
-    expect(valueOf(samples, 'berth_http_requests_total', { route: 'status', code: '404' })).toBe(3);
-    expect(valueOf(samples, 'berth_http_requests_total', { route: 'run', code: '200' })).toBe(1);
-    expect(valueOf(samples, 'berth_http_requests_total', { route: 'other', code: '404' })).toBe(1);
-    expect(valueOf(samples, 'berth_http_request_duration_seconds_count', { route: 'status' })).toBe(3);
-    expect(valueOf(samples, 'berth_http_request_duration_seconds_bucket', { route: 'status', le: '+Inf' })).toBe(3);
+    expect(sampleValue(samples, 'berth_http_requests_total', { route: 'status', code: '404' })).toBe(3);
+    expect(sampleValue(samples, 'berth_http_requests_total', { route: 'run', code: '200' })).toBe(1);
+    expect(sampleValue(samples, 'berth_http_requests_total', { route: 'other', code: '404' })).toBe(1);
+    expect(sampleValue(samples, 'berth_http_request_duration_seconds_count', { route: 'status' })).toBe(3);
+    expect(sampleValue(samples, 'berth_http_request_duration_seconds_bucket', { route: 'status', le: '+Inf' })).toBe(3);
     const routes = new Set(samples.filter((x) => x.name.startsWith('berth_http_')).map((x) => x.labels['route']));
     expect([...routes].sort()).toEqual(['other', 'run', 'status']);
     expect(types.get('berth_http_request_duration_seconds')).toBe('histogram');
-    expect(valueOf(samples, 'process_cpu_seconds_total')).toBeGreaterThan(0);
-    expect(valueOf(samples, 'process_resident_memory_bytes')).toBeGreaterThan(10e6);
-    expect(valueOf(samples, 'nodejs_heap_size_used_bytes')).toBeLessThanOrEqual(
-      valueOf(samples, 'nodejs_heap_size_total_bytes')!,
+    expect(sampleValue(samples, 'process_cpu_seconds_total')).toBeGreaterThan(0);
+    expect(sampleValue(samples, 'process_resident_memory_bytes')).toBeGreaterThan(10e6);
+    expect(sampleValue(samples, 'nodejs_heap_size_used_bytes')).toBeLessThanOrEqual(
+      sampleValue(samples, 'nodejs_heap_size_total_bytes')!,
     );
-    expect(valueOf(samples, 'process_open_fds')).toBeGreaterThan(3);
-    expect(valueOf(samples, 'nodejs_eventloop_lag_p99_seconds')).toBeGreaterThanOrEqual(0);
+    expect(sampleValue(samples, 'process_open_fds')).toBeGreaterThan(3);
+    expect(sampleValue(samples, 'nodejs_eventloop_lag_p99_seconds')).toBeGreaterThanOrEqual(0);
     expect(samples.some((x) => x.name === 'nodejs_active_resources' && x.labels['type'] === 'TCPServerWrap')).toBe(
       true,
     );
-    expect(valueOf(samples, 'process_start_time_seconds')).toBeLessThanOrEqual(Date.now() / 1000);
+    expect(sampleValue(samples, 'process_start_time_seconds')).toBeLessThanOrEqual(Date.now() / 1000);
   });
 
   it('a key limited to some endpoints sees neither process nor HTTP figures', async () => {
@@ -145,7 +147,7 @@ describe('/metrics of a running server (real socket, scripted worker)', () => {
     const scoped = (await createApiKey(keyStore, { endpoints: ['echo'] })).secret;
     const { samples } = await scrape(s.url, scoped);
     expect(samples.filter((x) => !x.name.startsWith('berth_') || x.name.startsWith('berth_http_'))).toEqual([]);
-    expect(valueOf(samples, 'berth_queue_depth', { endpoint: 'echo' })).toBe(0);
+    expect(sampleValue(samples, 'berth_queue_depth', { endpoint: 'echo' })).toBe(0);
   });
 
   it('counts a cold start when a worker connects for a job that was waiting, once per worker', async () => {
@@ -167,7 +169,7 @@ describe('/metrics of a running server (real socket, scripted worker)', () => {
     await call(s.server, 'POST', '/v2/echo/run', { body: { input: {} } });
     await until(() => w.count('job.assign') + w2.count('job.assign') === 4);
     const { samples } = await scrape(s.url);
-    expect(valueOf(samples, 'berth_worker_cold_starts_total', { endpoint: 'echo' })).toBe(1);
+    expect(sampleValue(samples, 'berth_worker_cold_starts_total', { endpoint: 'echo' })).toBe(1);
     await w.close();
     await w2.close();
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.js';
 import { MemoryKeyStore } from '../keys/key-store.js';
 import { createApiKey } from '../keys/create-key.js';
-import { bucketsOf, parseExposition, valueOf } from '../metrics/metrics-exposition.test-helpers.js';
+import { bucketsOf, parseExposition, sampleValue } from '../metrics/metrics-exposition.test-helpers.js';
 import { bucketQuantile } from '../metrics/quantile.js';
 import { API_KEY, call, listening, ScriptedWorker, until, untilStatus } from '../testing.test-helpers.js';
 import { EndpointRing, SLOT_MS, SLOTS } from './endpoint-ring.js';
@@ -75,11 +75,13 @@ describe('GET /v2/<ep>/monitor (real socket, scripted worker, manual clock)', ()
     // The same figures as /metrics.
     const res = await fetch(`${s.url}/metrics`, { headers: { authorization: `Bearer ${API_KEY}` } });
     const { samples } = parseExposition(await res.text());
-    expect(m.totals.completed).toBe(valueOf(samples, 'berth_jobs_completed_total', { endpoint: 'echo' }));
-    expect(m.totals.failed).toBe(valueOf(samples, 'berth_jobs_failed_total', { endpoint: 'echo' }));
-    expect(m.totals.coldStarts).toBe(valueOf(samples, 'berth_worker_cold_starts_total', { endpoint: 'echo' }));
-    expect(m.queue.at(-1)).toBe(valueOf(samples, 'berth_queue_depth', { endpoint: 'echo' }));
-    expect(m.workers.running.at(-1)).toBe(valueOf(samples, 'berth_workers', { endpoint: 'echo', state: 'running' }));
+    expect(m.totals.completed).toBe(sampleValue(samples, 'berth_jobs_completed_total', { endpoint: 'echo' }));
+    expect(m.totals.failed).toBe(sampleValue(samples, 'berth_jobs_failed_total', { endpoint: 'echo' }));
+    expect(m.totals.coldStarts).toBe(sampleValue(samples, 'berth_worker_cold_starts_total', { endpoint: 'echo' }));
+    expect(m.queue.at(-1)).toBe(sampleValue(samples, 'berth_queue_depth', { endpoint: 'echo' }));
+    expect(m.workers.running.at(-1)).toBe(
+      sampleValue(samples, 'berth_workers', { endpoint: 'echo', state: 'running' }),
+    );
     for (const [field, name, q] of [
       ['delayP50', 'berth_job_delay_seconds', 0.5],
       ['delayP95', 'berth_job_delay_seconds', 0.95],
