@@ -129,8 +129,9 @@ export class Registry {
     const memo = new Map<string, unknown>();
     // Collected families may read the store: all at once, then rendered in order.
     const collected = await Promise.all(
-      this.families.map((f) =>
-        f instanceof Family ? undefined : this.visible(f.def, scope) ? f.collect(scope, memo) : [],
+      this.families.map(
+        async (f): Promise<Sample[] | undefined> =>
+          f instanceof Family ? undefined : this.visible(f.def, scope) ? f.collect(scope, memo) : [],
       ),
     );
     this.families.forEach((f, i) => {
