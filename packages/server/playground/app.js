@@ -4,6 +4,7 @@ import { api, getKey, route, setKey, takeKeyFromFragment } from './api.js';
 import { $, errorText, show } from './dom.js';
 import { createInputForm } from './form.js';
 import { loadHealth, loadJobs, showJob } from './jobs.js';
+import { mountMonitor } from './monitor.js';
 import { mountRunner, openJob } from './run.js';
 import { copyText, LANGUAGES, snippets } from './snippets.js';
 import { problemText } from './validate.js';
@@ -29,6 +30,8 @@ $('key-form').addEventListener('submit', (e) => {
 });
 $('forget-key').addEventListener('click', () => (setKey(''), catalogLoads++, keyStatus()));
 keyStatus();
+
+const monitor = mountMonitor({ endpoint: () => state.target?.endpoint });
 
 // --- Catalog and picker ----------------------------------------------------------------------------------------
 let catalogLoads = 0; // only the latest load may answer: "Use key" clicked twice must not show the first key's result
@@ -121,6 +124,7 @@ function selectTarget() {
   $('job-detail').replaceChildren();
   onInputChange();
   void refreshJobs();
+  void monitor.refresh();
 }
 $('target').addEventListener('change', selectTarget);
 

@@ -32,6 +32,7 @@ import { Gateway } from './ws/gateway.js';
 import { createPullProtocol } from './pull/index.js';
 import { Metrics } from './metrics/metrics.js';
 import { BatchStats } from './jobs/batch-stats.js';
+import { Monitor } from './monitor/monitor.js';
 import { servePlayground } from './playground/static.js';
 import { WorkerRegistry } from './ws/worker-registry.js';
 import { WorkerAuth, type WorkerIdentity } from './workers/worker-auth.js';
@@ -92,7 +93,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const ctx: CoreContext = {
     store: opts.store,
     events: new JobEvents(),
-    registry: new WorkerRegistry(),
+    registry: new WorkerRegistry(opts.clock),
     clock: opts.clock,
     logger: opts.logger,
     options: opts,
@@ -106,12 +107,24 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   };
   // Webhooks: the store writes the outbox row with the terminal state; the sender delivers it (and, polling,
   // whatever a previous process left pending).
-  const metrics = new Metrics();
+  const source = {
+    endpoints: () => [...endpoints],
+    counts: (id: string) => opts.store.counts(id),
+    registry: ctx.registry,
+    heartbeatMs: opts.heartbeatMs,
+  };
+  const metrics = new Metrics({ ...source, replicaId: opts.cluster?.replicaId });
+  const monitor = new Monitor({ ...source, clock: opts.clock, logger: opts.logger });
+  ctx.onColdStart = (id) => {
+    metrics.coldStart(id);
+    monitor.coldStart(id);
+  };
   const webhooks = new WebhookSender(opts.store, opts.webhooks, opts.clock, opts.logger, (outcome) =>
     metrics.webhookAttempt(outcome),
   );
   ctx.onTerminal.push((job) => {
     metrics.jobFinished(job);
+    monitor.jobFinished(job);
     if (job.webhook !== undefined) webhooks.kick();
   });
   webhooks.start();
@@ -165,7 +178,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     draining: () => draining,
     holdMs: opts.pullHoldMs,
   });
-  const handle = createApi({
+  const api = createApi({
     service,
     registry: ctx.registry,
     files: files.handle,
@@ -189,19 +202,14 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     store: opts.store,
     catalog: { endpoints: () => [...endpoints], models: opts.models, registry: ctx.registry, service },
     playground: servePlayground,
-    metrics: {
-      metrics,
-      source: {
-        endpoints: () => [...endpoints],
-        counts: (id) => opts.store.counts(id),
-        registry: ctx.registry,
-        heartbeatMs: opts.heartbeatMs,
-      },
-    },
+    metrics,
+    monitor,
     hasEndpoint,
     draining: () => draining,
     logger: opts.logger,
   });
+  // Every answer is counted and timed by route family (berth_http_*).
+  const handle = metrics.observeHttp(api);
   const gateway = new Gateway({
     ctx,
     dispatcher,
@@ -250,6 +258,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       const recovered = await opts.store.recover(leaseUntil);
       await cluster?.start();
       for (const id of recovered.endpoints) if (ENDPOINT_ID_RE.test(id)) endpoints.add(id);
+      monitor.start(); // the baseline of every endpoint's stored counters, then a sample every 5 s
       if (recovered.running > 0) ctx.wakeAt(leaseUntil);
       if (recovered.queued + recovered.running > 0) {
         opts.logger.info('recovered jobs', {
@@ -290,6 +299,8 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       while (busy() && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
       if (sweepTimer) clearInterval(sweepTimer);
       alarm.stop();
+      monitor.stop();
+      metrics.stop();
       pull.close();
       await gateway.close();
       if (http) {

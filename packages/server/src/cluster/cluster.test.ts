@@ -128,6 +128,16 @@ describe.skipIf(skip !== undefined)(`replicas on one PostgreSQL schema${skip ? `
       t.split('\n').find((l) => l.startsWith('berth_workers{endpoint="echo",state="running"}'));
     expect(line(await text(a!))).toBe('berth_workers{endpoint="echo",state="running"} 1');
     expect(line(await text(a!))).toBe(line(await text(b!)));
+    // What each replica counts itself carries its replica id; the shared families do not (docs/observability.md).
+    for (const r of [a!, b!]) {
+      const t = await text(r);
+      expect(t).toMatch(new RegExp(`^process_cpu_seconds_total\\{replica="${r.bus.replicaId}"\\} `, 'm'));
+      expect(t).toMatch(
+        new RegExp(`^berth_http_requests_total\\{replica="${r.bus.replicaId}",route="health",code="200"\\} `, 'm'),
+      );
+      expect(t).toMatch(/^berth_jobs_completed_total\{endpoint="echo"\} /m);
+    }
+    expect(a!.bus.replicaId).not.toBe(b!.bus.replicaId);
     const cat = async (r: Replica) =>
       (await call(r.server, 'GET', '/v2/_berth/catalog')).body.endpoints.find((e: { id: string }) => e.id === 'echo');
     expect((await cat(a!)).workers).toEqual((await cat(b!)).workers);

@@ -27,7 +27,9 @@ import {
   type QueueRoute,
   type QueueRouteName,
 } from './route-table.js';
-import type { Metrics, MetricsSource } from '../metrics/metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Monitor } from '../monitor/monitor.js';
+import { monitorRoute } from './routes/monitor.js';
 
 type Handler = (rc: RouteContext, deps: ApiDeps) => Promise<ApiResponse>;
 
@@ -45,6 +47,10 @@ const HANDLERS: Record<Exclude<QueueRouteName, 'estimate'>, Handler> = {
   webhooks: (rc, deps) => webhookLog(rc, deps.store),
   logs: (rc, deps) => jobLogs(rc, deps.store),
   jobs: (rc, deps) => recentJobs(rc, deps.store),
+  monitor: (rc, deps) => {
+    if (!deps.monitor) throw new BerthError('route_not_found', `no route GET ${rc.req.path}`);
+    return monitorRoute(rc, deps.monitor);
+  },
 };
 
 export interface ApiDeps {
@@ -71,7 +77,9 @@ export interface ApiDeps {
   /** `GET /v2/_berth/catalog` (the playground's picker). */
   catalog?: CatalogDeps;
   /** `GET /metrics` (Prometheus text; needs an API key like every route). */
-  metrics?: { metrics: Metrics; source: MetricsSource };
+  metrics?: Metrics;
+  /** `GET /v2/<ep>/monitor` (the Monitor view's history). */
+  monitor?: Monitor;
   /** The playground page: `GET /` and `GET /playground/<file>` (no key needed; the page asks for one). */
   playground?: (req: ApiRequest) => ApiResponse | undefined;
 }
@@ -179,7 +187,7 @@ function globalRoute(
       serve: async (who) => ({
         status: 200,
         headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' },
-        bytes: Buffer.from(await metrics.metrics.render(metrics.source, who.scope?.endpoints ?? null)),
+        bytes: Buffer.from(await metrics.render(who.scope?.endpoints ?? null)),
       }),
     };
   if (path === '/openapi.json' && cat)

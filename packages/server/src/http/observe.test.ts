@@ -186,7 +186,9 @@ describe('catalog, estimate and metrics', () => {
     expect(m.body).toContain('berth_webhook_attempts_total{outcome="delivered"} 0');
     expect(m.body).toMatch(/berth_rate_limited_total\{endpoint="echo",operation="status"\} [1-9]/);
     for (const line of m.body.trim().split('\n'))
-      expect(line).toMatch(/^(# (HELP|TYPE) berth_\w+ .+|berth_\w+(\{[^}]*\})? -?[0-9.e+]+)$/);
+      expect(line).toMatch(
+        /^(# (HELP|TYPE) (berth|process|nodejs)_\w+ .+|(berth|process|nodejs)_\w+(\{[^}]*\})? -?[0-9.e+-]+)$/,
+      );
     expect((await text(s.url, '/metrics', '')).status).toBe(401);
     await w.close();
   });

@@ -11,7 +11,7 @@ export interface IntQuery {
   /** Applied when the parameter is absent; none: the route does without it. */
   default?: number;
   /** Milliseconds, or a plain count. */
-  unit: 'ms' | 'count';
+  unit: 'ms' | 's' | 'count';
   /** Code of the 400 a bad value gets. */
   code: ErrorCode;
   description: string;
@@ -62,6 +62,15 @@ export const QUERY = {
     unit: 'count',
     code: 'invalid_limit',
     description: 'How many jobs, newest first',
+  },
+  monitorWindow: {
+    name: 'window',
+    min: 60,
+    max: 3600,
+    default: 900,
+    unit: 's',
+    code: 'invalid_request',
+    description: 'Seconds of history, in 5 s slots',
   },
 } as const satisfies Record<string, IntQuery>;
 

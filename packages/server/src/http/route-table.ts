@@ -140,6 +140,17 @@ export const QUEUE_ROUTES = {
     job: false,
     doc: { id: 'jobs', summary: 'Recent jobs, newest first', query: [QUERY.jobsLimit], reply: 'object' },
   },
+  monitor: {
+    methods: ['GET'],
+    operation: 'health',
+    job: false,
+    doc: {
+      id: 'monitor',
+      summary: 'The last 15 minutes (or up to an hour) in 5 s slots: jobs, queue, workers, delay and execution',
+      query: [QUERY.monitorWindow],
+      reply: 'object',
+    },
+  },
   estimate: {
     methods: ['POST'],
     operation: 'status',

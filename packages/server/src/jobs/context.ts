@@ -24,6 +24,8 @@ export interface CoreContext {
   batches: BatchStats;
   /** Job spans (OpenTelemetry); undefined with tracing off, and then nothing is spent on it. */
   tracer?: JobTracer | undefined;
+  /** A worker's first job had been queued before the worker connected: the job waited for it to start (metrics). */
+  onColdStart?: (endpointId: string) => void;
   /** Asks for a sweep at epoch-ms `t` (a deadline was just set). */
   wakeAt(t: number): void;
 }

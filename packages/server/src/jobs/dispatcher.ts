@@ -103,6 +103,10 @@ export class Dispatcher {
       return true;
     }
     session.hold(job.id, job.attempt);
+    if (!session.warm) {
+      session.warm = true;
+      if (job.queuedAt < session.connectedAt) this.ctx.onColdStart?.(endpointId);
+    }
     if (job.executionDeadline !== undefined) this.ctx.wakeAt(job.executionDeadline);
     // Built by assignment, not with conditional spreads (a spread of a small object is a runtime call each).
     const msg: Extract<ServerMessage, { type: 'job.assign' }> = {

@@ -6,34 +6,50 @@ export const TIME_BUCKETS_MS = [
 /** Upper bounds of the batch-size histogram (jobs per batch). */
 export const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 
-/** A Prometheus histogram with fixed buckets: cumulative counts, sum and count. */
+/** Index of the first bucket whose upper bound is at least `v` (`buckets.length`: above every bound). O(buckets). */
+export function bucketOf(buckets: readonly number[], v: number): number {
+  let i = 0;
+  while (i < buckets.length && v > buckets[i]!) i++;
+  return i;
+}
+
+/**
+ * A Prometheus histogram with fixed buckets. `observe` is O(buckets) and allocates nothing: it counts the value in
+ * its own bucket; the cumulative counts are summed when rendered.
+ */
 export class Histogram {
-  readonly counts: number[];
+  /** Per bucket (not cumulative); the last slot counts values above every bound. */
+  readonly counts: Float64Array;
   sum = 0;
   count = 0;
 
   constructor(
     readonly buckets: readonly number[] = TIME_BUCKETS_MS,
-    /** Observed values are divided by it in the exposition: 1000 turns ms into seconds; 1 keeps counts as they are. */
+    /** Divides bounds and sum when rendered (1000: observed in ms, exposed in seconds). */
     private readonly divisor = 1000,
   ) {
-    this.counts = new Array<number>(buckets.length).fill(0);
+    this.counts = new Float64Array(buckets.length + 1);
   }
 
   observe(v: number): void {
     if (!Number.isFinite(v) || v < 0) return;
     this.sum += v;
     this.count++;
-    for (let i = 0; i < this.buckets.length; i++) if (v <= this.buckets[i]!) this.counts[i]!++;
+    this.counts[bucketOf(this.buckets, v)]!++;
   }
 
   /** Exposition lines for `name` with the given labels (`le` added per bucket). */
   lines(name: string, labels: string): string[] {
     const sep = labels ? `${labels},` : '';
-    const out = this.buckets.map((b, i) => `${name}_bucket{${sep}le="${b / this.divisor}"} ${this.counts[i]}`);
+    let cumulative = 0;
+    const out = this.buckets.map((b, i) => {
+      cumulative += this.counts[i]!;
+      return `${name}_bucket{${sep}le="${b / this.divisor}"} ${cumulative}`;
+    });
     out.push(`${name}_bucket{${sep}le="+Inf"} ${this.count}`);
-    out.push(`${name}_sum{${labels}} ${this.sum / this.divisor}`);
-    out.push(`${name}_count{${labels}} ${this.count}`);
+    const braced = labels ? `{${labels}}` : '';
+    out.push(`${name}_sum${braced} ${this.sum / this.divisor}`);
+    out.push(`${name}_count${braced} ${this.count}`);
     return out;
   }
 }

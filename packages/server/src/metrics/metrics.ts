@@ -1,6 +1,9 @@
 import type { EndpointCounts, JobRecord } from '../store/types.js';
 import type { WorkerRegistry } from '../ws/worker-registry.js';
-import { BATCH_BUCKETS, Histogram } from './histogram.js';
+import { BATCH_BUCKETS, TIME_BUCKETS_MS } from './histogram.js';
+import { httpMetrics } from './http-metrics.js';
+import { processMetrics } from './process-metrics.js';
+import { Registry, type Sample, type Scope } from './registry.js';
 
 /** What one scrape reads besides the counters kept here. */
 export interface MetricsSource {
@@ -8,126 +11,182 @@ export interface MetricsSource {
   counts(endpointId: string): Promise<EndpointCounts>;
   registry: WorkerRegistry;
   heartbeatMs: number;
+  /** With several replicas on one store: this replica's id (the `replica` label of per-replica families). */
+  replicaId?: string | undefined;
 }
 
-const esc = (v: string): string => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
-
 /**
- * Control-plane metrics in the Prometheus text format (`GET /metrics`). Job and queue figures come from the store
- * at scrape time (so they survive restarts and agree with `/health`); time histograms, webhook attempts and
- * rate-limit rejections are counted by this process since it started.
+ * Control-plane metrics in the Prometheus text format (`GET /metrics`; every family in docs/observability.md).
+ * Job and queue figures come from the store at scrape time (so they survive restarts and agree with `/health`
+ * on every replica), worker gauges from the shared presence; time histograms, cold starts, HTTP, webhook,
+ * rate-limit and process figures are counted by this process since it started (per replica).
+ *
+ * To add a metric: register it in the constructor (`registry.counter`, `.histogram` or `.collected`), keep the
+ * handle in a field, document it in docs/observability.md (a test checks every family is there).
  */
 export class Metrics {
-  private readonly delay = new Map<string, Histogram>();
-  private readonly execution = new Map<string, Histogram>();
-  private readonly terminal = new Map<string, number>();
-  private readonly webhooks = new Map<string, number>();
-  private readonly rateLimited = new Map<string, number>();
-  private readonly batchSize = new Map<string, Histogram>();
+  readonly registry: Registry;
+  private readonly terminal;
+  private readonly delay;
+  private readonly execution;
+  private readonly coldStarts;
+  private readonly batchSize;
+  private readonly webhooks;
+  private readonly rateLimited;
+  private readonly process: { stop(): void };
+  /** Wraps the socket-free API: counts and times every request (`berth_http_*`). */
+  readonly observeHttp;
+
+  constructor(src: MetricsSource) {
+    const r = (this.registry = new Registry(src.replicaId));
+    const perEndpoint =
+      (fn: (ep: string, c: EndpointCounts) => Sample[]) => async (scope: Scope, memo: Map<string, unknown>) =>
+        (await countsOf(src, scope, memo)).flatMap(([ep, c]) => fn(ep, c));
+    const stored = (help: string, name: string, field: 'completed' | 'failed' | 'retried') =>
+      r.collected(
+        'counter',
+        { name, help, labels: ['endpoint'] },
+        perEndpoint((ep, c) => [{ labels: [ep], value: c[field] }]),
+      );
+    r.collected(
+      'gauge',
+      {
+        name: 'berth_jobs',
+        help: 'Jobs held now, by endpoint and state (IN_QUEUE, IN_PROGRESS).',
+        labels: ['endpoint', 'state'],
+      },
+      perEndpoint((ep, c) => [
+        { labels: [ep, 'IN_QUEUE'], value: c.inQueue },
+        { labels: [ep, 'IN_PROGRESS'], value: c.inProgress },
+      ]),
+    );
+    r.collected(
+      'gauge',
+      { name: 'berth_queue_depth', help: 'Jobs waiting for a worker, by endpoint.', labels: ['endpoint'] },
+      perEndpoint((ep, c) => [{ labels: [ep], value: c.inQueue }]),
+    );
+    stored(
+      'Jobs completed, by endpoint (stored counter, survives restarts).',
+      'berth_jobs_completed_total',
+      'completed',
+    );
+    stored('Jobs failed, by endpoint (stored counter, survives restarts).', 'berth_jobs_failed_total', 'failed');
+    stored('Jobs sent back to the queue (retry or requeue), by endpoint.', 'berth_jobs_retried_total', 'retried');
+    this.terminal = r.counter({
+      name: 'berth_jobs_finished_total',
+      help: 'Jobs that reached a terminal state in this process, by endpoint and state.',
+      labels: ['endpoint', 'state'],
+      perReplica: true,
+    });
+    const timeHistogram = (name: string, help: string) =>
+      r.histogram({ name, help, labels: ['endpoint'], perReplica: true }, TIME_BUCKETS_MS, 1000);
+    this.delay = timeHistogram('berth_job_delay_seconds', 'Time from submit (or retry) to a worker starting the job.');
+    this.execution = timeHistogram('berth_job_execution_seconds', 'Time from start to the terminal state.');
+    r.collected(
+      'gauge',
+      {
+        name: 'berth_workers',
+        help: 'Workers by endpoint and state, on every replica (as /health reports them).',
+        labels: ['endpoint', 'state'],
+      },
+      (scope) => {
+        const now = performance.now();
+        return shownEndpoints(src, scope).flatMap((ep) =>
+          Object.entries(src.registry.health(ep, now, src.heartbeatMs)).map(([state, n]) => ({
+            labels: [ep, state],
+            value: n,
+          })),
+        );
+      },
+    );
+    this.coldStarts = r.counter({
+      name: 'berth_worker_cold_starts_total',
+      help: 'Workers whose first job was queued before they connected (a job waited for a worker to start), by endpoint.',
+      labels: ['endpoint'],
+      perReplica: true,
+    });
+    this.batchSize = r.histogram(
+      {
+        name: 'berth_batch_size',
+        help: 'Jobs per batch that batch handlers started, by endpoint.',
+        labels: ['endpoint'],
+        perReplica: true,
+      },
+      BATCH_BUCKETS,
+      1,
+    );
+    this.webhooks = r.counter({
+      name: 'berth_webhook_attempts_total',
+      help: 'Webhook delivery attempts by outcome (delivered, retrying, failed).',
+      labels: ['outcome'],
+      perReplica: true,
+    });
+    for (const outcome of ['delivered', 'retrying', 'failed']) this.webhooks.of(outcome);
+    this.rateLimited = r.counter({
+      name: 'berth_rate_limited_total',
+      help: 'Requests refused with 429, by endpoint and operation.',
+      labels: ['endpoint', 'operation'],
+      perReplica: true,
+    });
+    this.observeHttp = httpMetrics(r);
+    this.process = processMetrics(r);
+  }
 
   /** A job reached a terminal state: its delay and execution times, by endpoint. */
   jobFinished(job: JobRecord): void {
-    bump(this.terminal, `${job.endpointId}\u0000${job.status}`);
+    this.terminal.labels(job.endpointId, job.status).inc();
     if (job.startedAt === undefined) return;
-    hist(this.delay, job.endpointId).observe(job.startedAt - job.queuedAt);
-    if (job.finishedAt !== undefined) hist(this.execution, job.endpointId).observe(job.finishedAt - job.startedAt);
+    this.delay.of(job.endpointId).observe(job.startedAt - job.queuedAt);
+    if (job.finishedAt !== undefined) this.execution.of(job.endpointId).observe(job.finishedAt - job.startedAt);
+  }
+
+  /** A worker's first job had been queued before the worker connected. */
+  coldStart(endpointId: string): void {
+    this.coldStarts.of(endpointId).inc();
   }
 
   webhookAttempt(outcome: string): void {
-    bump(this.webhooks, outcome);
+    this.webhooks.of(outcome).inc();
   }
 
   /** A batch handler started a batch of `size` jobs (docs/batching.md). */
   batchStarted(endpointId: string, size: number): void {
-    let h = this.batchSize.get(endpointId);
-    if (!h) this.batchSize.set(endpointId, (h = new Histogram(BATCH_BUCKETS, 1)));
-    h.observe(size);
+    this.batchSize.of(endpointId).observe(size);
   }
 
   rateLimitRejected(endpointId: string, operation: string): void {
-    bump(this.rateLimited, `${endpointId}\u0000${operation}`);
+    this.rateLimited.labels(endpointId, operation).inc();
   }
 
   /**
-   * The scrape. `endpoints`: the endpoints the caller's key may see (`null`: all); lines of other endpoints are
-   * left out, and so are the process-wide webhook counters (they are not per endpoint).
+   * The scrape. `scope`: the endpoints the caller's key may see (`null`: all); lines of other endpoints are left
+   * out, and so are the families that are not per endpoint (HTTP, process, webhooks).
    */
-  async render(src: MetricsSource, endpoints: readonly string[] | null = null): Promise<string> {
-    const out: string[] = [];
-    const head = (name: string, type: string, help: string) =>
-      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-    const shown = (ep: string) => endpoints === null || endpoints.includes(ep);
-    const perEndpoint = <T>(m: Map<string, T>) =>
-      [...m].filter(([key]) => shown(key.split('\u0000')[0]!)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    const eps = src.endpoints().filter(shown).sort();
-    const counts = await Promise.all(eps.map(async (ep) => [ep, await src.counts(ep)] as const));
+  render(scope: Scope = null): Promise<string> {
+    return this.registry.render(scope);
+  }
 
-    head('berth_jobs', 'gauge', 'Jobs held now, by endpoint and state (IN_QUEUE, IN_PROGRESS).');
-    for (const [ep, c] of counts) {
-      out.push(
-        `berth_jobs{endpoint="${esc(ep)}",state="IN_QUEUE"} ${c.inQueue}`,
-        `berth_jobs{endpoint="${esc(ep)}",state="IN_PROGRESS"} ${c.inProgress}`,
-      );
-    }
-    head('berth_queue_depth', 'gauge', 'Jobs waiting for a worker, by endpoint.');
-    for (const [ep, c] of counts) out.push(`berth_queue_depth{endpoint="${esc(ep)}"} ${c.inQueue}`);
-    head('berth_jobs_completed_total', 'counter', 'Jobs completed, by endpoint (stored counter, survives restarts).');
-    for (const [ep, c] of counts) out.push(`berth_jobs_completed_total{endpoint="${esc(ep)}"} ${c.completed}`);
-    head('berth_jobs_failed_total', 'counter', 'Jobs failed, by endpoint (stored counter, survives restarts).');
-    for (const [ep, c] of counts) out.push(`berth_jobs_failed_total{endpoint="${esc(ep)}"} ${c.failed}`);
-    head('berth_jobs_retried_total', 'counter', 'Jobs sent back to the queue (retry or requeue), by endpoint.');
-    for (const [ep, c] of counts) out.push(`berth_jobs_retried_total{endpoint="${esc(ep)}"} ${c.retried}`);
-    head(
-      'berth_jobs_finished_total',
-      'counter',
-      'Jobs that reached a terminal state in this process, by endpoint and state.',
-    );
-    for (const [key, n] of perEndpoint(this.terminal)) {
-      const [ep, state] = key.split('\u0000') as [string, string];
-      out.push(`berth_jobs_finished_total{endpoint="${esc(ep)}",state="${state}"} ${n}`);
-    }
-
-    head('berth_job_delay_seconds', 'histogram', 'Time from submit (or retry) to a worker starting the job.');
-    for (const [ep, h] of perEndpoint(this.delay))
-      out.push(...h.lines('berth_job_delay_seconds', `endpoint="${esc(ep)}"`));
-    head('berth_job_execution_seconds', 'histogram', 'Time from start to the terminal state.');
-    for (const [ep, h] of perEndpoint(this.execution))
-      out.push(...h.lines('berth_job_execution_seconds', `endpoint="${esc(ep)}"`));
-
-    head('berth_batch_size', 'histogram', 'Jobs per batch that batch handlers started, by endpoint.');
-    for (const [ep, h] of perEndpoint(this.batchSize))
-      out.push(...h.lines('berth_batch_size', `endpoint="${esc(ep)}"`));
-
-    head('berth_workers', 'gauge', 'Workers by endpoint and state (as /health reports them).');
-    const now = performance.now();
-    for (const ep of eps) {
-      const w = src.registry.health(ep, now, src.heartbeatMs);
-      for (const [state, n] of Object.entries(w))
-        out.push(`berth_workers{endpoint="${esc(ep)}",state="${state}"} ${n}`);
-    }
-    head(
-      'berth_webhook_attempts_total',
-      'counter',
-      'Webhook delivery attempts by outcome (delivered, retrying, failed).',
-    );
-    if (endpoints === null)
-      for (const outcome of ['delivered', 'retrying', 'failed'])
-        out.push(`berth_webhook_attempts_total{outcome="${outcome}"} ${this.webhooks.get(outcome) ?? 0}`);
-    head('berth_rate_limited_total', 'counter', 'Requests refused with 429, by endpoint and operation.');
-    for (const [key, n] of perEndpoint(this.rateLimited)) {
-      const [ep, op] = key.split('\u0000') as [string, string];
-      out.push(`berth_rate_limited_total{endpoint="${esc(ep)}",operation="${op}"} ${n}`);
-    }
-    return `${out.join('\n')}\n`;
+  stop(): void {
+    this.process.stop();
   }
 }
 
-function bump(m: Map<string, number>, key: string): void {
-  m.set(key, (m.get(key) ?? 0) + 1);
+type Counts = (readonly [string, EndpointCounts])[];
+
+/** The store counts of the endpoints in scope, read once per scrape (several families use them). */
+function countsOf(src: MetricsSource, scope: Scope, memo: Map<string, unknown>): Promise<Counts> {
+  let p = memo.get('counts') as Promise<Counts> | undefined;
+  if (!p)
+    memo.set(
+      'counts',
+      (p = Promise.all(shownEndpoints(src, scope).map(async (ep) => [ep, await src.counts(ep)] as const))),
+    );
+  return p;
 }
 
-function hist(m: Map<string, Histogram>, key: string): Histogram {
-  let h = m.get(key);
-  if (!h) m.set(key, (h = new Histogram()));
-  return h;
+function shownEndpoints(src: MetricsSource, scope: Scope): string[] {
+  return src
+    .endpoints()
+    .filter((ep) => scope === null || scope.includes(ep))
+    .sort();
 }

@@ -1,4 +1,5 @@
 import type { HealthReply } from '@berth/protocol';
+import { systemClock, type Clock } from '../clock.js';
 import { RemotePresence, type PresenceSnapshot } from '../cluster/presence.js';
 import type { WorkerSession } from './worker-session.js';
 
@@ -13,7 +14,11 @@ export class WorkerRegistry {
   /** Workers of the other replicas sharing the store (empty in a single process). */
   readonly remote = new RemotePresence();
 
+  constructor(private readonly clock: Clock = systemClock) {}
+
   add(s: WorkerSession): void {
+    s.connectedAt = this.clock.now();
+    if (s.inflight.size > 0) s.warm = true; // reconnected with its jobs: not a fresh start
     this.byId.set(s.workerId, s);
     this.schemas.set(s.endpointId, s.inputSchema ?? null);
     let set = this.byEndpoint.get(s.endpointId);

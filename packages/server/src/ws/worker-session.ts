@@ -29,6 +29,10 @@ export class WorkerSession {
   closed = false;
   /** performance.now() of the last message received. */
   lastSeen: number;
+  /** Clock time it joined the registry (set by `WorkerRegistry.add`). */
+  connectedAt = 0;
+  /** Whether it has taken a job since it connected (or came back holding jobs): its first one may be a cold start. */
+  warm = false;
 
   constructor(
     private readonly socket: SessionSocket,
