@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NO_SPAN, runBatch, runJob } from '@berth/worker/testing';
+import { runBatch, runJob } from '@berth/worker/testing';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { batchHandler, handler } from './handler.js';

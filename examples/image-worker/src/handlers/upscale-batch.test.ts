@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { NO_SPAN, runBatch, runJob } from '@berth/worker/testing';
+import { runBatch, runJob } from '@berth/worker/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decode } from '../image/colours.test-helpers.js';
 import { modelsDir } from '../test-models.test-helpers.js';

@@ -131,6 +131,3 @@ export async function runBatch(
 }
 
 export type { LogRecord } from '../logger.js';
-
-/** `job.trace` for a `Job` a test builds by hand (a batch handler called directly): a span that records nothing. */
-export { NO_SPAN } from '../internal/execute/execute.js';
