@@ -9,7 +9,10 @@ import { BENCH_DIR, freePort, start } from '../../lib/proc.js';
 import type { Target } from '../types.js';
 import { berthTarget, type BerthFlavour } from './index.js';
 
-const sqlite = { args: (d: string) => ['--data-dir', d, '--log-level', 'info', '--log-format', 'json'], dataDir: (d: string) => d };
+const sqlite = {
+  args: (d: string) => ['--data-dir', d, '--log-level', 'info', '--log-format', 'json'],
+  dataDir: (d: string) => d,
+};
 const infoWorker = { BERTH_LOG_LEVEL: 'info', BERTH_LOG_FORMAT: 'json' };
 
 /** Starts a local OTLP/HTTP receiver (killed with the bench) and answers the environment that exports to it. */

@@ -1,5 +1,12 @@
 import { hostname } from 'node:os';
-import { LOG_LEVEL_RANK, type LogEventLevel, type LogFields, type LogFormat, type Logger, type LogLevel } from './log.js';
+import {
+  LOG_LEVEL_RANK,
+  type LogEventLevel,
+  type LogFields,
+  type LogFormat,
+  type Logger,
+  type LogLevel,
+} from './log.js';
 import { jsonFragment, jsonLine, prettyLine, safeJson } from './log-line.js';
 
 /**

@@ -25,7 +25,13 @@ export function jsonFragment(fields: LogFields | undefined): string {
  *
  * @example jsonLine('info', 0, ',"pid":1', { ms: 3 }, 'done') // '{"level":30,"time":0,"pid":1,"ms":3,"msg":"done"}'
  */
-export function jsonLine(level: LogEventLevel, time: number, bound: string, fields: LogFields | undefined, msg: string) {
+export function jsonLine(
+  level: LogEventLevel,
+  time: number,
+  bound: string,
+  fields: LogFields | undefined,
+  msg: string,
+) {
   return `{"level":${PINO_LEVELS[level]},"time":${time}${bound}${jsonFragment(fields)},"msg":${JSON.stringify(msg)}}`;
 }
 
@@ -77,7 +83,13 @@ const STYLE: Record<LogEventLevel | 'dim', [number, number]> = {
  *
  * @example prettyLine('info', 0, { jobId: 'j1' }, 'done', false) // '00:00:00 info  done jobId=j1'
  */
-export function prettyLine(level: LogEventLevel, time: number, fields: LogFields | undefined, msg: string, color: boolean) {
+export function prettyLine(
+  level: LogEventLevel,
+  time: number,
+  fields: LogFields | undefined,
+  msg: string,
+  color: boolean,
+) {
   const paint = (style: LogEventLevel | 'dim', text: string) =>
     color ? `\x1b[${STYLE[style][0]}m${text}\x1b[${STYLE[style][1]}m` : text;
   const clock = new Date(time).toISOString().slice(11, 19);

@@ -37,10 +37,17 @@ function tracesUrl(env: NodeJS.ProcessEnv): string {
  *
  * @example const tracer = await startTracing('berth-server'); // undefined unless OTEL_EXPORTER_OTLP_ENDPOINT is set
  */
-export async function startTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env): Promise<Tracer | undefined> {
+export async function startTracing(
+  serviceName: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Tracer | undefined> {
   if (active) return active.tracer;
   if (!tracingRequested(env)) return undefined;
-  let mods: [typeof import('@opentelemetry/sdk-trace-node'), typeof import('@opentelemetry/exporter-trace-otlp-http'), typeof import('@opentelemetry/resources')];
+  let mods: [
+    typeof import('@opentelemetry/sdk-trace-node'),
+    typeof import('@opentelemetry/exporter-trace-otlp-http'),
+    typeof import('@opentelemetry/resources'),
+  ];
   try {
     mods = await Promise.all([
       import('@opentelemetry/sdk-trace-node'),

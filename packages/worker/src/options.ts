@@ -286,7 +286,8 @@ function resolveLogLevel(fromCode: LogLevel | undefined, fromEnv: string | undef
 
 function resolveLogFormat(fromCode: unknown, fromEnv: string | undefined): LogFormat {
   if (fromEnv !== undefined) {
-    if (!isLogFormat(fromEnv)) throw new ConfigError(`BERTH_LOG_FORMAT must be json or pretty (got ${JSON.stringify(fromEnv)})`);
+    if (!isLogFormat(fromEnv))
+      throw new ConfigError(`BERTH_LOG_FORMAT must be json or pretty (got ${JSON.stringify(fromEnv)})`);
     return fromEnv;
   }
   if (fromCode === undefined) return process.stderr.isTTY ? 'pretty' : 'json';

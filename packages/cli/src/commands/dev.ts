@@ -1,5 +1,13 @@
 import { runpodWorkerEnv } from '@berth/protocol';
-import { parseFlags, parseHost, parseLogFormat, parseLogLevel, parsePort, type LogFormat, type LogLevel } from '../args.js';
+import {
+  parseFlags,
+  parseHost,
+  parseLogFormat,
+  parseLogLevel,
+  parsePort,
+  type LogFormat,
+  type LogLevel,
+} from '../args.js';
 import {
   checkWorkerFiles,
   findConfigFile,

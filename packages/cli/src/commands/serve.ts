@@ -117,7 +117,12 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   const endpoints = [...new Set([...args.endpoints, ...(config?.endpoints.map((e) => e.id) ?? [])])];
   const color = useColor(io.stdout, io.env);
   const c = paint(color);
-  const logger = createTerminalLogger(args.logLevel, args.logFormat ?? (io.stdout.isTTY ? 'pretty' : 'json'), io, color);
+  const logger = createTerminalLogger(
+    args.logLevel,
+    args.logFormat ?? (io.stdout.isTTY ? 'pretty' : 'json'),
+    io,
+    color,
+  );
   const apiKey = keyFromEnv(io.env, 'BERTH_API_KEY', 'berth_');
   const workerToken = keyFromEnv(io.env, 'BERTH_WORKER_TOKEN', 'berthw_');
 

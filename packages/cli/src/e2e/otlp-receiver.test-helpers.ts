@@ -38,7 +38,8 @@ const attrs = (list: OtlpAttribute[] | undefined): Record<string, unknown> =>
   Object.fromEntries(
     (list ?? []).map(({ key, value }) => [
       key,
-      value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : (value.boolValue ?? value.doubleValue)),
+      value.stringValue ??
+        (value.intValue !== undefined ? Number(value.intValue) : (value.boolValue ?? value.doubleValue)),
     ]),
   );
 

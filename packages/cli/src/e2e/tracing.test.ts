@@ -48,7 +48,8 @@ describe('a job traced from the HTTP request to the handler (OTLP/HTTP JSON to a
       if (parsed) workerLines.push(parsed);
     });
     await pollUntil(
-      async () => (await (await fetch(`${url}/v2/traced/health`, { headers: auth() })).json()) as { workers: { idle: number } },
+      async () =>
+        (await (await fetch(`${url}/v2/traced/health`, { headers: auth() })).json()) as { workers: { idle: number } },
       (h) => h.workers.idle >= 1,
       20_000,
       100,
@@ -97,7 +98,10 @@ describe('a job traced from the HTTP request to the handler (OTLP/HTTP JSON to a
     const step = one('user.step');
 
     expect(request).toMatchObject({ service: 'berth-server', parentSpanId: CALLER_SPAN, kind: 2 });
-    expect(request.attributes).toMatchObject({ 'http.route': '/v2/:endpoint/runsync', 'http.response.status_code': 200 });
+    expect(request.attributes).toMatchObject({
+      'http.route': '/v2/:endpoint/runsync',
+      'http.response.status_code': 200,
+    });
     expect(jobSpan).toMatchObject({ service: 'berth-server', parentSpanId: request.spanId });
     expect(jobSpan.attributes).toMatchObject({ 'berth.job.id': job.id, 'berth.job.status': 'COMPLETED' });
     expect(queued).toMatchObject({ service: 'berth-server', parentSpanId: jobSpan.spanId });

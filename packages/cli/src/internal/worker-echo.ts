@@ -13,7 +13,8 @@ export function withoutWorkerEcho(logger: Logger, printsItsOwn: (workerId: strin
     ...logger,
     info(msg, fields) {
       const workerId = fields?.['workerId'];
-      if (typeof msg === 'string' && ECHOED.has(msg) && typeof workerId === 'string' && printsItsOwn(workerId)) logger.debug(msg, fields);
+      if (typeof msg === 'string' && ECHOED.has(msg) && typeof workerId === 'string' && printsItsOwn(workerId))
+        logger.debug(msg, fields);
       else logger.info(msg, fields);
     },
   };

@@ -49,7 +49,9 @@ describe('job spans (OpenTelemetry) on the control plane', () => {
     expect(request?.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
     expect(request?.parentSpanContext?.spanId).toBe('b7ad6b7169203331');
     expect(job?.parentSpanContext?.spanId).toBe(request?.spanContext().spanId);
-    expect(runs.map((r) => [r.attributes['berth.worker.id'], r.attributes['berth.job.attempt'], r.status.code])).toEqual([
+    expect(
+      runs.map((r) => [r.attributes['berth.worker.id'], r.attributes['berth.job.attempt'], r.status.code]),
+    ).toEqual([
       ['lost', 1, 2], // SpanStatusCode.ERROR
       ['w2', 2, 0],
     ]);

@@ -18,7 +18,13 @@ describe('runJob', () => {
       return 'ab';
     }, {});
     expect(result).toMatchObject({ status: 'COMPLETED', output: 'ab', chunks: ['a', 'b'], progress: [0.5] });
-    expect(result.logs).toEqual([expect.objectContaining({ level: 'info', msg: 'starting', fields: expect.objectContaining({ jobId: 'test-job' }) })]);
+    expect(result.logs).toEqual([
+      expect.objectContaining({
+        level: 'info',
+        msg: 'starting',
+        fields: expect.objectContaining({ jobId: 'test-job' }),
+      }),
+    ]);
   });
 
   it('honours return_aggregate_stream', async () => {

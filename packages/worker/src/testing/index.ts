@@ -86,7 +86,11 @@ export async function runJob(handler: Handler, input: JobInput, options: RunJobO
         ...(options.s3Config !== undefined ? { s3Config: options.s3Config } : {}),
       },
       signal: options.signal ?? new AbortController().signal,
-      log: createLogger({ level: 'debug', bindings: { workerId: 'test', jobId: id }, sink: (record) => logs.push(record) }),
+      log: createLogger({
+        level: 'debug',
+        bindings: { workerId: 'test', jobId: id },
+        sink: (record) => logs.push(record),
+      }),
       returnAggregateStream: options.return_aggregate_stream ?? false,
       inputSchema: options.inputSchema,
       onChunk: (chunk) => chunks.push(chunk),

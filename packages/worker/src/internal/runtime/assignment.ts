@@ -51,7 +51,12 @@ export class Assignment {
       return;
     }
     supersedeOlderAttempts(table, msg);
-    const entry = new JobEntry(msg, this.deps.send, log.child({ jobId: msg.id, attempt: msg.attempt }), this.deps.serverAcks);
+    const entry = new JobEntry(
+      msg,
+      this.deps.send,
+      log.child({ jobId: msg.id, attempt: msg.attempt }),
+      this.deps.serverAcks,
+    );
     table.add(entry);
     entry.log.info('job received');
     this.waiting.push(entry);

@@ -1,13 +1,5 @@
 import { parseTraceparent } from '@berth/protocol';
-import {
-  context,
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Span,
-  type Tracer,
-} from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
 import type { JobResult } from '../execute/execute.js';
 
 /** What the handler span is made from: the job's ids and the `traceparent` its `job.assign` carried. */

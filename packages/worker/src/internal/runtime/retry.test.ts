@@ -38,7 +38,9 @@ describe('worker runtime: retry policy', () => {
     expect(t2 - t1).toBeGreaterThanOrEqual(35); // backoffMs
     expect(t3 - t2).toBeGreaterThanOrEqual(75); // doubled
     const retries = worker.logs.filter((l) => l.msg.startsWith('handler failed; retrying'));
-    expect(retries.map((l) => [l.fields?.jobId, l.fields?.attempt, l.fields?.try, l.fields?.of, l.fields?.error])).toEqual([
+    expect(
+      retries.map((l) => [l.fields?.jobId, l.fields?.attempt, l.fields?.try, l.fields?.of, l.fields?.error]),
+    ).toEqual([
       ['r1', 1, 1, 3, 'flaky 1'],
       ['r1', 1, 2, 3, 'flaky 2'],
     ]);

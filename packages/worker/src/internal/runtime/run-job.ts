@@ -54,7 +54,9 @@ export async function runAssignedJob(entry: JobEntry, deps: RunJobDeps): Promise
   // JSON logs: a handler's console lines become log lines of the job (jobId, attempt, ...), not bare text.
   const json = options.logFormat === 'json';
   const { tracer } = options;
-  const run = tracer ? () => withHandlerSpan(tracer, { ...entry.spec, traceparent: entry.traceparent }, options, execute) : execute;
+  const run = tracer
+    ? () => withHandlerSpan(tracer, { ...entry.spec, traceparent: entry.traceparent }, options, execute)
+    : execute;
   const result = await (options.forwardLogs || json
     ? withConsoleForwarding(
         (level, message) => {
