@@ -69,7 +69,7 @@ export async function startBerth(flavour: BerthFlavour, dir: string): Promise<Ru
       ipc: true,
     },
   );
-  await serve.waitFor(/Press Ctrl-C to stop/);
+  await serve.waitFor(/Press Ctrl-C to stop/, 60_000); // a loaded machine can take 20 s to start it
   const readyMs = performance.now() - t0;
   const url = `http://127.0.0.1:${port}`;
   const headers = { authorization: `Bearer ${KEY}` };
