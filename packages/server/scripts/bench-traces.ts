@@ -48,4 +48,6 @@ for (let r = 0; r < 3; r++) rounds.push(await perJobUs(20_000));
 await stopTracing();
 sink.close();
 const median = rounds.sort((a, b) => a - b)[1] ?? NaN;
-process.stdout.write(`per job, 5 spans exported over OTLP/HTTP JSON: ${median.toFixed(1)} µs CPU (rounds ${rounds.map((x) => x.toFixed(1)).join(', ')})\n`);
+process.stdout.write(
+  `per job, 5 spans exported over OTLP/HTTP JSON: ${median.toFixed(1)} µs CPU (rounds ${rounds.map((x) => x.toFixed(1)).join(', ')})\n`,
+);
