@@ -26,8 +26,8 @@ export interface BerthFlavour {
   benchDir?: string;
   /** Extra environment for the worker (default: `BERTH_LOG_LEVEL=error`). */
   workerEnv?: Record<string, string>;
-  /** Started before `berth serve` (a trace receiver): extra environment for it and the worker. */
-  prepare?: () => Promise<Record<string, string>>;
+  /** Started before `berth serve` (a trace receiver): extra environment for it and the worker, and its stop. */
+  prepare?: () => Promise<{ env: Record<string, string>; stop: () => Promise<void> }>;
 }
 
 /** Starts `berth serve` with `flavour`'s store flags, rate limits off, and the heap probe preloaded. */
@@ -35,7 +35,8 @@ export async function startBerth(flavour: BerthFlavour, dir: string): Promise<Ru
   const bin = flavour.bin ?? BIN;
   if (!existsSync(bin)) throw new Error(`${bin} does not exist: run \`npm run build\` first`);
   const port = await freePort();
-  const prepared = (await flavour.prepare?.()) ?? {};
+  const side = await flavour.prepare?.();
+  const prepared = side?.env ?? {};
   // BENCH_CPU_PROF=<dir>: write V8 CPU profiles of the control plane and workers there (see README.md).
   const prof = process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['BENCH_CPU_PROF']] : [];
   const t0 = performance.now();
@@ -69,7 +70,7 @@ export async function startBerth(flavour: BerthFlavour, dir: string): Promise<Ru
       ipc: true,
     },
   );
-  await serve.waitFor(/Press Ctrl-C to stop/);
+  await serve.waitFor(/Press Ctrl-C to stop/, 60_000); // a loaded machine can take 20 s to start it
   const readyMs = performance.now() - t0;
   const url = `http://127.0.0.1:${port}`;
   const headers = { authorization: `Bearer ${KEY}` };
@@ -105,6 +106,7 @@ export async function startBerth(flavour: BerthFlavour, dir: string): Promise<Ru
       const signal = prof.length ? 'SIGTERM' : 'SIGKILL';
       await Promise.all([...workers].map((w) => w.kill(signal)));
       await serve.kill(signal);
+      await side?.stop();
     },
   };
 }

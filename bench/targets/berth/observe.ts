@@ -15,12 +15,12 @@ const sqlite = {
 };
 const infoWorker = { BERTH_LOG_LEVEL: 'info', BERTH_LOG_FORMAT: 'json' };
 
-/** Starts a local OTLP/HTTP receiver (killed with the bench) and answers the environment that exports to it. */
-async function otlpSink(): Promise<Record<string, string>> {
+/** Starts a local OTLP/HTTP receiver and answers the environment that exports to it. */
+async function otlpSink() {
   const port = await freePort();
   const sink = start(process.execPath, [join(BENCH_DIR, 'lib/otlp-sink.mjs'), String(port)]);
   await sink.waitFor(/otlp sink listening/);
-  return { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` };
+  return { env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` }, stop: () => sink.kill('SIGTERM') };
 }
 
 const FLAVOURS: BerthFlavour[] = [

@@ -8,6 +8,7 @@ import {
   type LogLevel,
 } from './log.js';
 import { jsonFragment, jsonLine, prettyLine, safeJson } from './log-line.js';
+import { lineBatcher } from './line-batcher.js';
 
 /**
  * One log event as a `LogSink` gets it (and as `runJob(...).logs` collects it): `fields` holds the bound fields
@@ -43,13 +44,17 @@ export interface LoggerOptions {
   color?: boolean;
   /** Fields on every line (a child adds its own). Default: none. */
   bindings?: LogFields;
-  /** Where each line goes (it ends with `\n`). Default: stderr. */
+  /** Where each line goes (it ends with `\n`). Default: stderr, the lines of one event-loop turn in one write (`lineBatcher`). */
   write?: (line: string, level: LogEventLevel) => void;
   /** Takes the records instead of formatted lines (`format`, `color` and `write` are then unused). */
   sink?: LogSink;
 }
 
-const toStderr = (line: string) => void process.stderr.write(line);
+let stderrLines: ((line: string) => void) | undefined;
+const toStderr = (line: string): void => {
+  stderrLines ??= lineBatcher((chunk) => void process.stderr.write(chunk));
+  stderrLines(line);
+};
 
 /**
  * The toolkit's logger, the same for the control plane, `berth` and workers. JSON lines by default: each names
@@ -70,7 +75,13 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const sink = options.sink;
   const process_ = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
 
-  const make = (bindings: LogFields | undefined, bound: string): Logger => {
+  // A child's bound fields are serialized on its first line, not when it is made: a per-job child at a level that
+  // prints nothing costs a closure.
+  const make = (bindingsOf: () => LogFields | undefined, boundOf: () => string): Logger => {
+    let cached: string | undefined;
+    let merged: { fields: LogFields | undefined } | undefined;
+    const bound = () => (cached ??= boundOf());
+    const bindings = () => (merged ??= { fields: bindingsOf() }).fields;
     const emit = (lvl: LogEventLevel) =>
       LOG_LEVEL_RANK[lvl] < min
         ? () => {}
@@ -78,8 +89,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
             const text = typeof msg === 'string' ? msg : safeJson(msg);
             const own = fields === undefined || isPlainFields(fields) ? fields : { value: fields };
             const time = Date.now();
-            if (!sink && !pretty) return write(`${jsonLine(lvl, time, bound, own, text)}\n`, lvl);
-            const all = bindings && own ? { ...bindings, ...own } : (own ?? bindings);
+            if (!sink && !pretty) return write(`${jsonLine(lvl, time, bound(), own, text)}\n`, lvl);
+            const b = bindings();
+            const all = b && own ? { ...b, ...own } : (own ?? b);
             if (sink) {
               const record: LogRecord = { level: lvl, time: new Date(time), msg: text };
               if (all !== undefined) record.fields = all;
@@ -93,10 +105,20 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       info: emit('info'),
       warn: emit('warn'),
       error: emit('error'),
-      child: (more) => make(bindings ? { ...bindings, ...more } : more, bound + jsonFragment(more)),
+      child: (more) =>
+        make(
+          () => {
+            const b = bindings();
+            return b ? { ...b, ...more } : more;
+          },
+          () => bound() + jsonFragment(more),
+        ),
     };
   };
-  return make(options.bindings, process_ + jsonFragment(options.bindings));
+  return make(
+    () => options.bindings,
+    () => process_ + jsonFragment(options.bindings),
+  );
 }
 
 function isPlainFields(value: unknown): value is LogFields {

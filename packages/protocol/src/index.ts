@@ -13,3 +13,4 @@ export * from './log-line.js';
 export * from './create-logger.js';
 export * from './tracing.js';
 export * from './traceparent.js';
+export * from './line-batcher.js';

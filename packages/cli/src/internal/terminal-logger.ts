@@ -1,3 +1,4 @@
+import { lineBatcher } from '@berth/protocol';
 import { createLogger, type Logger, type LogFormat, type LogLevel } from '@berth/server';
 import type { Io } from './io.js';
 
@@ -12,7 +13,8 @@ export function createTerminalLogger(
   io: Pick<Io, 'stdout' | 'stderr'>,
   color: boolean,
 ): Logger {
-  if (format === 'json') return createLogger({ level, write: (line) => void io.stdout.write(line) });
+  // JSON: the lines of one event-loop turn in one write (a busy control plane writes a line per job).
+  if (format === 'json') return createLogger({ level, write: lineBatcher((chunk) => void io.stdout.write(chunk)) });
   return createLogger({
     level,
     format,
