@@ -33,6 +33,7 @@ import { Metrics } from './metrics/metrics.js';
 import { servePlayground } from './playground/static.js';
 import { WorkerRegistry } from './ws/worker-registry.js';
 import { WorkerAuth, type WorkerIdentity } from './workers/worker-auth.js';
+import { JobTokens } from './tokens/job-tokens.js';
 
 export interface ListenOptions {
   /** Default 8080; 0 picks a free port. */
@@ -167,6 +168,12 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     pull: pull.handle,
     models,
     keys: new ApiKeyAuth(new KeyChecker(opts.apiKeys, 'key'), opts.keyStore),
+    // Job tokens: signed with a key derived from a secret every replica shares (docs/job-tokens.md).
+    jobTokens: new JobTokens(
+      async () => opts.jobTokenSecret ?? opts.filesSecret ?? (await files.store.secret()),
+      opts.clock,
+      opts.keyStore,
+    ),
     // Scopes (403) first, then rate limits (429, counted only for allowed requests), then the caller's guard.
     guard: combineGuards(
       scopeGuard,

@@ -19,6 +19,9 @@ import { jobLogs, recentJobs } from './routes/observe.js';
 import { catalog, estimate, type CatalogDeps } from './routes/catalog.js';
 import { openApi } from './openapi/route.js';
 import type { Metrics, MetricsSource } from '../metrics/metrics.js';
+import { isJobToken } from '../tokens/job-token.js';
+import { assertTokenRoute, type JobTokens } from '../tokens/job-tokens.js';
+import { credentialOf, tokenPreflight, withTokenCors } from '../tokens/token-cors.js';
 
 interface Route {
   methods: readonly string[];
@@ -45,6 +48,8 @@ export interface ApiDeps {
   service: JobService;
   registry: WorkerRegistry;
   keys: Authenticator;
+  /** Job tokens (docs/job-tokens.md): issued on submit, accepted in place of a key on their job's routes. */
+  jobTokens: JobTokens;
   /** For the webhook delivery log route. */
   store: Store;
   guard: Guard;
@@ -87,11 +92,24 @@ function error(err: unknown, logger: Logger, req: ApiRequest): ApiResponse {
 
 /**
  * The HTTP API without a socket: `/v2/<endpoint_id>/<operation>[/<job_id>]`. Order of checks: draining (503),
- * route shape (404), API key (401), endpoint (404), method (405), guard (403/429), then the operation.
+ * route shape (404), API key or job token (401), endpoint (404), a job token's job and route (403), method (405),
+ * guard (403/429), then the operation. Answers to requests carrying a job token may be read by any origin (CORS).
  * `/v2/<endpoint_id>/openai/v1/...` goes through the same checks (guard operation `openai`) to the
  * OpenAI-compatible routes of `./openai/`, with every error in the OpenAI shape.
  */
 export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiResponse> {
+  const serve = createRoutes(deps);
+  return async (req) => withTokenCors(req, await serve(req));
+}
+
+/** The caller: a job token (`Authorization`, or `?token=` on /stream) or an API key; 401 otherwise. */
+function authenticate(deps: ApiDeps, req: ApiRequest, route: string | undefined): Promise<Principal> | Principal {
+  const credential = credentialOf(req, route);
+  if (credential !== undefined && isJobToken(credential)) return deps.jobTokens.authenticate(credential);
+  return deps.keys.authenticate(req.headers['authorization']);
+}
+
+function createRoutes(deps: ApiDeps): (req: ApiRequest) => Promise<ApiResponse> {
   const routes: Record<string, Route> = {
     ...ROUTES,
     webhooks: { methods: ['GET'], operation: 'status', job: true, handler: (rc) => webhookLog(rc, deps.store) },
@@ -116,6 +134,8 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
         throw new BerthError('unavailable', 'the server is shutting down; retry against another replica or later');
       const page = req.method === 'GET' || req.method === 'HEAD' ? deps.playground?.(req) : undefined;
       if (page) return page;
+      const preflight = tokenPreflight(req);
+      if (preflight) return preflight;
       if (req.path === '/metrics' && deps.metrics) {
         if (req.method !== 'GET')
           throw new BerthError('method_not_allowed', `${req.method} is not allowed on /metrics; use GET`, ['GET']);
@@ -141,12 +161,13 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
       // ['', 'v2', endpoint, op, job?]
       if (parts[0] !== '' || parts[1] !== 'v2' || parts.length < 4 || (parts.length > 5 && !openai))
         throw new BerthError('route_not_found', `no route ${req.method} ${req.path}`);
-      const principal = await deps.keys.authenticate(req.headers['authorization']);
+      const principal = await authenticate(deps, req, parts[3]);
       const model = deps.models?.get(parts[2]!);
       const endpointId = model ? model.endpoint : parts[2]!;
       if (!ENDPOINT_ID_RE.test(endpointId) || !deps.hasEndpoint(endpointId))
         throw new BerthError('endpoint_not_found', `endpoint ${endpointId.slice(0, 80)} not found`);
       const op = parts[3]!;
+      if (principal.jobToken) assertTokenRoute(principal, endpointId, openai ? 'openai' : op, parts[4]);
       if (openai) return await serveOpenAi(deps, req, parts, principal, endpointId);
       if (op === 'estimate' && model && parts.length === 4) {
         if (req.method !== 'POST')
@@ -183,6 +204,7 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
         jobId: jobId ?? '',
         service: deps.service,
         registry: deps.registry,
+        tokens: deps.jobTokens,
       };
       if (model && deps.models) return await deps.models.serve(model, route.operation, rc, route.handler);
       return await route.handler(rc);
