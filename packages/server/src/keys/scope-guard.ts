@@ -33,7 +33,10 @@ export const scopeGuard: Guard = ({ principal, endpointId, operation }) => {
  */
 export function assertMayWrite(principal: Principal, what: string): void {
   if (principal.jobToken)
-    throw new BerthError('job_token_not_allowed', `a job token is read-only: ${what} is a write (only cancel, if granted)`);
+    throw new BerthError(
+      'job_token_not_allowed',
+      `a job token is read-only: ${what} is a write (only cancel, if granted)`,
+    );
   if (principal.scope?.readOnly)
     throw new BerthError(
       'key_read_only',

@@ -100,7 +100,11 @@ describe('job tokens', () => {
     ];
     for (const [method, path] of refusals) {
       const r = await req(t.url, method, path, a.token, method === 'POST' ? { input: {} } : undefined);
-      expect({ path, status: r.status, code: r.body.code }).toEqual({ path, status: 403, code: 'job_token_not_allowed' });
+      expect({ path, status: r.status, code: r.body.code }).toEqual({
+        path,
+        status: 403,
+        code: 'job_token_not_allowed',
+      });
     }
     const oa = await req(t.url, 'GET', '/v2/echo/openai/v1/models', a.token);
     expect([oa.status, oa.body.error?.code]).toEqual([403, 'job_token_not_allowed']);
@@ -190,7 +194,8 @@ describe('job tokens', () => {
   it('counts against the rate limits of the key that asked for it', async () => {
     await using s = await listening({ jobTokenSecret: SECRET, rateLimits: { base: { status: 3 }, perWorker: 0 } });
     const r = await req(s.url, 'POST', '/v2/echo/run', API_KEY, { input: {}, token: {} });
-    for (let i = 0; i < 2; i++) expect((await req(s.url, 'GET', `/v2/echo/status/${r.body.id}`, API_KEY)).status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect((await req(s.url, 'GET', `/v2/echo/status/${r.body.id}`, API_KEY)).status).toBe(200);
     expect((await req(s.url, 'GET', `/v2/echo/status/${r.body.id}`, r.body.token)).status).toBe(200);
     const over = await req(s.url, 'GET', `/v2/echo/status/${r.body.id}`, r.body.token);
     expect([over.status, over.body.code]).toEqual([429, 'rate_limited']);
@@ -210,21 +215,24 @@ describe('job tokens', () => {
 });
 
 const noPg = await pgUnavailable();
-describe.skipIf(noPg !== undefined)(`job tokens across replicas on PostgreSQL${noPg ? ` (skipped: ${noPg})` : ''}`, () => {
-  it('a token one replica issued is accepted by another with no secret configured (shared through the store)', async () => {
-    const schema = testSchema();
-    const open = () => PgStore.open({ url: PG_TEST_URL, poolSize: 2, schema });
-    const [s1, s2] = [await open(), await open()];
-    try {
-      await using r1 = await listening({ store: s1 });
-      await using r2 = await listening({ store: s2 });
-      const r = await req(r1.url, 'POST', '/v2/echo/run', API_KEY, { input: {}, token: {} });
-      const seen = await req(r2.url, 'GET', `/v2/echo/status/${r.body.id}`, r.body.token);
-      expect(seen.body).toMatchObject({ id: r.body.id, status: 'IN_QUEUE' });
-      const other = await req(r2.url, 'GET', '/v2/echo/status/nope', r.body.token);
-      expect([other.status, other.body.code]).toEqual([403, 'job_token_not_allowed']);
-    } finally {
-      await dropSchema(schema);
-    }
-  });
-});
+describe.skipIf(noPg !== undefined)(
+  `job tokens across replicas on PostgreSQL${noPg ? ` (skipped: ${noPg})` : ''}`,
+  () => {
+    it('a token one replica issued is accepted by another with no secret configured (shared through the store)', async () => {
+      const schema = testSchema();
+      const open = () => PgStore.open({ url: PG_TEST_URL, poolSize: 2, schema });
+      const [s1, s2] = [await open(), await open()];
+      try {
+        await using r1 = await listening({ store: s1 });
+        await using r2 = await listening({ store: s2 });
+        const r = await req(r1.url, 'POST', '/v2/echo/run', API_KEY, { input: {}, token: {} });
+        const seen = await req(r2.url, 'GET', `/v2/echo/status/${r.body.id}`, r.body.token);
+        expect(seen.body).toMatchObject({ id: r.body.id, status: 'IN_QUEUE' });
+        const other = await req(r2.url, 'GET', '/v2/echo/status/nope', r.body.token);
+        expect([other.status, other.body.code]).toEqual([403, 'job_token_not_allowed']);
+      } finally {
+        await dropSchema(schema);
+      }
+    });
+  },
+);

@@ -47,6 +47,7 @@ export function tokenPreflight(req: ApiRequest): ApiResponse | undefined {
 export function withTokenCors(req: ApiRequest, res: ApiResponse): ApiResponse {
   const auth = req.headers['authorization'];
   const carries =
-    (auth !== undefined && auth.includes(JOB_TOKEN_PREFIX)) || (req.path.includes('/stream/') && req.query.has('token'));
+    (auth !== undefined && auth.includes(JOB_TOKEN_PREFIX)) ||
+    (req.path.includes('/stream/') && req.query.has('token'));
   return carries ? { ...res, headers: { ...res.headers, ...CORS_HEADERS } } : res;
 }
