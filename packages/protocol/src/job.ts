@@ -49,6 +49,9 @@ const httpUrl = z
   .string()
   .max(2048)
   .refine((s) => {
+    // No whitespace or control characters (`new URL` would silently drop some): stores keep the URL as given.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+    if (/[\s\u0000-\u001f\u007f]/.test(s)) return false;
     try {
       const u = new URL(s);
       return u.protocol === 'http:' || u.protocol === 'https:';

@@ -8,6 +8,7 @@ import { ApiKeyAuth } from './keys/api-key-auth.js';
 import { scopeGuard } from './keys/scope-guard.js';
 import { createRateLimitGuard } from './limits/rate-limit-guard.js';
 import { WebhookSender } from './webhooks/webhook-sender.js';
+import { EventWebhooks } from './webhooks/event-webhooks.js';
 import { nodeHandler } from './http/node-adapter.js';
 import { createNodeServer } from './http/node-server.js';
 import { serveWithoutUpgrade } from './http/plain-upgrade.js';
@@ -107,9 +108,14 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const webhooks = new WebhookSender(opts.store, opts.webhooks, opts.clock, opts.logger, (outcome) =>
     metrics.webhookAttempt(outcome),
   );
+  // start / progress / output deliveries of jobs that asked for them (webhookEvents), throttled, in order.
+  ctx.eventWebhooks = new EventWebhooks(opts.store, opts.clock, opts.logger, () => webhooks.kick());
   ctx.onTerminal.push((job) => {
     metrics.jobFinished(job);
-    if (job.webhook !== undefined) webhooks.kick();
+    if (job.webhook !== undefined) {
+      ctx.eventWebhooks?.ended(job.id);
+      webhooks.kick();
+    }
   });
   webhooks.start();
   const dispatcher = new Dispatcher(ctx);

@@ -4,6 +4,7 @@ import type { ResolvedServerOptions } from '../options.js';
 import type { JobRecord, Store } from '../store/types.js';
 import type { WorkerRegistry } from '../ws/worker-registry.js';
 import type { JobEvents } from './job-events.js';
+import type { EventWebhooks } from '../webhooks/event-webhooks.js';
 
 /** What the job machinery shares: the store, wake-ups, connected workers, time and logs. */
 export interface CoreContext {
@@ -18,6 +19,8 @@ export interface CoreContext {
    * the outbox row itself is written by the store inside the terminal transition (see `Store.claimWebhooks`).
    */
   onTerminal: ((job: JobRecord) => void)[];
+  /** The `start`, `progress` and `output` webhooks of jobs that asked for them (`webhookEvents`). */
+  eventWebhooks?: EventWebhooks;
   /** Asks for a sweep at epoch-ms `t` (a deadline was just set). */
   wakeAt(t: number): void;
 }

@@ -45,9 +45,8 @@ export function tokenPreflight(req: ApiRequest): ApiResponse | undefined {
 
 /** `res` with the CORS headers when `req` carried a job token (refusals included, so a page can read the code). */
 export function withTokenCors(req: ApiRequest, res: ApiResponse): ApiResponse {
-  const auth = req.headers['authorization'];
   const carries =
-    (auth !== undefined && auth.includes(JOB_TOKEN_PREFIX)) ||
+    req.headers['authorization']?.includes(JOB_TOKEN_PREFIX) === true ||
     (req.path.includes('/stream/') && req.query.has('token'));
   return carries ? { ...res, headers: { ...res.headers, ...CORS_HEADERS } } : res;
 }
