@@ -29,8 +29,9 @@ import {
   type StoreArgs,
 } from '../store-options.js';
 import { EDGE_ENV_HELP, edgeServerOptions } from '../edge-options.js';
+import { parseWebhookRetries, WEBHOOK_FLAGS, WEBHOOK_RETRIES_HELP, webhookOptions } from '../webhook-schedule.js';
 
-export const DEV_HELP = `Usage: berth dev [--config <file>] [--port <n>] [--host <addr>] [--log-level <level>] [--no-watch]
+export const DEV_HELP = `Usage: berth dev [--config <file>] [--port <n>] [--host <addr>] [--log-level <level>] [--no-watch] [--webhook-retries <n>]
 
 Runs the queue API on your machine and the workers of every endpoint in the config file, like production:
 each endpoint scales between minWorkers and maxWorkers on queue depth (idleTimeoutMs back to minWorkers),
@@ -44,7 +45,7 @@ Options:
       --host <addr>       address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces)
       --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
       --no-watch          do not restart workers when their handler files change
-${STORE_HELP}  -h, --help              show this help
+${WEBHOOK_RETRIES_HELP}${STORE_HELP}  -h, --help              show this help
 
 Environment:
   BERTH_API_KEY           the API key clients must send (default: a fresh key, printed at start)
@@ -60,6 +61,8 @@ export interface DevArgs {
   logLevel: LogLevel;
   /** Hot reload of handler files. */
   watch: boolean;
+  /** `--webhook-retries`: retries of a failed webhook delivery; undefined: the config file's, else 2. */
+  webhookRetries: number | undefined;
   store: StoreArgs;
 }
 
@@ -71,6 +74,7 @@ export function parseDevArgs(argv: readonly string[], env: NodeJS.ProcessEnv, cw
     'log-level': { type: 'string' },
     'no-watch': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
+    ...WEBHOOK_FLAGS,
     ...STORE_FLAGS,
   });
   return {
@@ -79,6 +83,7 @@ export function parseDevArgs(argv: readonly string[], env: NodeJS.ProcessEnv, cw
     port: parsePort('dev', v.port as string | undefined, 8080),
     host: parseHost('dev', v.host as string | undefined, '127.0.0.1'),
     logLevel: parseLogLevel('dev', v['log-level'] as string | undefined, env),
+    webhookRetries: parseWebhookRetries('dev', v['webhook-retries'] as string | undefined),
     watch: v['no-watch'] !== true,
     store: parseStoreArgs('dev', v, env, cwd),
   };
@@ -108,6 +113,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
 
   // 3. Control plane.
   const ids = config.endpoints.map((e) => e.id);
+  const edge = edgeServerOptions(io.env, 'dev');
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
   const started = await startServer(
@@ -122,7 +128,8 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
       // At once, not on the scaler's next tick: a worker killed right after connecting is not a handler that failed to load.
       onWorkerConnected: (workerId) => supervisor.markConnected(workerId),
       ...storeServerOptions(args.store),
-      ...edgeServerOptions(io.env, 'dev'),
+      ...edge,
+      webhooks: webhookOptions(edge.webhooks, config.webhooks, args.webhookRetries),
       ...(opened.keyStore ? { keyStore: opened.keyStore } : {}),
     },
     args.port,

@@ -18,8 +18,9 @@ import {
   type StoreArgs,
 } from '../store-options.js';
 import { EDGE_ENV_HELP, edgeServerOptions } from '../edge-options.js';
+import { parseWebhookRetries, WEBHOOK_FLAGS, WEBHOOK_RETRIES_HELP, webhookOptions } from '../webhook-schedule.js';
 
-export const SERVE_HELP = `Usage: berth serve [--port <n>] [--host <addr>] [--endpoint <id,...>] [--accept-worker-endpoints] [--config <file>] [--store sqlite|memory] [--data-dir <dir>] [--log-level <level>]
+export const SERVE_HELP = `Usage: berth serve [--port <n>] [--host <addr>] [--endpoint <id,...>] [--accept-worker-endpoints] [--config <file>] [--store sqlite|memory] [--data-dir <dir>] [--log-level <level>] [--webhook-retries <n>]
 
 Runs only the control plane (the queue API and the worker WebSocket). Start workers yourself, anywhere,
 with the environment variables it prints. Stop it with Ctrl-C.
@@ -34,7 +35,7 @@ Options:
                           it, anyone holding BERTH_WORKER_TOKEN can create endpoints)
   -c, --config <file>     a berth.config file: its endpoints are known from the start and its public
                           models are served (its workers are not started: run them anywhere)
-${STORE_HELP}      --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
+${WEBHOOK_RETRIES_HELP}${STORE_HELP}      --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
   -h, --help              show this help
 
 Environment:
@@ -53,6 +54,8 @@ export interface ServeArgs {
   /** Config file whose endpoints and public models are served (workers are not started). */
   config: string | undefined;
   logLevel: LogLevel;
+  /** `--webhook-retries`: retries of a failed webhook delivery; undefined: the config file's, else 2. */
+  webhookRetries: number | undefined;
   store: StoreArgs;
 }
 
@@ -65,6 +68,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv, 
     config: { type: 'string', short: 'c' },
     'log-level': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
+    ...WEBHOOK_FLAGS,
     ...STORE_FLAGS,
   });
   return {
@@ -75,6 +79,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv, 
     acceptWorkerEndpoints: v['accept-worker-endpoints'] === true,
     config: v.config as string | undefined,
     logLevel: parseLogLevel('serve', v['log-level'] as string | undefined, env),
+    webhookRetries: parseWebhookRetries('serve', v['webhook-retries'] as string | undefined),
     store: parseStoreArgs('serve', v, env, cwd),
   };
 }
@@ -97,6 +102,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   const apiKey = keyFromEnv(io.env, 'BERTH_API_KEY', 'berth_');
   const workerToken = keyFromEnv(io.env, 'BERTH_WORKER_TOKEN', 'berthw_');
 
+  const edge = edgeServerOptions(io.env, 'serve');
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
   const started = await startServer(
@@ -109,7 +115,8 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
       store: opened.store,
       ...(config?.models ? { models: config.models } : {}),
       ...storeServerOptions(args.store),
-      ...edgeServerOptions(io.env, 'serve'),
+      ...edge,
+      webhooks: webhookOptions(edge.webhooks, config?.webhooks, args.webhookRetries),
       ...(opened.keyStore ? { keyStore: opened.keyStore } : {}),
     },
     args.port,
