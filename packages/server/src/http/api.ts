@@ -22,6 +22,7 @@ import type { Metrics, MetricsSource } from '../metrics/metrics.js';
 import { isJobToken } from '../tokens/job-token.js';
 import { assertTokenRoute, type JobTokens } from '../tokens/job-tokens.js';
 import { credentialOf, tokenPreflight, withTokenCors } from '../tokens/token-cors.js';
+import { issueToken } from '../tokens/token-route.js';
 
 interface Route {
   methods: readonly string[];
@@ -115,6 +116,7 @@ function createRoutes(deps: ApiDeps): (req: ApiRequest) => Promise<ApiResponse> 
     webhooks: { methods: ['GET'], operation: 'status', job: true, handler: (rc) => webhookLog(rc, deps.store) },
     logs: { methods: ['GET'], operation: 'status', job: true, handler: (rc) => jobLogs(rc, deps.store) },
     jobs: { methods: ['GET'], operation: 'status', job: false, handler: (rc) => recentJobs(rc, deps.store) },
+    token: { methods: ['POST'], operation: 'status', job: true, handler: issueToken },
   };
   return async (req) => {
     const parts = req.path.split('/');

@@ -62,7 +62,8 @@ describe.skipIf(!CHROMIUM)(
     let page: Page;
     let w: ScriptedWorker;
     beforeAll(async () => {
-      api = await listening({ clock, jobTokenSecret: 'browser-test-job-token-secret' });
+      // heartbeatMs: the scripted worker answers no pings, and a loaded machine can take long to launch Chromium.
+      api = await listening({ clock, jobTokenSecret: 'browser-test-job-token-secret', heartbeatMs: 120_000 });
       w = await ScriptedWorker.connect(api.url, { concurrency: 4 });
       app = createHttpServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE));
       await new Promise<void>((r) => app.listen(0, '127.0.0.1', r));

@@ -33,7 +33,7 @@ describe('job tokens', () => {
   let a: { id: string; token: string };
   let b: { id: string; token: string };
   beforeAll(async () => {
-    t = await listening({ clock, jobTokenSecret: SECRET, endpoints: ['echo', 'other'] });
+    t = await listening({ clock, jobTokenSecret: SECRET, endpoints: ['echo', 'other'], heartbeatMs: 120_000 });
     w = await ScriptedWorker.connect(t.url, { concurrency: 20 });
     const ra = await req(t.url, 'POST', '/v2/echo/run', API_KEY, { input: { n: 1 }, token: { ttlSeconds: 60 } });
     const rb = await req(t.url, 'POST', '/v2/echo/run', API_KEY, { input: { n: 2 }, token: {} });
@@ -167,6 +167,24 @@ describe('job tokens', () => {
     await req(t.url, 'POST', `/v2/echo/cancel/${c.body.id}`, API_KEY);
   });
 
+  it('POST /token/<id> issues a new token for a job that exists (when the page token expired mid-job); never to a token', async () => {
+    const c = await req(t.url, 'POST', '/v2/echo/run', API_KEY, { input: {}, token: { ttlSeconds: 10 } });
+    clock.advance(10_000);
+    expect((await req(t.url, 'GET', `/v2/echo/status/${c.body.id}`, c.body.token)).status).toBe(401);
+    const fresh = await req(t.url, 'POST', `/v2/echo/token/${c.body.id}?ttlSeconds=60`, API_KEY);
+    expect(fresh.body).toEqual({ id: c.body.id, token: expect.stringMatching(/^berth_jt_/) });
+    expect((await req(t.url, 'GET', `/v2/echo/status/${c.body.id}`, fresh.body.token)).status).toBe(200);
+    expect((await req(t.url, 'POST', `/v2/echo/cancel/${c.body.id}`, fresh.body.token)).status).toBe(403);
+    const byToken = await req(t.url, 'POST', `/v2/echo/token/${c.body.id}`, fresh.body.token);
+    expect([byToken.status, byToken.body.code]).toEqual([403, 'job_token_not_allowed']);
+    expect((await req(t.url, 'POST', '/v2/echo/token/nope', API_KEY)).body.code).toBe('job_not_found');
+    for (const q of ['ttlSeconds=5', 'ttlSeconds=abc', 'cancel=yes'])
+      expect((await req(t.url, 'POST', `/v2/echo/token/${c.body.id}?${q}`, API_KEY)).body.code).toBe('invalid_request');
+    const canceller = await req(t.url, 'POST', `/v2/echo/token/${c.body.id}?cancel=true`, API_KEY);
+    expect((await req(t.url, 'POST', `/v2/echo/cancel/${c.body.id}`, canceller.body.token)).status).toBe(200);
+    clock.advance(-10_000);
+  });
+
   it('cancels its job only when issued with cancel: true', async () => {
     const c = await req(t.url, 'POST', '/v2/echo/run', API_KEY, { input: {}, token: { cancel: true } });
     const d = await req(t.url, 'POST', '/v2/echo/run', API_KEY, { input: {} });
@@ -208,6 +226,12 @@ describe('job tokens', () => {
     await using peer = await listening({ jobTokenSecret: SECRET, keyStore, store: s.server.options.store });
     const r = await req(s.url, 'POST', '/v2/echo/run', stored.secret, { input: {}, token: {} });
     expect((await req(peer.url, 'GET', `/v2/echo/status/${r.body.id}`, r.body.token)).status).toBe(200);
+    // A read-only key may issue read tokens for its jobs, not cancelling ones.
+    const reader = await createApiKey(keyStore, { name: 'reader', readOnly: true });
+    const rt = await req(s.url, 'POST', `/v2/echo/token/${r.body.id}`, reader.secret);
+    expect((await req(s.url, 'GET', `/v2/echo/status/${r.body.id}`, rt.body.token)).status).toBe(200);
+    const rc = await req(s.url, 'POST', `/v2/echo/token/${r.body.id}?cancel=true`, reader.secret);
+    expect([rc.status, rc.body.code]).toEqual([403, 'key_read_only']);
     await keyStore.revoke(stored.key.id, Date.now());
     const after = await req(s.url, 'GET', `/v2/echo/status/${r.body.id}`, r.body.token);
     expect([after.status, after.body.code]).toEqual([401, 'unauthorized']);
