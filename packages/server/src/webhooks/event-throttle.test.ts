@@ -82,6 +82,35 @@ describe('EventThrottle', () => {
   });
 });
 
+describe('EventThrottle with a timer that fires early', () => {
+  it('waits for the rest of the interval instead of sending early (Node timers count from the loop time)', () => {
+    const T0 = 1_700_000_000_000;
+    const clock = new ManualClock(T0);
+    const due: (() => void)[] = [];
+    const sent: number[] = [];
+    const t = new EventThrottle<number>(
+      500,
+      clock,
+      (_h, n) => n,
+      () => sent.push(clock.now() - T0),
+      (fn) => {
+        due.push(fn);
+        return { cancel: () => {} };
+      },
+    );
+    t.push(1); // sent at 0
+    clock.set(T0 + 100);
+    t.push(2); // held: a timer for 400 ms
+    clock.set(T0 + 488); // the timer fires 12 ms early
+    due.shift()!();
+    expect(sent).toEqual([0]);
+    expect(due).toHaveLength(1); // rescheduled for the 12 ms left
+    clock.set(T0 + 500);
+    due.shift()!();
+    expect(sent).toEqual([0, 500]);
+  });
+});
+
 describe('webhook retry schedule', () => {
   it("defaults to RunPod's: 3 attempts (2 retries), 10 s apart", () => {
     const o = resolveWebhookOptions();

@@ -42,13 +42,19 @@ export class EventThrottle<T> {
   /** Sends what is held now (the job is ending); nothing when nothing is held. */
   flush(): void {
     this.timer?.cancel();
-    this.fire();
+    this.fire(false);
   }
 
-  private fire(): void {
+  private fire(checkEarly = true): void {
     this.timer = undefined;
     const held = this.held;
     if (!held) return;
+    // Node's timers count from the event loop's cached time, which can lag the clock: never send early.
+    const left = this.lastAt! + this.intervalMs - this.clock.now();
+    if (checkEarly && left > 0) {
+      this.timer = this.schedule(() => this.fire(), left);
+      return;
+    }
     this.held = undefined;
     this.lastAt = this.clock.now();
     this.send(held.value);

@@ -11,7 +11,7 @@ export interface OpenApiTarget {
 
 export interface OpenApiOptions {
   targets: readonly OpenApiTarget[];
-  /** A read-only key: only the routes it may call (status, stream, health, logs, jobs, estimate). */
+  /** A read-only key: only the routes it may call (status, stream, health, logs, jobs, token, estimate). */
   readOnly: boolean;
 }
 
@@ -104,6 +104,19 @@ function jobPaths(t: OpenApiTarget, readOnly: boolean): Record<string, Record<st
     },
     [`${base}/logs/{job_id}`]: {
       get: op({ id: id('logs'), tag, summary: 'What the handler logged for a job', params: [jobId], ok: anyObject }),
+    },
+    [`${base}/token/{job_id}`]: {
+      post: op({
+        id: id('token'),
+        tag,
+        summary: 'A new job token for the job (docs/job-tokens.md)',
+        params: [
+          jobId,
+          query('ttlSeconds', 'Lifetime, 10..86400 s, default 900'),
+          query('cancel', 'true: the token may also cancel the job', { type: 'boolean' }),
+        ],
+        ok: { type: 'object', properties: { id: { type: 'string' }, token: { type: 'string' } } },
+      }),
     },
     [`${base}/jobs`]: {
       get: op({
