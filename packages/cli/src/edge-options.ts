@@ -10,6 +10,8 @@ export const EDGE_ENV_HELP = `  BERTH_WEBHOOK_SECRET    sign webhooks with this 
   BERTH_RATE_LIMITS       off to turn rate limits off (local benchmarks); default on
   BERTH_PUBLIC_URL        base of output file URLs, e.g. https://berth.example.com (default: http://<Host header>)
   BERTH_FILES_SECRET      secret signing output file URLs (default: kept in <data-dir>/files/.url-secret)
+  BERTH_JOB_TOKEN_SECRET  secret job tokens are signed with, the same on every replica (default: derived from
+                          the output file URL secret)
   BERTH_MAX_BODY_BYTES_IN_FLIGHT
                           bytes of request bodies held at once; past it 503 overloaded (default 104857600)
   BERTH_MAX_CONNECTIONS   open connections, clients and workers together (default 10000)
@@ -21,7 +23,7 @@ export function edgeServerOptions(
   command: 'dev' | 'serve',
 ): Pick<
   ServerOptions,
-  'webhooks' | 'rateLimits' | 'publicUrl' | 'filesSecret' | 'maxBodyBytesInFlight' | 'maxConnections'
+  'webhooks' | 'rateLimits' | 'publicUrl' | 'filesSecret' | 'jobTokenSecret' | 'maxBodyBytesInFlight' | 'maxConnections'
 > {
   // Output file URLs (docs/output-storage.md).
   const publicUrl = env['BERTH_PUBLIC_URL']?.trim();
@@ -30,7 +32,14 @@ export function edgeServerOptions(
   const filesSecret = env['BERTH_FILES_SECRET']?.trim();
   if (filesSecret !== undefined && filesSecret !== '' && filesSecret.length < 16)
     throw new UsageError('BERTH_FILES_SECRET must be at least 16 characters', command);
-  const files = { ...(publicUrl ? { publicUrl } : {}), ...(filesSecret ? { filesSecret } : {}) };
+  const jobTokenSecret = env['BERTH_JOB_TOKEN_SECRET']?.trim();
+  if (jobTokenSecret !== undefined && jobTokenSecret !== '' && jobTokenSecret.length < 16)
+    throw new UsageError('BERTH_JOB_TOKEN_SECRET must be at least 16 characters', command);
+  const files = {
+    ...(publicUrl ? { publicUrl } : {}),
+    ...(filesSecret ? { filesSecret } : {}),
+    ...(jobTokenSecret ? { jobTokenSecret } : {}),
+  };
   const secret = env['BERTH_WEBHOOK_SECRET']?.trim();
   if (secret && !/^whsec_[A-Za-z0-9+/]{32,}={0,2}$/.test(secret)) {
     throw new UsageError('BERTH_WEBHOOK_SECRET must look like whsec_<base64 of 24 to 64 random bytes>', command);

@@ -16,7 +16,7 @@ const isJobId = (v: unknown): v is string => typeof v === 'string' && v.length >
 const isAttempt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 1;
 
 /** Keys of a job request that need zod's checks (and `__proto__`, which zod treats its own way). */
-const REQUEST_SLOW_KEYS = new Set(['webhook', 'policy', 's3Config', '__proto__']);
+const REQUEST_SLOW_KEYS = new Set(['webhook', 'policy', 's3Config', 'webhookEvents', 'token', '__proto__']);
 
 /** A job request with only `input` (and unknown keys, kept as zod's loose object keeps them). */
 export function fastJobRequest(v: unknown): JobRequest | undefined {

@@ -49,6 +49,9 @@ const httpUrl = z
   .string()
   .max(2048)
   .refine((s) => {
+    // No whitespace or control characters (`new URL` would silently drop some): stores keep the URL as given.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+    if (/[\s\u0000-\u001f\u007f]/.test(s)) return false;
     try {
       const u = new URL(s);
       return u.protocol === 'http:' || u.protocol === 'https:';
@@ -56,6 +59,33 @@ const httpUrl = z
       return false;
     }
   }, 'webhook must be an http or https URL');
+
+/** The events a job's webhook can be sent for (`webhookEvents`); the default is `["completed"]` (RunPod's). */
+export const WEBHOOK_EVENTS = ['start', 'progress', 'output', 'completed'] as const;
+export const WebhookEvent = z.enum(WEBHOOK_EVENTS);
+export type WebhookEvent = z.infer<typeof WebhookEvent>;
+
+/** `webhookEvents` of a job request: one to four distinct events. */
+export const WebhookEvents = z
+  .array(WebhookEvent)
+  .min(1, 'must name at least one event')
+  .max(WEBHOOK_EVENTS.length)
+  .refine((a) => new Set(a).size === a.length, 'must not name an event twice');
+
+/**
+ * `token` of a job request: asks for a job token (docs/job-tokens.md), a short-lived credential for this one job
+ * that a browser may hold: `/status`, `/status-sync`, `/stream`, `/logs`, and `/cancel` when `cancel` is true.
+ */
+export const JobTokenRequest = z.strictObject({
+  ttlSeconds: z
+    .number({ error: 'must be a number of seconds (token.ttlSeconds)' })
+    .int('must be a whole number of seconds')
+    .min(LIMITS.jobTokenTtlMinSeconds, `must be at least ${LIMITS.jobTokenTtlMinSeconds} s`)
+    .max(LIMITS.jobTokenTtlMaxSeconds, `must be at most ${LIMITS.jobTokenTtlMaxSeconds} s`)
+    .optional(),
+  cancel: z.boolean().optional(),
+});
+export type JobTokenRequest = z.infer<typeof JobTokenRequest>;
 
 /**
  * Body of POST /run and /runsync. Unknown top-level keys are ignored (clients send e.g. `webhookV2`);
@@ -66,6 +96,10 @@ export const JobRequest = z.looseObject({
   webhook: httpUrl.optional(),
   policy: ExecutionPolicy.optional(),
   s3Config: S3Config.optional(),
+  /** Events the webhook is sent for. Default `["completed"]`. Needs `webhook`. */
+  webhookEvents: WebhookEvents.optional(),
+  /** Ask for a job token in the answer (`token`). */
+  token: JobTokenRequest.optional(),
 });
 export type JobRequest = z.infer<typeof JobRequest>;
 
@@ -82,6 +116,8 @@ export const JobObject = z.object({
   workerId: z.string().optional(),
   input: JsonObject.optional(),
   webhook: z.string().optional(),
+  /** The job token asked for with `token` (runsync answers only). */
+  token: z.string().optional(),
 });
 export type JobObject = z.infer<typeof JobObject>;
 
@@ -89,6 +125,8 @@ export type JobObject = z.infer<typeof JobObject>;
 export interface RunReply {
   id: string;
   status: 'IN_QUEUE';
+  /** A job token, when the request asked for one with `token` (docs/job-tokens.md). */
+  token?: string | undefined;
 }
 
 /** Reply of /stream: only chunks not yet delivered to any reader. */

@@ -36,6 +36,10 @@ export const LIMITS = {
   /** Retention after a terminal state. */
   retentionAsync: 30 * 60_000,
   retentionSync: 60_000,
+  /** Lifetime of a job token (`"token": {"ttlSeconds"}` on /run and /runsync), seconds: 10 s to 24 h, default 15 min. */
+  jobTokenTtlMinSeconds: 10,
+  jobTokenTtlMaxSeconds: 24 * 3600,
+  jobTokenTtlDefaultSeconds: 900,
 } as const;
 
 /** Endpoint ids and model slugs. */

@@ -8,8 +8,8 @@ import { JobStatus, type HealthReply, type PurgeReply, type RunReply, type Strea
 const count = z.number().int().min(0);
 
 export const RunReplySchema = z
-  .object({ id: z.string(), status: z.literal('IN_QUEUE') })
-  .meta({ description: 'Reply of POST /run and /retry.' });
+  .object({ id: z.string(), status: z.literal('IN_QUEUE'), token: z.string().optional() })
+  .meta({ description: 'Reply of POST /run and /retry; `token` when the request asked for a job token.' });
 export const StreamReplySchema = z
   .object({
     id: z.string(),

@@ -72,6 +72,12 @@ export interface ServerOptions {
   filesSecret?: string;
   /** Largest output file a worker may upload, bytes (larger: 413). Default: 100 MB. */
   maxFileBytes?: number;
+  /**
+   * Secret the job-token signing key is derived from (docs/job-tokens.md); every replica must have the same.
+   * CLI: `BERTH_JOB_TOKEN_SECRET`. Default: derived from the output-file URL secret (`filesSecret`, or the one
+   * the store keeps: a row of PostgreSQL shared by every replica, `<filesDir>/.url-secret` otherwise).
+   */
+  jobTokenSecret?: string;
   /** Base of output file URLs, e.g. `https://berth.example.com`. Default: `http://<Host header of the upload>`. */
   publicUrl?: string;
   /**
@@ -134,6 +140,7 @@ export interface ResolvedServerOptions {
   models: Map<string, PublicModel>;
   filesDir: string | undefined;
   filesSecret: string | undefined;
+  jobTokenSecret: string | undefined;
   maxFileBytes: number;
   publicUrl: string | undefined;
   keyStore: KeyStore | undefined;
@@ -183,6 +190,8 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     throw new ConfigError(`option publicUrl must be an http(s) URL, got ${JSON.stringify(o.publicUrl)}`);
   if (o.filesSecret !== undefined && o.filesSecret.length < SERVER_LIMITS.filesSecretMinChars)
     throw new ConfigError(`option filesSecret must be at least ${SERVER_LIMITS.filesSecretMinChars} characters`);
+  if (o.jobTokenSecret !== undefined && o.jobTokenSecret.length < SERVER_LIMITS.filesSecretMinChars)
+    throw new ConfigError(`option jobTokenSecret must be at least ${SERVER_LIMITS.filesSecretMinChars} characters`);
   return {
     apiKeys: [...(o.apiKeys ?? [])],
     workerTokens: [...(o.workerTokens ?? [])],
@@ -206,6 +215,7 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     models,
     filesDir: o.filesDir,
     filesSecret: o.filesSecret,
+    jobTokenSecret: o.jobTokenSecret,
     maxFileBytes: nonNegative('maxFileBytes', o.maxFileBytes, D.maxFileBytes),
     publicUrl: o.publicUrl,
     keyStore: o.keyStore,

@@ -8,6 +8,7 @@ import { ApiKeyAuth } from './keys/api-key-auth.js';
 import { scopeGuard } from './keys/scope-guard.js';
 import { createRateLimitGuard } from './limits/rate-limit-guard.js';
 import { WebhookSender } from './webhooks/webhook-sender.js';
+import { EventWebhooks } from './webhooks/event-webhooks.js';
 import { nodeHandler } from './http/node-adapter.js';
 import { createNodeServer } from './http/node-server.js';
 import { serveWithoutUpgrade } from './http/plain-upgrade.js';
@@ -36,6 +37,7 @@ import { Monitor } from './monitor/monitor.js';
 import { servePlayground } from './playground/static.js';
 import { WorkerRegistry } from './ws/worker-registry.js';
 import { WorkerAuth, type WorkerIdentity } from './workers/worker-auth.js';
+import { JobTokens } from './tokens/job-tokens.js';
 
 export interface ListenOptions {
   /** Default 8080; 0 picks a free port. */
@@ -122,10 +124,15 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const webhooks = new WebhookSender(opts.store, opts.webhooks, opts.clock, opts.logger, (outcome) =>
     metrics.webhookAttempt(outcome),
   );
+  // start / progress / output deliveries of jobs that asked for them (webhookEvents), throttled, in order.
+  ctx.eventWebhooks = new EventWebhooks(opts.store, opts.clock, opts.logger, () => webhooks.kick());
   ctx.onTerminal.push((job) => {
     metrics.jobFinished(job);
     monitor.jobFinished(job);
-    if (job.webhook !== undefined) webhooks.kick();
+    if (job.webhook !== undefined) {
+      ctx.eventWebhooks?.ended(job.id);
+      webhooks.kick();
+    }
   });
   webhooks.start();
   if (ctx.tracer) ctx.onTerminal.push((job) => ctx.tracer?.finished(job));
@@ -185,6 +192,12 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     pull: pull.handle,
     models,
     keys: new ApiKeyAuth(new KeyChecker(opts.apiKeys, 'key'), opts.keyStore),
+    // Job tokens: signed with a key derived from a secret every replica shares (docs/job-tokens.md).
+    jobTokens: new JobTokens(
+      async () => opts.jobTokenSecret ?? opts.filesSecret ?? (await files.store.secret()),
+      opts.clock,
+      opts.keyStore,
+    ),
     // Scopes (403) first, then rate limits (429, counted only for allowed requests), then the caller's guard.
     guard: combineGuards(
       scopeGuard,

@@ -41,8 +41,9 @@ import {
   type StoreArgs,
 } from '../store-options.js';
 import { EDGE_ENV_HELP, edgeServerOptions } from '../edge-options.js';
+import { parseWebhookRetries, WEBHOOK_FLAGS, WEBHOOK_RETRIES_HELP, webhookOptions } from '../webhook-schedule.js';
 
-export const DEV_HELP = `Usage: berth dev [--config <file>] [--port <n>] [--host <addr>] [--log-level <level>] [--log-format pretty|json] [--no-watch] [--watch-poll]
+export const DEV_HELP = `Usage: berth dev [--config <file>] [--port <n>] [--host <addr>] [--log-level <level>] [--log-format pretty|json] [--no-watch] [--watch-poll] [--webhook-retries <n>]
 
 Runs the queue API on your machine and the workers of every endpoint in the config file, like production:
 each endpoint scales between minWorkers and maxWorkers on queue depth (idleTimeoutMs back to minWorkers),
@@ -59,7 +60,7 @@ Options:
       --no-watch          do not restart workers when their handler files change
       --watch-poll        notice handler changes by comparing file stats every 0.5 s only, for mounts that
                           deliver no file events (default: file events, and a stat check every second)
-${STORE_HELP}  -h, --help              show this help
+${WEBHOOK_RETRIES_HELP}${STORE_HELP}  -h, --help              show this help
 
 Environment:
   BERTH_API_KEY           the API key clients must send (default: a fresh key, printed at start)
@@ -83,6 +84,8 @@ export interface DevArgs {
   watch: boolean;
   /** How hot reload notices changes: `poll` with `--watch-poll` or `BERTH_WATCH_POLL=1`. */
   watchMode: WatchMode;
+  /** `--webhook-retries`: retries of a failed webhook delivery; undefined: the config file's, else 2. */
+  webhookRetries: number | undefined;
   store: StoreArgs;
 }
 
@@ -96,6 +99,7 @@ export function parseDevArgs(argv: readonly string[], env: NodeJS.ProcessEnv, cw
     'no-watch': { type: 'boolean' },
     'watch-poll': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
+    ...WEBHOOK_FLAGS,
     ...STORE_FLAGS,
   });
   return {
@@ -105,6 +109,7 @@ export function parseDevArgs(argv: readonly string[], env: NodeJS.ProcessEnv, cw
     host: parseHost('dev', v.host as string | undefined, '127.0.0.1'),
     logLevel: parseLogLevel('dev', v['log-level'] as string | undefined, env),
     logFormat: parseLogFormat('dev', v['log-format'] as string | undefined, env, 'pretty'),
+    webhookRetries: parseWebhookRetries('dev', v['webhook-retries'] as string | undefined),
     watch: v['no-watch'] !== true,
     watchMode: parseWatchMode(v['watch-poll'] === true, env),
     store: parseStoreArgs('dev', v, env, cwd),
@@ -148,6 +153,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   const firstHelloSeen = new Promise<void>((r) => (firstHello = r));
   const tracingFailed = await startServerTracing(io);
   if (tracingFailed !== undefined) return tracingFailed;
+  const edge = edgeServerOptions(io.env, 'dev');
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
   const started = await startServer(
@@ -165,7 +171,8 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
         if (endpointId === ids[0]) firstHello();
       },
       ...storeServerOptions(args.store),
-      ...edgeServerOptions(io.env, 'dev'),
+      ...edge,
+      webhooks: webhookOptions(edge.webhooks, config.webhooks, args.webhookRetries),
       ...(opened.keyStore ? { keyStore: opened.keyStore } : {}),
     },
     args.port,

@@ -126,5 +126,8 @@ describe('edgeServerOptions', () => {
       edgeServerOptions({ BERTH_MAX_BODY_BYTES_IN_FLIGHT: '5000000', BERTH_MAX_CONNECTIONS: '200' }, 'serve'),
     ).toMatchObject({ maxBodyBytesInFlight: 5_000_000, maxConnections: 200 });
     expect(() => edgeServerOptions({ BERTH_MAX_CONNECTIONS: 'lots' }, 'serve')).toThrow(/BERTH_MAX_CONNECTIONS/);
+    const jobTokenSecret = 'a-long-enough-job-token-secret';
+    expect(edgeServerOptions({ BERTH_JOB_TOKEN_SECRET: jobTokenSecret }, 'serve').jobTokenSecret).toBe(jobTokenSecret);
+    expect(() => edgeServerOptions({ BERTH_JOB_TOKEN_SECRET: 'short' }, 'serve')).toThrow(/BERTH_JOB_TOKEN_SECRET/);
   });
 });

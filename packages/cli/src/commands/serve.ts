@@ -29,8 +29,9 @@ import {
   type StoreArgs,
 } from '../store-options.js';
 import { EDGE_ENV_HELP, edgeServerOptions } from '../edge-options.js';
+import { parseWebhookRetries, WEBHOOK_FLAGS, WEBHOOK_RETRIES_HELP, webhookOptions } from '../webhook-schedule.js';
 
-export const SERVE_HELP = `Usage: berth serve [--port <n>] [--host <addr>] [--endpoint <id,...>] [--accept-worker-endpoints] [--config <file>] [--store sqlite|memory] [--data-dir <dir>] [--log-level <level>] [--log-format json|pretty]
+export const SERVE_HELP = `Usage: berth serve [--port <n>] [--host <addr>] [--endpoint <id,...>] [--accept-worker-endpoints] [--config <file>] [--store sqlite|memory] [--data-dir <dir>] [--log-level <level>] [--log-format json|pretty] [--webhook-retries <n>]
 
 Runs only the control plane (the queue API and the worker WebSocket). Start workers yourself, anywhere,
 with the environment variables it prints. Stop it with Ctrl-C.
@@ -45,7 +46,7 @@ Options:
                           it, anyone holding BERTH_WORKER_TOKEN can create endpoints)
   -c, --config <file>     a berth.config file: its endpoints are known from the start and its public
                           models are served (its workers are not started: run them anywhere)
-${STORE_HELP}      --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
+${WEBHOOK_RETRIES_HELP}${STORE_HELP}      --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
       --log-format <fmt>  json (pino's JSON lines, on stdout) or pretty (default: json unless stdout
                           is a terminal, or BERTH_LOG_FORMAT)
   -h, --help              show this help
@@ -72,6 +73,8 @@ export interface ServeArgs {
   logLevel: LogLevel;
   /** `--log-format`; undefined: json unless stdout is a terminal. */
   logFormat: LogFormat | undefined;
+  /** `--webhook-retries`: retries of a failed webhook delivery; undefined: the config file's, else 2. */
+  webhookRetries: number | undefined;
   store: StoreArgs;
 }
 
@@ -85,6 +88,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv, 
     'log-level': { type: 'string' },
     'log-format': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
+    ...WEBHOOK_FLAGS,
     ...STORE_FLAGS,
   });
   return {
@@ -99,6 +103,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv, 
       v['log-format'] !== undefined || env['BERTH_LOG_FORMAT'] !== undefined
         ? parseLogFormat('serve', v['log-format'] as string | undefined, env, 'json')
         : undefined,
+    webhookRetries: parseWebhookRetries('serve', v['webhook-retries'] as string | undefined),
     store: parseStoreArgs('serve', v, env, cwd),
   };
 }
@@ -128,6 +133,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
 
   const tracingFailed = await startServerTracing(io);
   if (tracingFailed !== undefined) return tracingFailed;
+  const edge = edgeServerOptions(io.env, 'serve');
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
   const started = await startServer(
@@ -140,7 +146,8 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
       store: opened.store,
       ...(config?.models ? { models: config.models } : {}),
       ...storeServerOptions(args.store),
-      ...edgeServerOptions(io.env, 'serve'),
+      ...edge,
+      webhooks: webhookOptions(edge.webhooks, config?.webhooks, args.webhookRetries),
       ...(opened.keyStore ? { keyStore: opened.keyStore } : {}),
     },
     args.port,

@@ -157,7 +157,7 @@ describe('resolveConfig', () => {
       { endpoints: { echo: { worker: 'a.ts', drainTimeoutMs: -1 } } },
       'endpoints.echo.drainTimeoutMs: must be at least 0 (got -1)',
     ],
-    [{ endpoint: {} }, '(top level): unknown field "endpoint" (known: endpoints, models)'],
+    [{ endpoint: {} }, '(top level): unknown field "endpoint" (known: endpoints, models, webhooks)'],
     [{ endpoints: {} }, 'endpoints: must name at least one endpoint'],
     [{ endpoints: [] }, 'endpoints: must be an object mapping endpoint ids to {"worker": ...} (got an array)'],
     [[], '(top level): must be an object like {"endpoints": {...}} (got an array)'],

@@ -29,6 +29,8 @@ const ENDPOINT_FIELDS = [
   'apt',
 ];
 
+const WEBHOOK_FIELDS = ['retries', 'retryDelayMs', 'retryBackoff', 'maxRetryDelayMs'];
+
 /** A Debian package name, optionally pinned (`ffmpeg`, `espeak-ng=1.51+dfsg-10`). */
 const APT_PACKAGE_RE = /^[a-z0-9][a-z0-9+.-]*(=[A-Za-z0-9.+~:-]+)?$/;
 const AptPackage = z.string().regex(APT_PACKAGE_RE, {
@@ -106,6 +108,19 @@ const ConfigSchema = z.strictObject(
         },
       )
       .optional(),
+    webhooks: z
+      .strictObject(
+        {
+          retries: int(0, 100).optional(),
+          retryDelayMs: int(0, 86_400_000).optional(),
+          retryBackoff: z.number().min(1).max(10).optional(),
+          maxRetryDelayMs: int(0, 7 * 86_400_000).optional(),
+        },
+        {
+          error: (i) => `must be an object like {"retries": 10, "retryBackoff": 2} (got ${describeValue(i.input)})`,
+        },
+      )
+      .optional(),
   },
   { error: (i) => `must be an object like {"endpoints": {...}} (got ${describeValue(i.input)})` },
 );
@@ -116,7 +131,12 @@ function formatIssue(issue: z.ZodError['issues'][number]): string {
     return `${path.slice(0, -1).join('.')}: "${String(path.at(-1))}" is not a valid endpoint id (use lowercase letters, digits and "-", starting with a letter or digit, at most 63 characters)`;
   }
   if (issue.code === 'unrecognized_keys') {
-    const known = path.length === 0 ? ['endpoints', 'models'] : ENDPOINT_FIELDS;
+    const known =
+      path.length === 0
+        ? ['endpoints', 'models', 'webhooks']
+        : path[0] === 'webhooks'
+          ? WEBHOOK_FIELDS
+          : ENDPOINT_FIELDS;
     const keys = issue.keys.map((k) => `"${k}"`).join(', ');
     return `${path.join('.') || '(top level)'}: unknown field${issue.keys.length > 1 ? 's' : ''} ${keys} (known: ${known.join(', ')})`;
   }
@@ -139,6 +159,7 @@ export function resolveConfig(value: unknown, file: string): ResolvedConfig {
     file,
     dir,
     models: (parsed.data.models ?? {}) as unknown as Record<string, ModelConfig>,
+    ...(parsed.data.webhooks ? { webhooks: stripUndefined(parsed.data.webhooks) } : {}),
     endpoints: Object.entries(parsed.data.endpoints).map(([id, ep]) => {
       const scaling = ep.minWorkers !== undefined || ep.maxWorkers !== undefined;
       const minWorkers = scaling ? (ep.minWorkers ?? 0) : (ep.workers ?? 1);
@@ -161,6 +182,13 @@ export function resolveConfig(value: unknown, file: string): ResolvedConfig {
         apt: ep.apt ?? [],
       };
     }),
+  };
+}
+
+/** The object without its undefined fields (`exactOptionalPropertyTypes`). */
+function stripUndefined<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]: Exclude<T[K], undefined>;
   };
 }
 

@@ -47,6 +47,23 @@ export interface EndpointConfig {
   apt?: string[];
 }
 
+/**
+ * `webhooks` of the config file: how failed webhook deliveries are retried (docs/webhooks.md). Default: RunPod's,
+ * 2 retries 10 s apart. Delay before retry k: `retryDelayMs x retryBackoff^(k-1)`, at most `maxRetryDelayMs`.
+ *
+ * @example { "retries": 10, "retryDelayMs": 10000, "retryBackoff": 2, "maxRetryDelayMs": 3600000 } // about 1.4 h
+ */
+export interface WebhookSchedule {
+  /** Retries after the first attempt, 0 to 100. Default 2. `--webhook-retries` overrides it. */
+  retries?: number;
+  /** ms before the first retry. Default 10000. */
+  retryDelayMs?: number;
+  /** Each retry waits this many times longer than the one before (1 to 10). Default 1 (constant). */
+  retryBackoff?: number;
+  /** Longest wait between two attempts, ms. Default 3600000 (1 h). */
+  maxRetryDelayMs?: number;
+}
+
 /** The `berth.config.json` / `berth.config.ts` file. */
 export interface BerthConfig {
   /** Endpoint id (`^[a-z0-9][a-z0-9-]{0,62}$`, the `<endpoint_id>` in `/v2/<endpoint_id>/run`) to its settings. */
@@ -58,6 +75,8 @@ export interface BerthConfig {
    * @example { "shapes-diffusion": { "endpoint": "image", "kind": "image", "price": { "perMegapixelStep": 0.0002 } } }
    */
   models?: Record<string, ModelConfig>;
+  /** Retry schedule of webhook deliveries. Default: 2 retries, 10 s apart. */
+  webhooks?: WebhookSchedule;
 }
 
 /**
@@ -102,4 +121,6 @@ export interface ResolvedConfig {
   endpoints: ResolvedEndpoint[];
   /** As in the file (checked by `loadConfig` with the server's rules). */
   models: Record<string, ModelConfig>;
+  /** As in the file; undefined when it has no `webhooks` section. */
+  webhooks?: WebhookSchedule;
 }

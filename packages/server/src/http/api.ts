@@ -30,6 +30,10 @@ import {
 import type { Metrics } from '../metrics/metrics.js';
 import type { Monitor } from '../monitor/monitor.js';
 import { monitorRoute } from './routes/monitor.js';
+import { isJobToken } from '../tokens/job-token.js';
+import { assertTokenRoute, type JobTokens } from '../tokens/job-tokens.js';
+import { credentialOf, tokenPreflight, withTokenCors } from '../tokens/token-cors.js';
+import { issueToken } from '../tokens/token-route.js';
 
 type Handler = (rc: RouteContext, deps: ApiDeps) => Promise<ApiResponse>;
 
@@ -47,6 +51,7 @@ const HANDLERS: Record<Exclude<QueueRouteName, 'estimate'>, Handler> = {
   webhooks: (rc, deps) => webhookLog(rc, deps.store),
   logs: (rc, deps) => jobLogs(rc, deps.store),
   jobs: (rc, deps) => recentJobs(rc, deps.store),
+  token: (rc) => issueToken(rc),
   monitor: (rc, deps) => {
     if (!deps.monitor) throw new BerthError('route_not_found', `no route GET ${rc.req.path}`);
     return monitorRoute(rc, deps.monitor);
@@ -57,6 +62,8 @@ export interface ApiDeps {
   service: JobService;
   registry: WorkerRegistry;
   keys: Authenticator;
+  /** Job tokens (docs/job-tokens.md): issued on submit, accepted in place of a key on their job's routes. */
+  jobTokens: JobTokens;
   /** For the webhook delivery log route. */
   store: Store;
   guard: Guard;
@@ -106,11 +113,24 @@ function errorHeaders(err: unknown): Record<string, string> {
 
 /**
  * The HTTP API without a socket: `/v2/<endpoint_id>/<operation>[/<job_id>]`. Order of checks: draining (503),
- * route shape (404), API key (401), endpoint (404), method (405), guard (403/429), then the operation.
+ * route shape (404), API key or job token (401), endpoint (404), a job token's job and route (403), method (405),
+ * guard (403/429), then the operation. Answers to requests carrying a job token may be read by any origin (CORS).
  * `/v2/<endpoint_id>/openai/v1/...` goes through the same checks (guard operation `openai`) to the
  * OpenAI-compatible routes of `./openai/`, with every error in the OpenAI shape.
  */
 export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiResponse> {
+  const serve = createRoutes(deps);
+  return async (req) => withTokenCors(req, await serve(req));
+}
+
+/** The caller: a job token (`Authorization`, or `?token=` on /stream) or an API key; 401 otherwise. */
+function authenticate(deps: ApiDeps, req: ApiRequest, route: string | undefined): Promise<Principal> | Principal {
+  const credential = credentialOf(req, route);
+  if (credential !== undefined && isJobToken(credential)) return deps.jobTokens.authenticate(credential);
+  return deps.keys.authenticate(req.headers['authorization']);
+}
+
+function createRoutes(deps: ApiDeps): (req: ApiRequest) => Promise<ApiResponse> {
   return async (req) => {
     const parts = req.path.split('/');
     // `/v2/<ep>/openai/v1/...` (docs/openai.md): same checks, errors in the OpenAI shape.
@@ -129,6 +149,8 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
         throw new BerthError('unavailable', 'the server is shutting down; retry against another replica or later');
       const page = req.method === 'GET' || req.method === 'HEAD' ? deps.playground?.(req) : undefined;
       if (page) return page;
+      const preflight = tokenPreflight(req);
+      if (preflight) return preflight;
       const global = globalRoute(req.path, deps);
       if (global) {
         checkMethod(req.method, global.route, global.route.name);
@@ -137,13 +159,14 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
       // ['', 'v2', endpoint, op, job?]
       if (parts[0] !== '' || parts[1] !== 'v2' || parts.length < 4 || (parts.length > 5 && !openai))
         throw new BerthError('route_not_found', `no route ${req.method} ${req.path}`);
-      const principal = await deps.keys.authenticate(req.headers['authorization']);
+      const principal = await authenticate(deps, req, parts[3]);
       const model = deps.models?.get(parts[2]!);
       const endpointId = model ? model.endpoint : parts[2]!;
       if (!ENDPOINT_ID_RE.test(endpointId) || !deps.hasEndpoint(endpointId))
         throw new BerthError('endpoint_not_found', `endpoint ${endpointId.slice(0, 80)} not found`);
-      if (openai) return await serveOpenAi(deps, req, parts, principal, endpointId);
       const op = parts[3]!;
+      if (principal.jobToken) assertTokenRoute(principal, endpointId, openai ? 'openai' : op, parts[4]);
+      if (openai) return await serveOpenAi(deps, req, parts, principal, endpointId);
       const route: QueueRoute | undefined = lookup(QUEUE_ROUTES, op);
       const jobId = parts[4];
       if (!route || route.job !== (jobId !== undefined) || jobId === '' || (route.only === 'model' && !model))
@@ -163,6 +186,7 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
         jobId: jobId ?? '',
         service: deps.service,
         registry: deps.registry,
+        tokens: deps.jobTokens,
       };
       const handler = HANDLERS[op as keyof typeof HANDLERS];
       const serve = (c: RouteContext) => handler(c, deps);

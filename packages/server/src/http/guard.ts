@@ -1,4 +1,5 @@
 import type { BerthError } from '@berth/protocol';
+import type { JobTokenClaims } from '../tokens/job-token.js';
 
 /** The operations of the queue API, as rate limits and key scopes name them. */
 export type Operation =
@@ -20,10 +21,15 @@ export interface KeyScope {
   readOnly: boolean;
 }
 
-/** Who is calling: the authenticated API key (by id, never the secret) and its scope. */
+/**
+ * Who is calling: the authenticated API key (by id, never the secret) and its scope. A job token stands for the
+ * key that asked for it (its rate limits), limited to one endpoint, and carries its claims in `jobToken`.
+ */
 export interface Principal {
   keyId: string;
   scope?: KeyScope;
+  /** Set when the caller presented a job token (docs/job-tokens.md) rather than an API key. */
+  jobToken?: JobTokenClaims;
 }
 
 export interface GuardContext {

@@ -140,6 +140,20 @@ export const QUEUE_ROUTES = {
     job: false,
     doc: { id: 'jobs', summary: 'Recent jobs, newest first', query: [QUERY.jobsLimit], reply: 'object' },
   },
+  token: {
+    methods: ['POST'],
+    operation: 'status',
+    job: true,
+    doc: {
+      id: 'token',
+      summary: 'A new job token for this job (docs/job-tokens.md): read-only, and may cancel with cancel=true',
+      query: [
+        { name: 'ttlSeconds', type: 'integer', description: 'Seconds the token lives, 10..86400, default 900' },
+        { name: 'cancel', type: 'string', description: 'true: the token may also cancel the job' },
+      ],
+      reply: 'object',
+    },
+  },
   monitor: {
     methods: ['GET'],
     operation: 'health',

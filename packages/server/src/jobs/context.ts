@@ -6,6 +6,7 @@ import type { WorkerRegistry } from '../ws/worker-registry.js';
 import type { BatchStats } from './batch-stats.js';
 import type { JobEvents } from './job-events.js';
 import type { JobTracer } from './job-tracer.js';
+import type { EventWebhooks } from '../webhooks/event-webhooks.js';
 
 /** What the job machinery shares: the store, wake-ups, connected workers, time and logs. */
 export interface CoreContext {
@@ -26,6 +27,8 @@ export interface CoreContext {
   tracer?: JobTracer | undefined;
   /** A worker's first job had been queued before the worker connected: the job waited for it to start (metrics). */
   onColdStart?: (endpointId: string) => void;
+  /** The `start`, `progress` and `output` webhooks of jobs that asked for them (`webhookEvents`). */
+  eventWebhooks?: EventWebhooks;
   /** Asks for a sweep at epoch-ms `t` (a deadline was just set). */
   wakeAt(t: number): void;
 }

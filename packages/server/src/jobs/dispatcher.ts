@@ -124,6 +124,7 @@ export class Dispatcher {
     session.send(msg);
     logger.debug('job dispatched', { jobId: job.id, endpointId, workerId: session.workerId, attempt: job.attempt });
     events.emit(job.id, 'change', undefined, job); // the claimed record as stored: /runsync waiters need not read it
+    this.ctx.eventWebhooks?.started(job);
     return true;
   }
 

@@ -51,6 +51,7 @@ function requestOf(j: JobRecord): string {
   return canonical({
     input: j.input,
     webhook: j.webhook,
+    events: j.webhookEvents,
     s3: j.s3Config,
     timeout: j.executionTimeout,
     low: j.lowPriority,

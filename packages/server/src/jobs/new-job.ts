@@ -19,6 +19,7 @@ export function newJob(endpointId: string, req: JobRequest, sync: boolean, now: 
     expiresAt: now + (req.policy?.ttl ?? LIMITS.ttlDefault),
   };
   if (req.webhook !== undefined) job.webhook = req.webhook;
+  if (req.webhookEvents !== undefined) job.webhookEvents = req.webhookEvents;
   if (req.s3Config !== undefined) job.s3Config = req.s3Config;
   return job;
 }

@@ -62,6 +62,7 @@ export class StreamAppender {
           // for both; they still send nothing before it).
           if (store.sharesTurnCommit) events.emit(id, 'chunk');
           const n = await appending;
+          if (n > 0) this.ctx.eventWebhooks?.output(id, p.chunks.slice(-n));
           // Other stores: the fresh chunks travel with the event, and readers deliver them without reading them back.
           if (n > 0 && !store.sharesTurnCommit)
             events.emit(id, 'chunk', {

@@ -33,7 +33,10 @@ export class WorkerReports {
     switch (msg.type) {
       case 'job.progress':
         await this.streams.flushed(msg.id);
-        if (await store.setProgress(msg.id, msg.attempt, msg.progress)) events.emit(msg.id, 'change');
+        if (await store.setProgress(msg.id, msg.attempt, msg.progress)) {
+          events.emit(msg.id, 'change');
+          this.ctx.eventWebhooks?.progress(msg.id, msg.progress);
+        }
         return;
       case 'job.stream':
         // In the background, merged with what follows; the job's progress and result wait for it.
@@ -43,6 +46,8 @@ export class WorkerReports {
         // Without chunks in flight, the finish is issued in this call (no turn lost): the finishes of one read join
         // one store batch, with the claims of the credits they free.
         if (this.streams.busy(msg.id)) await this.streams.flushed(msg.id);
+        // A job with event webhooks: its held progress and output are stored before its terminal state (in order).
+        if (this.ctx.eventWebhooks?.has(msg.id)) await this.ctx.eventWebhooks.finishing(msg.id);
         s.inflight.delete(msg.id); // held by this session (checked above)
         let after: JobRecord | undefined;
         if (msg.type === 'job.complete') {
@@ -144,6 +149,7 @@ export class WorkerReports {
         (await store.setLease(ref.id, ref.attempt, null))
       ) {
         s.hold(ref.id, ref.attempt);
+        this.ctx.eventWebhooks?.track(job);
         claimed.add(ref.id);
       } else stale.push(ref);
     }

@@ -4,6 +4,7 @@ import { KeyChecker } from '../http/auth.js';
 import type { Principal } from '../http/guard.js';
 import { hashApiKey, keyIdOf } from './key-format.js';
 import type { KeyStore } from './key-store.js';
+import { isJobToken } from '../tokens/job-token.js';
 
 /**
  * Authenticates API requests against both kinds of key: plain keys from the `apiKeys` option (`BERTH_API_KEY`,
@@ -20,6 +21,11 @@ export class ApiKeyAuth {
   async authenticate(header: string | undefined): Promise<Principal> {
     const secret = KeyChecker.secretOf(header);
     if (!secret) throw new BerthError('unauthorized', 'missing API key: send Authorization: Bearer <key>');
+    if (isJobToken(secret))
+      throw new BerthError(
+        'job_token_not_allowed',
+        'a job token is accepted only on the status, status-sync, stream, logs and cancel routes of its job',
+      );
     const id = this.store ? keyIdOf(secret) : undefined;
     if (id !== undefined && this.store) {
       const k = await this.store.get(id);

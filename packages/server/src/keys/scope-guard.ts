@@ -27,8 +27,16 @@ export const scopeGuard: Guard = ({ principal, endpointId, operation }) => {
   return undefined;
 };
 
-/** A write riding on a read route (`/status?ttl=` changes when the job is deleted): 403 `key_read_only` for read-only keys. */
+/**
+ * A write riding on a read route (`/status?ttl=` changes when the job is deleted): 403 `key_read_only` for read-only
+ * keys, `job_token_not_allowed` for job tokens.
+ */
 export function assertMayWrite(principal: Principal, what: string): void {
+  if (principal.jobToken)
+    throw new BerthError(
+      'job_token_not_allowed',
+      `a job token is read-only: ${what} is a write (only cancel, if granted)`,
+    );
   if (principal.scope?.readOnly)
     throw new BerthError(
       'key_read_only',

@@ -1,4 +1,4 @@
-import type { JobStatus } from '@berth/protocol';
+import type { JobStatus, WebhookEvent } from '@berth/protocol';
 import type { JobLogLine, JobRecord, WebhookAttempt, WebhookDelivery } from './types.js';
 
 /**
@@ -32,6 +32,27 @@ export interface JobRow {
   cost: number | null;
 }
 
+/**
+ * The `webhook` column: the URL and, when the request named `webhookEvents`, a newline and the events joined by
+ * commas. A URL never holds a newline (refused on submit), so the two read back apart, with no schema change to
+ * the SQL stores and nothing to add to their hot insert statements.
+ */
+export function webhookColumn(job: JobRecord): string | null {
+  if (job.webhook === undefined) return null;
+  return job.webhookEvents === undefined ? job.webhook : `${job.webhook}\n${job.webhookEvents.join(',')}`;
+}
+
+/** Sets `webhook` (and `webhookEvents`) of `rec` from a `webhook` column written by `webhookColumn`. */
+export function readWebhookColumn(rec: JobRecord, text: string): void {
+  const nl = text.indexOf('\n');
+  if (nl < 0) {
+    rec.webhook = text;
+    return;
+  }
+  rec.webhook = text.slice(0, nl);
+  rec.webhookEvents = text.slice(nl + 1).split(',') as WebhookEvent[];
+}
+
 /** JSON text for a column; `undefined` stays NULL. */
 export const json = (v: unknown): string | null => (v === undefined ? null : (JSON.stringify(v) ?? null));
 
@@ -51,7 +72,7 @@ export function toRecord(r: JobRow): JobRecord {
     queuedAt: r.queued_at,
     expiresAt: r.expires_at,
   };
-  if (r.webhook !== null) rec.webhook = r.webhook;
+  if (r.webhook !== null) readWebhookColumn(rec, r.webhook);
   if (r.s3_config !== null) rec.s3Config = JSON.parse(r.s3_config) as NonNullable<JobRecord['s3Config']>;
   if (r.worker_id !== null) rec.workerId = r.worker_id;
   if (r.output !== null) rec.output = JSON.parse(r.output);

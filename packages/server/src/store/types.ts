@@ -1,4 +1,4 @@
-import type { JobStatus, S3Config } from '@berth/protocol';
+import type { JobStatus, S3Config, WebhookEvent } from '@berth/protocol';
 import type { Clock } from '../clock.js';
 import type { OutputFileStore } from '../files/types.js';
 import type { Logger } from '../logger.js';
@@ -11,6 +11,8 @@ export interface JobRecord {
   status: JobStatus;
   input: Record<string, unknown>;
   webhook?: string;
+  /** Events the webhook is sent for (`webhookEvents` of the request); absent: `["completed"]`. */
+  webhookEvents?: WebhookEvent[];
   s3Config?: S3Config;
   executionTimeout: number;
   lowPriority: boolean;
@@ -82,14 +84,20 @@ export interface WebhookAttempt {
   durationMs: number;
 }
 
-/** A webhook delivery in the outbox: one per job per terminal transition. */
+/**
+ * A webhook delivery in the outbox: one per job per terminal transition, and one per non-terminal event the job's
+ * `webhookEvents` asked for (throttled: `webhooks/event-webhooks.ts`).
+ */
 export interface WebhookDelivery {
-  /** `msg_<job id>_<retries>`: the `webhook-id` header, the same on every attempt. */
+  /**
+   * The `webhook-id` header, the same on every attempt: `msg_<job id>_<retries>` for the terminal state,
+   * `msg_<job id>_<event>_<random>` for the other events (`eventOf` reads it back).
+   */
   id: string;
   jobId: string;
   endpointId: string;
   url: string;
-  /** JSON text of the job object plus `input` and `webhook`, taken at the terminal transition. */
+  /** JSON text of the job object plus `input`, `webhook` and `event`, taken when the event happened. */
   body: string;
   createdAt: number;
   /** When the next attempt is due (or a running attempt's lease ends); `null` once finished. */
@@ -241,6 +249,11 @@ export interface Store {
    * that dies mid-attempt leaves the delivery to be retried after the lease.
    */
   claimWebhooks(now: number, limit: number, leaseUntil: number): Promise<WebhookDelivery[]>;
+  /**
+   * Stores a delivery of a non-terminal event (`start`, `progress`, `output`: `webhooks/event-webhooks.ts`), due
+   * at its `nextAttemptAt`; an id already stored is left as it is. Deleting its job treats it like the others.
+   */
+  enqueueWebhook(d: WebhookDelivery): Promise<void>;
   /**
    * Appends an attempt and sets when the next is due; `null` ends the delivery (acknowledged or out of attempts),
    * and an ended delivery whose job is already deleted is dropped. False when there is no such delivery.

@@ -1,22 +1,62 @@
+import { randomBytes } from 'node:crypto';
+import type { WebhookEvent } from '@berth/protocol';
 import type { JobRecord, WebhookDelivery } from '../store/types.js';
 import { toWebhookBody } from '../jobs/job-view.js';
 
+/** The events a job's webhook is sent for when the request names none: RunPod's (the terminal state only). */
+export const DEFAULT_WEBHOOK_EVENTS: readonly WebhookEvent[] = ['completed'];
+
+/** Whether `job` has a webhook that asked for `event`. */
+export function wantsEvent(job: JobRecord, event: WebhookEvent): boolean {
+  return job.webhook !== undefined && (job.webhookEvents ?? DEFAULT_WEBHOOK_EVENTS).includes(event);
+}
+
 /**
- * The outbox row a store writes inside the terminal transition of a job that has a `webhook`. The body is a
- * snapshot taken then, so it survives the job's deletion and a later `/retry`. The id is the `webhook-id`
- * header, the same on every attempt: one per job per terminal transition (`retries` numbers those).
+ * The `completed` outbox row a store writes inside the terminal transition of a job whose webhook asked for it
+ * (the default), or undefined. The body is a snapshot taken then, so it survives the job's deletion and a later
+ * `/retry`. The id is the `webhook-id` header, the same on every attempt: one per job per terminal transition
+ * (`retries` numbers those).
  */
-export function newWebhookDelivery(job: JobRecord & { webhook: string }, now: number): WebhookDelivery {
+export function newWebhookDelivery(job: JobRecord, now: number): WebhookDelivery | undefined {
+  if (job.webhook === undefined || !wantsEvent(job, 'completed')) return undefined;
   return {
     id: `msg_${job.id}_${job.retries}`,
     jobId: job.id,
     endpointId: job.endpointId,
     url: job.webhook,
-    body: JSON.stringify(toWebhookBody(job)),
+    body: JSON.stringify({ ...toWebhookBody(job), event: 'completed' }),
     createdAt: now,
     nextAttemptAt: now,
     attempts: [],
   };
+}
+
+/**
+ * A delivery of a non-terminal event (`start`, `progress`, `output`): the job object as `job` holds it plus
+ * `event` and `extra` (the chunks of an `output`). Its id `msg_<job id>_<event>_<random>` names the event.
+ */
+export function newEventDelivery(
+  job: JobRecord & { webhook: string },
+  event: Exclude<WebhookEvent, 'completed'>,
+  extra: Record<string, unknown>,
+  now: number,
+): WebhookDelivery {
+  return {
+    id: `msg_${job.id}_${event}_${randomBytes(6).toString('hex')}`,
+    jobId: job.id,
+    endpointId: job.endpointId,
+    url: job.webhook,
+    body: JSON.stringify({ ...toWebhookBody(job), event, ...extra }),
+    createdAt: now,
+    nextAttemptAt: now,
+    attempts: [],
+  };
+}
+
+/** The event a delivery is for, read from its id (`msg_<job>_<retries>` is a `completed`). */
+export function eventOf(deliveryId: string): WebhookEvent {
+  const kind = deliveryId.split('_')[2];
+  return kind === 'start' || kind === 'progress' || kind === 'output' ? kind : 'completed';
 }
 
 /** How a delivery stands, for the debugging view. */

@@ -1,21 +1,23 @@
 import type { ApiResponse } from '../http/types.js';
 import type { RouteContext } from '../http/routes/route-context.js';
 import type { Store } from '../store/types.js';
-import { deliveryState } from './delivery.js';
+import { deliveryState, eventOf } from './delivery.js';
 
 /**
- * `GET /v2/<ep>/webhooks/<job_id>`: the job's webhook deliveries and every attempt (status code or error, time),
- * for debugging a receiver. 404 like `/status` when the job is unknown or gone.
+ * `GET /v2/<ep>/webhooks/<job_id>`: the job's webhook deliveries (each with its `event`) and every attempt (status
+ * code or error, time), for debugging a receiver. 404 like `/status` when the job is unknown or gone.
  */
 export async function webhookLog(rc: RouteContext, store: Store): Promise<ApiResponse> {
   const job = await rc.service.get(rc.endpointId, rc.jobId);
   const deliveries = (await store.webhookDeliveries(job.id)).map((d) => ({
     webhookId: d.id,
+    event: eventOf(d.id),
     url: d.url,
     state: deliveryState(d),
     createdAt: d.createdAt,
     nextAttemptAt: d.nextAttemptAt,
     attempts: d.attempts,
   }));
-  return { status: 200, json: { id: job.id, webhook: job.webhook ?? null, deliveries } };
+  const events = job.webhook === undefined ? null : (job.webhookEvents ?? ['completed']);
+  return { status: 200, json: { id: job.id, webhook: job.webhook ?? null, webhookEvents: events, deliveries } };
 }

@@ -199,6 +199,6 @@ describe('webhooks to a real receiver', () => {
     await using t = await listening({ webhooks: FAST });
     expect((await call(t.server, 'GET', '/v2/echo/webhooks/nope')).status).toBe(404);
     const id = (await call(t.server, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
-    expect(await log(t.server, id)).toEqual({ id, webhook: null, deliveries: [] });
+    expect(await log(t.server, id)).toEqual({ id, webhook: null, webhookEvents: null, deliveries: [] });
   });
 });

@@ -23,7 +23,7 @@ export interface OpenApiTarget {
 
 export interface OpenApiOptions {
   targets: readonly OpenApiTarget[];
-  /** A read-only key: only the routes it may call (status, stream, health, logs, jobs, estimate). */
+  /** A read-only key: only the routes it may call (status, stream, health, logs, jobs, token, estimate). */
   readOnly: boolean;
 }
 

@@ -1,5 +1,6 @@
 import type { JobService } from '../../jobs/job-service.js';
 import type { WorkerRegistry } from '../../ws/worker-registry.js';
+import type { JobTokens } from '../../tokens/job-tokens.js';
 import type { Principal } from '../guard.js';
 import type { ApiRequest } from '../types.js';
 
@@ -12,6 +13,8 @@ export interface RouteContext {
   jobId: string;
   service: JobService;
   registry: WorkerRegistry;
+  /** Issues job tokens on submit (`"token": {...}`); unset where no route submits (the OpenAI routes). */
+  tokens?: JobTokens;
   /** Price of the job a submit route stores (priced public models), see `JobRecord.cost`. */
   cost?: number;
 }

@@ -13,7 +13,16 @@ async function readJobRequest(rc: RouteContext, limit: number): Promise<JobReque
   }
   const r = decodeJobRequest(parsed);
   if (!r.ok) throw new BerthError('invalid_request', r.error, r.issues);
+  if (r.value.webhookEvents !== undefined && r.value.webhook === undefined)
+    throw new BerthError('invalid_request', 'webhookEvents: needs a webhook URL in "webhook"');
   return r.value;
+}
+
+/** The job token a submit asked for with `"token": {...}` (docs/job-tokens.md), or undefined. */
+async function tokenFor(rc: RouteContext, req: JobRequest, jobId: string): Promise<string | undefined> {
+  if (req.token === undefined) return undefined;
+  if (!rc.tokens) throw new BerthError('invalid_request', 'token: job tokens are not available on this route');
+  return rc.tokens.issue(rc.principal, rc.endpointId, jobId, req.token);
 }
 
 /** The `Idempotency-Key` of a submit, scoped to the caller's API key. */
@@ -31,7 +40,9 @@ export function run(rc: RouteContext) {
     const scope = idem(rc);
     const req = await readJobRequest(rc, LIMITS.runBodyBytes);
     const job = await rc.service.submit(rc.endpointId, req, { sync: false, cost: rc.cost, idem: scope, trace });
-    return { status: 200, json: { id: job.id, status: job.replayed ? job.status : 'IN_QUEUE' } };
+    const token = await tokenFor(rc, req, job.id);
+    const json = { id: job.id, status: job.replayed ? job.status : 'IN_QUEUE' };
+    return { status: 200, json: token === undefined ? json : { ...json, token } };
   });
 }
 
@@ -42,8 +53,10 @@ export function runsync(rc: RouteContext) {
     const scope = idem(rc);
     const req = await readJobRequest(rc, LIMITS.runsyncBodyBytes);
     const job = await rc.service.submit(rc.endpointId, req, { sync: true, cost: rc.cost, idem: scope, trace });
+    const token = await tokenFor(rc, req, job.id);
     // A job deleted while we wait (ttl, purge) answers 404 job_not_found.
-    return { status: 200, json: await rc.service.waitTerminal(rc.endpointId, job.id, wait, rc.req.signal, job) };
+    const json = await rc.service.waitTerminal(rc.endpointId, job.id, wait, rc.req.signal, job);
+    return { status: 200, json: token === undefined ? json : { ...json, token } };
   });
 }
 

@@ -48,6 +48,7 @@ export function webhookOutboxTests(makeStore: MakeStore): void {
         output: COMPLETE.status === 'COMPLETED' ? COMPLETE.output : null,
         input: { q: 1 },
         webhook: HOOK,
+        event: 'completed',
         delayTime: 1_000,
         executionTime: 1_000,
         workerId: 'w1',
@@ -154,6 +155,40 @@ export function webhookOutboxTests(makeStore: MakeStore): void {
       expect(JSON.parse(pending[0]!.body).id).toBe(b.id);
       expect(await ctx.store.recordWebhookAttempt(byJob.get(b.id)!, ok(T0), null)).toBe(true);
       expect(await ctx.store.webhookDeliveries(b.id)).toEqual([]);
+    });
+    it('keeps webhookEvents with the job; a job whose events leave out completed gets no terminal delivery', async () => {
+      const startOnly = await ctx.end(COMPLETE, { webhook: HOOK, webhookEvents: ['start'] });
+      expect((await ctx.store.get(startOnly.id))?.webhookEvents).toEqual(['start']);
+      expect(await ctx.store.webhookDeliveries(startOnly.id)).toEqual([]);
+      const all = await ctx.add({ webhook: HOOK, webhookEvents: ['start', 'progress', 'output', 'completed'] });
+      expect((await ctx.store.get(all.id))?.webhookEvents).toEqual(['start', 'progress', 'output', 'completed']);
+      expect((await ctx.store.get(all.id))?.webhook).toBe(HOOK);
+      const plain = await ctx.add({ webhook: HOOK });
+      expect((await ctx.store.get(plain.id))?.webhookEvents).toBeUndefined();
+    });
+
+    it('enqueueWebhook stores an event delivery: listed, claimed in order with the terminal one, recorded', async () => {
+      const job = await ctx.start({ webhook: HOOK, webhookEvents: ['start', 'completed'] });
+      const d = {
+        id: `msg_${job.id}_start_0a0b0c`,
+        jobId: job.id,
+        endpointId: 'ep',
+        url: HOOK,
+        body: '{"event":"start"}',
+        createdAt: T0 + 1_500,
+        nextAttemptAt: T0 + 1_500,
+        attempts: [],
+      };
+      await ctx.store.enqueueWebhook(d);
+      await ctx.store.enqueueWebhook({ ...d, body: 'ignored: the id is already stored' });
+      must(await ctx.store.finish(job.id, job.attempt, COMPLETE, T0 + 2_000, RETENTION));
+      const listed = await ctx.store.webhookDeliveries(job.id);
+      expect(listed.map((x) => x.id)).toEqual([d.id, `msg_${job.id}_0`]);
+      expect(must(listed[0]).body).toBe('{"event":"start"}');
+      const due = await ctx.store.claimWebhooks(FAR, 10, FAR + 1);
+      expect(due.filter((x) => x.jobId === job.id).map((x) => x.id)).toEqual([d.id, `msg_${job.id}_0`]);
+      expect(await ctx.store.recordWebhookAttempt(d.id, ok(FAR), null)).toBe(true);
+      expect(must((await ctx.store.webhookDeliveries(job.id))[0]).attempts).toEqual([ok(FAR)]);
     });
   });
 }

@@ -398,6 +398,10 @@ export class MemoryStore implements Store {
     return report;
   }
 
+  async enqueueWebhook(d: WebhookDelivery): Promise<void> {
+    this.outbox.enqueue(d);
+  }
+
   async claimWebhooks(now: number, limit: number, leaseUntil: number): Promise<WebhookDelivery[]> {
     return this.outbox.claim(now, limit, leaseUntil);
   }

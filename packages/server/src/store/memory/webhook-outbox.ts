@@ -17,13 +17,18 @@ export class MemoryWebhookOutbox {
 
   /** Called by the store inside a terminal transition. */
   add(job: JobRecord, now: number): void {
-    if (job.webhook === undefined) return;
-    const d = newWebhookDelivery({ ...job, webhook: job.webhook }, now);
+    const d = newWebhookDelivery(job, now);
+    if (d) this.enqueue(d);
+  }
+
+  /** Stores a delivery (an event's, or a terminal one); an id already held is left as it is. */
+  enqueue(d: WebhookDelivery): void {
     if (this.byId.has(d.id)) return;
-    this.byId.set(d.id, d);
-    this.pending.add(d);
-    let s = this.byJob.get(job.id);
-    if (!s) this.byJob.set(job.id, (s = new Set()));
+    const held = copy(d);
+    this.byId.set(d.id, held);
+    this.pending.add(held);
+    let s = this.byJob.get(d.jobId);
+    if (!s) this.byJob.set(d.jobId, (s = new Set()));
     s.add(d.id);
   }
 

@@ -82,6 +82,11 @@ export abstract class PgStoreBase {
     return pgJobLogs.recent(this.pool, endpointId, limit).catch(toUnavailable);
   }
 
+  async enqueueWebhook(d: WebhookDelivery): Promise<void> {
+    this.alive();
+    await pgOutbox.enqueue(this.pool, d).catch(toUnavailable); // one statement: atomic by itself
+  }
+
   async claimWebhooks(now: number, limit: number, leaseUntil: number): Promise<WebhookDelivery[]> {
     this.alive();
     return pgOutbox.claim(this.pool, now, limit, leaseUntil).catch(toUnavailable); // one statement: atomic by itself

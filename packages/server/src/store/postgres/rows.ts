@@ -1,5 +1,5 @@
 import type { JobRecord } from '../types.js';
-import { json } from '../job-row.js';
+import { json, webhookColumn } from '../job-row.js';
 
 export { json, toDelivery, toRecord, type DeliveryRow, type JobRow } from '../job-row.js';
 
@@ -14,7 +14,7 @@ export function insertValues(job: JobRecord): unknown[] {
     job.endpointId,
     job.status,
     JSON.stringify(job.input),
-    job.webhook ?? null,
+    webhookColumn(job),
     json(job.s3Config),
     job.executionTimeout,
     job.lowPriority,

@@ -13,8 +13,12 @@ type Queryable = Pick<PoolClient, 'query'>;
 export const pgOutbox = {
   /** In the terminal transition of `job`: its pending delivery, when it has a webhook. */
   async added(c: Queryable, job: JobRecord, now: number): Promise<void> {
-    if (job.webhook === undefined) return;
-    const d = newWebhookDelivery({ ...job, webhook: job.webhook }, now);
+    const d = newWebhookDelivery(job, now);
+    if (d) await pgOutbox.enqueue(c, d);
+  },
+
+  /** Stores a delivery (an event's, or a terminal one); an id already stored is left as it is. */
+  async enqueue(c: Queryable, d: WebhookDelivery): Promise<void> {
     await c.query(
       `INSERT INTO webhook_deliveries (id, job_id, endpoint_id, url, body, created_at, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (id) DO NOTHING`,

@@ -1,6 +1,6 @@
 import type { JobStatus } from '@berth/protocol';
 import type { JobRecord } from '../types.js';
-import { json } from '../job-row.js';
+import { json, readWebhookColumn, webhookColumn } from '../job-row.js';
 
 export { json } from '../job-row.js';
 
@@ -32,7 +32,7 @@ export function toRecord(r: RawJobRow): JobRecord {
     queuedAt: r[16] as number,
     expiresAt: r[19] as number,
   };
-  if (r[4] !== null) rec.webhook = r[4] as string;
+  if (r[4] !== null) readWebhookColumn(rec, r[4] as string);
   if (r[5] !== null) rec.s3Config = JSON.parse(r[5] as string) as NonNullable<JobRecord['s3Config']>;
   if (r[11] !== null) rec.workerId = r[11] as string;
   if (r[12] !== null) rec.output = JSON.parse(r[12] as string);
@@ -57,7 +57,7 @@ export function insertParams(job: JobRecord, queueSeq: number | null): unknown[]
     job.endpointId,
     job.status,
     JSON.stringify(job.input),
-    job.webhook ?? null,
+    webhookColumn(job),
     json(job.s3Config),
     job.executionTimeout,
     job.lowPriority ? 1 : 0,

@@ -248,6 +248,10 @@ export class SqliteCore {
     return { queued, running, endpoints };
   }
 
+  enqueueWebhook(d: WebhookDelivery): void {
+    this.outbox.enqueue(d);
+  }
+
   claimWebhooks(now: number, limit: number, leaseUntil: number): WebhookDelivery[] {
     return this.outbox.claim(now, limit, leaseUntil);
   }

@@ -218,6 +218,10 @@ export class SqliteStore implements Store {
     return this.write((c) => c.recover(leaseUntil));
   }
 
+  enqueueWebhook(d: WebhookDelivery): Promise<void> {
+    return this.write((c) => c.enqueueWebhook(d), ['enqueueWebhook', [d]]);
+  }
+
   claimWebhooks(now: number, limit: number, leaseUntil: number): Promise<WebhookDelivery[]> {
     return this.write((c) => c.claimWebhooks(now, limit, leaseUntil));
   }

@@ -48,8 +48,12 @@ export class SqliteWebhookOutbox {
 
   /** In the terminal transition of `job`: its pending delivery, when it has a webhook. */
   added(job: JobRecord, now: number): void {
-    if (job.webhook === undefined) return;
-    const d = newWebhookDelivery({ ...job, webhook: job.webhook }, now);
+    const d = newWebhookDelivery(job, now);
+    if (d) this.enqueue(d);
+  }
+
+  /** Stores a delivery (an event's, or a terminal one); an id already stored is left as it is. */
+  enqueue(d: WebhookDelivery): void {
     this.st.insert.run({
       id: d.id,
       jobId: d.jobId,
