@@ -219,7 +219,7 @@ export class SqliteStore implements Store {
   }
 
   enqueueWebhook(d: WebhookDelivery): Promise<void> {
-    return this.write((c) => c.enqueueWebhook(d), ['enqueueWebhook', [d]]);
+    return this.write((c) => c.enqueueWebhook(d));
   }
 
   claimWebhooks(now: number, limit: number, leaseUntil: number): Promise<WebhookDelivery[]> {
