@@ -1,5 +1,5 @@
 import { type Endpoint, makeEndpoint } from './endpoint.js';
-import type { AnyHandler, EndpointTypes, HandlerTypes, SchemaInput, SchemaLike } from './infer.js';
+import type { AnyHandler, EndpointTypes, HandlerTypes, SchemaInput, SchemaLike, UntypedHandler } from './infer.js';
 import { DEFAULT_RETRY, type RetryOptions } from './transport.js';
 
 /** Options of `createClient`. Only `baseUrl` is required. */
@@ -28,7 +28,7 @@ export interface BerthClient {
    * `import type { handler } from './handler.js'`) or with its input schema (`endpoint('story', { input: Input })`,
    * which also checks each input before sending it).
    */
-  endpoint<H extends AnyHandler = AnyHandler>(id: string): Endpoint<HandlerTypes<H>>;
+  endpoint<H extends AnyHandler = UntypedHandler>(id: string): Endpoint<HandlerTypes<H>>;
   endpoint<S extends SchemaLike, O = unknown>(
     id: string,
     options: { input: S },
