@@ -1,9 +1,13 @@
 // @berth/client against `berth dev` running examples/basic (real worker processes): every method, errors, the
 // abort signal, idempotency keys. Faults (dropped streams, lost answers, 429/503) are in client-faults.test.ts.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { BerthApiError, createClient, type Endpoint } from '@berth/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { BASIC_ENDPOINTS, pollUntil, startBerthDev, type BerthDev } from './harness.test-helpers.js';
+import { BASIC_ENDPOINTS, REPO_ROOT, pollUntil, startBerthDev, type BerthDev } from './harness.test-helpers.js';
 
 let dev: BerthDev;
 let ep: (id: string) => Endpoint;
@@ -127,5 +131,27 @@ describe('@berth/client against berth dev', () => {
     expect(b.id).toBe(a.id);
     await expect(echo.run({ n: 2 }, { idempotencyKey: key })).rejects.toMatchObject({ code: 'idempotency_key_reused' });
     expect((await echo.run({ n: 1 })).id).not.toBe((await echo.run({ n: 1 })).id);
+  });
+
+  it("the playground's @berth/client snippets run as written (node, the key from BERTH_API_KEY)", async () => {
+    const { snippets } = (await import(join(REPO_ROOT, 'packages/server/playground/snippets.js'))) as {
+      snippets: (lang: string, origin: string, target: string, input: unknown) => { run: string; runsync: string };
+    };
+    const code = snippets('client', dev.url, 'echo', { from: 'snippet' });
+    // Inside the checkout, so `@berth/client` resolves to the workspace package as it would from npm.
+    const dir = mkdtempSync(join(REPO_ROOT, '.client-snippet-'));
+    try {
+      for (const op of ['run', 'runsync'] as const) {
+        writeFileSync(join(dir, `${op}.mjs`), code[op]);
+        const { stdout } = await promisify(execFile)(process.execPath, [join(dir, `${op}.mjs`)], {
+          env: { ...process.env, BERTH_API_KEY: dev.apiKey },
+          timeout: 20_000,
+        });
+        expect(stdout, op).toMatch(/status: 'COMPLETED'/);
+        expect(stdout, op).toMatch(/from: 'snippet'/);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
