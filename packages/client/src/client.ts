@@ -7,16 +7,16 @@ export interface ClientOptions {
   /** The API root, as for runpod-sdk: `http://127.0.0.1:8080/v2` (Berth) or `https://api.runpod.ai/v2` (RunPod). */
   baseUrl: string;
   /** An API key, sent as `Authorization: Bearer <key>`. Default: none. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /**
    * A job token (a short-lived credential for one job that a browser may hold), sent like a key:
    * `Authorization: Bearer <token>`. Give `apiKey` or `token`, not both. Default: none.
    */
-  token?: string;
+  token?: string | undefined;
   /** Retries on network errors, 429 and 503 (see `RetryOptions` for each default). */
   retry?: RetryOptions;
   /** Headers added to every request. Default: none. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** The `fetch` to use (a proxy agent, a test's recorder). Default: `globalThis.fetch`. */
   fetch?: typeof fetch;
 }

@@ -4,14 +4,15 @@ import { fileURLToPath } from 'node:url';
 import { runJob } from '@berth/worker/testing';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { handler } from './handler.js';
+import type { z } from 'zod';
+import { handler, type Input } from './handler.js';
 
 // The model comes from BERTH_MODELS_DIR (without it, the handler says to set it); in the Berth repository, from
 // ../shared/models next to the checkout when that folder is there.
 const shared = fileURLToPath(new URL('../../../../shared/models', import.meta.url));
 if (!process.env['BERTH_MODELS_DIR'] && existsSync(join(shared, 'tiny-sd'))) process.env['BERTH_MODELS_DIR'] = shared;
 const testInput = JSON.parse(readFileSync(new URL('../test_input.json', import.meta.url), 'utf8')) as {
-  input: Record<string, unknown>;
+  input: z.input<typeof Input>;
 };
 
 /** Share of pixels close to a colour. */

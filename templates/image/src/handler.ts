@@ -25,7 +25,7 @@ export const Input = z
   .transform(({ steps: alias, num_inference_steps, ...rest }) => ({ ...rest, steps: alias ?? num_inference_steps }));
 
 /** Draws the prompt; reports progress per denoising step; answers with a base64 PNG. */
-export async function handler(job: Job) {
+export async function handler(job: Job<z.input<typeof Input>>) {
   const params = Input.parse(job.input);
   const model = await loadDiffusion();
   const started = performance.now();
