@@ -77,7 +77,12 @@ export function makeEndpoint<T extends EndpointTypes>(t: Transport, id: string, 
     get<R>(path, o, { method: 'POST', body: {}, resend });
   const submit = async <R>(route: string, input: unknown, o: RunOptions = {}, wait = '') => {
     if (schema) await check(schema, input);
-    const body = { ...o.body, input, ...(o.webhook ? { webhook: o.webhook } : {}), ...(o.policy ? { policy: o.policy } : {}) };
+    const body = {
+      ...o.body,
+      input,
+      ...(o.webhook ? { webhook: o.webhook } : {}),
+      ...(o.policy ? { policy: o.policy } : {}),
+    };
     const headers = { 'idempotency-key': o.idempotencyKey ?? newKey() };
     return callJson<R>(t, `${base}/${route}${wait}`, { body, headers, signal: o.signal });
   };
@@ -111,6 +116,14 @@ export function makeEndpoint<T extends EndpointTypes>(t: Transport, id: string, 
 async function check(schema: SchemaLike, input: unknown): Promise<void> {
   const r = (await schema['~standard'].validate(input)) as { issues?: { message: string; path?: unknown[] }[] };
   if (!r.issues) return;
-  const details = r.issues.map((i) => ({ path: (i.path ?? []).map((p) => (p as { key?: unknown })?.key ?? p).join('.'), message: i.message }));
-  throw new BerthApiError(400, 'invalid_request', details.map((d) => `${d.path || 'input'}: ${d.message}`).join('; '), details);
+  const details = r.issues.map((i) => ({
+    path: (i.path ?? []).map((p) => (p as { key?: unknown })?.key ?? p).join('.'),
+    message: i.message,
+  }));
+  throw new BerthApiError(
+    400,
+    'invalid_request',
+    details.map((d) => `${d.path || 'input'}: ${d.message}`).join('; '),
+    details,
+  );
 }

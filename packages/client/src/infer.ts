@@ -12,7 +12,6 @@ export interface EndpointTypes {
 }
 
 /** Any handler: a function of a job (with `input`) and a context. */
-// biome-ignore lint/suspicious/noExplicitAny: matches every handler, whatever its parameter types
 export type AnyHandler = (job: any, ...rest: any[]) => unknown;
 
 /** What `endpoint(id)` assumes without a type: any JSON object in, `unknown` out. */
@@ -24,12 +23,11 @@ type Iter = Iterator<unknown, unknown> | AsyncIterator<unknown, unknown> | Async
 /** A plain or async handler's result (a `Handler<I, O>`'s `HandlerResult<O>` union gives `O`). */
 type Plain<R> = R extends PromiseLike<infer X> ? X : R extends Iter ? never : R;
 /** A generator's chunk type (async first: an async iterator's `next` would also match `Iterator`'s, as a promise). */
-type ChunkOf<R> =
-  R extends AsyncIterator<infer C, unknown> | AsyncIterable<infer C>
+type ChunkOf<R> = R extends AsyncIterator<infer C, unknown> | AsyncIterable<infer C>
+  ? C
+  : R extends Iterator<infer C, unknown>
     ? C
-    : R extends Iterator<infer C, unknown>
-      ? C
-      : never;
+    : never;
 /** A generator's return value, `never` when it returns nothing (the output is then the list of chunks). */
 type ReturnOf<R> =
   R extends AsyncIterator<unknown, infer X>

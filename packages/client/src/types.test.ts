@@ -37,7 +37,9 @@ describe('types', () => {
 
   it('generators: stream() yields the chunk type; the output is the return value, or the chunk list', () => {
     const s = berth.endpoint<typeof story>('story');
-    expectTypeOf(s.stream).returns.toEqualTypeOf<AsyncGenerator<{ token: string }, Job<{ token: string }[]>, undefined>>();
+    expectTypeOf(s.stream).returns.toEqualTypeOf<
+      AsyncGenerator<{ token: string }, Job<{ token: string }[]>, undefined>
+    >();
     const c = berth.endpoint<typeof counted>('counted');
     expectTypeOf(c.stream).returns.toEqualTypeOf<AsyncGenerator<string, Job<{ total: number }>, undefined>>();
     const p = berth.endpoint<typeof plain>('plain');

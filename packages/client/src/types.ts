@@ -35,7 +35,14 @@ export interface Queued {
 /** `/health`. */
 export interface Health {
   jobs: { completed: number; failed: number; inProgress: number; inQueue: number; retried: number };
-  workers: { idle: number; initializing?: number; ready: number; running: number; throttled: number; unhealthy: number };
+  workers: {
+    idle: number;
+    initializing?: number;
+    ready: number;
+    running: number;
+    throttled: number;
+    unhealthy: number;
+  };
 }
 
 /** One line of `/logs/<id>`. */

@@ -36,7 +36,10 @@ describe('verifyWebhook', () => {
     ['another webhook-id', () => [secret, { ...sign(), 'webhook-id': 'msg_2' }, body]],
     ['a timestamp 6 minutes old', () => [secret, sign(secret, body, ts - 360), body]],
     ['missing headers', () => [secret, { 'webhook-id': 'x' }, body]],
-    ['a v2 signature only', () => [secret, { ...sign(), 'webhook-signature': sign()['webhook-signature'].replace('v1,', 'v2,') }, body]],
+    [
+      'a v2 signature only',
+      () => [secret, { ...sign(), 'webhook-signature': sign()['webhook-signature'].replace('v1,', 'v2,') }, body],
+    ],
   ] as const)('refuses %s', async (_name, make) => {
     const [s, h, b] = make() as [string, Record<string, string>, string];
     await expect(verifyWebhook(s, h, b, { now })).rejects.toBeInstanceOf(WebhookVerificationError);

@@ -35,7 +35,8 @@ export async function verifyWebhook<T = unknown>(
   const id = h('webhook-id');
   const ts = h('webhook-timestamp');
   const sigs = h('webhook-signature');
-  if (!id || !ts || !sigs) throw new WebhookVerificationError('missing webhook-id, webhook-timestamp or webhook-signature');
+  if (!id || !ts || !sigs)
+    throw new WebhookVerificationError('missing webhook-id, webhook-timestamp or webhook-signature');
   const now = (options.now ?? Date.now()) / 1000;
   if (!/^\d+$/.test(ts) || Math.abs(now - Number(ts)) > (options.toleranceSec ?? 300))
     throw new WebhookVerificationError('webhook-timestamp is too old, in the future or not a number');

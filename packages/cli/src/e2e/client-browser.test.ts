@@ -45,10 +45,11 @@ describe.skipIf(!CHROMIUM)(`@berth/client in Chromium${NO_CHROMIUM}`, () => {
     const secret = `whsec_${randomBytes(24).toString('base64')}`;
     const body = '{"id":"x-u1","status":"COMPLETED"}';
     const ts = Math.floor(Date.now() / 1000);
-    const sig = createHmac('sha256', Buffer.from(secret.slice(6), 'base64')).update(`m1.${ts}.${body}`).digest('base64');
+    const sig = createHmac('sha256', Buffer.from(secret.slice(6), 'base64'))
+      .update(`m1.${ts}.${body}`)
+      .digest('base64');
     const result = await page.evaluate(
       async ({ apiKey, origin, secret, body, headers }) => {
-        // biome-ignore lint/suspicious/noExplicitAny: the IIFE bundle's global, untyped in the page
         const { createClient, verifyWebhook } = (globalThis as any).BerthClient;
         const ep = createClient({ baseUrl: `${origin}/v2`, apiKey }).endpoint('stream');
         const { id } = await ep.run({ chunks: 5, delayMs: 50 });
@@ -60,7 +61,13 @@ describe.skipIf(!CHROMIUM)(`@berth/client in Chromium${NO_CHROMIUM}`, () => {
         const forged = await verifyWebhook(secret, headers, body.replace('x-u1', 'y-u1')).catch((e: Error) => e.name);
         return { chunks, final: r.value, hook, forged };
       },
-      { apiKey: dev.apiKey, origin: dev.url, secret, body, headers: { 'webhook-id': 'm1', 'webhook-timestamp': String(ts), 'webhook-signature': `v1,${sig}` } },
+      {
+        apiKey: dev.apiKey,
+        origin: dev.url,
+        secret,
+        body,
+        headers: { 'webhook-id': 'm1', 'webhook-timestamp': String(ts), 'webhook-signature': `v1,${sig}` },
+      },
     );
     expect(result.chunks).toEqual(Array.from({ length: 5 }, (_, i) => ({ index: i, text: `chunk ${i}` })));
     expect(result.final).toMatchObject({ status: 'COMPLETED' });

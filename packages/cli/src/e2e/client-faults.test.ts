@@ -102,7 +102,9 @@ describe('@berth/client through a faulty network', () => {
   }, 40_000);
 
   it('without retries, the 503 reaches the caller as BerthApiError unavailable', async () => {
-    const echo = createClient({ baseUrl: `${proxy.url}/v2`, apiKey: dev.apiKey, retry: { retries: 0 } }).endpoint('echo');
+    const echo = createClient({ baseUrl: `${proxy.url}/v2`, apiKey: dev.apiKey, retry: { retries: 0 } }).endpoint(
+      'echo',
+    );
     first(1, /^GET \/v2\/echo\/health/, { kind: 'answer', status: 503, body: '{"error":"down","code":"unavailable"}' });
     await expect(echo.health()).rejects.toMatchObject({ name: 'BerthApiError', status: 503, code: 'unavailable' });
   });

@@ -40,7 +40,11 @@ describe('@berth/client against berth dev', () => {
     const queued = await echo.run({ x: 42 });
     expect(queued).toMatchObject({ status: 'IN_QUEUE' });
     expect(['IN_QUEUE', 'IN_PROGRESS', 'COMPLETED']).toContain((await echo.status(queued.id)).status);
-    expect(await echo.wait(queued.id, { waitMs: 1000 })).toMatchObject({ id: queued.id, status: 'COMPLETED', output: { x: 42 } });
+    expect(await echo.wait(queued.id, { waitMs: 1000 })).toMatchObject({
+      id: queued.id,
+      status: 'COMPLETED',
+      output: { x: 42 },
+    });
   });
 
   it('stream yields every chunk in order and returns the final job', async () => {
@@ -57,9 +61,17 @@ describe('@berth/client against berth dev', () => {
   it('cancel stops a running job; logs(id) shows what the handler logged', async () => {
     const sleep = ep('sleep');
     const { id } = await sleep.run({ ms: 60_000 });
-    await pollUntil(() => sleep.status(id), (j) => j.status === 'IN_PROGRESS', 10_000);
+    await pollUntil(
+      () => sleep.status(id),
+      (j) => j.status === 'IN_PROGRESS',
+      10_000,
+    );
     expect(await sleep.cancel(id)).toMatchObject({ id, status: 'CANCELLED' });
-    const logs = await pollUntil(() => sleep.logs(id), (l) => l.logs.some((x) => /aborted after/.test(x.message)), 10_000);
+    const logs = await pollUntil(
+      () => sleep.logs(id),
+      (l) => l.logs.some((x) => /aborted after/.test(x.message)),
+      10_000,
+    );
     expect(logs.id).toBe(id);
   });
 
@@ -75,7 +87,11 @@ describe('@berth/client against berth dev', () => {
   it('purgeQueue removes queued jobs only; health counts jobs and workers', async () => {
     const sleep = ep('sleep');
     const ids = await Promise.all([1, 2, 3, 4].map(async () => (await sleep.run({ ms: 30_000 })).id));
-    await pollUntil(() => sleep.health(), (h) => h.jobs.inProgress === 2 && h.jobs.inQueue === 2, 10_000);
+    await pollUntil(
+      () => sleep.health(),
+      (h) => h.jobs.inProgress === 2 && h.jobs.inQueue === 2,
+      10_000,
+    );
     expect(await sleep.purgeQueue()).toEqual({ removed: 2, status: 'completed' });
     const health = await sleep.health();
     expect(health.jobs.inQueue).toBe(0);
@@ -84,7 +100,9 @@ describe('@berth/client against berth dev', () => {
   });
 
   it('errors carry the server code: job_not_found, invalid_request with details, unauthorized', async () => {
-    const err = await ep('echo').status('nope-u1').catch((e: unknown) => e);
+    const err = await ep('echo')
+      .status('nope-u1')
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BerthApiError);
     expect(err).toMatchObject({ status: 404, code: 'job_not_found' });
     await expect(ep('echo').run({}, { policy: { ttl: 5 } })).rejects.toMatchObject({
@@ -116,7 +134,9 @@ describe('@berth/client against berth dev', () => {
     await expect(sleep.wait(id, { signal: AbortSignal.timeout(300) })).rejects.toMatchObject({ name: 'TimeoutError' });
     expect(performance.now() - started).toBeLessThan(3000);
     const ctl = new AbortController();
-    const streaming = ep('stream').stream((await ep('stream').run({ chunks: 50, delayMs: 100 })).id, { signal: ctl.signal });
+    const streaming = ep('stream').stream((await ep('stream').run({ chunks: 50, delayMs: 100 })).id, {
+      signal: ctl.signal,
+    });
     await streaming.next();
     ctl.abort(new Error('enough'));
     await expect(streaming.next()).rejects.toThrow('enough');

@@ -186,7 +186,11 @@ export class SqliteCore {
     const start = Math.max(from, r.stream_taken);
     if (start >= r.stream_len) return { attempt: r.attempt, from: start, chunks: [] };
     const rows = this.st.chunksFrom.all(id, start) as { data: string }[];
-    return { attempt: r.attempt, from: start, chunks: rows.slice(0, r.stream_len - start).map((x) => JSON.parse(x.data) as unknown) };
+    return {
+      attempt: r.attempt,
+      from: start,
+      chunks: rows.slice(0, r.stream_len - start).map((x) => JSON.parse(x.data) as unknown),
+    };
   }
 
   setLease(id: string, attempt: number, until: number | null): boolean {
