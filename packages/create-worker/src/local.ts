@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 /** The workspace packages a generated project needs, dependencies first. */
-export const BERTH_PACKAGES = ['protocol', 'worker', 'server', 'cli'] as const;
+export const BERTH_PACKAGES = ['protocol', 'client', 'worker', 'server', 'cli'] as const;
 
 /**
  * Packs the Berth packages of a local checkout (`npm pack`, their dist/ must be built) into `<project>/vendor/`

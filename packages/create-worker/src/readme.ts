@@ -52,6 +52,7 @@ requeued, not lost.
 | \`src/handler.ts\` | the handler: one call per job; its return value is the job's output |
 | \`src/worker.ts\` | starts the worker runtime with the handler |
 | \`src/handler.test.ts\` | tests with \`runJob\` from \`@berth/worker/testing\` |
+| \`src/client.ts\` | calls the endpoint with \`@berth/client\`, typed by the handler's type (\`BERTH_API_KEY=dev-key npx tsx src/client.ts\` while \`${run(pm, 'dev')}\` runs with the same key) |
 | \`test_input.json\` | the input \`berth test\` and the tests use |
 | \`berth.config.json\` | endpoint \`${endpointId}\`: scales from 0 to \`maxWorkers\` on queue depth, back to 0 after \`idleTimeoutMs\` |
 

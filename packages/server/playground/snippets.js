@@ -1,9 +1,10 @@
-// Copy-ready request code for /run and /runsync with the current input: curl, JavaScript fetch, the runpod-sdk
-// client, Python requests. The key is always the BERTH_API_KEY environment variable, never the real one.
+// Copy-ready request code for /run and /runsync with the current input: curl, JavaScript fetch, @berth/client,
+// the runpod-sdk client, Python requests. The key is always the BERTH_API_KEY environment variable, never the real one.
 
 export const LANGUAGES = [
   ['curl', 'curl'],
   ['fetch', 'JavaScript fetch'],
+  ['client', '@berth/client'],
   ['sdk', 'runpod-sdk'],
   ['python', 'Python requests'],
 ];
@@ -46,6 +47,15 @@ export function snippets(lang, origin, target, input) {
         run:
           `${head}const { id } = await (await fetch('${base}/run', { method: 'POST', headers, body: JSON.stringify({ input }) })).json();\n` +
           `let job;\ndo {\n  await new Promise((r) => setTimeout(r, 500));\n  job = await (await fetch(\`${base}/status/\${id}\`, { headers })).json();\n} while (job.status === 'IN_QUEUE' || job.status === 'IN_PROGRESS');\nconsole.log(job);`,
+      };
+    }
+    case 'client': {
+      const head = `import { createClient } from '@berth/client';\n\nconst berth = createClient({ baseUrl: '${origin}/v2', apiKey: process.env.BERTH_API_KEY });\nconst endpoint = berth.endpoint('${target}');\nconst input = ${pretty};\n`;
+      return {
+        runsync: `${head}console.log(await endpoint.runSync(input));`,
+        run:
+          `${head}const { id } = await endpoint.run(input);\n` +
+          `// A streaming endpoint: for await (const chunk of endpoint.stream(id)) console.log(chunk);\nconsole.log(await endpoint.wait(id));`,
       };
     }
     case 'sdk': {

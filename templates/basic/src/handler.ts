@@ -14,7 +14,7 @@ export type Input = z.output<typeof Input>;
  * The handler: runs once per job, with an input `Input` already accepted. Throwing fails the job with the error's
  * message; the return value is the job's `output`. Replace the body with your model call.
  */
-export const handler: Handler<Input> = async (job) => {
+export const handler: Handler<Input, { greetings: string[] }> = async (job) => {
   const { name, times } = job.input;
   const greetings: string[] = [];
   for (let i = 1; i <= times; i++) {

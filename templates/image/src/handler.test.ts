@@ -11,7 +11,7 @@ import { batchHandler, handler } from './handler.js';
 const shared = fileURLToPath(new URL('../../../../shared/models', import.meta.url));
 if (!process.env['BERTH_MODELS_DIR'] && existsSync(join(shared, 'tiny-sd'))) process.env['BERTH_MODELS_DIR'] = shared;
 const testInput = JSON.parse(readFileSync(new URL('../test_input.json', import.meta.url), 'utf8')) as {
-  input: Record<string, unknown>;
+  input: z.input<typeof Input>;
 };
 
 /** Share of pixels close to a colour. */

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runJob } from '@berth/worker/testing';
 import { describe, expect, it } from 'vitest';
-import { handler } from './handler.js';
+import type { z } from 'zod';
+import { handler, type Input } from './handler.js';
 
 // The model comes from BERTH_MODELS_DIR (without it, the handler says to set it); in the Berth repository, from
 // ../shared/models next to the checkout when that folder is there.
@@ -11,7 +12,7 @@ const shared = fileURLToPath(new URL('../../../../shared/models', import.meta.ur
 if (!process.env['BERTH_MODELS_DIR'] && existsSync(join(shared, 'stories260K')))
   process.env['BERTH_MODELS_DIR'] = shared;
 const testInput = JSON.parse(readFileSync(new URL('../test_input.json', import.meta.url), 'utf8')) as {
-  input: Record<string, unknown>;
+  input: z.input<typeof Input>;
 };
 
 describe('text handler', () => {
@@ -25,7 +26,8 @@ describe('text handler', () => {
   }, 30_000);
 
   it('fails a job without a prompt', async () => {
-    const result = await runJob(handler, { max_new_tokens: 4 });
+    // Not an `Input` (the types say so): the handler's own check must fail the job at run time too.
+    const result = await runJob(handler, { max_new_tokens: 4 } as z.input<typeof Input>);
     expect(result.status).toBe('FAILED');
     expect(result.error).toMatch(/prompt/);
   });

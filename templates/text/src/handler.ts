@@ -13,7 +13,7 @@ export const Input = z.strictObject({
  * `return_aggregate_stream` the job's output is the list of chunks. Greedy decoding: the same prompt gives the
  * same text.
  */
-export async function* handler(job: Job): AsyncGenerator<{ text: string }> {
+export async function* handler(job: Job<z.input<typeof Input>>): AsyncGenerator<{ text: string }> {
   const { prompt, max_new_tokens } = Input.parse(job.input);
   const generator = await loadGenerator();
   // The streamer calls back synchronously for each decoded piece; the generator hands them out as they come.

@@ -10,7 +10,8 @@ export const SSE_HEADERS = {
  * or CRLF, and a client joins the data lines of one event with LF), so the client reads the same string back;
  * only a CR or CRLF inside it arrives as LF. `event` names the event type (none: `message`).
  */
-export function sseEvent(data: string, event?: string): string {
+export function sseEvent(data: string, event?: string, id?: string): string {
   const lines = data.split(/\r\n|\r|\n/);
-  return `${event === undefined ? '' : `event: ${event}\n`}data: ${lines.join('\ndata: ')}\n\n`;
+  const head = `${id === undefined ? '' : `id: ${id}\n`}${event === undefined ? '' : `event: ${event}\n`}`;
+  return `${head}data: ${lines.join('\ndata: ')}\n\n`;
 }

@@ -1,5 +1,5 @@
 import { BerthError, isTerminal, type HealthReply, type JobObject, type JobRequest } from '@berth/protocol';
-import type { JobRecord } from '../store/types.js';
+import type { JobRecord, StreamSlice } from '../store/types.js';
 import type { CoreContext } from './context.js';
 import { finishedJob } from './terminal.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -89,6 +89,11 @@ export class JobService {
   /** Stream chunks no reader has had yet (consumed by this call). */
   takeStream(id: string): Promise<unknown[]> {
     return this.ctx.store.takeStream(id);
+  }
+
+  /** Stream chunks by position, nothing taken (resumable SSE readers). */
+  readStream(id: string, from: number): Promise<StreamSlice | undefined> {
+    return this.ctx.store.readStream(id, from);
   }
 
   /** After a wake-up: the chunks the events carried (see `claimPushed`), or undefined: read the store. */

@@ -93,7 +93,7 @@ describe('snippets.js', () => {
   };
   const origin = 'http://127.0.0.1:8080';
 
-  it('never contains a key, always the BERTH_API_KEY placeholder; all four languages, /run and /runsync', () => {
+  it('never contains a key, always the BERTH_API_KEY placeholder; all five languages, /run and /runsync', () => {
     for (const [lang] of snippets.LANGUAGES) {
       const code = snippets.snippets(lang, origin, 'echo', input);
       for (const op of ['run', 'runsync']) {
@@ -103,6 +103,9 @@ describe('snippets.js', () => {
     }
     expect(snippets.snippets('sdk', origin, 'echo', input).runsync).toContain(
       `runpodSdk(process.env.BERTH_API_KEY, { baseUrl: '${origin}/v2' }).endpoint('echo')`,
+    );
+    expect(snippets.snippets('client', origin, 'echo', input).run).toContain(
+      `createClient({ baseUrl: '${origin}/v2', apiKey: process.env.BERTH_API_KEY });\nconst endpoint = berth.endpoint('echo');`,
     );
   });
 
@@ -136,9 +139,12 @@ describe('snippets.js', () => {
     expect(JSON.parse(out)).toEqual(input);
   });
 
-  it('JavaScript: the input literal evaluates to the same value', () => {
-    const code: string = snippets.snippets('fetch', origin, 'echo', input).runsync;
-    const literal = code.slice(code.indexOf('const input = ') + 'const input = '.length, code.indexOf(';\nconst res'));
+  it.each([
+    ['fetch', ';\nconst res'],
+    ['client', ';\nconsole.log'],
+  ])('JavaScript (%s): the input literal evaluates to the same value', (lang, end) => {
+    const code: string = snippets.snippets(lang, origin, 'echo', input).runsync;
+    const literal = code.slice(code.indexOf('const input = ') + 'const input = '.length, code.indexOf(end));
     expect(new Function(`return (${literal});`)()).toEqual(input);
   });
 });

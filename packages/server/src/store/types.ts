@@ -135,6 +135,15 @@ export interface RetentionPolicy {
   sync: number;
 }
 
+/** Chunks read by position (`Store.readStream`). */
+export interface StreamSlice {
+  /** The job's current attempt (a requeued job's stream starts again at 0). */
+  attempt: number;
+  /** Index of the first chunk of `chunks` in the attempt's stream. */
+  from: number;
+  chunks: unknown[];
+}
+
 /**
  * The store is the source of truth. Every state change is one conditional write: it names the state (and, for
  * worker-driven changes, the attempt) it expects, and does nothing when the job is no longer there, so cancel,
@@ -203,6 +212,12 @@ export interface Store {
   appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number>;
   /** Returns the chunks not yet delivered to any reader and marks them delivered. */
   takeStream(id: string): Promise<unknown[]>;
+  /**
+   * The current attempt's chunks from index `from` on, without taking them (a resumable reader: SSE with
+   * `Last-Event-ID`, which keeps its own position). The answer's `from` is where its chunks start: later than asked
+   * when a taking reader already took (and dropped) the earlier ones. `undefined`: no such job.
+   */
+  readStream(id: string, from: number): Promise<StreamSlice | undefined>;
   /**
    * Optional: marks the chunks `[from, to)` of `attempt` delivered if the job is still at that attempt, every
    * chunk before `from` was delivered and none after (no other reader took them). A reader woken with the chunks themselves (`ChunkData` of a `chunk` event) then

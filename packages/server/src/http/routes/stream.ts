@@ -5,13 +5,15 @@ import type { JobRecord } from '../../store/types.js';
 import { QUERY, intParam } from '../query.js';
 import { SSE_HEADERS, sseEvent } from '../sse-frame.js';
 import type { RouteContext } from './route-context.js';
+import { resumableSse, streamCursor } from './stream-resume.js';
 
 const SSE_KEEPALIVE_MS = 15_000;
 
 /**
  * GET|POST /stream/<id>: chunks not yet delivered to any reader. Long-polls (`?wait=`, default 5 s) until at
  * least one chunk exists or the job is terminal. With `Accept: text/event-stream`, pushes each chunk as an SSE
- * `message` event (`data: {"output": <chunk>}`) as it arrives, then one `done` event with the job object.
+ * `message` event (`data: {"output": <chunk>}`) as it arrives, then one `done` event with the job object; with
+ * `Last-Event-ID` or `?from=`, resumable events with ids instead (`stream-resume.ts`).
  */
 export async function stream(rc: RouteContext) {
   const wait = intParam(rc.req.query, QUERY.streamWait);
@@ -23,7 +25,8 @@ export async function stream(rc: RouteContext) {
     );
   }
   if ((rc.req.headers['accept'] ?? '').includes('text/event-stream')) {
-    return { status: 200, headers: SSE_HEADERS, events: sse(rc) };
+    const cursor = streamCursor(rc);
+    return { status: 200, headers: SSE_HEADERS, events: cursor ? resumableSse(rc, cursor) : sse(rc) };
   }
   const waiter = armWaiter(rc.service.events, rc.jobId);
   try {

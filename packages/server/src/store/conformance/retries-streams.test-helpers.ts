@@ -185,6 +185,33 @@ export function retryStreamTests(makeStore: MakeStore): void {
       expect(await store.claimStream('no-such-job', 1, 0, 1)).toBe(false);
     });
 
+    it('readStream reads chunks by position without taking them, from the first untaken one at the earliest', async () => {
+      const { store } = ctx;
+      const job = await ctx.start();
+      expect(await store.readStream(job.id, 0)).toEqual({ attempt: 1, from: 0, chunks: [] });
+      expect(await store.appendStream(job.id, 1, 0, ['a', { b: 2 }, null])).toBe(3);
+      expect(await store.readStream(job.id, 0)).toEqual({ attempt: 1, from: 0, chunks: ['a', { b: 2 }, null] });
+      expect(await store.readStream(job.id, 2)).toEqual({ attempt: 1, from: 2, chunks: [null] });
+      expect(await store.readStream(job.id, 5)).toEqual({ attempt: 1, from: 5, chunks: [] });
+      expect(await store.takeStream(job.id)).toEqual(['a', { b: 2 }, null]); // reading took nothing
+      expect(await store.appendStream(job.id, 1, 3, ['d'])).toBe(1);
+      expect(await store.readStream(job.id, 1)).toEqual({ attempt: 1, from: 3, chunks: ['d'] }); // 1..2 were taken
+      expect(must(await store.finish(job.id, 1, COMPLETE, T0 + 5_000, RETENTION)).status).toBe('COMPLETED');
+      expect(await store.readStream(job.id, 3)).toEqual({ attempt: 1, from: 3, chunks: ['d'] });
+      expect(await store.readStream('no-such-job', 0)).toBeUndefined();
+    });
+
+    it('readStream follows the current attempt', async () => {
+      const { store } = ctx;
+      const job = await ctx.start();
+      expect(await store.appendStream(job.id, 1, 0, ['a', 'b'])).toBe(2);
+      await store.requeue(job.id, 1, T0 + 2_000, 3, 'lost', RETENTION);
+      expect((await store.readStream(job.id, 2))?.chunks).toEqual([]);
+      must(await store.claim(job.endpointId, 'w2', T0 + 3_000));
+      expect(await store.appendStream(job.id, 2, 0, ['c'])).toBe(1);
+      expect(await store.readStream(job.id, 0)).toEqual({ attempt: 2, from: 0, chunks: ['c'] });
+    });
+
     it('accepts chunks of the current attempt only', async () => {
       const job = await ctx.start();
       expect(await ctx.store.appendStream(job.id, 2, 0, ['x'])).toBe(0);

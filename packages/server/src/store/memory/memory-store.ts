@@ -14,6 +14,7 @@ import type {
   Store,
   WebhookAttempt,
   WebhookDelivery,
+  StreamSlice,
 } from '../types.js';
 import { MemoryWebhookOutbox } from './webhook-outbox.js';
 import { MemoryJobLogs } from './memory-logs.js';
@@ -275,6 +276,13 @@ export class MemoryStore implements Store {
     if (!e || e.rec.attempt !== attempt || e.delivered !== from || e.chunks.length < to) return false;
     e.delivered = to;
     return true;
+  }
+
+  async readStream(id: string, from: number): Promise<StreamSlice | undefined> {
+    const e = this.jobs.get(id);
+    if (!e) return undefined;
+    const start = Math.max(from, e.delivered);
+    return { attempt: e.rec.attempt, from: start, chunks: e.chunks.slice(start) };
   }
 
   async setLease(id: string, attempt: number, until: number | null): Promise<boolean> {

@@ -10,6 +10,7 @@ import type {
   RecoveryReport,
   RetentionPolicy,
   Store,
+  StreamSlice,
 } from '../types.js';
 import { createPool, toUnavailable, type PgConnectionOptions } from './connect.js';
 import { DEFAULT_REPLICA_TIMES, ReplicaWatch, type ReplicaTimes } from './replica-watch.js';
@@ -207,6 +208,10 @@ export class PgStore extends PgStoreBase implements Store {
 
   takeStream(id: string): Promise<unknown[]> {
     return this.streams.take(id);
+  }
+
+  readStream(id: string, from: number): Promise<StreamSlice | undefined> {
+    return this.streams.read(id, from);
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { StreamSlice } from '../types.js';
 import type { NoticeLedger } from './notices.js';
 import { pgStream, type ChunkNotice } from './stream-sql.js';
 
@@ -27,6 +28,10 @@ export class PgStreams {
   /** Whether the append of these chunks notified the other replicas itself (answers true once). */
   takeNoticed(id: string, attempt: number, seq: number, count: number): boolean {
     return this.noticed.take(`s\t${id}\t${attempt}\t${seq}\t${count}`);
+  }
+
+  read(id: string, from: number): Promise<StreamSlice | undefined> {
+    return pgStream.read(this.run, id, from);
   }
 
   take(id: string): Promise<unknown[]> {

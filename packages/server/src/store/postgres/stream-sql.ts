@@ -1,3 +1,4 @@
+import type { StreamSlice } from '../types.js';
 /**
  * Stream chunks of a running job on PostgreSQL, each operation one statement (no BEGIN/COMMIT round trips). They
  * run on a second pool whose connections commit asynchronously (`synchronous_commit = off`): a chunk is visible to
@@ -39,6 +40,12 @@ const PEEK_SQL = `
   LEFT JOIN stream_chunks c ON c.job_id = j.id AND c.seq >= j.stream_taken AND c.seq < j.stream_len
   WHERE j.id = $1 ORDER BY c.seq`;
 
+/** The chunks from $2 on (or from the first untaken one, if later) and the attempt, from one snapshot. */
+const READ_SQL = `
+  SELECT j.attempt AS a, GREATEST(j.stream_taken, $2::int) AS f, c.data FROM jobs j
+  LEFT JOIN stream_chunks c ON c.job_id = j.id AND c.seq >= GREATEST(j.stream_taken, $2::int) AND c.seq < j.stream_len
+  WHERE j.id = $1 ORDER BY c.seq`;
+
 /** A notification to send with a chunk append (see `PgStreams.notice`). */
 export interface ChunkNotice {
   channel: string;
@@ -74,6 +81,15 @@ export const pgStream = {
   async claim(run: Run, id: string, from: number, to: number, attempt: number | null = null): Promise<boolean> {
     const [r] = await run<{ n: number }>(CLAIM_SQL, [id, from, to, attempt]);
     return (r?.n ?? 0) > 0;
+  },
+
+  /** `Store.readStream`: chunks by position, nothing taken. */
+  async read(run: Run, id: string, from: number): Promise<StreamSlice | undefined> {
+    const rows = await run<{ a: number; f: number; data: string | null }>(READ_SQL, [id, from]);
+    const head = rows[0];
+    if (!head) return undefined;
+    const chunks = rows.filter((r) => r.data !== null).map((r) => JSON.parse(r.data!) as unknown);
+    return { attempt: head.a, from: head.f, chunks };
   },
 
   /**

@@ -12,6 +12,7 @@ import type {
   RetentionPolicy,
   WebhookAttempt,
   WebhookDelivery,
+  StreamSlice,
 } from '../types.js';
 import { DuplicateJobError } from '../../errors.js';
 import { LiveCounts } from './live-counts.js';
@@ -177,6 +178,19 @@ export class SqliteCore {
     this.st.setStreamTaken.run(r.stream_len, id);
     this.st.dropChunksBelow.run(id, r.stream_len);
     return rows.map((x) => JSON.parse(x.data) as unknown);
+  }
+
+  readStream(id: string, from: number): StreamSlice | undefined {
+    const r = this.st.streamHead.get(id) as { attempt: number; stream_len: number; stream_taken: number } | undefined;
+    if (!r) return undefined;
+    const start = Math.max(from, r.stream_taken);
+    if (start >= r.stream_len) return { attempt: r.attempt, from: start, chunks: [] };
+    const rows = this.st.chunksFrom.all(id, start) as { data: string }[];
+    return {
+      attempt: r.attempt,
+      from: start,
+      chunks: rows.slice(0, r.stream_len - start).map((x) => JSON.parse(x.data) as unknown),
+    };
   }
 
   setLease(id: string, attempt: number, until: number | null): boolean {

@@ -14,6 +14,7 @@ import type {
   Store,
   WebhookAttempt,
   WebhookDelivery,
+  StreamSlice,
 } from '../types.js';
 import { DataLock } from './data-lock.js';
 import { GroupCommit } from './group-commit.js';
@@ -180,6 +181,10 @@ export class SqliteStore implements Store {
     // A reader polling a stream with nothing new (the common case) reads; only taking chunks is a write.
     if (!this.core.streamPending(id)) return this.tx.read(() => []);
     return this.write((c) => c.takeStream(id));
+  }
+
+  readStream(id: string, from: number): Promise<StreamSlice | undefined> {
+    return this.read((c) => c.readStream(id, from), ['readStream', [id, from]]);
   }
 
   setLease(id: string, attempt: number, until: number | null): Promise<boolean> {

@@ -21,6 +21,7 @@ type StatementName =
   | 'addChunk'
   | 'setStreamLen'
   | 'streamState'
+  | 'streamHead'
   | 'chunksFrom'
   | 'setStreamTaken'
   | 'dropChunksBelow'
@@ -90,6 +91,7 @@ export function prepareStatements(db: Database): Statements {
     addChunk: p(`INSERT OR IGNORE INTO stream_chunks (job_id, seq, data) VALUES (?, ?, ?)`),
     setStreamLen: p(`UPDATE jobs SET stream_len = ? WHERE id = ?`),
     streamState: p(`SELECT stream_len, stream_taken FROM jobs WHERE id = ?`),
+    streamHead: p(`SELECT attempt, stream_len, stream_taken FROM jobs WHERE id = ?`),
     chunksFrom: p(`SELECT data FROM stream_chunks WHERE job_id = ? AND seq >= ? ORDER BY seq`),
     setStreamTaken: p(`UPDATE jobs SET stream_taken = ? WHERE id = ?`),
     dropChunksBelow: p(`DELETE FROM stream_chunks WHERE job_id = ? AND seq < ?`),

@@ -1,0 +1,8 @@
+export { createClient, type BerthClient, type ClientOptions } from './client.js';
+export type { CallSignal, Endpoint, RunOptions, RunSyncOptions, WaitOptions } from './endpoint.js';
+export { BerthApiError, BerthConnectionError, type ApiErrorCode } from './errors.js';
+export type { AnyHandler, EndpointTypes, HandlerTypes, SchemaInput, SchemaLike } from './infer.js';
+export type { StreamOptions } from './stream.js';
+export type { RetryOptions } from './transport.js';
+export type { Health, Job, JobLogs, JobPolicy, JobStatus, LogLine, Purged, Queued } from './types.js';
+export { verifyWebhook, WebhookVerificationError, type VerifyOptions } from './webhook.js';

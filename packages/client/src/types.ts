@@ -1,0 +1,78 @@
+/**
+ * The wire shapes the client reads and sends, written as plain types (the client carries no schema library; the
+ * server's zod schemas in `@berth/protocol` are the reference, docs/api.md the description).
+ */
+
+/** A job's state, as on the wire. */
+export type JobStatus = 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+
+/** The states a job never leaves. */
+export const TERMINAL: readonly JobStatus[] = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
+
+/** The job object of `/status`, `/runsync`, `/cancel`; `O`: the handler's output. */
+export interface Job<O = unknown> {
+  id: string;
+  status: JobStatus;
+  /** ms from submission (or retry) to a worker taking it. */
+  delayTime?: number;
+  /** ms from a worker taking it to the end. */
+  executionTime?: number;
+  /** `COMPLETED`: the handler's result (`IN_PROGRESS`: the latest progress value, if any). */
+  output?: O;
+  progress?: unknown;
+  /** `FAILED`, `TIMED_OUT`: a message. */
+  error?: string;
+  retries?: number;
+  workerId?: string;
+}
+
+/** The answer of `/run` and `/retry`. */
+export interface Queued {
+  id: string;
+  status: JobStatus;
+}
+
+/** `/health`. */
+export interface Health {
+  jobs: { completed: number; failed: number; inProgress: number; inQueue: number; retried: number };
+  workers: {
+    idle: number;
+    initializing?: number;
+    ready: number;
+    running: number;
+    throttled: number;
+    unhealthy: number;
+  };
+}
+
+/** One line of `/logs/<id>`. */
+export interface LogLine {
+  time: string | number;
+  level: string;
+  message: string;
+  workerId?: string;
+  attempt?: number;
+  fields?: Record<string, unknown>;
+}
+
+/** `/logs/<id>`: what the handler logged, every attempt, oldest first. */
+export interface JobLogs {
+  id: string;
+  logs: LogLine[];
+  dropped: number;
+}
+
+/** `/purge-queue`. */
+export interface Purged {
+  removed: number;
+  status: string;
+}
+
+/** `policy` of a submit (docs/api.md). */
+export interface JobPolicy {
+  /** ms from a worker taking the job (5 s..7 days, default 10 min). */
+  executionTimeout?: number;
+  /** ms of the job's whole lifespan (10 s..7 days, default 24 h). */
+  ttl?: number;
+  lowPriority?: boolean;
+}
