@@ -184,7 +184,7 @@ export class SqliteStore implements Store {
   }
 
   readStream(id: string, from: number): Promise<StreamSlice | undefined> {
-    return this.read((c) => c.readStream(id, from), ['readStream', [id, from]]);
+    return this.read((c) => c.readStream(id, from));
   }
 
   setLease(id: string, attempt: number, until: number | null): Promise<boolean> {
