@@ -7,7 +7,7 @@ export type Fault =
   | { kind: 'answer'; status: number; headers?: Record<string, string>; body: string }
   /** Forward it, swallow the answer, close both sides: the request was served, the client never hears back. */
   | { kind: 'cut-answer' }
-  /** Forward it and its answer until `events` SSE events with an `id:` went through, then swallow what comes next and close. */
+  /** Forward it and its answer until `events` SSE chunk events (`data: {"output"...`) went through, then swallow what comes next and close. */
   | { kind: 'cut-after-events'; events: number };
 
 /**
@@ -77,7 +77,7 @@ export class FaultProxy implements AsyncDisposable {
       if (fault?.kind === 'cut-answer') return kill();
       if (fault?.kind === 'cut-after-events') {
         if (seen >= fault.events) return kill(); // these bytes were in flight: lost
-        seen += data.toString('utf8').match(/^id: /gm)?.length ?? 0;
+        seen += data.toString('utf8').match(/^data: \{"output"/gm)?.length ?? 0;
       }
       client.write(data);
     });
