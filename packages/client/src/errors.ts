@@ -11,6 +11,8 @@ export type ApiErrorCode =
   | 'bad_http_request'
   | 'stream_not_supported'
   | 'unauthorized'
+  | 'job_token_expired'
+  | 'job_token_not_allowed'
   | 'forbidden'
   | 'file_signature_invalid'
   | 'file_url_expired'

@@ -24,6 +24,8 @@ export interface Job<O = unknown> {
   error?: string;
   retries?: number;
   workerId?: string;
+  /** The job token a submit asked for with `token` (docs/job-tokens.md). */
+  token?: string;
 }
 
 /** The answer of `/run` and `/retry`. */

@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { runBatch, runJob } from '@berth/worker/testing';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { batchHandler, handler } from './handler.js';
+import type { z } from 'zod';
+import { batchHandler, handler, type Input } from './handler.js';
 
 // The model comes from BERTH_MODELS_DIR (without it, the handler says to set it); in the Berth repository, from
 // ../shared/models next to the checkout when that folder is there.
