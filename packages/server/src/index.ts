@@ -38,3 +38,13 @@ export {
 export type { RateLimitOptions } from './limits/rate-limit-options.js';
 export type { AllowableKind } from './webhooks/address-policy.js';
 export type { WebhookOptions } from './webhooks/webhook-options.js';
+export {
+  decide,
+  desiredWorkers,
+  nextWorkerId,
+  type EndpointSnapshot,
+  type ScalerConfig,
+  type ScalingDecision,
+  type ScalingPolicy,
+} from './scaling/policy.js';
+export { QueueWait } from './scaling/queue-wait.js';

@@ -4,7 +4,7 @@ import type { ResolvedEndpoint } from '../config/index.js';
 import type { Logger } from '@berth/protocol';
 import type { WorkerSpec, WorkerSupervisor } from '../internal/supervisor.js';
 import { checkHandler } from './handler-check.js';
-import { decide, nextWorkerId } from './scaling.js';
+import { decide, nextWorkerId, QueueWait } from '@berth/server';
 import { FileWatcher } from './watcher.js';
 
 export interface FleetOptions {
@@ -50,6 +50,7 @@ export class Fleet {
   readonly #o: FleetOptions;
   readonly #state = new Map<string, EndpointState>();
   readonly #watcher: FileWatcher | undefined;
+  readonly #queueWait = new QueueWait();
   #timer: NodeJS.Timeout | undefined;
   #ticking = false;
 
@@ -134,9 +135,17 @@ export class Fleet {
     if (st.ep.minWorkers < st.ep.maxWorkers && !st.broken) {
       const { jobs } = await server.health(st.ep.id);
       const workers = supervisor.workerIds(st.ep.id);
+      const queuedForMs = this.#queueWait.observe(st.ep.id, jobs.inQueue, now);
       const d = decide(
         st.ep,
-        { inQueue: jobs.inQueue, inProgress: jobs.inProgress, workers, running, idleSince: st.idleSince },
+        {
+          inQueue: jobs.inQueue,
+          inProgress: jobs.inProgress,
+          ...(queuedForMs !== undefined ? { queuedForMs } : {}),
+          workers,
+          running,
+          idleSince: st.idleSince,
+        },
         now,
       );
       if (d.start > 0)
