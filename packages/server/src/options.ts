@@ -4,7 +4,7 @@ import { createConsoleLogger, type Logger } from './logger.js';
 import { MemoryStore } from './store/memory/memory-store.js';
 import { SERVER_DEFAULTS as D, SERVER_LIMITS } from './defaults.js';
 import { ConfigError } from './errors.js';
-import type { RetentionPolicy, Store } from './store/types.js';
+import type { JobRecord, RetentionPolicy, Store } from './store/types.js';
 import { allowAll, type Guard } from './http/guard.js';
 import { resolveModels } from './models/registry.js';
 import type { ModelConfig, PublicModel } from './models/types.js';
@@ -50,6 +50,8 @@ export interface ServerOptions {
   guard?: Guard;
   /** Called when a worker has connected and been welcomed (a supervisor learns its process reached the control plane). */
   onWorkerConnected?: (workerId: string, endpointId: string) => void;
+  /** Called when a job reaches a terminal state in this process (a scaler times its workers' cold starts). */
+  onJobFinished?: (job: JobRecord) => void;
   /**
    * Public models served under `/v2/<model_slug>/...`: slug (lowercase words joined by hyphens) to its endpoint,
    * kind (`image`, `upscale`), description, price table and input limits (`docs/public-models.md`). CLI: the
@@ -123,6 +125,7 @@ export interface ResolvedServerOptions {
   maxAttempts: number;
   guard: Guard;
   onWorkerConnected: (workerId: string, endpointId: string) => void;
+  onJobFinished: ((job: JobRecord) => void) | undefined;
   models: Map<string, PublicModel>;
   filesDir: string | undefined;
   filesSecret: string | undefined;
@@ -194,6 +197,7 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     maxAttempts,
     guard: o.guard ?? allowAll,
     onWorkerConnected: o.onWorkerConnected ?? (() => {}),
+    onJobFinished: o.onJobFinished,
     models,
     filesDir: o.filesDir,
     filesSecret: o.filesSecret,

@@ -30,6 +30,7 @@ import type { RecoveryReport } from './store/types.js';
 import { Gateway } from './ws/gateway.js';
 import { createPullProtocol } from './pull/index.js';
 import { Metrics } from './metrics/metrics.js';
+import type { ColdStartPhase } from './metrics/cold-starts.js';
 import { servePlayground } from './playground/static.js';
 import { WorkerRegistry } from './ws/worker-registry.js';
 import { WorkerAuth, type WorkerIdentity } from './workers/worker-auth.js';
@@ -61,6 +62,8 @@ export interface BerthServer {
   workerStopping(workerId: string): void;
   /** berth dev: whether the endpoint's handler fails to load (counted as one `unhealthy` worker in /health). */
   setHandlerBroken(endpointId: string, broken: boolean): void;
+  /** A scaler timed a worker's cold start (`berth_worker_cold_start_seconds` in /metrics). */
+  workerColdStart(endpointId: string, phase: ColdStartPhase, ms: number): void;
   /** Connected workers of an endpoint, with the jobs each runs now (what a scaling supervisor needs). */
   connectedWorkers(endpointId: string): { workerId: string; running: number; draining: boolean }[];
   /** Runs one deadline sweep now (tests with a manual clock). */
@@ -108,6 +111,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   );
   ctx.onTerminal.push((job) => {
     metrics.jobFinished(job);
+    opts.onJobFinished?.(job);
     if (job.webhook !== undefined) webhooks.kick();
   });
   webhooks.start();
@@ -234,6 +238,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       pull.release(id);
     },
     setHandlerBroken: (id, broken) => ctx.registry.setHandlerBroken(id, broken),
+    workerColdStart: (id, phase, ms) => metrics.coldStarts.observe(id, phase, ms),
     connectedWorkers: (id) =>
       ctx.registry.sessions(id).map((s) => ({ workerId: s.workerId, running: s.inflight.size, draining: s.draining })),
     sweep: async () => {

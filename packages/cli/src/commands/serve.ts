@@ -18,11 +18,21 @@ import {
   type StoreArgs,
 } from '../store-options.js';
 import { EDGE_ENV_HELP, edgeServerOptions } from '../edge-options.js';
+import {
+  parseScaleArgs,
+  SCALE_FLAGS,
+  SCALE_HELP,
+  scaledImages,
+  startScaling,
+  type ScaleArgs,
+} from '../scale/scale-options.js';
+import type { DockerScaler } from '../scale/docker-scaler.js';
 
-export const SERVE_HELP = `Usage: berth serve [--port <n>] [--host <addr>] [--endpoint <id,...>] [--accept-worker-endpoints] [--config <file>] [--store sqlite|memory] [--data-dir <dir>] [--log-level <level>]
+export const SERVE_HELP = `Usage: berth serve [--port <n>] [--host <addr>] [--endpoint <id,...>] [--accept-worker-endpoints] [--config <file>] [--store sqlite|memory] [--data-dir <dir>] [--scale docker [--image <ep>=<image>]] [--log-level <level>]
 
-Runs only the control plane (the queue API and the worker WebSocket). Start workers yourself, anywhere,
-with the environment variables it prints. Stop it with Ctrl-C.
+Runs the control plane (the queue API and the worker WebSocket). Start workers yourself, anywhere, with
+the environment variables it prints; or, with --scale docker, it starts and stops worker containers
+with each endpoint's queue (docs/deployment.md, "Scaling in production"). Stop it with Ctrl-C.
 
 Options:
   -p, --port <n>          port to listen on (default 8080; 0 picks a free port)
@@ -34,7 +44,7 @@ Options:
                           it, anyone holding BERTH_WORKER_TOKEN can create endpoints)
   -c, --config <file>     a berth.config file: its endpoints are known from the start and its public
                           models are served (its workers are not started: run them anywhere)
-${STORE_HELP}      --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
+${STORE_HELP}${SCALE_HELP}      --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
   -h, --help              show this help
 
 Environment:
@@ -54,6 +64,8 @@ export interface ServeArgs {
   config: string | undefined;
   logLevel: LogLevel;
   store: StoreArgs;
+  /** `--scale docker` and its settings. */
+  scale: ScaleArgs;
 }
 
 export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = process.cwd()): ServeArgs {
@@ -66,6 +78,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv, 
     'log-level': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
     ...STORE_FLAGS,
+    ...SCALE_FLAGS,
   });
   return {
     help: v.help === true,
@@ -76,6 +89,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv, 
     config: v.config as string | undefined,
     logLevel: parseLogLevel('serve', v['log-level'] as string | undefined, env),
     store: parseStoreArgs('serve', v, env, cwd),
+    scale: parseScaleArgs(v),
   };
 }
 
@@ -91,6 +105,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   // A config file (optional): its endpoints and public models; a bad one is the user's to fix (ConfigError, exit 2).
   const config = args.config !== undefined ? await loadConfig(findConfigFile(args.config, io.cwd)) : undefined;
   const endpoints = [...new Set([...args.endpoints, ...(config?.endpoints.map((e) => e.id) ?? [])])];
+  const images = scaledImages(args.scale, config);
   const color = useColor(io.stdout, io.env);
   const c = paint(color);
   const logger = createTerminalLogger(args.logLevel, io, color);
@@ -99,6 +114,10 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
 
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
+  // Scaled endpoints get stored worker tokens; the memory store has no key store of its own.
+  const keyStore =
+    opened.keyStore ?? (images.size > 0 ? new (await import('@berth/server/memory')).MemoryKeyStore() : undefined);
+  let scaler: DockerScaler | undefined;
   const started = await startServer(
     {
       apiKeys: [apiKey.key],
@@ -110,7 +129,8 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
       ...(config?.models ? { models: config.models } : {}),
       ...storeServerOptions(args.store),
       ...edgeServerOptions(io.env, 'serve'),
-      ...(opened.keyStore ? { keyStore: opened.keyStore } : {}),
+      ...(keyStore ? { keyStore } : {}),
+      ...(images.size > 0 ? { onJobFinished: (job) => scaler?.onJobFinished(job) } : {}),
     },
     args.port,
     args.host,
@@ -146,10 +166,28 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
         .join('\n')}\n`,
     );
   }
+  if (images.size > 0 && config && keyStore) {
+    scaler = await startScaling({
+      args: args.scale,
+      config,
+      images,
+      server,
+      keyStore,
+      store: opened.store,
+      url: dial,
+      logger,
+      env: io.env,
+    });
+    io.stdout.write(
+      `\nScaling worker containers (docker): ${[...images].map(([ep, image]) => `${ep} -> ${image}`).join(', ')}\n`,
+    );
+  }
   io.stdout.write(c('dim', '\nPress Ctrl-C to stop.\n'));
 
   const signal = await signals.signal;
   logger.info(`${signal}: shutting down (press Ctrl-C again to force)`);
+  // Worker containers keep running: the next start (or another replica) adopts them.
+  await scaler?.stop();
   try {
     await server.close({ drainMs: DRAIN_MS });
   } catch (err) {

@@ -1,5 +1,6 @@
 import type { EndpointCounts, JobRecord } from '../store/types.js';
 import type { WorkerRegistry } from '../ws/worker-registry.js';
+import { ColdStarts } from './cold-starts.js';
 import { Histogram } from './histogram.js';
 
 /** What one scrape reads besides the counters kept here. */
@@ -23,6 +24,8 @@ export class Metrics {
   private readonly terminal = new Map<string, number>();
   private readonly webhooks = new Map<string, number>();
   private readonly rateLimited = new Map<string, number>();
+  /** Worker cold starts timed by a scaler (`berth serve --scale`). */
+  readonly coldStarts = new ColdStarts();
 
   /** A job reached a terminal state: its delay and execution times, by endpoint. */
   jobFinished(job: JobRecord): void {
@@ -106,6 +109,7 @@ export class Metrics {
       const [ep, op] = key.split('\u0000') as [string, string];
       out.push(`berth_rate_limited_total{endpoint="${esc(ep)}",operation="${op}"} ${n}`);
     }
+    out.push(...this.coldStarts.lines(shown, esc));
     return `${out.join('\n')}\n`;
   }
 }
