@@ -9,3 +9,4 @@ export * from './replies.js';
 export * from './log.js';
 export * from './describe-value.js';
 export * from './user-errors.js';
+export * from './scaling.js';

@@ -9,6 +9,7 @@ import { allowAll, type Guard } from './http/guard.js';
 import { resolveModels } from './models/registry.js';
 import type { ModelConfig, PublicModel } from './models/types.js';
 import type { KeyStore } from './keys/key-store.js';
+import type { ScalingPolicy } from './scaling/policy.js';
 import type { ClusterBus } from './cluster/types.js';
 import { resolveHttpTimeouts, type HttpTimeouts, type ResolvedHttpTimeouts } from './http/node-server.js';
 import { resolveRateLimits, type RateLimitOptions, type ResolvedRateLimits } from './limits/rate-limit-options.js';
@@ -50,6 +51,11 @@ export interface ServerOptions {
   guard?: Guard;
   /** Called when a worker has connected and been welcomed (a supervisor learns its process reached the control plane). */
   onWorkerConnected?: (workerId: string, endpointId: string) => void;
+  /**
+   * Endpoints' scaling policies (CLI: the config's minWorkers, maxWorkers, scaler, ...): served read-only at
+   * `GET /v2/<endpoint_id>/scaling` for an external autoscaler (KEDA). Default: none (no such route).
+   */
+  scaling?: Record<string, ScalingPolicy>;
   /** Called when a job reaches a terminal state in this process (a scaler times its workers' cold starts). */
   onJobFinished?: (job: JobRecord) => void;
   /**
@@ -126,6 +132,7 @@ export interface ResolvedServerOptions {
   guard: Guard;
   onWorkerConnected: (workerId: string, endpointId: string) => void;
   onJobFinished: ((job: JobRecord) => void) | undefined;
+  scaling: Record<string, ScalingPolicy> | undefined;
   models: Map<string, PublicModel>;
   filesDir: string | undefined;
   filesSecret: string | undefined;
@@ -198,6 +205,7 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     guard: o.guard ?? allowAll,
     onWorkerConnected: o.onWorkerConnected ?? (() => {}),
     onJobFinished: o.onJobFinished,
+    scaling: o.scaling,
     models,
     filesDir: o.filesDir,
     filesSecret: o.filesSecret,

@@ -31,6 +31,7 @@ import { Gateway } from './ws/gateway.js';
 import { createPullProtocol } from './pull/index.js';
 import { Metrics } from './metrics/metrics.js';
 import type { ColdStartPhase } from './metrics/cold-starts.js';
+import { QueueWait } from './scaling/queue-wait.js';
 import { servePlayground } from './playground/static.js';
 import { WorkerRegistry } from './ws/worker-registry.js';
 import { WorkerAuth, type WorkerIdentity } from './workers/worker-auth.js';
@@ -200,6 +201,15 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     hasEndpoint,
     draining: () => draining,
     logger: opts.logger,
+    ...(opts.scaling
+      ? {
+          scaling: {
+            policies: new Map(Object.entries(opts.scaling)),
+            queueWait: new QueueWait(),
+            now: () => opts.clock.now(),
+          },
+        }
+      : {}),
   });
   const gateway = new Gateway({
     ctx,

@@ -127,6 +127,8 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
       logger,
       store: opened.store,
       ...(config?.models ? { models: config.models } : {}),
+      // GET /v2/<endpoint>/scaling (KEDA) answers from the config's scaling settings.
+      ...(config ? { scaling: Object.fromEntries(config.endpoints.map((e) => [e.id, e])) } : {}),
       ...storeServerOptions(args.store),
       ...edgeServerOptions(io.env, 'serve'),
       ...(keyStore ? { keyStore } : {}),

@@ -7,7 +7,9 @@ export function dockerAddress(env: NodeJS.ProcessEnv): { socketPath: string } | 
   if (host.startsWith('unix://')) return { socketPath: host.slice('unix://'.length) };
   const m = /^(?:tcp|http):\/\/([^:/]+|\[[^\]]+\]):(\d+)\/?$/.exec(host);
   if (m) return { host: m[1]!.replace(/^\[|\]$/g, ''), port: Number(m[2]) };
-  throw new Error(`DOCKER_HOST=${host}: expected unix:///path/to/docker.sock or tcp://host:port (TLS is not supported)`);
+  throw new Error(
+    `DOCKER_HOST=${host}: expected unix:///path/to/docker.sock or tcp://host:port (TLS is not supported)`,
+  );
 }
 
 /** The Docker daemon answered with an error status (`status`: 404 for a missing image or container). */
@@ -113,7 +115,13 @@ export class DockerApi {
   /** The exit code and the last lines of output of a stopped container (for the log line saying why it died). */
   async exitOf(id: string): Promise<{ exitCode: number; tail: string }> {
     const info = (await this.#call('GET', `/containers/${id}/json`)) as { State: { ExitCode: number; Error: string } };
-    const raw = (await this.#call('GET', `/containers/${id}/logs?stdout=1&stderr=1&tail=8`, undefined, 10_000, true)) as Buffer;
+    const raw = (await this.#call(
+      'GET',
+      `/containers/${id}/logs?stdout=1&stderr=1&tail=8`,
+      undefined,
+      10_000,
+      true,
+    )) as Buffer;
     const tail = `${demux(raw)}${info.State.Error ? `\n${info.State.Error}` : ''}`.trim();
     return { exitCode: info.State.ExitCode, tail };
   }

@@ -162,7 +162,15 @@ export class DockerScaler {
       seen.add(name);
       let t = st.workers.get(name);
       if (!t) {
-        t = { name, id: c.Id, createdAt: c.Created * 1000, adopted: true, connected: false, draining: false, timed: true };
+        t = {
+          name,
+          id: c.Id,
+          createdAt: c.Created * 1000,
+          adopted: true,
+          connected: false,
+          draining: false,
+          timed: true,
+        };
         st.workers.set(name, t);
         if (c.State === 'running') this.#o.logger.info(`adopted worker container ${name}`, { endpointId: ep.id });
       }
@@ -209,12 +217,24 @@ export class DockerScaler {
       now,
     );
     if (d.start > 0 && now >= st.notBefore) {
-      this.#o.logger.info(`scaling ${ep.id} up`, { from: workers.length, to: workers.length + d.start, inQueue: jobs.inQueue });
+      this.#o.logger.info(`scaling ${ep.id} up`, {
+        from: workers.length,
+        to: workers.length + d.start,
+        inQueue: jobs.inQueue,
+      });
       for (let i = 0; i < d.start; i++) this.#create(st, now);
     }
     const stopTimeout = deploySettings(ep).stopTimeoutSeconds;
+    // A job may have been handed to a worker since the look above: only those still idle now are stopped.
+    const stillIdle = new Set(
+      server
+        .connectedWorkers(ep.id)
+        .filter((w) => w.running === 0)
+        .map((w) => w.workerId),
+    );
     for (const name of d.stop) {
       const t = st.workers.get(name)!;
+      if (t.connected && !stillIdle.has(name)) continue;
       this.#o.logger.info(`scaling ${ep.id} down: ${name} idle`, { idleMs: now - (st.idleSince.get(name) ?? now) });
       t.draining = true;
       st.idleSince.delete(name);
@@ -230,7 +250,15 @@ export class DockerScaler {
   #create(st: EndpointState, now: number): void {
     const ep = st.s.ep;
     const name = nextWorkerId(`${this.#o.name}-${ep.id}`, [...st.workers.keys()]);
-    const t: Tracked = { name, id: '', createdAt: now, adopted: false, connected: false, draining: false, timed: false };
+    const t: Tracked = {
+      name,
+      id: '',
+      createdAt: now,
+      adopted: false,
+      connected: false,
+      draining: false,
+      timed: false,
+    };
     st.workers.set(name, t);
     const { docker } = this.#o;
     void (async () => {

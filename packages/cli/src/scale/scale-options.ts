@@ -61,7 +61,10 @@ export function scaledImages(args: ScaleArgs, config: ResolvedConfig | undefined
   const ids = config.endpoints.map((e) => e.id);
   for (const ep of Object.keys(args.images))
     if (!ids.includes(ep))
-      throw new UsageError(`--image ${ep}=...: "${ep}" is not an endpoint of ${config.file} (known: ${ids.join(', ')})`, 'serve');
+      throw new UsageError(
+        `--image ${ep}=...: "${ep}" is not an endpoint of ${config.file} (known: ${ids.join(', ')})`,
+        'serve',
+      );
   const out = new Map<string, string>();
   for (const ep of config.endpoints) {
     const image = args.images[ep.id] ?? ep.image;

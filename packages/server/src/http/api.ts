@@ -16,6 +16,7 @@ import type { ModelRoutes } from '../models/model-routes.js';
 import type { Store } from '../store/types.js';
 import { webhookLog } from '../webhooks/webhook-log-route.js';
 import { jobLogs, recentJobs } from './routes/observe.js';
+import { scaling, type ScalingDeps } from './routes/scaling.js';
 import { catalog, estimate, type CatalogDeps } from './routes/catalog.js';
 import { openApi } from './openapi/route.js';
 import type { Metrics, MetricsSource } from '../metrics/metrics.js';
@@ -66,6 +67,8 @@ export interface ApiDeps {
   catalog?: CatalogDeps;
   /** `GET /metrics` (Prometheus text; needs an API key like every route). */
   metrics?: { metrics: Metrics; source: MetricsSource };
+  /** `GET /v2/<ep>/scaling` (KEDA): endpoints' scaling policies. */
+  scaling?: ScalingDeps;
   /** The playground page: `GET /` and `GET /playground/<file>` (no key needed; the page asks for one). */
   playground?: (req: ApiRequest) => ApiResponse | undefined;
 }
@@ -97,6 +100,9 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
     webhooks: { methods: ['GET'], operation: 'status', job: true, handler: (rc) => webhookLog(rc, deps.store) },
     logs: { methods: ['GET'], operation: 'status', job: true, handler: (rc) => jobLogs(rc, deps.store) },
     jobs: { methods: ['GET'], operation: 'status', job: false, handler: (rc) => recentJobs(rc, deps.store) },
+    ...(deps.scaling
+      ? { scaling: { methods: ['GET'], operation: 'health', job: false, handler: (rc) => scaling(rc, deps.scaling!) } }
+      : {}),
   };
   return async (req) => {
     const parts = req.path.split('/');
