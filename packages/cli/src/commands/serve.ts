@@ -42,8 +42,9 @@ Options:
       --accept-worker-endpoints
                           a worker announcing an unknown endpoint registers it (off by default: with
                           it, anyone holding BERTH_WORKER_TOKEN can create endpoints)
-  -c, --config <file>     a berth.config file: its endpoints are known from the start and its public
-                          models are served (its workers are not started: run them anywhere)
+  -c, --config <file>     a berth.config file: its endpoints are known from the start, its public
+                          models are served and its scaling settings answer GET /v2/<endpoint>/scaling
+                          (KEDA); its workers are not started (run them anywhere, or --scale docker)
 ${STORE_HELP}${SCALE_HELP}      --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
   -h, --help              show this help
 
@@ -89,7 +90,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv, 
     config: v.config as string | undefined,
     logLevel: parseLogLevel('serve', v['log-level'] as string | undefined, env),
     store: parseStoreArgs('serve', v, env, cwd),
-    scale: parseScaleArgs(v),
+    scale: parseScaleArgs(v, env),
   };
 }
 

@@ -4,7 +4,7 @@ import type { FlagOptions } from '../args.js';
 import type { ResolvedConfig } from '../config/index.js';
 import { UsageError } from '../internal/usage-error.js';
 import type { ScaledEndpoint } from './container-spec.js';
-import { DockerApi } from './docker-api.js';
+import { DockerApi, dockerAddress } from './docker-api.js';
 import { DockerScaler } from './docker-scaler.js';
 import { PgAdvisoryLease, soleLease, type LockClient, type ScalingLease } from './scaling-lease.js';
 
@@ -36,7 +36,7 @@ export interface ScaleArgs {
 }
 
 /** Reads the scaling flags of `berth serve`. */
-export function parseScaleArgs(v: Record<string, unknown>): ScaleArgs {
+export function parseScaleArgs(v: Record<string, unknown>, env: NodeJS.ProcessEnv): ScaleArgs {
   const mode = v['scale'] as string | undefined;
   if (mode !== undefined && mode !== 'docker')
     throw new UsageError(`--scale: only "docker" is supported (got "${mode}")`, 'serve');
@@ -51,6 +51,13 @@ export function parseScaleArgs(v: Record<string, unknown>): ScaleArgs {
     throw new UsageError(`--scale-name must be lowercase letters, digits, ".", "_" or "-" (got "${name}")`, 'serve');
   if (mode === undefined && (Object.keys(images).length > 0 || v['worker-url'] !== undefined))
     throw new UsageError('--image and --worker-url apply with --scale docker', 'serve');
+  if (mode === 'docker') {
+    try {
+      dockerAddress(env);
+    } catch (err) {
+      throw new UsageError((err as Error).message, 'serve');
+    }
+  }
   return { mode, images, name, workerUrl: v['worker-url'] as string | undefined };
 }
 
