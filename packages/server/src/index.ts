@@ -3,7 +3,7 @@
 // used; test helpers are in `@berth/server/testing`. Everything else is internal.
 export { createServer, type BerthServer, type ListenOptions } from './server.js';
 export type { SweepReport } from './jobs/deadline-sweep.js';
-export type { ColdStartPhase } from './metrics/cold-starts.js';
+export type { ColdStartPhase, StartFailure } from './metrics/scaler-metrics.js';
 export { resolveServerOptions, type ServerOptions, type ResolvedServerOptions } from './options.js';
 export { ConfigError, DuplicateJobError, MissingDependencyError, StoreUnavailableError } from './errors.js';
 export { createConsoleLogger, silentLogger, type ConsoleLoggerOptions, type Logger, type LogLevel } from './logger.js';

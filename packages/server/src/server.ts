@@ -30,7 +30,7 @@ import type { RecoveryReport } from './store/types.js';
 import { Gateway } from './ws/gateway.js';
 import { createPullProtocol } from './pull/index.js';
 import { Metrics } from './metrics/metrics.js';
-import type { ColdStartPhase } from './metrics/cold-starts.js';
+import type { ColdStartPhase, StartFailure } from './metrics/scaler-metrics.js';
 import { QueueWait } from './scaling/queue-wait.js';
 import { servePlayground } from './playground/static.js';
 import { WorkerRegistry } from './ws/worker-registry.js';
@@ -65,6 +65,8 @@ export interface BerthServer {
   setHandlerBroken(endpointId: string, broken: boolean): void;
   /** A scaler timed a worker's cold start (`berth_worker_cold_start_seconds` in /metrics). */
   workerColdStart(endpointId: string, phase: ColdStartPhase, ms: number): void;
+  /** A scaler could not start a worker (`berth_worker_start_failures_total` in /metrics). */
+  workerStartFailed(endpointId: string, reason: StartFailure): void;
   /** Connected workers of an endpoint, with the jobs each runs now (what a scaling supervisor needs). */
   connectedWorkers(endpointId: string): { workerId: string; running: number; draining: boolean }[];
   /** Runs one deadline sweep now (tests with a manual clock). */
@@ -248,7 +250,8 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       pull.release(id);
     },
     setHandlerBroken: (id, broken) => ctx.registry.setHandlerBroken(id, broken),
-    workerColdStart: (id, phase, ms) => metrics.coldStarts.observe(id, phase, ms),
+    workerColdStart: (id, phase, ms) => metrics.scaler.coldStart(id, phase, ms),
+    workerStartFailed: (id, reason) => metrics.scaler.startFailed(id, reason),
     connectedWorkers: (id) =>
       ctx.registry.sessions(id).map((s) => ({ workerId: s.workerId, running: s.inflight.size, draining: s.draining })),
     sweep: async () => {

@@ -180,5 +180,10 @@ describe.skipIf(skip !== undefined)('berth serve --scale docker (real dockerd, e
     expect((await health('crash')).workers.unhealthy).toBe(1);
     expect((await health('missing')).jobs.inQueue).toBe(1);
     expect(serve.child.exitCode).toBeNull();
+    const metrics = await (
+      await fetch(`${base}/metrics`, { headers: { authorization: 'Bearer berth_durability_key' } })
+    ).text();
+    expect(metrics).toMatch(/berth_worker_start_failures_total\{endpoint="missing",reason="image_missing"\} [1-9]/);
+    expect(metrics).toMatch(/berth_worker_start_failures_total\{endpoint="crash",reason="exited_early"\} ([4-9]|\d\d)/);
   }, 200_000);
 });

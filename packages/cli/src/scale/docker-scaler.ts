@@ -5,11 +5,25 @@ import { containerSpec, LABEL_CONTROL_PLANE, LABEL_ENDPOINT, type ScaledEndpoint
 import { DockerError, type ContainerSummary, type DockerApi } from './docker-api.js';
 import { deploySettings } from '../build/deploy.js';
 import type { ScalingLease } from './scaling-lease.js';
+import {
+  backoffDelay,
+  errorText,
+  IMAGE_RETRY_MS,
+  newEndpointState,
+  type EndpointState,
+  type Tracked,
+} from './scaler-state.js';
 
 export interface DockerScalerOptions {
   server: Pick<
     BerthServer,
-    'connectedWorkers' | 'setExpectedWorkers' | 'setHandlerBroken' | 'health' | 'workerStopping' | 'workerColdStart'
+    | 'connectedWorkers'
+    | 'setExpectedWorkers'
+    | 'setHandlerBroken'
+    | 'health'
+    | 'workerStopping'
+    | 'workerColdStart'
+    | 'workerStartFailed'
   >;
   docker: DockerApi;
   endpoints: readonly ScaledEndpoint[];
@@ -24,39 +38,6 @@ export interface DockerScalerOptions {
   /** Clock (epoch ms). Default Date.now. */
   now?: () => number;
 }
-
-/** One worker container the scaler knows of. */
-interface Tracked {
-  name: string;
-  /** Empty while the create call is under way. */
-  id: string;
-  /** When the scaler asked Docker to create it (epoch ms). */
-  createdAt: number;
-  /** Found at start (started by an earlier process): its cold start is not timed. */
-  adopted: boolean;
-  connected: boolean;
-  draining: boolean;
-  /** Its cold start was timed (its first job finished). */
-  timed: boolean;
-}
-
-interface EndpointState {
-  s: ScaledEndpoint;
-  workers: Map<string, Tracked>;
-  idleSince: Map<string, number>;
-  crashesInARow: number;
-  /** No start before this (crash backoff, or the next look for a missing image). */
-  notBefore: number;
-  /** Since when the endpoint has had no job queued or running (undefined: it has some). */
-  noJobsSince: number | undefined;
-  /** Why no worker can start (a missing image, crashes): /health counts it as one unhealthy worker. */
-  problem: string | undefined;
-}
-
-/** After this many crashes in a row, the scaler waits this long between tries. */
-const GIVE_UP_DELAY_MS = 60_000;
-/** A missing image is looked for again this often. */
-const IMAGE_RETRY_MS = 10_000;
 
 /**
  * `berth serve --scale docker`: keeps each endpoint's worker containers between `minWorkers` and `maxWorkers`
@@ -79,16 +60,7 @@ export class DockerScaler {
   constructor(o: DockerScalerOptions) {
     this.#o = o;
     this.#now = o.now ?? Date.now;
-    for (const s of o.endpoints)
-      this.#state.set(s.ep.id, {
-        s,
-        workers: new Map(),
-        idleSince: new Map(),
-        crashesInARow: 0,
-        notBefore: 0,
-        noJobsSince: undefined,
-        problem: undefined,
-      });
+    for (const s of o.endpoints) this.#state.set(s.ep.id, newEndpointState(s));
   }
 
   start(): void {
@@ -271,6 +243,7 @@ export class DockerScaler {
         if (t.id) await docker.removeContainer(t.id).catch(() => {});
         if (err instanceof DockerError && err.status === 404 && /image/i.test(err.message)) {
           st.notBefore = this.#now() + IMAGE_RETRY_MS;
+          this.#o.server.workerStartFailed(ep.id, 'image_missing');
           return this.#setProblem(
             st,
             `endpoint ${ep.id}: image ${st.s.image} not found in the docker daemon (build it: berth build, then docker build -t ${st.s.image} <folder>); looking again in ${IMAGE_RETRY_MS / 1000} s`,
@@ -280,6 +253,7 @@ export class DockerScaler {
           // A container of that name is left from elsewhere: remove it, the next tick starts a new one.
           return void docker.removeContainer(name).catch(() => {});
         }
+        this.#o.server.workerStartFailed(ep.id, 'create_failed');
         this.#backoff(st, `endpoint ${ep.id}: could not start a worker container: ${errorText(err)}`);
       }
     })();
@@ -302,7 +276,10 @@ export class DockerScaler {
       const output = tail ? `; its last output:\n${tail.replace(/^/gm, '    ')}` : '';
       if (t.connected && now - t.createdAt >= DEFAULT_RESTART_POLICY.minUptimeMs) {
         this.#o.logger.warn(`${why}; starting another${output}`);
-      } else this.#backoff(st, `${why}${output}`);
+      } else {
+        this.#o.server.workerStartFailed(st.s.ep.id, 'exited_early');
+        this.#backoff(st, `${why}${output}`);
+      }
     } finally {
       this.#removing.delete(t.id);
     }
@@ -310,12 +287,8 @@ export class DockerScaler {
 
   /** A crash in a row: the next start waits berth dev's backoff (500 ms doubling to 8 s; 60 s after 5 in a row). */
   #backoff(st: EndpointState, why: string): void {
-    const p = DEFAULT_RESTART_POLICY;
     st.crashesInARow++;
-    const delay =
-      st.crashesInARow > p.maxImmediateCrashes
-        ? GIVE_UP_DELAY_MS
-        : Math.min(p.maxDelayMs, p.baseDelayMs * 2 ** (st.crashesInARow - 1));
+    const delay = backoffDelay(st.crashesInARow);
     st.notBefore = this.#now() + delay;
     this.#o.logger.error(`${why}\n  next start in ${delay / 1000} s (crash ${st.crashesInARow} in a row)`);
     this.#setProblem(st, why);
@@ -329,10 +302,12 @@ export class DockerScaler {
   }
 
   #setDaemonDown(why: string | undefined): void {
-    if (why !== undefined && this.#daemonDown === undefined)
+    if (why !== undefined && this.#daemonDown === undefined) {
+      for (const id of this.#state.keys()) this.#o.server.workerStartFailed(id, 'daemon_down');
       this.#o.logger.error(
         `docker daemon at ${this.#o.docker.describe()} does not answer (${why}): no worker container can start; trying again every tick`,
       );
+    }
     if (why === undefined && this.#daemonDown !== undefined)
       this.#o.logger.info(`docker daemon at ${this.#o.docker.describe()} answers again`);
     const changed = (why === undefined) !== (this.#daemonDown === undefined);
@@ -352,8 +327,4 @@ export class DockerScaler {
       .catch((err: unknown) => this.#o.logger.warn(`could not remove ${name}`, { error: errorText(err) }))
       .finally(() => this.#removing.delete(c.Id));
   }
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -4,6 +4,7 @@ import { parseServeArgs } from '../commands/serve.js';
 import { containerSpec } from './container-spec.js';
 import { dockerAddress } from './docker-api.js';
 import { scaledImages } from './scale-options.js';
+import { backoffDelay } from './scaler-state.js';
 
 const config = resolveConfig(
   {
@@ -102,5 +103,11 @@ describe('dockerAddress (DOCKER_HOST)', () => {
     expect(() => scale(['--scale', 'docker'], { DOCKER_HOST: 'ssh://me@box' })).toThrow(
       'DOCKER_HOST=ssh://me@box: expected unix:///path/to/docker.sock or tcp://host:port (TLS is not supported)',
     );
+  });
+});
+
+describe('backoffDelay (crash backoff, as berth dev)', () => {
+  it('0.5 s doubling to 8 s, then 60 s after 5 crashes in a row', () => {
+    expect([1, 2, 3, 4, 5, 6, 9].map(backoffDelay)).toEqual([500, 1000, 2000, 4000, 8000, 60_000, 60_000]);
   });
 });

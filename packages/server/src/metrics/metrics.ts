@@ -1,6 +1,6 @@
 import type { EndpointCounts, JobRecord } from '../store/types.js';
 import type { WorkerRegistry } from '../ws/worker-registry.js';
-import { ColdStarts } from './cold-starts.js';
+import { ScalerMetrics } from './scaler-metrics.js';
 import { Histogram } from './histogram.js';
 
 /** What one scrape reads besides the counters kept here. */
@@ -24,8 +24,8 @@ export class Metrics {
   private readonly terminal = new Map<string, number>();
   private readonly webhooks = new Map<string, number>();
   private readonly rateLimited = new Map<string, number>();
-  /** Worker cold starts timed by a scaler (`berth serve --scale`). */
-  readonly coldStarts = new ColdStarts();
+  /** Worker cold starts and start failures reported by a scaler (`berth serve --scale`). */
+  readonly scaler = new ScalerMetrics();
 
   /** A job reached a terminal state: its delay and execution times, by endpoint. */
   jobFinished(job: JobRecord): void {
@@ -109,7 +109,7 @@ export class Metrics {
       const [ep, op] = key.split('\u0000') as [string, string];
       out.push(`berth_rate_limited_total{endpoint="${esc(ep)}",operation="${op}"} ${n}`);
     }
-    out.push(...this.coldStarts.lines(shown, esc));
+    out.push(...this.scaler.lines(shown, esc));
     return `${out.join('\n')}\n`;
   }
 }
