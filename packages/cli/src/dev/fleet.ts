@@ -39,6 +39,8 @@ interface EndpointState {
    */
   fatal: boolean;
   idleSince: Map<string, number>;
+  /** Workers stopped by scale-down that have not exited yet: their ids are not reused until they have. */
+  retiring: Set<string>;
 }
 
 /**
@@ -57,7 +59,14 @@ export class Fleet {
   constructor(o: FleetOptions) {
     this.#o = o;
     for (const ep of o.endpoints)
-      this.#state.set(ep.id, { ep, inputs: [], broken: undefined, fatal: ep.minWorkers > 0, idleSince: new Map() });
+      this.#state.set(ep.id, {
+        ep,
+        inputs: [],
+        broken: undefined,
+        fatal: ep.minWorkers > 0,
+        idleSince: new Map(),
+        retiring: new Set(),
+      });
     this.#watcher = o.watch === false ? undefined : new FileWatcher((files) => void this.#onChange(files));
   }
 
@@ -163,7 +172,11 @@ export class Fleet {
           idleMs: now - (st.idleSince.get(id) ?? now),
         });
         st.idleSince.delete(id);
-        void supervisor.retire(id).then(() => this.#syncExpected(st));
+        st.retiring.add(id);
+        void supervisor.retire(id).then(() => {
+          st.retiring.delete(id);
+          this.#syncExpected(st);
+        });
         // After the SIGTERM: no new job for it, and a pull worker's held polls answered so that it exits now.
         setTimeout(() => server.workerStopping?.(id), 200).unref();
       }
@@ -172,7 +185,7 @@ export class Fleet {
   }
 
   #add(st: EndpointState): void {
-    const id = nextWorkerId(st.ep.id, this.#o.supervisor.workerIds(st.ep.id));
+    const id = nextWorkerId(st.ep.id, [...this.#o.supervisor.workerIds(st.ep.id), ...st.retiring]);
     this.#o.supervisor.add(this.#o.specFor(st.ep, id));
     this.#syncExpected(st);
   }
