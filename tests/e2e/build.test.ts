@@ -61,10 +61,12 @@ describe('berth build', () => {
       'Dockerfile',
       'Dockerfile.cuda',
       'deploy.json',
+      'k8s',
       'package.json',
       'worker.mjs',
       'worker.mjs.map',
     ]);
+    expect(readdirSync(join(out, 'k8s')).sort()).toEqual(['deployment.yaml', 'scaledobject.yaml']);
     expect(JSON.parse(readFileSync(join(out, 'package.json'), 'utf8'))).toMatchObject({
       type: 'module',
       scripts: { start: 'node worker.mjs' },

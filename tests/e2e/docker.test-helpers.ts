@@ -2,7 +2,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT } from './harness.test-helpers.js';
+import { BASE_IMAGES } from '../build/dockerfile.js';
+import { BIN, REPO_ROOT } from './harness.test-helpers.js';
 
 /**
  * A docker daemon for the image tests: the one `DOCKER_HOST` (or the default socket) answers, else a `dockerd`
@@ -132,4 +133,20 @@ export function ensureBaseImage(docker: Docker, image: string): { made: boolean;
 /** `docker image inspect` size in MB (10^6, as `docker image ls` prints). */
 export function imageSizeMb(docker: Docker, image: string): number {
   return Math.round(Number(docker.run(['image', 'inspect', image, '--format', '{{.Size}}'])) / 1e6);
+}
+
+/**
+ * `berth build` of one examples/basic endpoint into `work`, then `docker build --network=host -t <tag>` (the base
+ * image made first if needed): the image a scaler test runs.
+ */
+export function buildBasicImage(docker: Docker, endpoint: string, tag: string, work: string): void {
+  ensureBaseImage(docker, BASE_IMAGES.cpu);
+  const out = join(work, `build-${endpoint}`);
+  const config = join(REPO_ROOT, 'examples/basic/berth.config.json');
+  const r = spawnSync(process.execPath, [BIN, 'build', '--config', config, '--out', out, '-e', endpoint], {
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
+  if (r.status !== 0) throw new Error(`berth build failed:\n${r.stdout}${r.stderr}`);
+  docker.run(['build', '--network=host', '-q', '-t', tag, join(out, endpoint)]);
 }

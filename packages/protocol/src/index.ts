@@ -14,3 +14,4 @@ export * from './create-logger.js';
 export * from './tracing.js';
 export * from './traceparent.js';
 export * from './line-batcher.js';
+export * from './scaling.js';

@@ -3,6 +3,7 @@
 // used; test helpers are in `@berth/server/testing`. Everything else is internal.
 export { createServer, type BerthServer, type ListenOptions } from './server.js';
 export type { SweepReport } from './jobs/deadline-sweep.js';
+export type { ColdStartPhase, StartFailure } from './metrics/scaler-metrics.js';
 export { resolveServerOptions, type ServerOptions, type ResolvedServerOptions } from './options.js';
 export { ConfigError, DuplicateJobError, MissingDependencyError, StoreUnavailableError } from './errors.js';
 export {
@@ -45,3 +46,13 @@ export {
 export type { RateLimitOptions } from './limits/rate-limit-options.js';
 export type { AllowableKind } from './webhooks/address-policy.js';
 export type { WebhookOptions } from './webhooks/webhook-options.js';
+export {
+  decide,
+  desiredWorkers,
+  nextWorkerId,
+  type EndpointSnapshot,
+  type ScalerConfig,
+  type ScalingDecision,
+  type ScalingPolicy,
+} from './scaling/policy.js';
+export { QueueWait } from './scaling/queue-wait.js';

@@ -5,11 +5,12 @@ import { createLogger, type Logger } from './logger.js';
 import { MemoryStore } from './store/memory/memory-store.js';
 import { SERVER_DEFAULTS as D, SERVER_LIMITS } from './defaults.js';
 import { ConfigError } from './errors.js';
-import type { RetentionPolicy, Store } from './store/types.js';
+import type { JobRecord, RetentionPolicy, Store } from './store/types.js';
 import { allowAll, type Guard } from './http/guard.js';
 import { resolveModels } from './models/registry.js';
 import type { ModelConfig, PublicModel } from './models/types.js';
 import type { KeyStore } from './keys/key-store.js';
+import type { ScalingPolicy } from './scaling/policy.js';
 import type { ClusterBus } from './cluster/types.js';
 import { resolveHttpTimeouts, type HttpTimeouts, type ResolvedHttpTimeouts } from './http/node-server.js';
 import { resolveRateLimits, type RateLimitOptions, type ResolvedRateLimits } from './limits/rate-limit-options.js';
@@ -57,6 +58,13 @@ export interface ServerOptions {
   guard?: Guard;
   /** Called when a worker has connected and been welcomed (a supervisor learns its process reached the control plane). */
   onWorkerConnected?: (workerId: string, endpointId: string) => void;
+  /**
+   * Endpoints' scaling policies (CLI: the config's minWorkers, maxWorkers, scaler, ...): served read-only at
+   * `GET /v2/<endpoint_id>/scaling` for an external autoscaler (KEDA). Default: none (no such route).
+   */
+  scaling?: Record<string, ScalingPolicy>;
+  /** Called when a job reaches a terminal state in this process (a scaler times its workers' cold starts). */
+  onJobFinished?: (job: JobRecord) => void;
   /**
    * Public models served under `/v2/<model_slug>/...`: slug (lowercase words joined by hyphens) to its endpoint,
    * kind (`image`, `upscale`), description, price table and input limits (`docs/public-models.md`). CLI: the
@@ -137,6 +145,8 @@ export interface ResolvedServerOptions {
   maxAttempts: number;
   guard: Guard;
   onWorkerConnected: (workerId: string, endpointId: string) => void;
+  onJobFinished: ((job: JobRecord) => void) | undefined;
+  scaling: Record<string, ScalingPolicy> | undefined;
   models: Map<string, PublicModel>;
   filesDir: string | undefined;
   filesSecret: string | undefined;
@@ -212,6 +222,8 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     maxAttempts,
     guard: o.guard ?? allowAll,
     onWorkerConnected: o.onWorkerConnected ?? (() => {}),
+    onJobFinished: o.onJobFinished,
+    scaling: o.scaling,
     models,
     filesDir: o.filesDir,
     filesSecret: o.filesSecret,

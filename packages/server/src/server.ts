@@ -34,6 +34,8 @@ import { createPullProtocol } from './pull/index.js';
 import { Metrics } from './metrics/metrics.js';
 import { BatchStats } from './jobs/batch-stats.js';
 import { Monitor } from './monitor/monitor.js';
+import type { ColdStartPhase, StartFailure } from './metrics/scaler-metrics.js';
+import { QueueWait } from './scaling/queue-wait.js';
 import { servePlayground } from './playground/static.js';
 import { WorkerRegistry } from './ws/worker-registry.js';
 import { WorkerAuth, type WorkerIdentity } from './workers/worker-auth.js';
@@ -66,6 +68,10 @@ export interface BerthServer {
   workerStopping(workerId: string): void;
   /** berth dev: whether the endpoint's handler fails to load (counted as one `unhealthy` worker in /health). */
   setHandlerBroken(endpointId: string, broken: boolean): void;
+  /** A scaler timed a worker's cold start (`berth_worker_cold_start_seconds` in /metrics). */
+  workerColdStart(endpointId: string, phase: ColdStartPhase, ms: number): void;
+  /** A scaler could not start a worker (`berth_worker_start_failures_total` in /metrics). */
+  workerStartFailed(endpointId: string, reason: StartFailure): void;
   /** Connected workers of an endpoint, with the jobs each runs now (what a scaling supervisor needs). */
   connectedWorkers(endpointId: string): { workerId: string; running: number; draining: boolean }[];
   /** Runs one deadline sweep now (tests with a manual clock). */
@@ -129,6 +135,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   ctx.onTerminal.push((job) => {
     metrics.jobFinished(job);
     monitor.jobFinished(job);
+    opts.onJobFinished?.(job);
     if (job.webhook !== undefined) {
       ctx.eventWebhooks?.ended(job.id);
       webhooks.kick();
@@ -220,6 +227,15 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     hasEndpoint,
     draining: () => draining,
     logger: opts.logger,
+    ...(opts.scaling
+      ? {
+          scaling: {
+            policies: new Map(Object.entries(opts.scaling)),
+            queueWait: new QueueWait(),
+            now: () => opts.clock.now(),
+          },
+        }
+      : {}),
   });
   // Every answer is counted and timed by route family (berth_http_*).
   const handle = metrics.observeHttp(api);
@@ -260,6 +276,8 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       pull.release(id);
     },
     setHandlerBroken: (id, broken) => ctx.registry.setHandlerBroken(id, broken),
+    workerColdStart: (id, phase, ms) => metrics.scaler.coldStart(id, phase, ms),
+    workerStartFailed: (id, reason) => metrics.scaler.startFailed(id, reason),
     connectedWorkers: (id) =>
       ctx.registry.sessions(id).map((s) => ({ workerId: s.workerId, running: s.inflight.size, draining: s.draining })),
     sweep: async () => {

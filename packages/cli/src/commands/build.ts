@@ -4,6 +4,7 @@ import { parseFlags } from '../args.js';
 import { bundleWorker } from '../build/bundle.js';
 import { DOCKERIGNORE, dockerfile } from '../build/dockerfile.js';
 import { deploySettings } from '../build/deploy.js';
+import { k8sManifests } from '../build/k8s.js';
 import { installDependencies, type TargetArch } from '../build/install.js';
 import { checkWorkerFiles, findConfigFile, loadConfig } from '../config/index.js';
 import type { Io } from '../internal/io.js';
@@ -21,6 +22,8 @@ Bundles each endpoint's handler (esbuild, @berth/worker included) into a deploya
   Dockerfile            CPU image (node:22-bookworm-slim); only copies files, no registry needed
   Dockerfile.cuda       NVIDIA GPU image (CUDA 12 + cuDNN runtime, Node from a pinned image)
   deploy.json           stop timeout / grace period, drain deadline, environment, scaling
+  k8s/                  deployment.yaml (Deployment, worker token from a Secret) and scaledobject.yaml
+                        (KEDA ScaledObject on GET /v2/<endpoint>/scaling, scale to zero)
   .dockerignore
 The container runs \`node worker.mjs\`, which connects to BERTH_URL with BERTH_WORKER_TOKEN (docker run -e).
 
@@ -172,6 +175,9 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
     }
     const deploy = deploySettings(ep);
     writeFileSync(join(dir, 'deploy.json'), `${JSON.stringify(deploy, null, 2)}\n`);
+    mkdirSync(join(dir, 'k8s'), { recursive: true });
+    for (const [file, text] of Object.entries(k8sManifests(ep, deploy, ep.image ?? deploy.image)))
+      writeFileSync(join(dir, 'k8s', file), text);
     for (const variant of ['cpu', 'cuda'] as const) {
       const name = variant === 'cpu' ? 'Dockerfile' : 'Dockerfile.cuda';
       const text = dockerfile({
@@ -188,7 +194,7 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
       writeFileSync(join(dir, name), text);
     }
     io.stdout.write(
-      `${step}: wrote ${show(io.cwd, dir)}/ (worker.mjs, package.json, ${deps.length ? 'package-lock.json, node_modules, ' : ''}Dockerfile, Dockerfile.cuda, deploy.json, .dockerignore)\n`,
+      `${step}: wrote ${show(io.cwd, dir)}/ (worker.mjs, package.json, ${deps.length ? 'package-lock.json, node_modules, ' : ''}Dockerfile, Dockerfile.cuda, deploy.json, k8s/, .dockerignore)\n`,
     );
   }
 

@@ -31,10 +31,21 @@ import {
 import { EDGE_ENV_HELP, edgeServerOptions } from '../edge-options.js';
 import { parseWebhookRetries, WEBHOOK_FLAGS, WEBHOOK_RETRIES_HELP, webhookOptions } from '../webhook-schedule.js';
 
-export const SERVE_HELP = `Usage: berth serve [--port <n>] [--host <addr>] [--endpoint <id,...>] [--accept-worker-endpoints] [--config <file>] [--store sqlite|memory] [--data-dir <dir>] [--log-level <level>] [--log-format json|pretty] [--webhook-retries <n>]
+import {
+  parseScaleArgs,
+  SCALE_FLAGS,
+  SCALE_HELP,
+  scaledImages,
+  startScaling,
+  type ScaleArgs,
+} from '../scale/scale-options.js';
+import type { DockerScaler } from '../scale/docker-scaler.js';
 
-Runs only the control plane (the queue API and the worker WebSocket). Start workers yourself, anywhere,
-with the environment variables it prints. Stop it with Ctrl-C.
+export const SERVE_HELP = `Usage: berth serve [--port <n>] [--host <addr>] [--endpoint <id,...>] [--accept-worker-endpoints] [--config <file>] [--store sqlite|memory] [--data-dir <dir>] [--scale docker [--image <ep>=<image>]] [--log-level <level>] [--log-format json|pretty] [--webhook-retries <n>]
+
+Runs the control plane (the queue API and the worker WebSocket). Start workers yourself, anywhere, with
+the environment variables it prints; or, with --scale docker, it starts and stops worker containers
+with each endpoint's queue (docs/deployment.md, "Scaling in production"). Stop it with Ctrl-C.
 
 Options:
   -p, --port <n>          port to listen on (default 8080; 0 picks a free port)
@@ -44,9 +55,10 @@ Options:
       --accept-worker-endpoints
                           a worker announcing an unknown endpoint registers it (off by default: with
                           it, anyone holding BERTH_WORKER_TOKEN can create endpoints)
-  -c, --config <file>     a berth.config file: its endpoints are known from the start and its public
-                          models are served (its workers are not started: run them anywhere)
-${WEBHOOK_RETRIES_HELP}${STORE_HELP}      --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
+  -c, --config <file>     a berth.config file: its endpoints are known from the start, its public
+                          models are served and its scaling settings answer GET /v2/<endpoint>/scaling
+                          (KEDA); its workers are not started (run them anywhere, or --scale docker)
+${WEBHOOK_RETRIES_HELP}${STORE_HELP}${SCALE_HELP}      --log-level <level> debug, info, warn or error (default info, or BERTH_LOG_LEVEL)
       --log-format <fmt>  json (pino's JSON lines, on stdout) or pretty (default: json unless stdout
                           is a terminal, or BERTH_LOG_FORMAT)
   -h, --help              show this help
@@ -76,6 +88,8 @@ export interface ServeArgs {
   /** `--webhook-retries`: retries of a failed webhook delivery; undefined: the config file's, else 2. */
   webhookRetries: number | undefined;
   store: StoreArgs;
+  /** `--scale docker` and its settings. */
+  scale: ScaleArgs;
 }
 
 export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv, cwd = process.cwd()): ServeArgs {
@@ -90,6 +104,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv, 
     help: { type: 'boolean', short: 'h' },
     ...WEBHOOK_FLAGS,
     ...STORE_FLAGS,
+    ...SCALE_FLAGS,
   });
   return {
     help: v.help === true,
@@ -105,6 +120,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv, 
         : undefined,
     webhookRetries: parseWebhookRetries('serve', v['webhook-retries'] as string | undefined),
     store: parseStoreArgs('serve', v, env, cwd),
+    scale: parseScaleArgs(v, env),
   };
 }
 
@@ -120,6 +136,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   // A config file (optional): its endpoints and public models; a bad one is the user's to fix (ConfigError, exit 2).
   const config = args.config !== undefined ? await loadConfig(findConfigFile(args.config, io.cwd)) : undefined;
   const endpoints = [...new Set([...args.endpoints, ...(config?.endpoints.map((e) => e.id) ?? [])])];
+  const images = scaledImages(args.scale, config);
   const color = useColor(io.stdout, io.env);
   const c = paint(color);
   const logger = createTerminalLogger(
@@ -136,6 +153,10 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   const edge = edgeServerOptions(io.env, 'serve');
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
+  // Scaled endpoints get stored worker tokens; the memory store has no key store of its own.
+  const keyStore =
+    opened.keyStore ?? (images.size > 0 ? new (await import('@berth/server/memory')).MemoryKeyStore() : undefined);
+  let scaler: DockerScaler | undefined;
   const started = await startServer(
     {
       apiKeys: [apiKey.key],
@@ -145,10 +166,13 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
       logger,
       store: opened.store,
       ...(config?.models ? { models: config.models } : {}),
+      // GET /v2/<endpoint>/scaling (KEDA) answers from the config's scaling settings.
+      ...(config ? { scaling: Object.fromEntries(config.endpoints.map((e) => [e.id, e])) } : {}),
       ...storeServerOptions(args.store),
       ...edge,
       webhooks: webhookOptions(edge.webhooks, config?.webhooks, args.webhookRetries),
       ...(opened.keyStore ? { keyStore: opened.keyStore } : {}),
+      ...(images.size > 0 ? { onJobFinished: (job) => scaler?.onJobFinished(job) } : {}),
     },
     args.port,
     args.host,
@@ -184,10 +208,28 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
         .join('\n')}\n`,
     );
   }
+  if (images.size > 0 && config && keyStore) {
+    scaler = await startScaling({
+      args: args.scale,
+      config,
+      images,
+      server,
+      keyStore,
+      store: opened.store,
+      url: dial,
+      logger,
+      env: io.env,
+    });
+    io.stdout.write(
+      `\nScaling worker containers (docker): ${[...images].map(([ep, image]) => `${ep} -> ${image}`).join(', ')}\n`,
+    );
+  }
   io.stdout.write(c('dim', '\nPress Ctrl-C to stop.\n'));
 
   const signal = await signals.signal;
   logger.info(`${signal}: shutting down (press Ctrl-C again to force)`);
+  // Worker containers keep running: the next start (or another replica) adopts them.
+  await scaler?.stop();
   try {
     await server.close({ drainMs: DRAIN_MS });
   } catch (err) {

@@ -36,6 +36,10 @@ describe('resolveConfig', () => {
           minWorkers: 1,
           maxWorkers: 1,
           idleTimeoutMs: 5000,
+          scaler: undefined,
+          bufferWorkers: 0,
+          image: undefined,
+          docker: {},
           concurrency: 4,
           drainTimeoutMs: undefined,
           apt: [],
@@ -47,6 +51,10 @@ describe('resolveConfig', () => {
           minWorkers: 3,
           maxWorkers: 3,
           idleTimeoutMs: 5000,
+          scaler: undefined,
+          bufferWorkers: 0,
+          image: undefined,
+          docker: {},
           concurrency: undefined,
           drainTimeoutMs: undefined,
           apt: [],
@@ -86,6 +94,67 @@ describe('resolveConfig', () => {
     [{ worker: 'a.ts', idleTimeoutMs: -1 }, 'endpoints.echo.idleTimeoutMs: must be at least 0 (got -1)'],
   ])('scaling %j -> %s', (ep, problem) => {
     expect(problems({ endpoints: { echo: ep } })).toEqual([problem]);
+  });
+
+  it('scaler types, bufferWorkers, image and docker settings', () => {
+    const eps = resolveConfig(
+      {
+        endpoints: {
+          a: { worker: 'a.ts', maxWorkers: 4, scaler: { type: 'queue-delay', seconds: 4 }, bufferWorkers: 1 },
+          b: {
+            worker: 'b.ts',
+            maxWorkers: 4,
+            scaler: { type: 'request-count', jobsPerWorker: 4 },
+            image: 'registry.local/b-worker:1',
+            docker: { network: 'host', mounts: ['/srv/models:/models:ro'], gpus: 'all' },
+          },
+        },
+      },
+      file,
+    ).endpoints;
+    expect(eps.map(({ scaler, bufferWorkers, image, docker }) => ({ scaler, bufferWorkers, image, docker }))).toEqual([
+      { scaler: { type: 'queue-delay', seconds: 4 }, bufferWorkers: 1, image: undefined, docker: {} },
+      {
+        scaler: { type: 'request-count', jobsPerWorker: 4 },
+        bufferWorkers: 0,
+        image: 'registry.local/b-worker:1',
+        docker: { network: 'host', mounts: ['/srv/models:/models:ro'], gpus: 'all' },
+      },
+    ]);
+  });
+
+  it.each([
+    [{ scaler: { type: 'queue-delay' } }, 'endpoints.echo.scaler.seconds: must be a number of seconds (got nothing)'],
+    [
+      { scaler: { type: 'fastest', seconds: 1 } },
+      'endpoints.echo.scaler.type: must be {"type": "queue-delay", "seconds": 4} or {"type": "request-count", "jobsPerWorker": 4} (got type "fastest")',
+    ],
+    [
+      { scaler: 'fast' },
+      'endpoints.echo.scaler: must be {"type": "queue-delay", "seconds": 4} or {"type": "request-count", "jobsPerWorker": 4} (got "fast")',
+    ],
+    [{ scaler: { type: 'queue-delay', seconds: 0 } }, 'endpoints.echo.scaler.seconds: must be more than 0 (got 0)'],
+    [
+      { scaler: { type: 'request-count', jobsPerWorker: 0 } },
+      'endpoints.echo.scaler.jobsPerWorker: must be at least 1 (got 0)',
+    ],
+    [
+      { scaler: { type: 'request-count', seconds: 3 } },
+      'endpoints.echo.scaler: unknown field "seconds" (known: type, seconds (queue-delay), jobsPerWorker (request-count))',
+    ],
+    [{ bufferWorkers: 65 }, 'endpoints.echo.bufferWorkers: must be at most 64 (got 65)'],
+    [
+      { image: 'My Image' },
+      'endpoints.echo.image: must be an image name like "echo-worker" or "registry/echo:1" (got "My Image")',
+    ],
+    [
+      { docker: { mounts: ['models:/models'] } },
+      'endpoints.echo.docker.mounts.0: must be "<host path>:<container path>[:ro]" like "/srv/models:/models:ro" (got "models:/models")',
+    ],
+    [{ docker: { gpus: 'some' } }, 'endpoints.echo.docker.gpus: must be "all" or a count like "1" (got "some")'],
+    [{ docker: { net: 'host' } }, 'endpoints.echo.docker: unknown field "net" (known: network, mounts, gpus)'],
+  ])('scaler/docker %j -> %s', (extra, problem) => {
+    expect(problems({ endpoints: { echo: { worker: 'a.ts', ...extra } } })).toEqual([problem]);
   });
 
   it('accepts apt packages (pinned too) and a drain deadline', () => {
@@ -143,7 +212,7 @@ describe('resolveConfig', () => {
     ],
     [
       { endpoints: { echo: { worker: 'a.ts', concurency: 2 } } },
-      'endpoints.echo: unknown field "concurency" (known: worker, command, workers, minWorkers, maxWorkers, idleTimeoutMs, concurrency, drainTimeoutMs, apt)',
+      'endpoints.echo: unknown field "concurency" (known: worker, command, workers, minWorkers, maxWorkers, idleTimeoutMs, concurrency, drainTimeoutMs, apt, scaler, bufferWorkers, image, docker)',
     ],
     [
       { endpoints: { echo: { worker: 'a.ts', apt: 'ffmpeg' } } },
@@ -236,6 +305,10 @@ describe('loadConfig', () => {
         minWorkers: 1,
         maxWorkers: 1,
         idleTimeoutMs: 5000,
+        scaler: undefined,
+        bufferWorkers: 0,
+        image: undefined,
+        docker: {},
         concurrency: undefined,
         drainTimeoutMs: undefined,
         apt: [],
@@ -263,6 +336,10 @@ describe('loadConfig', () => {
         minWorkers: 2,
         maxWorkers: 2,
         idleTimeoutMs: 5000,
+        scaler: undefined,
+        bufferWorkers: 0,
+        image: undefined,
+        docker: {},
         concurrency: undefined,
         drainTimeoutMs: undefined,
         apt: [],
@@ -284,6 +361,10 @@ describe('loadConfig', () => {
         minWorkers: 1,
         maxWorkers: 1,
         idleTimeoutMs: 5000,
+        scaler: undefined,
+        bufferWorkers: 0,
+        image: undefined,
+        docker: {},
         concurrency: 2,
         drainTimeoutMs: undefined,
         apt: [],

@@ -27,6 +27,10 @@ const ENDPOINT_FIELDS = [
   'concurrency',
   'drainTimeoutMs',
   'apt',
+  'scaler',
+  'bufferWorkers',
+  'image',
+  'docker',
 ];
 
 const WEBHOOK_FIELDS = ['retries', 'retryDelayMs', 'retryBackoff', 'maxRetryDelayMs'];
@@ -36,6 +40,62 @@ const APT_PACKAGE_RE = /^[a-z0-9][a-z0-9+.-]*(=[A-Za-z0-9.+~:-]+)?$/;
 const AptPackage = z.string().regex(APT_PACKAGE_RE, {
   error: (i) => `must be a Debian package name like "ffmpeg" (got ${describeValue(i.input)})`,
 });
+
+const ScalerSchema = z.discriminatedUnion(
+  'type',
+  [
+    z.strictObject({
+      type: z.literal('request-count'),
+      jobsPerWorker: int(1, 1024).optional(),
+    }),
+    z.strictObject({
+      type: z.literal('queue-delay'),
+      seconds: z
+        .number({ error: (i) => `must be a number of seconds (got ${describeValue(i.input)})` })
+        .positive({ error: (i) => `must be more than 0 (got ${describeValue(i.input)})` })
+        .max(3600, { error: (i) => `must be at most 3600 (got ${describeValue(i.input)})` }),
+    }),
+  ],
+  {
+    error: (i) =>
+      `must be {"type": "queue-delay", "seconds": 4} or {"type": "request-count", "jobsPerWorker": 4} (got ${gotScaler(i.input)})`,
+  },
+);
+
+/** What a bad scaler is: its `type` when it is an object, else the value. */
+function gotScaler(v: unknown): string {
+  return v !== null && typeof v === 'object' && 'type' in v ? `type ${describeValue(v.type)}` : describeValue(v);
+}
+
+/** `<host path>:<container path>[:ro|:rw]`, both paths absolute. */
+const MOUNT_RE = /^\/[^:]*:\/[^:]*(:(ro|rw))?$/;
+const DockerSchema = z.strictObject(
+  {
+    network: z
+      .string({ error: (i) => `must be a network name like "host" (got ${describeValue(i.input)})` })
+      .min(1, 'must not be empty')
+      .optional(),
+    mounts: z
+      .array(
+        z.string().regex(MOUNT_RE, {
+          error: (i) =>
+            `must be "<host path>:<container path>[:ro]" like "/srv/models:/models:ro" (got ${describeValue(i.input)})`,
+        }),
+        { error: (i) => `must be a list like ["/srv/models:/models:ro"] (got ${describeValue(i.input)})` },
+      )
+      .optional(),
+    gpus: z
+      .string({ error: (i) => `must be "all" or a count like "1" (got ${describeValue(i.input)})` })
+      .regex(/^(all|[1-9][0-9]*)$/, {
+        error: (i) => `must be "all" or a count like "1" (got ${describeValue(i.input)})`,
+      })
+      .optional(),
+  },
+  {
+    error: (i) =>
+      `must be an object like {"network": "host", "mounts": ["/srv/models:/models:ro"], "gpus": "all"} (got ${describeValue(i.input)})`,
+  },
+);
 
 const EndpointSchema = z
   .strictObject(
@@ -56,6 +116,15 @@ const EndpointSchema = z
       idleTimeoutMs: int(0, 86_400_000).default(5_000),
       concurrency: int(1, 1024).optional(),
       drainTimeoutMs: int(0, 86_400_000).optional(),
+      scaler: ScalerSchema.optional(),
+      bufferWorkers: int(0, 64).optional(),
+      image: z
+        .string({ error: (i) => `must be an image name like "echo-worker" (got ${describeValue(i.input)})` })
+        .regex(/^[a-z0-9][a-z0-9._/:@-]*$/, {
+          error: (i) => `must be an image name like "echo-worker" or "registry/echo:1" (got ${describeValue(i.input)})`,
+        })
+        .optional(),
+      docker: DockerSchema.optional(),
       apt: z
         .array(AptPackage, {
           error: (i) =>
@@ -136,7 +205,11 @@ function formatIssue(issue: z.ZodError['issues'][number]): string {
         ? ['endpoints', 'models', 'webhooks']
         : path[0] === 'webhooks'
           ? WEBHOOK_FIELDS
-          : ENDPOINT_FIELDS;
+          : path.at(-1) === 'docker'
+            ? ['network', 'mounts', 'gpus']
+            : path.at(-1) === 'scaler'
+              ? ['type', 'seconds (queue-delay)', 'jobsPerWorker (request-count)']
+              : ENDPOINT_FIELDS;
     const keys = issue.keys.map((k) => `"${k}"`).join(', ');
     return `${path.join('.') || '(top level)'}: unknown field${issue.keys.length > 1 ? 's' : ''} ${keys} (known: ${known.join(', ')})`;
   }
@@ -177,6 +250,10 @@ export function resolveConfig(value: unknown, file: string): ResolvedConfig {
         minWorkers,
         maxWorkers,
         idleTimeoutMs: ep.idleTimeoutMs,
+        scaler: ep.scaler,
+        bufferWorkers: ep.bufferWorkers ?? 0,
+        image: ep.image,
+        docker: ep.docker ?? {},
         concurrency: ep.concurrency,
         drainTimeoutMs: ep.drainTimeoutMs,
         apt: ep.apt ?? [],

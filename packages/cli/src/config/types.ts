@@ -1,4 +1,4 @@
-import type { ModelConfig } from '@berth/server';
+import type { ModelConfig, ScalerConfig } from '@berth/server';
 
 /** One endpoint that `berth dev` serves and runs workers for. */
 export interface EndpointConfig {
@@ -29,6 +29,22 @@ export interface EndpointConfig {
   maxWorkers?: number;
   /** Scaling: a worker above `minWorkers` with no job for this long is stopped. Default 5000 ms. */
   idleTimeoutMs?: number;
+  /**
+   * Scaling: how the worker count follows the queue (RunPod's two scaler types).
+   * `{"type": "request-count", "jobsPerWorker": 4}`: ceil((queued + running) / jobsPerWorker) workers;
+   * `{"type": "queue-delay", "seconds": 4}`: one more worker whenever jobs have waited longer than `seconds`.
+   * Default: `request-count` with `jobsPerWorker` = `concurrency` (1 when unset).
+   */
+  scaler?: ScalerConfig;
+  /** Scaling: warm spare workers kept above demand while the endpoint has jobs (fal's buffer). Default 0. */
+  bufferWorkers?: number;
+  /**
+   * `berth serve --scale docker`: the image its worker containers run (what `berth build` + `docker build`
+   * made, e.g. `"echo-worker"`). `--image <endpoint>=<image>` overrides it. Default: none (not scaled).
+   */
+  image?: string;
+  /** `berth serve --scale docker`: how its containers run. Default: Docker's defaults. */
+  docker?: DockerRunConfig;
   /**
    * Jobs each worker runs at once (sets `BERTH_CONCURRENCY`, which overrides `start({ concurrency })`).
    * Default: what the handler passes to `start()`, which itself defaults to 1.
@@ -62,6 +78,16 @@ export interface WebhookSchedule {
   retryBackoff?: number;
   /** Longest wait between two attempts, ms. Default 3600000 (1 h). */
   maxRetryDelayMs?: number;
+}
+
+/** How `berth serve --scale docker` runs an endpoint's containers. */
+export interface DockerRunConfig {
+  /** `docker run --network`: e.g. `"host"` (workers reach a control plane on 127.0.0.1). Default: Docker's. */
+  network?: string | undefined;
+  /** `docker run -v`: `"<host path>:<container path>[:ro]"` each. Default: none. */
+  mounts?: string[] | undefined;
+  /** `docker run --gpus`: `"all"` or a count like `"2"`. Default: none. */
+  gpus?: string | undefined;
 }
 
 /** The `berth.config.json` / `berth.config.ts` file. */
@@ -105,6 +131,12 @@ export interface ResolvedEndpoint {
   minWorkers: number;
   maxWorkers: number;
   idleTimeoutMs: number;
+  /** `undefined`: `request-count` at `concurrency` jobs per worker. */
+  scaler: ScalerConfig | undefined;
+  bufferWorkers: number;
+  /** The container image for `berth serve --scale docker`, if configured. */
+  image: string | undefined;
+  docker: DockerRunConfig;
   /** `undefined`: leave it to the handler's `start({ concurrency })`. */
   concurrency: number | undefined;
   /** `undefined`: the worker's default (30 s; 7 s in `berth build` images). */

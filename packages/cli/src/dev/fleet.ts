@@ -4,7 +4,7 @@ import type { ResolvedEndpoint } from '../config/index.js';
 import type { Logger } from '@berth/protocol';
 import type { WorkerSpec, WorkerSupervisor } from '../internal/supervisor.js';
 import { checkHandler } from './handler-check.js';
-import { decide, nextWorkerId } from './scaling.js';
+import { decide, nextWorkerId, QueueWait } from '@berth/server';
 import { FileWatcher, type WatchMode } from './watcher.js';
 
 export interface FleetOptions {
@@ -41,6 +41,8 @@ interface EndpointState {
    */
   fatal: boolean;
   idleSince: Map<string, number>;
+  /** Workers stopped by scale-down that have not exited yet: their ids are not reused until they have. */
+  retiring: Set<string>;
 }
 
 /**
@@ -52,13 +54,21 @@ export class Fleet {
   readonly #o: FleetOptions;
   readonly #state = new Map<string, EndpointState>();
   readonly #watcher: FileWatcher | undefined;
+  readonly #queueWait = new QueueWait();
   #timer: NodeJS.Timeout | undefined;
   #ticking = false;
 
   constructor(o: FleetOptions) {
     this.#o = o;
     for (const ep of o.endpoints)
-      this.#state.set(ep.id, { ep, inputs: [], broken: undefined, fatal: ep.minWorkers > 0, idleSince: new Map() });
+      this.#state.set(ep.id, {
+        ep,
+        inputs: [],
+        broken: undefined,
+        fatal: ep.minWorkers > 0,
+        idleSince: new Map(),
+        retiring: new Set(),
+      });
     this.#watcher =
       o.watch === false
         ? undefined
@@ -139,9 +149,17 @@ export class Fleet {
     if (st.ep.minWorkers < st.ep.maxWorkers && !st.broken) {
       const { jobs } = await server.health(st.ep.id);
       const workers = supervisor.workerIds(st.ep.id);
+      const queuedForMs = this.#queueWait.observe(st.ep.id, jobs.inQueue, now);
       const d = decide(
         st.ep,
-        { inQueue: jobs.inQueue, inProgress: jobs.inProgress, workers, running, idleSince: st.idleSince },
+        {
+          inQueue: jobs.inQueue,
+          inProgress: jobs.inProgress,
+          ...(queuedForMs !== undefined ? { queuedForMs } : {}),
+          workers,
+          running,
+          idleSince: st.idleSince,
+        },
         now,
       );
       if (d.start > 0)
@@ -159,7 +177,11 @@ export class Fleet {
           idleMs: now - (st.idleSince.get(id) ?? now),
         });
         st.idleSince.delete(id);
-        void supervisor.retire(id).then(() => this.#syncExpected(st));
+        st.retiring.add(id);
+        void supervisor.retire(id).then(() => {
+          st.retiring.delete(id);
+          this.#syncExpected(st);
+        });
         // After the SIGTERM: no new job for it, and a pull worker's held polls answered so that it exits now.
         setTimeout(() => server.workerStopping?.(id), 200).unref();
       }
@@ -168,7 +190,7 @@ export class Fleet {
   }
 
   #add(st: EndpointState): void {
-    const id = nextWorkerId(st.ep.id, this.#o.supervisor.workerIds(st.ep.id));
+    const id = nextWorkerId(st.ep.id, [...this.#o.supervisor.workerIds(st.ep.id), ...st.retiring]);
     this.#o.supervisor.add(this.#o.specFor(st.ep, id));
     this.#syncExpected(st);
   }

@@ -16,6 +16,7 @@ import type { ModelRoutes } from '../models/model-routes.js';
 import type { Store } from '../store/types.js';
 import { webhookLog } from '../webhooks/webhook-log-route.js';
 import { jobLogs, recentJobs } from './routes/observe.js';
+import { scaling, type ScalingDeps } from './routes/scaling.js';
 import { catalog, estimate, type CatalogDeps } from './routes/catalog.js';
 import { openApi } from './openapi/route.js';
 import {
@@ -52,6 +53,10 @@ const HANDLERS: Record<Exclude<QueueRouteName, 'estimate'>, Handler> = {
   logs: (rc, deps) => jobLogs(rc, deps.store),
   jobs: (rc, deps) => recentJobs(rc, deps.store),
   token: (rc) => issueToken(rc),
+  scaling: (rc, deps) => {
+    if (!deps.scaling) throw new BerthError('route_not_found', `no route GET ${rc.req.path}`);
+    return scaling(rc, deps.scaling);
+  },
   monitor: (rc, deps) => {
     if (!deps.monitor) throw new BerthError('route_not_found', `no route GET ${rc.req.path}`);
     return monitorRoute(rc, deps.monitor);
@@ -87,6 +92,8 @@ export interface ApiDeps {
   metrics?: Metrics;
   /** `GET /v2/<ep>/monitor` (the Monitor view's history). */
   monitor?: Monitor;
+  /** `GET /v2/<ep>/scaling` (KEDA): endpoints' scaling policies. */
+  scaling?: ScalingDeps;
   /** The playground page: `GET /` and `GET /playground/<file>` (no key needed; the page asks for one). */
   playground?: (req: ApiRequest) => ApiResponse | undefined;
 }

@@ -154,6 +154,16 @@ export const QUEUE_ROUTES = {
       reply: 'object',
     },
   },
+  scaling: {
+    methods: ['GET'],
+    operation: 'health',
+    job: false,
+    doc: {
+      id: 'scaling',
+      summary: "Desired workers from the endpoint's scaling policy (KEDA metrics-api; docs/deployment.md)",
+      reply: 'object',
+    },
+  },
   monitor: {
     methods: ['GET'],
     operation: 'health',

@@ -4,6 +4,7 @@ import { BATCH_BUCKETS, TIME_BUCKETS_MS } from './histogram.js';
 import { httpMetrics } from './http-metrics.js';
 import { processMetrics } from './process-metrics.js';
 import { Registry, type Sample, type Scope } from './registry.js';
+import { ScalerMetrics } from './scaler-metrics.js';
 
 /** What one scrape reads besides the counters kept here. */
 export interface MetricsSource {
@@ -36,6 +37,8 @@ export class Metrics {
   private readonly process: { stop(): void };
   /** Wraps the socket-free API: counts and times every request (`berth_http_*`). */
   readonly observeHttp;
+  /** Worker cold starts and start failures reported by a scaler (`berth serve --scale`). */
+  readonly scaler: ScalerMetrics;
 
   constructor(src: MetricsSource) {
     const r = (this.registry = new Registry(src.replicaId));
@@ -128,6 +131,7 @@ export class Metrics {
       labels: ['endpoint', 'operation'],
       perReplica: true,
     });
+    this.scaler = new ScalerMetrics(r);
     this.observeHttp = httpMetrics(r);
     this.process = processMetrics(r);
   }

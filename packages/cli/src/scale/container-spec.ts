@@ -1,0 +1,52 @@
+import { deploySettings } from '../build/deploy.js';
+import type { ResolvedEndpoint } from '../config/index.js';
+import type { ContainerSpec } from './docker-api.js';
+
+/** Labels on every container a scaler starts: the control plane that owns it and the endpoint it serves. */
+export const LABEL_CONTROL_PLANE = 'berth.control-plane';
+export const LABEL_ENDPOINT = 'berth.endpoint';
+
+/** What one endpoint's containers need beyond its config. */
+export interface ScaledEndpoint {
+  ep: ResolvedEndpoint;
+  image: string;
+  /** The endpoint's own worker token (a stored `berth_wk_...` token scoped to it). */
+  workerToken: string;
+}
+
+/**
+ * The container of worker `name` of an endpoint: the image `berth build` made, the endpoint's environment
+ * (`BERTH_URL`, its worker token, concurrency and drain deadline as `deploy.json` has them), the labels, the
+ * config's `docker` settings (network, mounts, GPUs), the stop timeout from `deploy.json`, `--init` (the signal
+ * reaches node) and no restart policy (the scaler restarts, with backoff).
+ */
+export function containerSpec(s: ScaledEndpoint, name: string, controlPlane: string, url: string): ContainerSpec {
+  const deploy = deploySettings(s.ep);
+  const env: Record<string, string> = {
+    ...deploy.env,
+    BERTH_URL: url,
+    BERTH_ENDPOINT_ID: s.ep.id,
+    BERTH_WORKER_ID: name,
+    BERTH_WORKER_TOKEN: s.workerToken,
+  };
+  const docker = s.ep.docker;
+  return {
+    Image: s.image,
+    Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+    Labels: { [LABEL_CONTROL_PLANE]: controlPlane, [LABEL_ENDPOINT]: s.ep.id },
+    StopTimeout: deploy.stopTimeoutSeconds,
+    HostConfig: {
+      ...(docker.network !== undefined ? { NetworkMode: docker.network } : {}),
+      ...(docker.mounts?.length ? { Binds: [...docker.mounts] } : {}),
+      RestartPolicy: { Name: 'no' },
+      Init: true,
+      ...(docker.gpus !== undefined
+        ? {
+            DeviceRequests: [
+              { Driver: '', Count: docker.gpus === 'all' ? -1 : Number(docker.gpus), Capabilities: [['gpu']] },
+            ],
+          }
+        : {}),
+    },
+  };
+}

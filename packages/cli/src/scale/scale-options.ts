@@ -1,0 +1,134 @@
+import type { Logger } from '@berth/protocol';
+import { createApiKey, type BerthServer, type KeyStore, type Store } from '@berth/server';
+import type { FlagOptions } from '../args.js';
+import type { ResolvedConfig } from '../config/index.js';
+import { UsageError } from '../internal/usage-error.js';
+import type { ScaledEndpoint } from './container-spec.js';
+import { DockerApi, dockerAddress } from './docker-api.js';
+import { DockerScaler } from './docker-scaler.js';
+import { PgAdvisoryLease, soleLease, type LockClient, type ScalingLease } from './scaling-lease.js';
+
+/** `berth serve`'s scaling flags. */
+export const SCALE_FLAGS: FlagOptions = {
+  scale: { type: 'string' },
+  image: { type: 'string', multiple: true },
+  'scale-name': { type: 'string' },
+  'worker-url': { type: 'string' },
+};
+
+export const SCALE_HELP = `      --scale docker      start and stop each endpoint's worker containers with its queue (minWorkers to
+                          maxWorkers, scale to zero) through the Docker Engine API (DOCKER_HOST, else
+                          /var/run/docker.sock); needs --config; endpoints without an image are not scaled
+      --image <ep>=<image>
+                          the image of an endpoint's containers (repeatable; default: its "image" in the config)
+      --scale-name <name> the label naming this control plane on its containers; replicas share it (default berth)
+      --worker-url <url>  BERTH_URL given to the containers (default: the address served; a balancer's address
+                          in front of replicas)
+`;
+
+export interface ScaleArgs {
+  /** `docker`, or undefined: no scaling. */
+  mode: 'docker' | undefined;
+  /** `--image` overrides by endpoint. */
+  images: Record<string, string>;
+  name: string;
+  workerUrl: string | undefined;
+}
+
+/** Reads the scaling flags of `berth serve`. */
+export function parseScaleArgs(v: Record<string, unknown>, env: NodeJS.ProcessEnv): ScaleArgs {
+  const mode = v['scale'] as string | undefined;
+  if (mode !== undefined && mode !== 'docker')
+    throw new UsageError(`--scale: only "docker" is supported (got "${mode}")`, 'serve');
+  const images: Record<string, string> = {};
+  for (const pair of (v['image'] as string[] | undefined) ?? []) {
+    const m = /^([a-z0-9][a-z0-9-]{0,62})=(\S+)$/.exec(pair);
+    if (!m) throw new UsageError(`--image must be <endpoint>=<image>, like echo=echo-worker (got "${pair}")`, 'serve');
+    images[m[1]!] = m[2]!;
+  }
+  const name = (v['scale-name'] as string | undefined) ?? 'berth';
+  if (!/^[a-z0-9][a-z0-9_.-]{0,62}$/.test(name))
+    throw new UsageError(`--scale-name must be lowercase letters, digits, ".", "_" or "-" (got "${name}")`, 'serve');
+  if (mode === undefined && (Object.keys(images).length > 0 || v['worker-url'] !== undefined))
+    throw new UsageError('--image and --worker-url apply with --scale docker', 'serve');
+  if (mode === 'docker') {
+    try {
+      dockerAddress(env);
+    } catch (err) {
+      throw new UsageError((err as Error).message, 'serve');
+    }
+  }
+  return { mode, images, name, workerUrl: v['worker-url'] as string | undefined };
+}
+
+/** Which endpoints of the config are scaled, and with which image. */
+export function scaledImages(args: ScaleArgs, config: ResolvedConfig | undefined): Map<string, string> {
+  if (args.mode === undefined) return new Map();
+  if (!config) throw new UsageError('--scale docker needs --config <file> (the endpoints and their scaling)', 'serve');
+  const ids = config.endpoints.map((e) => e.id);
+  for (const ep of Object.keys(args.images))
+    if (!ids.includes(ep))
+      throw new UsageError(
+        `--image ${ep}=...: "${ep}" is not an endpoint of ${config.file} (known: ${ids.join(', ')})`,
+        'serve',
+      );
+  const out = new Map<string, string>();
+  for (const ep of config.endpoints) {
+    const image = args.images[ep.id] ?? ep.image;
+    if (image !== undefined && ep.maxWorkers > 0) out.set(ep.id, image);
+  }
+  if (out.size === 0)
+    throw new UsageError(
+      `--scale docker: no endpoint of ${config.file} has an image (set "image" in the config, or --image <endpoint>=<image>)`,
+      'serve',
+    );
+  return out;
+}
+
+export interface StartScalingOptions {
+  args: ScaleArgs;
+  config: ResolvedConfig;
+  images: Map<string, string>;
+  server: BerthServer;
+  keyStore: KeyStore;
+  store: Store;
+  /** The address served (the default `BERTH_URL` of the containers). */
+  url: string;
+  logger: Logger;
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * Starts the docker scaler: one stored worker token per scaled endpoint (scoped to it), the scaling lease (an
+ * advisory lock on PostgreSQL, else this process alone), and the scaler's loop.
+ */
+export async function startScaling(o: StartScalingOptions): Promise<DockerScaler> {
+  const endpoints: ScaledEndpoint[] = [];
+  for (const ep of o.config.endpoints) {
+    const image = o.images.get(ep.id);
+    if (image === undefined) continue;
+    const { secret } = await createApiKey(o.keyStore, {
+      worker: true,
+      endpoints: [ep.id],
+      name: `berth serve --scale ${o.args.name}: ${ep.id}`,
+    });
+    endpoints.push({ ep, image, workerToken: secret });
+  }
+  const scaler = new DockerScaler({
+    server: o.server,
+    docker: new DockerApi(o.env),
+    endpoints,
+    name: o.args.name,
+    url: o.args.workerUrl ?? o.url,
+    lease: leaseFor(o.store, o.args.name),
+    logger: o.logger,
+  });
+  scaler.start();
+  return scaler;
+}
+
+function leaseFor(store: Store, name: string): ScalingLease {
+  const pg = store as Partial<{ pool: { connect(): Promise<LockClient> }; schema: string }>;
+  if (pg.pool === undefined) return soleLease;
+  return new PgAdvisoryLease(() => pg.pool!.connect(), `berth-scale:${pg.schema ?? ''}:${name}`);
+}

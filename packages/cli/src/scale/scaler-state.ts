@@ -1,0 +1,60 @@
+import { DEFAULT_RESTART_POLICY } from '../internal/supervisor-types.js';
+import type { ScaledEndpoint } from './container-spec.js';
+
+// What the docker scaler keeps per endpoint and per container, and its restart timing.
+
+/** One worker container the scaler knows of. */
+export interface Tracked {
+  name: string;
+  /** Empty while the create call is under way. */
+  id: string;
+  /** When the scaler asked Docker to create it (epoch ms). */
+  createdAt: number;
+  /** Found at start (started by an earlier process): its cold start is not timed. */
+  adopted: boolean;
+  connected: boolean;
+  draining: boolean;
+  /** Its cold start was timed (its first job finished). */
+  timed: boolean;
+}
+
+export interface EndpointState {
+  s: ScaledEndpoint;
+  workers: Map<string, Tracked>;
+  idleSince: Map<string, number>;
+  crashesInARow: number;
+  /** No start before this (crash backoff, or the next look for a missing image). */
+  notBefore: number;
+  /** Since when the endpoint has had no job queued or running (undefined: it has some). */
+  noJobsSince: number | undefined;
+  /** Why no worker can start (a missing image, crashes): /health counts it as one unhealthy worker. */
+  problem: string | undefined;
+}
+
+/** After this many crashes in a row, the scaler waits this long between tries. */
+const GIVE_UP_DELAY_MS = 60_000;
+/** A missing image is looked for again this often. */
+export const IMAGE_RETRY_MS = 10_000;
+
+export function newEndpointState(s: ScaledEndpoint): EndpointState {
+  return {
+    s,
+    workers: new Map(),
+    idleSince: new Map(),
+    crashesInARow: 0,
+    notBefore: 0,
+    noJobsSince: undefined,
+    problem: undefined,
+  };
+}
+
+/** The wait before the next start after `crashesInARow` crashes: berth dev's 0.5 s doubling to 8 s; 60 s after 5. */
+export function backoffDelay(crashesInARow: number): number {
+  const p = DEFAULT_RESTART_POLICY;
+  if (crashesInARow > p.maxImmediateCrashes) return GIVE_UP_DELAY_MS;
+  return Math.min(p.maxDelayMs, p.baseDelayMs * 2 ** (crashesInARow - 1));
+}
+
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

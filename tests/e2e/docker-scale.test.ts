@@ -1,0 +1,189 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, freePort, killAll, startServe, type ServeProcess } from '../durability/cluster.test-helpers.js';
+import { buildBasicImage, dockerUnavailable, startDocker, type Docker } from './docker.test-helpers.js';
+import { REPO_ROOT } from './harness.test-helpers.js';
+
+/**
+ * `berth serve --scale docker` against a real dockerd: examples/basic's sleep image (berth build + docker build),
+ * scaled from zero on a burst and back to zero, scale-downs with jobs in flight (none lost or run twice), a
+ * missing image and a container that exits at once (reported, backed off, the control plane unharmed).
+ */
+const skip = dockerUnavailable();
+if (skip) console.log(`[docker-scale] skipped: ${skip}`);
+
+const IMAGE = 'berth-scale-test/sleep';
+mkdirSync(join(REPO_ROOT, '.berth'), { recursive: true });
+const work = mkdtempSync(join(REPO_ROOT, '.berth', 'docker-scale-'));
+const NAME = `t${process.pid}`;
+let docker: Docker;
+let serve: ServeProcess;
+let base = '';
+
+/** This run's containers (by the control-plane label), running or not. */
+function containers(all = false): string[] {
+  const out = docker.run(['ps', ...(all ? ['-a'] : []), '-q', '--filter', `label=berth.control-plane=${NAME}`]);
+  return out ? out.split('\n') : [];
+}
+
+async function waitFor<T>(what: string, ms: number, check: () => T | Promise<T>): Promise<NonNullable<T>> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${serve?.text.slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function health(ep: string): Promise<{ jobs: Record<string, number>; workers: Record<string, number> }> {
+  return (await api(base, 'GET', `/v2/${ep}/health`)).json as never;
+}
+
+async function submit(ep: string, input: unknown): Promise<string> {
+  const r = await api(base, 'POST', `/v2/${ep}/run`, { input });
+  expect(r.status).toBe(200);
+  return r.json['id'] as string;
+}
+
+async function allCompleted(ids: string[], ms: number): Promise<void> {
+  await waitFor(`${ids.length} jobs to complete`, ms, async () => {
+    for (const id of ids)
+      if ((await api(base, 'GET', `/v2/sleep/status/${id}`)).json['status'] !== 'COMPLETED') return false;
+    return true;
+  });
+}
+
+const lines = (re: RegExp) => serve.text.split('\n').filter((l) => re.test(l));
+
+describe.skipIf(skip !== undefined)('berth serve --scale docker (real dockerd, examples/basic sleep image)', () => {
+  beforeAll(async () => {
+    docker = await startDocker();
+    buildBasicImage(docker, 'sleep', IMAGE, work);
+    const host = { network: 'host' };
+    writeFileSync(
+      join(work, 'berth.config.json'),
+      JSON.stringify({
+        endpoints: {
+          sleep: {
+            worker: './sleep.ts',
+            minWorkers: 0,
+            maxWorkers: 3,
+            idleTimeoutMs: 1000,
+            concurrency: 1,
+            drainTimeoutMs: 8000,
+            image: IMAGE,
+            docker: host,
+          },
+          missing: { worker: './x.ts', maxWorkers: 1, image: 'berth-scale-test/not-built', docker: host },
+          // The stand-in base image's CMD is a bare `node`: with no stdin it exits at once, before connecting.
+          crash: { worker: './x.ts', maxWorkers: 1, image: 'node:20-bookworm-slim', docker: host },
+        },
+      }),
+    );
+    const port = await freePort();
+    const cfg = join(work, 'berth.config.json');
+    const args = [
+      '--store',
+      'memory',
+      '--config',
+      cfg,
+      '--scale',
+      'docker',
+      '--scale-name',
+      NAME,
+      '--log-level',
+      'info',
+    ];
+    serve = await startServe(port, join(work, 'data'), args);
+    base = `http://127.0.0.1:${port}`;
+    console.log(
+      `[docker-scale] load ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
+  }, 600_000);
+
+  afterAll(async () => {
+    await killAll();
+    if (docker) for (const id of containers(true)) spawnSync('docker', ['rm', '-f', id], { env: docker.env });
+    await docker?.stop();
+    rmSync(work, { recursive: true, force: true });
+  }, 120_000);
+
+  it('scales 0 -> 3 on a burst, each job done once, then back to 0 after idle; cold starts in /metrics', async () => {
+    expect(containers()).toEqual([]);
+    const ids = await Promise.all(Array.from({ length: 6 }, () => submit('sleep', { ms: 1500 })));
+    let most = 0;
+    await waitFor('3 containers', 120_000, () => (most = Math.max(most, containers().length)) === 3);
+    await allCompleted(ids, 180_000);
+    expect((await health('sleep')).jobs).toMatchObject({ completed: 6, retried: 0, inQueue: 0, inProgress: 0 });
+    await waitFor('scale to zero', 60_000, () => {
+      most = Math.max(most, containers().length);
+      return containers(true).length === 0;
+    });
+    expect(most).toBe(3);
+    expect(lines(/scaling sleep down/).length).toBe(3);
+    const metrics = await (
+      await fetch(`${base}/metrics`, { headers: { authorization: 'Bearer berth_durability_key' } })
+    ).text();
+    expect(metrics).toMatch(/berth_worker_cold_start_seconds_count\{endpoint="sleep",until="first_job_done"\} 3/);
+    expect(metrics).toMatch(/berth_worker_cold_start_seconds_count\{endpoint="sleep",until="first_job_assigned"\} 3/);
+  }, 300_000);
+
+  it('scale-downs while jobs run and arrive lose nothing and run nothing twice', async () => {
+    const ids: string[] = [];
+    const before = lines(/scaling sleep down/).length;
+    const completedBefore = (await health('sleep')).jobs['completed'] ?? 0;
+    // Rounds: a long job keeps one worker busy while short ones finish, their workers go idle and are stopped;
+    // the next round's jobs arrive around the moment those stops begin.
+    for (let round = 0; round < 5; round++) {
+      ids.push(await submit('sleep', { ms: 4000 }));
+      ids.push(...(await Promise.all([submit('sleep', { ms: 300 }), submit('sleep', { ms: 300 })])));
+      await waitFor('a scale-down', 60_000, () => lines(/scaling sleep down/).length > before + round);
+    }
+    // What a scale-down does to a container that has a job (the race of a job assigned as it is stopped):
+    // SIGTERM with the stop timeout; the worker drains, the job finishes there, once.
+    const busy = await submit('sleep', { ms: 3000 });
+    ids.push(busy);
+    const worker = await waitFor('the job to start', 60_000, async () => {
+      const st = (await api(base, 'GET', `/v2/sleep/status/${busy}`)).json;
+      return st['status'] === 'IN_PROGRESS' ? (st['workerId'] as string | undefined) : undefined;
+    });
+    const stopped = new Promise((r) =>
+      spawn('docker', ['stop', '-t', '11', worker], { env: docker.env }).on('exit', r),
+    );
+    await allCompleted(ids, 240_000);
+    expect(await stopped).toBe(0);
+    expect((await api(base, 'GET', `/v2/sleep/status/${busy}`)).json, serve.text.slice(-6000)).toMatchObject({
+      status: 'COMPLETED',
+      workerId: worker,
+    });
+    const h = await health('sleep');
+    expect(h.jobs, serve.text.slice(-6000)).toMatchObject({ completed: completedBefore + ids.length, retried: 0 });
+    expect(lines(/scaling sleep down/).length - before).toBeGreaterThanOrEqual(5);
+    await waitFor('scale to zero', 60_000, () => containers(true).length === 0);
+  }, 400_000);
+
+  it('a missing image and a container that exits at once: reported, backed off, unhealthy in /health', async () => {
+    await submit('missing', {});
+    await submit('crash', {});
+    await waitFor('the crash backoff to reach 4 s', 120_000, () => lines(/crash 4 in a row/).length > 0);
+    expect(lines(/image berth-scale-test\/not-built not found in the docker daemon/).length).toBe(1);
+    expect(lines(/worker container \S+crash-1 exited with code 0 before connecting/).length).toBeGreaterThanOrEqual(4);
+    // The backoff doubles: 0.5, 1, 2, 4 s between starts (not a start every tick).
+    expect(lines(/next start in (0\.5|1|2|4) s/).length).toBe(4);
+    expect((await health('missing')).workers.unhealthy).toBe(1);
+    expect((await health('crash')).workers.unhealthy).toBe(1);
+    expect((await health('missing')).jobs.inQueue).toBe(1);
+    expect(serve.child.exitCode).toBeNull();
+    const metrics = await (
+      await fetch(`${base}/metrics`, { headers: { authorization: 'Bearer berth_durability_key' } })
+    ).text();
+    expect(metrics).toMatch(/berth_worker_start_failures_total\{endpoint="missing",reason="image_missing"\} [1-9]/);
+    expect(metrics).toMatch(/berth_worker_start_failures_total\{endpoint="crash",reason="exited_early"\} ([4-9]|\d\d)/);
+  }, 200_000);
+});
