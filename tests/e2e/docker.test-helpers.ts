@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BASE_IMAGES } from '../build/dockerfile.js';
+import { BASE_IMAGES } from '../../packages/cli/src/build/dockerfile.js';
 import { BIN, REPO_ROOT } from './harness.test-helpers.js';
 
 /**

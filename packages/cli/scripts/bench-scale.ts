@@ -13,9 +13,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { api, freePort, killAll, startServe, type ServeProcess } from '../src/durability/cluster.test-helpers.js';
-import { buildBasicImage, startDocker } from '../src/e2e/docker.test-helpers.js';
-import { REPO_ROOT } from '../src/e2e/harness.test-helpers.js';
+import { api, freePort, killAll, startServe, type ServeProcess } from '../../../tests/durability/cluster.test-helpers.js';
+import { buildBasicImage, startDocker } from '../../../tests/e2e/docker.test-helpers.js';
+import { REPO_ROOT } from '../../../tests/e2e/harness.test-helpers.js';
 
 const { values } = parseArgs({
   options: { starts: { type: 'string', default: '20' }, jobs: { type: 'string', default: '200' } },
