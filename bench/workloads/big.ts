@@ -31,7 +31,7 @@ function bodies(): { image: string; bodies: Buffer[] } {
 async function once(run: Running, n: number, retries: { count: number }): Promise<void> {
   const { image, bodies: all } = bodies();
   for (let attempt = 0; attempt < 60; attempt++) {
-    const r = await request(`${run.base('echo')}/runsync`, 'POST', all[n], run.headers);
+    const r = await request(`${run.base('echo')}/runsync?wait=300000`, 'POST', all[n], run.headers, 310_000);
     if (r.status === 503 && r.body?.code === 'overloaded') {
       retries.count++;
       await sleep(1000);
