@@ -97,8 +97,7 @@ export function parseJsonBody(buf: Buffer): unknown {
   if (text.trim() === '')
     throw new BerthError('invalid_json', 'request body is empty; send a JSON object like {"input": {...}}');
   const scan = scanJson(text, LIMITS.jsonMaxDepth);
-  if (scan.tooDeep)
-    throw new BerthError('invalid_json', `JSON nested deeper than ${LIMITS.jsonMaxDepth} levels`);
+  if (scan.tooDeep) throw new BerthError('invalid_json', `JSON nested deeper than ${LIMITS.jsonMaxDepth} levels`);
   let value: unknown;
   try {
     value = JSON.parse(text);
