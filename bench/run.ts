@@ -11,34 +11,95 @@ import { markdown, toJson } from './lib/report.js';
 import { runBench } from './lib/runner.js';
 import { TARGETS } from './targets/index.js';
 
-const { values } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    rounds: { type: 'string' },
-    fill: { type: 'string' },
-    'fill-rounds': { type: 'string' },
-    seconds: { type: 'string' },
-    'warmup-seconds': { type: 'string' },
-    only: { type: 'string' },
-    skip: { type: 'string' },
-    out: { type: 'string' },
-    'max-minutes': { type: 'string' },
-  },
-});
+const USAGE = `usage: npm run bench -- [options]    (or: node --import tsx bench/run.ts [options])
+
+Every target side by side in one run; prints a markdown table and the goals, writes JSON.
+
+  --quick               the small preset: under 3 minutes (one round of every row, then two of the goal rows)
+  --rounds N            rounds of every row (full 3, quick 1)
+  --goal-rounds N       rounds of the targets and workloads the goals read (default: --rounds; quick 3)
+  --seconds S           /runsync c=50 window (full 4, quick 1)
+  --goal-seconds S      the same window for the goals' rows (default: --seconds; quick 2.5)
+  --warmup-seconds S    untimed /runsync c=50 loop before the timed workloads (full 2, quick 1; 0: none)
+  --fill N              jobs queued with no worker (full 100000, quick 20000)
+  --fill-rounds N       rounds that run the fill (full 1, quick 0; the goals' rows: quick 3)
+  --only a,b            targets by name: ${TARGETS.map((t) => t.name).join(', ')}
+  --skip w,w            workloads to leave out: runsync, run, status, fill, stream, big
+  --out FILE            the JSON (default bench/results/latest.json)
+  --max-minutes M       hard stop (full 90, quick 5)
+  -h, --help            this text
+
+Environment: BENCH_BERTH_BASELINE=<other checkout, built> adds <name>@base rows; BENCH_CPU_PROF=<dir> writes
+CPU profiles; BENCH_DATABASE_URL for the PostgreSQL rows. See bench/README.md.
+`;
+
+let values: ReturnType<typeof parse>['values'];
+function parse() {
+  return parseArgs({
+    options: {
+      help: { type: 'boolean', short: 'h', default: false },
+      quick: { type: 'boolean', default: false },
+      rounds: { type: 'string' },
+      'goal-rounds': { type: 'string' },
+      fill: { type: 'string' },
+      'fill-rounds': { type: 'string' },
+      seconds: { type: 'string' },
+      'goal-seconds': { type: 'string' },
+      'warmup-seconds': { type: 'string' },
+      only: { type: 'string' },
+      skip: { type: 'string' },
+      out: { type: 'string' },
+      'max-minutes': { type: 'string' },
+    },
+  });
+}
+try {
+  ({ values } = parse());
+} catch (err) {
+  process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+  process.exit(2);
+}
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+/** A numeric flag, or a usage error naming it. */
+function num(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0) {
+    process.stderr.write(`bench: --${flag} takes a number >= 0 (got ${JSON.stringify(v)})\n\n${USAGE}`);
+    process.exit(2);
+  }
+  return n;
+}
 const cfg = { ...(values.quick ? QUICK : FULL) };
-if (values.rounds) cfg.rounds = Number(values.rounds);
-if (values.fill) cfg.fillJobs = Number(values.fill);
-if (values['fill-rounds']) cfg.fillRounds = Number(values['fill-rounds']);
-if (values.seconds) cfg.c50Seconds = Number(values.seconds);
-if (values['warmup-seconds']) cfg.warmupSeconds = Number(values['warmup-seconds']);
+cfg.rounds = num('rounds', values.rounds) ?? cfg.rounds;
+const goalRounds = num('goal-rounds', values['goal-rounds']) ?? (values.rounds ? cfg.rounds : cfg.goalRounds);
+if (goalRounds !== undefined) cfg.goalRounds = goalRounds;
+cfg.fillJobs = num('fill', values.fill) ?? cfg.fillJobs;
+const fillRounds = num('fill-rounds', values['fill-rounds']);
+if (fillRounds !== undefined) {
+  cfg.fillRounds = fillRounds;
+  delete cfg.goalFillRounds;
+}
+cfg.c50Seconds = num('seconds', values.seconds) ?? cfg.c50Seconds;
+const goalSeconds = num('goal-seconds', values['goal-seconds']) ?? (values.seconds ? cfg.c50Seconds : cfg.goalSeconds);
+if (goalSeconds !== undefined) cfg.goalSeconds = goalSeconds;
+cfg.warmupSeconds = num('warmup-seconds', values['warmup-seconds']) ?? cfg.warmupSeconds;
 if (values.skip) cfg.skip = values.skip.split(',');
 const only = values.only?.split(',');
 const targets = only ? TARGETS.filter((t) => only.includes(t.name)) : TARGETS;
-if (targets.length === 0)
-  throw new Error(`--only matched no target; targets: ${TARGETS.map((t) => t.name).join(', ')}`);
+if (targets.length === 0) {
+  process.stderr.write(`bench: --only matched no target; targets: ${TARGETS.map((t) => t.name).join(', ')}\n`);
+  process.exit(2);
+}
+
+// Stopped by a signal: exit through process.exit so lib/proc.ts's exit hook kills every process the bench started.
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => process.exit(130));
 
 // Bounded: whatever happens, the bench stops by itself.
-const maxMinutes = Number(values['max-minutes'] ?? (values.quick ? 5 : 90));
+const maxMinutes = num('max-minutes', values['max-minutes']) ?? (values.quick ? 5 : 90);
 setTimeout(() => {
   process.stderr.write(`bench: still running after ${maxMinutes} min; giving up\n`);
   process.exit(2);
@@ -52,7 +113,8 @@ const load = () =>
     .join(' ');
 const meta: Record<string, string> = {
   mode: values.quick ? 'quick' : 'full',
-  rounds: String(cfg.rounds),
+  rounds:
+    cfg.goalRounds && cfg.goalRounds > cfg.rounds ? `${cfg.rounds} (goal rows: ${cfg.goalRounds})` : String(cfg.rounds),
   cpus: `${cpus().length} x ${cpuModel}`,
   node: process.version,
   redis: execSync('redis-server --version').toString().trim().split(' ')[2] ?? '',

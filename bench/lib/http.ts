@@ -17,7 +17,8 @@ export function request(
   headers: Record<string, string> = {},
   timeoutMs = 120_000,
 ): Promise<Reply> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
+  // A Buffer is sent as it is (JSON the caller made once, e.g. a 19 MB body sent many times).
+  const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = http.request(
       url,

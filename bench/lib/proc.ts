@@ -126,20 +126,29 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Asks a process started with bench/lib/heap-probe.mjs for its heap after a full GC. */
-export function heapUsed(p: Proc, timeoutMs = 10_000): Promise<number> {
+/** Sends `message` to a process started with bench/lib/heap-probe.mjs and resolves its answer's `key`. */
+function ask(p: Proc, message: string, key: string, timeoutMs = 10_000): Promise<number> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('heap probe did not answer')), timeoutMs);
-    const on = (m: { heapUsed?: number }) => {
-      if (typeof m !== 'object' || m === null) return;
+    const timer = setTimeout(() => reject(new Error(`the probe did not answer '${message}'`)), timeoutMs);
+    const on = (m: Record<string, number>) => {
+      if (typeof m !== 'object' || m === null || !(key in m)) return;
       p.child.off('message', on);
       clearTimeout(timer);
-      resolve(m.heapUsed ?? NaN);
+      resolve(Number(m[key]));
     };
     p.child.on('message', on);
-    p.child.send('heap');
+    p.child.send(message);
   });
 }
+
+/** Asks a process started with bench/lib/heap-probe.mjs for its heap after a full GC. */
+export const heapUsed = (p: Proc, timeoutMs = 10_000): Promise<number> => ask(p, 'heap', 'heapUsed', timeoutMs);
+
+/** Starts measuring the longest event-loop stall in a process started with the probe; resolves once it has. */
+export const stallStart = async (p: Proc): Promise<void> => void (await ask(p, 'stall-start', 'stallStarted'));
+
+/** The longest event-loop stall (ms) since `stallStart`. */
+export const stallStop = (p: Proc): Promise<number> => ask(p, 'stall-stop', 'stallMs');
 
 /** Tells a held worker (BENCH_HOLD=1) to start, once it has said it is held. */
 export async function release(p: Proc): Promise<void> {

@@ -19,7 +19,7 @@ async function startScript(script: string): Promise<{ proc: Proc; url: string; r
 export const L0: Target = {
   name: 'L0',
   description: 'raw `node:http` JSON echo (the HTTP limit; no queue, no worker)',
-  workloads: ['runsync'],
+  workloads: ['runsync', 'big'],
   async start(): Promise<Running> {
     const { proc, url, readyMs } = await startScript('targets/l0/server.ts');
     return {

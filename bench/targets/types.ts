@@ -2,7 +2,7 @@
 import type { Proc } from '../lib/proc.js';
 
 /** The workloads (see ../workloads/). A target lists the ones it supports; the others print `n/a`. */
-export type Workload = 'runsync' | 'run' | 'status' | 'fill' | 'stream';
+export type Workload = 'runsync' | 'run' | 'status' | 'fill' | 'stream' | 'big';
 
 /** The two endpoints every target serves: `echo` (answers with its input) and `stream` (a generator). */
 export type EndpointName = 'echo' | 'stream';

@@ -1,7 +1,7 @@
 /** /runsync at concurrency 1 and 50; /run at 50 then completions; /status reads. Echo worker connected. */
 import { closedLoop, request } from '../lib/http.js';
 import { totalCpuMs, until } from '../lib/proc.js';
-import type { Running, Target } from '../targets/types.js';
+import type { Running, Workload } from '../targets/types.js';
 import { input, isEcho, type BenchConfig, type Figures } from './types.js';
 
 function check(what: string, r: { ok: number; failed: number; firstError?: string }) {
@@ -9,7 +9,13 @@ function check(what: string, r: { ok: number; failed: number; firstError?: strin
     throw new Error(`${what}: ${r.ok} ok, ${r.failed} failed (${r.firstError ?? 'no calls'})`);
 }
 
-export async function throughput(t: Target, run: Running, cfg: BenchConfig, pids: () => number[]): Promise<Figures> {
+/** `/runsync` always (it is also the warm-up); `/run` and `/status` when `workloads` lists them. */
+export async function throughput(
+  run: Running,
+  cfg: BenchConfig,
+  workloads: readonly Workload[],
+  pids: () => number[],
+): Promise<Figures> {
   const base = run.base('echo');
   const h = run.headers;
   const f: Figures = {};
@@ -33,7 +39,7 @@ export async function throughput(t: Target, run: Running, cfg: BenchConfig, pids
   f['runsync_c50_p50_ms'] = c50.p50;
   f['runsync_c50_p99_ms'] = c50.p99;
   f['runsync_c50_cpu_ms_per_job'] = (totalCpuMs(pids()) - cpu0) / c50.ok;
-  if (!t.workloads.includes('run')) return f;
+  if (!workloads.includes('run')) return f;
 
   // /run at c=50, then wait until the worker completed them all.
   const done0 = await run.completed('echo');
@@ -61,6 +67,7 @@ export async function throughput(t: Target, run: Running, cfg: BenchConfig, pids
   f['run_completions_per_s'] = cfg.runJobs / ((performance.now() - t0) / 1000);
   f['run_cpu_ms_per_job'] = (totalCpuMs(pids()) - cpu0) / cfg.runJobs;
 
+  if (!workloads.includes('status')) return f;
   // /status reads of those (completed) jobs.
   const st = await closedLoop(
     cfg.concurrency,

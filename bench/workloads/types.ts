@@ -23,6 +23,19 @@ export interface BenchConfig {
   /** Chunks the streaming generator yields. */
   streamChunks: number;
   concurrency: number;
+  /** Big payloads: timed single 19 MiB /runsync calls (the fastest counts). Default 2. */
+  bigOne?: number;
+  /**
+   * Rounds for the targets and workloads the goal table reads (`lib/plan.ts`): after `rounds` rounds of every
+   * row, only those run, until this many. Default: `rounds`.
+   */
+  goalRounds?: number;
+  /** `c50Seconds` for the targets whose `/runsync` or `/run` figures a goal reads. Default: `c50Seconds`. */
+  goalSeconds?: number;
+  /** `c1Calls` for the same targets. Default: `c1Calls`. */
+  goalC1Calls?: number;
+  /** `fillRounds` for the targets whose fill or drain a goal reads. Default: `fillRounds`. */
+  goalFillRounds?: number;
   /** Workloads to leave out of this run (`--skip fill,stream`). */
   skip?: string[];
 }

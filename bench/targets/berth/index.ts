@@ -9,7 +9,7 @@ export const BIN = join(REPO_ROOT, 'packages/cli/dist/bin.js');
 const PROBE = join(BENCH_DIR, 'lib/heap-probe.mjs');
 const KEY = 'berth_bench_key';
 const TOKEN = 'berthw_bench_token';
-const ALL: Workload[] = ['runsync', 'run', 'status', 'fill', 'stream'];
+const ALL: Workload[] = ['runsync', 'run', 'status', 'fill', 'stream', 'big'];
 
 export interface BerthFlavour {
   name: string;

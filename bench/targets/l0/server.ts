@@ -7,7 +7,7 @@ const server = http.createServer((req, res) => {
   const parts: Buffer[] = [];
   req.on('data', (d: Buffer) => parts.push(d));
   req.on('end', () => {
-    if (req.method !== 'POST' || !req.url?.endsWith('/runsync')) {
+    if (req.method !== 'POST' || !req.url?.split('?')[0]?.endsWith('/runsync')) {
       res.writeHead(404).end();
       return;
     }

@@ -16,7 +16,8 @@ export const SERVER_DEFAULTS = {
   maxAttempts: 3,
   pullHoldMs: 20_000,
   maxFileBytes: 100 * 1024 * 1024,
-  maxBodyBytesInFlight: 100 * 1024 * 1024,
+  // Ten 20 MB /runsync bodies (the spec's limit) at once, with room for smaller requests (docs/api.md says why).
+  maxBodyBytesInFlight: 256 * 1024 * 1024,
   maxConnections: 10_000,
   maxWorkerFrameBytes: LIMITS.workerFrameBytes,
   workerMessagesPerSecond: 5000,

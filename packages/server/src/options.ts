@@ -111,7 +111,8 @@ export interface ServerOptions {
   /**
    * Bytes of request bodies the process holds at once, all requests together (received, parsed, or waiting for
    * their answer); past it a request is refused with 503 `overloaded` and `Retry-After: 1`. CLI:
-   * `BERTH_MAX_BODY_BYTES_IN_FLIGHT`. Default: 100 MB (five 20 MB `/runsync` bodies).
+   * `BERTH_MAX_BODY_BYTES_IN_FLIGHT`. Default: 256 MB (ten 20 MB `/runsync` bodies at once, and room for smaller
+   * requests).
    */
   maxBodyBytesInFlight?: number;
   /**

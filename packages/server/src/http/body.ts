@@ -38,21 +38,46 @@ export async function readBody(
   return Buffer.concat([whole.subarray(0, filled), ...parts], size);
 }
 
-/** Nesting depth of JSON text, stopping early past `max`. Scans outside strings only. */
-export function jsonDepthExceeds(text: string, max: number): boolean {
+/**
+ * One pass over JSON text outside its strings: whether it nests deeper than `max` (stopping early), and whether
+ * it may hold a number too big for a float (a 3-digit exponent, or 309 digits in a row). Strings are skipped with
+ * `indexOf` (native, no per-character loop): a 19 MB base64 string took 19 million iterations of the loop before.
+ */
+export function scanJson(text: string, max: number): { tooDeep: boolean; hugeNumber: boolean } {
   let depth = 0;
-  let inString = false;
+  let digits = 0; // digits in a row outside strings
+  let hugeNumber = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92 /* \ */) i++;
-      else if (c === 34 /* " */) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 123 /* { */ || c === 91 /* [ */) {
-      if (++depth > max) return true;
+    if (c === 34 /* " */) {
+      // To the closing quote: the next quote not escaped by an odd run of backslashes.
+      for (;;) {
+        const q = text.indexOf('"', i + 1);
+        if (q < 0) return { tooDeep: false, hugeNumber }; // unterminated: JSON.parse reports it
+        let k = q - 1;
+        while (k > i && text.charCodeAt(k) === 92 /* \ */) k--;
+        i = q;
+        if ((q - 1 - k) % 2 === 0) break;
+      }
+      digits = 0;
+      continue;
+    }
+    if (c >= 48 && c <= 57) {
+      if (++digits >= 309) hugeNumber = true;
+      continue;
+    }
+    digits = 0;
+    if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (++depth > max) return { tooDeep: true, hugeNumber };
     } else if (c === 125 || c === 93) depth--;
+    else if ((c === 101 || c === 69) /* e E */ && !hugeNumber) {
+      let j = i + 1;
+      if (text.charCodeAt(j) === 43 /* + */) j++;
+      const d = (at: number) => text.charCodeAt(at) >= 48 && text.charCodeAt(at) <= 57;
+      if (d(j) && d(j + 1) && d(j + 2)) hugeNumber = true;
+    }
   }
-  return false;
+  return { tooDeep: false, hugeNumber };
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -71,8 +96,8 @@ export function parseJsonBody(buf: Buffer): unknown {
   }
   if (text.trim() === '')
     throw new BerthError('invalid_json', 'request body is empty; send a JSON object like {"input": {...}}');
-  if (jsonDepthExceeds(text, LIMITS.jsonMaxDepth))
-    throw new BerthError('invalid_json', `JSON nested deeper than ${LIMITS.jsonMaxDepth} levels`);
+  const scan = scanJson(text, LIMITS.jsonMaxDepth);
+  if (scan.tooDeep) throw new BerthError('invalid_json', `JSON nested deeper than ${LIMITS.jsonMaxDepth} levels`);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -83,7 +108,7 @@ export function parseJsonBody(buf: Buffer): unknown {
   }
   // JSON.parse turns 1e999 into Infinity, which JSON.stringify then writes as null: refuse it instead of
   // changing the value. Only bodies with a 3-digit exponent or 309+ digits in a row can hold one: look then.
-  if (HUGE_NUMBER_HINT.test(text)) {
+  if (scan.hugeNumber) {
     const at = nonFinitePath(value, '');
     if (at !== undefined)
       throw new BerthError(
@@ -94,8 +119,6 @@ export function parseJsonBody(buf: Buffer): unknown {
   }
   return value;
 }
-
-const HUGE_NUMBER_HINT = /[eE]\+?\d{3}|\d{309}/;
 
 /** The dotted path (`input.a`, `input.list[2]`) of the first non-finite number in a parsed JSON value. */
 function nonFinitePath(v: unknown, path: string): string | undefined {

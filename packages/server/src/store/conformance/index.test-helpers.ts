@@ -2,6 +2,7 @@ import { describe } from 'vitest';
 import { countRaceTests } from './counts-races.test-helpers.js';
 import { deadlineTests } from './deadlines.test-helpers.js';
 import type { MakeStore } from './fixtures.test-helpers.js';
+import { bigPayloadTests } from './big-payloads.test-helpers.js';
 import { lifecycleTests } from './lifecycle.test-helpers.js';
 import { jobLogTests } from './logs.test-helpers.js';
 import { pricedTests } from './priced.test-helpers.js';
@@ -33,6 +34,7 @@ export type { MakeStore } from './fixtures.test-helpers.js';
 export function runStoreConformance(name: string, makeStore: MakeStore): void {
   describe(name, () => {
     lifecycleTests(makeStore);
+    bigPayloadTests(makeStore);
     retryStreamTests(makeStore);
     deadlineTests(makeStore);
     countRaceTests(makeStore);

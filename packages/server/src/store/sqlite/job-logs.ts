@@ -3,6 +3,7 @@ import { JOB_LOG_MAX_LINES, type JobLog, type JobLogLine } from '../types.js';
 import { JOB_COLUMNS, toRecord, type RawJobRow } from './rows.js';
 import { toLogLine, type LogRow } from '../job-row.js';
 import type { JobRecord } from '../types.js';
+import type { BigInputs } from './big-inputs.js';
 
 /**
  * Per-job logs (table `job_logs`, counters `jobs.log_len` / `jobs.log_dropped`) and the recent-jobs listing.
@@ -11,7 +12,10 @@ import type { JobRecord } from '../types.js';
 export class SqliteJobLogs {
   private readonly st;
 
-  constructor(db: Database) {
+  constructor(
+    db: Database,
+    private readonly big: BigInputs,
+  ) {
     this.st = {
       state: db.prepare(`SELECT log_len, log_dropped FROM jobs WHERE id = ?`),
       add: db.prepare(
@@ -61,6 +65,6 @@ export class SqliteJobLogs {
   }
 
   recent(endpointId: string, limit: number): JobRecord[] {
-    return (this.st.recent.all(endpointId, Math.max(0, limit)) as RawJobRow[]).map(toRecord);
+    return (this.st.recent.all(endpointId, Math.max(0, limit)) as RawJobRow[]).map((r) => toRecord(r, this.big));
   }
 }

@@ -1,6 +1,7 @@
 import type { JobStatus } from '@berth/protocol';
 import type { JobRecord } from '../types.js';
 import { json, readWebhookColumn, webhookColumn } from '../job-row.js';
+import type { BigInputs } from './big-inputs.js';
 
 export { json } from '../job-row.js';
 
@@ -16,13 +17,18 @@ export const JOB_COLUMNS = `id, endpoint_id, status, input, webhook, s3_config, 
 /** A row of `JOB_COLUMNS` in raw mode. */
 export type RawJobRow = unknown[];
 
-/** The job record of a raw row (absent optional fields for NULL columns). */
-export function toRecord(r: RawJobRow): JobRecord {
+/**
+ * The job record of a raw row (absent optional fields for NULL columns). An input stored aside (`''`, see
+ * big-inputs.ts) is attached by `big`, read when used.
+ */
+export function toRecord(r: RawJobRow, big?: BigInputs): JobRecord {
+  const aside = r[3] === '';
+  if (aside && !big) throw new Error(`job ${String(r[0])}: its input is stored aside and this reader cannot read it`);
   const rec: JobRecord = {
     id: r[0] as string,
     endpointId: r[1] as string,
     status: r[2] as JobStatus,
-    input: JSON.parse(r[3] as string) as Record<string, unknown>,
+    input: aside ? {} : (JSON.parse(r[3] as string) as Record<string, unknown>),
     executionTimeout: r[6] as number,
     lowPriority: r[7] === 1,
     sync: r[8] === 1,
@@ -44,19 +50,19 @@ export function toRecord(r: RawJobRow): JobRecord {
   if (r[21] !== null) rec.retainUntil = r[21] as number;
   if (r[22] !== null) rec.leaseUntil = r[22] as number;
   if (r[23] !== null) rec.cost = r[23] as number;
-  return rec;
+  return aside ? big!.attach(rec) : rec;
 }
 
 /**
  * Positional parameters of the insert statement, in its column order (positional binding skips a property lookup
- * per parameter).
+ * per parameter). A big input is stored aside by `big` first.
  */
-export function insertParams(job: JobRecord, queueSeq: number | null): unknown[] {
+export function insertParams(job: JobRecord, queueSeq: number | null, big: BigInputs): unknown[] {
   return [
     job.id,
     job.endpointId,
     job.status,
-    JSON.stringify(job.input),
+    big.column(job.id, JSON.stringify(job.input)),
     webhookColumn(job),
     json(job.s3Config),
     job.executionTimeout,

@@ -86,6 +86,15 @@ const MIGRATIONS: string[] = [
   DROP INDEX jobs_recent;
   CREATE INDEX jobs_recent ON jobs (endpoint_id, created_at, id);
   `,
+  // 5: big inputs (64 KiB of JSON and more) in a table of their own (big-inputs.ts): SQLite rewrites a whole row on
+  // every UPDATE, overflow pages included, so a 19 MB input in \`jobs\` was written again by the claim, the finish and
+  // every lease. The job row keeps '' in \`input\`; deleting the job deletes its input.
+  `
+  CREATE TABLE job_inputs (job_id TEXT PRIMARY KEY, data TEXT NOT NULL);
+  CREATE TRIGGER jobs_drop_input AFTER DELETE ON jobs WHEN old.input = '' BEGIN
+    DELETE FROM job_inputs WHERE job_id = old.id;
+  END;
+  `,
 ];
 
 /** Applies the migrations this database has not seen yet, each in its own transaction. */

@@ -20,6 +20,7 @@ import { insertParams, json, toRecord, type RawJobRow } from './rows.js';
 import { prepareStatements, type Statements } from './statements.js';
 import { SqliteWebhookOutbox } from './webhook-outbox.js';
 import { SqliteJobLogs } from './job-logs.js';
+import { BigInputs } from './big-inputs.js';
 
 /**
  * The SQLite store's operations, synchronous, on one connection. The caller runs each inside a transaction and
@@ -30,11 +31,13 @@ export class SqliteCore {
   readonly live: LiveCounts;
   private readonly outbox: SqliteWebhookOutbox;
   private readonly jobLogs: SqliteJobLogs;
+  private readonly big: BigInputs;
 
   constructor(readonly db: Database) {
     this.st = prepareStatements(db);
+    this.big = new BigInputs(db);
     this.outbox = new SqliteWebhookOutbox(db);
-    this.jobLogs = new SqliteJobLogs(db);
+    this.jobLogs = new SqliteJobLogs(db, this.big);
     this.live = new LiveCounts(this.st);
   }
 
@@ -44,13 +47,13 @@ export class SqliteCore {
 
   private row(stmt: Statement, ...params: unknown[]): JobRecord | undefined {
     const r = stmt.get(...params) as RawJobRow | undefined;
-    return r ? toRecord(r) : undefined;
+    return r ? toRecord(r, this.big) : undefined;
   }
 
   insert(job: JobRecord): void {
     const seq = job.status === 'IN_QUEUE' ? this.live.nextSeq++ : null;
     try {
-      this.st.insert.run(insertParams(job, seq));
+      this.st.insert.run(insertParams(job, seq, this.big));
     } catch (err) {
       if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
         throw new DuplicateJobError(job.id, { cause: err });
@@ -91,6 +94,8 @@ export class SqliteCore {
       keep_async: retention.async,
     });
     if (!job) return undefined;
+    // The statement returns the output only when it changed it (FINISH_COLUMNS): else it is the one just stored.
+    if (patch.status === 'COMPLETED' && job.output === undefined) job.output = patch.output;
     this.live.moved(job.endpointId, 'IN_PROGRESS', job.status);
     this.stat(job.endpointId, job.status === 'COMPLETED' ? 'completed' : 'failed');
     this.outbox.added(job, now);
@@ -198,7 +203,7 @@ export class SqliteCore {
   }
 
   runningOn(workerId: string): JobRecord[] {
-    return (this.st.runningOn.all(workerId) as RawJobRow[]).map(toRecord);
+    return (this.st.runningOn.all(workerId) as RawJobRow[]).map((r) => toRecord(r, this.big));
   }
 
   setExpiry(id: string, expiresAt: number): boolean {
@@ -231,7 +236,7 @@ export class SqliteCore {
   }
 
   due(now: number, limit: number): DueJobs {
-    const all = (s: Statement) => (s.all(now, limit) as RawJobRow[]).map(toRecord);
+    const all = (s: Statement) => (s.all(now, limit) as RawJobRow[]).map((r) => toRecord(r, this.big));
     return {
       expired: all(this.st.dueExpired),
       timedOut: all(this.st.dueTimedOut),

@@ -102,7 +102,7 @@ describe('SqliteStore durability', () => {
     }
   });
 
-  it('upgrades a database of an older schema in place (migration 2 adds the cost column, 3 the job logs, 4 changes indexes)', async () => {
+  it('upgrades a database of an older schema in place (migration 2 adds the cost column, 3 the job logs, 4 changes indexes, 5 the big-input table)', async () => {
     const f = file();
     const first = new SqliteStore({ file: f });
     const job = makeJob();
@@ -117,11 +117,12 @@ describe('SqliteStore durability', () => {
       'DROP INDEX jobs_recent; DROP TABLE job_logs; ALTER TABLE jobs DROP COLUMN log_len; ALTER TABLE jobs DROP COLUMN log_dropped',
     );
     raw.exec('ALTER TABLE jobs DROP COLUMN cost');
+    raw.exec('DROP TRIGGER jobs_drop_input; DROP TABLE job_inputs');
     raw.pragma('user_version = 1');
     raw.close();
     const again = new SqliteStore({ file: f });
     try {
-      expect(again.db.pragma('user_version', { simple: true })).toBe(4);
+      expect(again.db.pragma('user_version', { simple: true })).toBe(5);
       const indexes = again.db
         .prepare(`SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'jobs'`)
         .all();
@@ -134,6 +135,9 @@ describe('SqliteStore durability', () => {
         ]),
       ).toBe(1);
       expect((await again.recent(job.endpointId, 10)).length).toBe(2);
+      const big = makeJob({ input: { s: 'x'.repeat(70_000) } });
+      await again.insert(big);
+      expect((await again.get(big.id))?.input).toEqual(big.input);
     } finally {
       await again.close();
     }

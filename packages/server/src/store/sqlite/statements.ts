@@ -2,6 +2,13 @@ import type { Database, Statement } from 'better-sqlite3';
 import { JOB_COLUMNS } from './rows.js';
 
 type Stmt = Statement<unknown[], unknown>;
+
+/**
+ * What a finish returns: the job's columns, but its output only when the store changed it (a priced job's cost):
+ * otherwise the caller has the output it just stored (`SqliteCore.finish`), and reading back and parsing a 19 MB
+ * output it already holds doubled the cost of a big result.
+ */
+const FINISH_COLUMNS = JOB_COLUMNS.replace(/\boutput\b/, 'CASE WHEN cost IS NULL THEN NULL ELSE output END');
 /** The prepared statements, by name. */
 export type Statements = Record<Exclude<StatementName, 'bumpStat'>, Stmt> & {
   bumpStat: Record<'completed' | 'failed' | 'retried', Stmt>;
@@ -71,7 +78,7 @@ export function prepareStatements(db: Database): Statements {
         output = CASE WHEN cost IS NOT NULL AND :output IS NOT NULL AND json_type(:output) = 'object'
           THEN json_set(:output, '$.cost', cost) ELSE :output END, finished_at = :now, retain_until = ${RETAIN},
         execution_deadline = NULL, lease_until = NULL
-      WHERE id = :id AND status = 'IN_PROGRESS' AND attempt = :attempt RETURNING ${JOB_COLUMNS}`),
+      WHERE id = :id AND status = 'IN_PROGRESS' AND attempt = :attempt RETURNING ${FINISH_COLUMNS}`),
     cancel:
       jobs(`UPDATE jobs SET status = 'CANCELLED', finished_at = :now, retain_until = ${RETAIN}, execution_deadline = NULL,
         lease_until = NULL, queue_seq = NULL

@@ -1,0 +1,72 @@
+/**
+ * Big payloads: a 19 MiB `/runsync` (a JSON body whose `input.image` is a base64-like string, as an image sent
+ * inline is) answered by the echo worker, one at a time and ten at once; and the longest event-loop stall of the
+ * control plane while the ten are in flight (`monitorEventLoopDelay` in the server, through the preloaded probe).
+ * A 503 `overloaded` (the server's in-flight body budget) is retried after its Retry-After, as a client would,
+ * and counted.
+ */
+import { randomBytes } from 'node:crypto';
+import { request } from '../lib/http.js';
+import { sleep, stallStart, stallStop } from '../lib/proc.js';
+import type { Running } from '../targets/types.js';
+import type { BenchConfig, Figures } from './types.js';
+
+/** Characters of `input.image`: the body is this plus about 40 bytes, under the 20 MiB `/runsync` limit. */
+export const BIG_CHARS = 19 * 1024 * 1024;
+
+let cached: { image: string; bodies: Buffer[] } | undefined;
+/** Ten bodies (one per concurrent client, each with its own `n`), made once per bench process. */
+function bodies(): { image: string; bodies: Buffer[] } {
+  if (!cached) {
+    const image = randomBytes((BIG_CHARS * 3) / 4).toString('base64');
+    cached = {
+      image,
+      bodies: Array.from({ length: 10 }, (_, n) => Buffer.from(JSON.stringify({ input: { n, image } }))),
+    };
+  }
+  return cached;
+}
+
+/** One big /runsync until answered (retrying 503 overloaded); resolves the retries it took. */
+async function once(run: Running, n: number, retries: { count: number }): Promise<void> {
+  const { image, bodies: all } = bodies();
+  for (let attempt = 0; attempt < 60; attempt++) {
+    const r = await request(`${run.base('echo')}/runsync?wait=300000`, 'POST', all[n], run.headers, 310_000);
+    if (r.status === 503 && r.body?.code === 'overloaded') {
+      retries.count++;
+      await sleep(1000);
+      continue;
+    }
+    if (r.status !== 200 || r.body?.status !== 'COMPLETED')
+      throw new Error(`big /runsync: HTTP ${r.status} ${String(JSON.stringify(r.body)).slice(0, 200)}`);
+    const out = r.body.output as { n?: number; image?: string } | undefined;
+    if (out?.n !== n || out.image !== image) throw new Error(`big /runsync: wrong output for n=${n}`);
+    return;
+  }
+  throw new Error('big /runsync: still overloaded after 60 retries');
+}
+
+/** Writes its figures into `f` as it goes: the single-request figure survives a failure of the ten at once. */
+export async function big(run: Running, cfg: BenchConfig, f: Figures): Promise<void> {
+  const retries = { count: 0 };
+  await once(run, 0, retries); // warm-up: the first one pays for compiling the paths
+  const one: number[] = [];
+  for (let i = 0; i < (cfg.bigOne ?? 2); i++) {
+    const t0 = performance.now();
+    await once(run, i % 10, retries);
+    one.push(performance.now() - t0);
+  }
+  f['big_c1_ms'] = Math.min(...one);
+  const server = run.serverProcs()[0]!;
+  await stallStart(server);
+  retries.count = 0;
+  const t0 = performance.now();
+  try {
+    await Promise.all(Array.from({ length: 10 }, (_, n) => once(run, n, retries)));
+  } finally {
+    // The stall is the server's, measured whether or not all ten were answered correctly.
+    f['big_c10_stall_ms'] = await stallStop(server);
+    f['big_c10_retries'] = retries.count;
+  }
+  f['big_c10_ms'] = performance.now() - t0;
+}
