@@ -13,7 +13,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { api, freePort, killAll, startServe, type ServeProcess } from '../../../tests/durability/cluster.test-helpers.js';
+import {
+  api,
+  freePort,
+  killAll,
+  startServe,
+  type ServeProcess,
+} from '../../../tests/durability/cluster.test-helpers.js';
 import { buildBasicImage, startDocker } from '../../../tests/e2e/docker.test-helpers.js';
 import { REPO_ROOT } from '../../../tests/e2e/harness.test-helpers.js';
 

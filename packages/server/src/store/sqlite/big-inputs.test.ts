@@ -12,10 +12,10 @@ import { SqliteStore } from './sqlite-store.js';
 const dir = mkdtempSync(join(tmpdir(), 'berth-big-inputs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe.each([false, true])('SQLite big inputs (store thread: %s)', (thread) => {
+describe('SQLite big inputs', () => {
   it('keeps a big input aside, a small one in the row, and drops the big one with its job', async () => {
-    const file = join(dir, `big-${thread}.sqlite`);
-    const store = new SqliteStore({ file, thread });
+    const file = join(dir, 'big.sqlite');
+    const store = new SqliteStore({ file });
     const big = makeJob({ input: { image: 'x'.repeat(BIG_INPUT_CHARS) } });
     const small = makeJob({ input: { n: 1 } });
     await store.insert(big);
