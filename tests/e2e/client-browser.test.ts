@@ -1,5 +1,6 @@
 // @berth/client bundled for the browser (esbuild, as a page would ship it) and run in headless Chromium against
-// `berth dev`: a job submitted and streamed with an API key, and a webhook signature checked with WebCrypto.
+// `berth dev`: a job submitted and streamed with an API key, and a webhook signature checked with WebCrypto; a job
+// streamed with only its job token, which is refused on another job and once it has expired.
 import { createHmac, randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -76,4 +77,50 @@ describe.skipIf(!CHROMIUM)(`@berth/client in Chromium${NO_CHROMIUM}`, () => {
     expect(errors).toEqual([]);
     await page.close();
   });
+
+  it('streams a job with only its job token; the token is refused on another job and after it expired', async () => {
+    const submit = async (body: object) => {
+      const res = await fetch(`${dev.url}/v2/stream/run`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${dev.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { id: string; token?: string };
+    };
+    const mine = await submit({ input: { chunks: 3, delayMs: 50 }, token: { ttlSeconds: 10 } });
+    const other = await submit({ input: { chunks: 1, delayMs: 0 } });
+    expect(mine.token).toMatch(/^berth_jt_/);
+    const issuedAt = Date.now();
+    const page = await browser.newPage();
+    await page.goto(`${dev.url}/ping`);
+    await page.addScriptTag({ content: bundle });
+    const run = (phase: 'live' | 'expired') =>
+      page.evaluate(
+        async ({ origin, token, id, otherId, phase }) => {
+          const { createClient } = (globalThis as any).BerthClient;
+          const ep = createClient({ baseUrl: `${origin}/v2`, token }).endpoint('stream');
+          const code = (p: Promise<unknown>) =>
+            p.then(
+              () => 'ok',
+              (e: { code?: string }) => e.code ?? String(e),
+            );
+          if (phase === 'expired') return { status: await code(ep.status(id)) };
+          const chunks: unknown[] = [];
+          const stream = ep.stream(id);
+          for (let r = await stream.next(); !r.done; r = await stream.next()) chunks.push(r.value);
+          return { chunks, status: (await ep.status(id)).status, other: await code(ep.status(otherId)) };
+        },
+        { origin: dev.url, token: mine.token!, id: mine.id, otherId: other.id, phase },
+      );
+    const live = await run('live');
+    expect(live).toEqual({
+      chunks: Array.from({ length: 3 }, (_, i) => ({ index: i, text: `chunk ${i}` })),
+      status: 'COMPLETED',
+      other: 'job_token_not_allowed',
+    });
+    await new Promise((r) => setTimeout(r, Math.max(0, issuedAt + 11_000 - Date.now())));
+    expect(await run('expired')).toEqual({ status: 'job_token_expired' });
+    await page.close();
+  }, 60_000);
 });
