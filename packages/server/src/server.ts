@@ -227,15 +227,12 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     hasEndpoint,
     draining: () => draining,
     logger: opts.logger,
-    ...(opts.scaling
-      ? {
-          scaling: {
-            policies: new Map(Object.entries(opts.scaling)),
-            queueWait: new QueueWait(),
-            now: () => opts.clock.now(),
-          },
-        }
-      : {}),
+    // Endpoints without scaling settings answer 404 endpoint_not_found on /scaling, saying how to give them some.
+    scaling: {
+      policies: new Map(Object.entries(opts.scaling ?? {})),
+      queueWait: new QueueWait(),
+      now: () => opts.clock.now(),
+    },
   });
   // Every answer is counted and timed by route family (berth_http_*).
   const handle = metrics.observeHttp(api);

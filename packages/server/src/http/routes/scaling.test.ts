@@ -78,7 +78,10 @@ describe('GET /v2/<endpoint>/scaling (KEDA metrics-api)', () => {
     expect((await call(s, 'POST', '/v2/slow/scaling')).status).toBe(405);
   });
 
-  it('is not served without scaling settings', async () => {
-    expect((await call(testServer(), 'GET', '/v2/echo/scaling')).body.code).toBe('route_not_found');
+  it('a server started without scaling settings answers 404 endpoint_not_found, saying how to give some', async () => {
+    const res = await call(testServer(), 'GET', '/v2/echo/scaling');
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('endpoint_not_found');
+    expect(res.body.error).toContain('has no scaling settings');
   });
 });
