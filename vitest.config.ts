@@ -1,9 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: `unit` (tests next to the code: in memory, real sockets, real stores; `npm run test:unit`, the fast
-// inner loop) and `system` (tests/: the real berth binary and worker processes, Docker, Chromium, runpod-python,
-// PostgreSQL replicas, the durability checkers). `npm test` runs both.
+// Three projects: `unit` (tests next to the code: in memory, real sockets, real stores; `npm run test:unit`, the fast
+// inner loop), `system` (tests/: the real berth binary and worker processes, Chromium, runpod-python, PostgreSQL
+// replicas, the durability checkers) and `docker` (tests/ that start a dockerd: one file at a time, after the
+// others, since two daemons cannot share a data root). `npm test` runs all three.
 const exclude = ['**/node_modules/**', '**/dist/**'];
+const DOCKER = ['tests/e2e/images.test.ts', 'tests/e2e/docker-*.test.ts'];
 
 export default defineConfig({
   test: {
@@ -24,7 +26,11 @@ export default defineConfig({
           exclude,
         },
       },
-      { extends: true, test: { name: 'system', include: ['tests/**/*.test.ts'], exclude } },
+      { extends: true, test: { name: 'system', include: ['tests/**/*.test.ts'], exclude: [...exclude, ...DOCKER] } },
+      {
+        extends: true,
+        test: { name: 'docker', include: DOCKER, exclude, fileParallelism: false, sequence: { groupOrder: 1 } },
+      },
     ],
   },
 });
