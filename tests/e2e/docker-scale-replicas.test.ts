@@ -56,6 +56,7 @@ describe.skipIf(skip !== undefined)(
       const args = (i: number) => [
         ...['--store', 'postgres', '--database-url', PG_TEST_URL, '--database-schema', schema, '--config', cfg],
         ...['--scale', 'docker', '--scale-name', NAME, '--worker-url', proxy.url, '--log-level', 'info'],
+        ...['--log-format', 'pretty'], // the lines this test reads, as text (key=value fields)
         ...['--data-dir', join(dir, `r${i}`)],
       ];
       const serves: ServeProcess[] = [];

@@ -62,6 +62,8 @@ const lines = (re: RegExp) => serve.text.split('\n').filter((l) => re.test(l));
 describe.skipIf(skip !== undefined)('berth serve --scale docker (real dockerd, examples/basic sleep image)', () => {
   beforeAll(async () => {
     docker = await startDocker();
+    // berth serve reaches the daemon this test started (its socket is not the default one).
+    if (docker.env['DOCKER_HOST']) process.env['DOCKER_HOST'] = docker.env['DOCKER_HOST'];
     buildBasicImage(docker, 'sleep', IMAGE, work);
     const host = { network: 'host' };
     writeFileSync(
@@ -97,6 +99,9 @@ describe.skipIf(skip !== undefined)('berth serve --scale docker (real dockerd, e
       NAME,
       '--log-level',
       'info',
+      // The lines this test reads, as text (key=value fields).
+      '--log-format',
+      'pretty',
     ];
     serve = await startServe(port, join(work, 'data'), args);
     base = `http://127.0.0.1:${port}`;

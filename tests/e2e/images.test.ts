@@ -167,7 +167,13 @@ describe.skipIf(skip !== undefined)(
       runWorker('berth-test/echo', 'img-echo');
       const job = await runJob('echo', 'img-echo', { hello: 'image' });
       expect(job['output']).toEqual({ hello: 'image' });
-      expect(logsOf('img-echo')).toMatch(/worker starting \{"endpointId":"echo","concurrency":4/);
+      // The worker's JSON log line (stderr is not a terminal): the config's concurrency is baked into the image.
+      const starting = logsOf('img-echo')
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => l['msg'] === 'worker starting');
+      expect(starting).toMatchObject({ endpointId: 'echo', workerId: 'img-echo', concurrency: 4 });
     }, 300_000);
 
     it('a scaffolded basic project (create-worker) builds and completes its test_input.json', async () => {

@@ -115,9 +115,9 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
 
   // Batch sizes feed the control plane's berth_batch_size histogram; one lost while disconnected is not resent.
   if (options.batcher) options.batcher.onBatch = (size) => void (conn.ready && conn.send({ type: 'batch', size }));
+  // The logger already carries workerId and endpointId (bound fields).
   log.info('worker starting', {
     ...(options.name !== undefined ? { name: options.name } : {}),
-    endpointId: options.endpointId,
     concurrency: options.concurrency,
     stream,
     ...(options.batcher ? { batch: options.batcher.options } : {}),
