@@ -64,6 +64,9 @@ cp -a "$NODE_PREFIX/lib/node_modules/npm" "$ROOT/usr/local/lib/node_modules/npm"
 ln -sfn ../lib/node_modules/npm/bin/npm-cli.js "$ROOT/usr/local/bin/npm"
 ln -sfn ../lib/node_modules/npm/bin/npx-cli.js "$ROOT/usr/local/bin/npx"
 
+# The root a mount point of its own: dockerd in the chroot (the image tests) remounts / when it imports an image,
+# which fails on a plain folder ("remount /, flags: 0x84000: invalid argument").
+mount --bind "$ROOT" "$ROOT" && mount --make-private "$ROOT" && mounts+=("$ROOT")
 bind /proc /proc
 bind /sys /sys
 bind /dev /dev
