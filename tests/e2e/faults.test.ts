@@ -194,8 +194,8 @@ describe('lifecycle', () => {
     await using berth = await startBerthDev({ config, readyTimeoutMs: 0 });
     const exit = await berth.exited(20_000);
     expect(exit.code).toBe(1);
-    expect(berth.output).toMatch(/endpoint typo: handler typo\.ts does not compile:\n\s+typo\.ts:2:\d+: /);
+    expect(berth.output).toMatch(/endpoint typo: handler typo\.ts does not compile:(?:\n|\\n)\s+typo\.ts:2:\d+: /);
     // The quoted line of code ends its line: "stopping" does not run into it (issue #19).
-    expect(berth.output).toMatch(/return job\.input; \);\nstopping$/m);
+    expect(berth.output).toMatch(/return job\.input; \);(?:\n|\\n)stopping$/m);
   }, 45_000);
 });

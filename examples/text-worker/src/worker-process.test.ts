@@ -59,7 +59,7 @@ describe('text worker process', () => {
     ]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('loading model (cold start)');
-    expect(r.stderr).toMatch(/model loaded .*"loadMs":\d+/);
+    expect(r.stderr).toMatch(/"loadMs":\d+.*"msg":"model loaded"/); // the worker's JSON log line
     expect(r.stderr, 'a local folder is not a download').not.toContain('model download');
     expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toEqual({
       id: 'local-test',

@@ -221,7 +221,7 @@ describe('openai client -> berth dev -> text worker (stories260K)', () => {
     const logged = () =>
       berth.lines
         .slice(from)
-        .flatMap((l) => /generated .*"engineLoad":(\d+)/.exec(l.text)?.[1] ?? [])
+        .flatMap((l) => /generated\b.*\bengineLoad(?:=|":)(\d+)/.exec(l.text)?.[1] ?? [])
         .map(Number);
     const loads = await pollUntil(
       async () => logged(),

@@ -13,10 +13,17 @@ export const NATIVE_PACKAGES = ['onnxruntime-node', 'onnxruntime-web', '@hugging
 const OPTIONAL_PACKAGES = ['bufferutil', 'utf-8-validate'];
 
 /**
- * Optional peer dependencies of `@berth/worker` (the AWS SDK for `@berth/worker/s3`): bundled when the project has
- * them installed, else kept external so the bundle builds and the upload fails with `missing_dependency`.
+ * Optional peer dependencies (the AWS SDK for `@berth/worker/s3`, the OpenTelemetry SDK for tracing): bundled when
+ * the project has them installed, else kept external so the bundle builds and using them fails with a clear error.
  */
-const OPTIONAL_PEERS = ['@aws-sdk/client-s3', '@aws-sdk/s3-request-presigner'];
+const OPTIONAL_PEERS = [
+  '@aws-sdk/client-s3',
+  '@aws-sdk/s3-request-presigner',
+  // The OpenTelemetry SDK (`@berth/protocol`'s tracing, loaded only with OTEL_EXPORTER_OTLP_ENDPOINT set).
+  '@opentelemetry/sdk-trace-node',
+  '@opentelemetry/exporter-trace-otlp-http',
+  '@opentelemetry/resources',
+];
 
 export interface BundleResult {
   /** Bytes written to `outfile`. */
