@@ -171,7 +171,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
       ...storeServerOptions(args.store),
       ...edge,
       webhooks: webhookOptions(edge.webhooks, config?.webhooks, args.webhookRetries),
-      ...(opened.keyStore ? { keyStore: opened.keyStore } : {}),
+      ...(keyStore ? { keyStore } : {}),
       ...(images.size > 0 ? { onJobFinished: (job) => scaler?.onJobFinished(job) } : {}),
     },
     args.port,
