@@ -141,14 +141,17 @@ export class DockerScaler {
           adopted: true,
           connected: false,
           draining: false,
+          starting: false,
           timed: true,
         };
         st.workers.set(name, t);
         if (c.State === 'running') this.#o.logger.info(`adopted worker container ${name}`, { endpointId: ep.id });
       }
-      if (c.State === 'exited' || c.State === 'dead') await this.#exited(st, t, now);
+      // Not while its start call is pending: a container that exits at once is listed as exited before the call
+      // returns, and handling it twice (here, and as a failed start) would count one crash twice.
+      if ((c.State === 'exited' || c.State === 'dead') && !t.starting) await this.#exited(st, t, now);
     }
-    for (const t of st.workers.values()) if (t.id !== '' && !seen.has(t.name)) st.workers.delete(t.name);
+    for (const t of st.workers.values()) if (t.id !== '' && !t.starting && !seen.has(t.name)) st.workers.delete(t.name);
 
     const running = new Map<string, number>();
     for (const w of server.connectedWorkers(ep.id)) {
@@ -229,6 +232,7 @@ export class DockerScaler {
       adopted: false,
       connected: false,
       draining: false,
+      starting: true,
       timed: false,
     };
     st.workers.set(name, t);
@@ -238,7 +242,9 @@ export class DockerScaler {
         t.createdAt = this.#now();
         t.id = await docker.createContainer(name, containerSpec(st.s, name, this.#o.name, this.#o.url));
         await docker.startContainer(t.id);
+        t.starting = false;
       } catch (err) {
+        t.starting = false;
         st.workers.delete(name);
         if (t.id) await docker.removeContainer(t.id).catch(() => {});
         if (err instanceof DockerError && err.status === 404 && /image/i.test(err.message)) {

@@ -14,6 +14,8 @@ export interface Tracked {
   adopted: boolean;
   connected: boolean;
   draining: boolean;
+  /** The create and start calls are under way: an exit seen meanwhile is handled once they have returned. */
+  starting: boolean;
   /** Its cold start was timed (its first job finished). */
   timed: boolean;
 }
