@@ -143,14 +143,13 @@ export class Dispatcher {
   /** Requeues a running attempt (or fails it past maxAttempts) and wakes waiters. */
   async requeue(job: JobRecord, why: string): Promise<void> {
     const { store, clock, options, events, logger } = this.ctx;
-    const after = await store.requeue(
-      job.id,
-      job.attempt,
-      clock.now(),
-      options.maxAttempts,
-      WORKER_LOST,
-      options.retention,
-    );
+    const after = await store.requeue(job.id, {
+      attempt: job.attempt,
+      now: clock.now(),
+      maxAttempts: options.maxAttempts,
+      failError: WORKER_LOST,
+      retention: options.retention,
+    });
     if (!after) return;
     logger.warn(after.status === 'IN_QUEUE' ? 'job requeued' : 'job failed: worker lost', {
       jobId: job.id,

@@ -135,6 +135,20 @@ export interface RetentionPolicy {
   sync: number;
 }
 
+/** What `Store.requeue` needs besides the job id. */
+export interface RequeueOptions {
+  /** The running attempt: a requeue of any other attempt (or of a job not running) changes nothing. */
+  attempt: number;
+  /** Now (epoch ms): the failed job's finish time when it is not queued again. */
+  now: number;
+  /** The attempt from which a lost job fails instead of going back to the queue (`attempt >= maxAttempts`). */
+  maxAttempts: number;
+  /** The failed job's `error`. */
+  failError: string;
+  /** How long the failed job is kept. */
+  retention: RetentionPolicy;
+}
+
 /** Chunks read by position (`Store.readStream`). */
 export interface StreamSlice {
   /** The job's current attempt (a requeued job's stream starts again at 0). */
@@ -195,17 +209,11 @@ export interface Store {
   /** FAILED or TIMED_OUT -> IN_QUEUE with output and error cleared and retries + 1. */
   retry(id: string, now: number): Promise<JobRecord | undefined>;
   /**
-   * IN_PROGRESS with this attempt goes back to IN_QUEUE (retries + 1), or to FAILED with `failError` when the
-   * attempt has reached `maxAttempts`.
+   * IN_PROGRESS with `o.attempt` goes back to IN_QUEUE (retries + 1), or to FAILED with `o.failError` when the
+   * attempt has reached `o.maxAttempts`. Example: `store.requeue(job.id, { attempt: job.attempt, now, maxAttempts: 3,
+   * failError: 'worker lost', retention })`.
    */
-  requeue(
-    id: string,
-    attempt: number,
-    now: number,
-    maxAttempts: number,
-    failError: string,
-    retention: RetentionPolicy,
-  ): Promise<JobRecord | undefined>;
+  requeue(id: string, o: RequeueOptions): Promise<JobRecord | undefined>;
   /** Latest progress of the current attempt. */
   setProgress(id: string, attempt: number, progress: unknown): Promise<boolean>;
   /** Appends stream chunks of the current attempt; `seq` is the index of the first; duplicates are skipped. */

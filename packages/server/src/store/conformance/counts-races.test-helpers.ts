@@ -11,6 +11,7 @@ import {
   TIME_OUT,
   useStore,
   type MakeStore,
+  LOST,
 } from './fixtures.test-helpers.js';
 
 /** Per-endpoint counts, and races between transitions that a store must resolve with one winner. */
@@ -37,7 +38,7 @@ export function countRaceTests(makeStore: MakeStore): void {
       await ctx.store.finish(a.id, 1, COMPLETE, T0 + 2_000, RETENTION);
       await ctx.store.finish(b.id, 1, FAIL, T0 + 2_000, RETENTION);
       await ctx.store.finish(c.id, 1, TIME_OUT, T0 + 2_000, RETENTION);
-      await ctx.store.requeue(d.id, 1, T0 + 2_000, 3, 'lost', RETENTION);
+      await ctx.store.requeue(d.id, { ...LOST, attempt: 1, now: T0 + 2_000, maxAttempts: 3 });
       await ctx.store.retry(b.id, T0 + 3_000);
       expect(await ctx.store.counts('ep')).toEqual({ completed: 1, failed: 2, inProgress: 0, inQueue: 3, retried: 2 });
       expect(await ctx.store.queueDepth('ep')).toBe(3);
@@ -46,7 +47,13 @@ export function countRaceTests(makeStore: MakeStore): void {
       await ctx.store.cancel(e.id, T0 + 4_000, RETENTION);
       expect(await ctx.store.counts('ep')).toEqual({ completed: 1, failed: 2, inProgress: 0, inQueue: 2, retried: 2 });
       const next = must(await ctx.store.claim('ep', 'w', T0 + 5_000));
-      await ctx.store.requeue(next.id, next.attempt, T0 + 6_000, next.attempt, 'lost again', RETENTION);
+      await ctx.store.requeue(next.id, {
+        ...LOST,
+        attempt: next.attempt,
+        now: T0 + 6_000,
+        maxAttempts: next.attempt,
+        failError: 'lost again',
+      });
       expect(await ctx.store.counts('ep')).toEqual({ completed: 1, failed: 3, inProgress: 0, inQueue: 1, retried: 2 });
       await ctx.store.purgeQueue('ep');
       expect(await ctx.store.counts('ep')).toEqual({ completed: 1, failed: 3, inProgress: 0, inQueue: 0, retried: 2 });
@@ -100,14 +107,16 @@ export function countRaceTests(makeStore: MakeStore): void {
       must(await ctx.store.finish(must(due).id, must(due).attempt, TIME_OUT, T0 + 61_000, RETENTION));
       await ctx.unchanged(job.id, async () => {
         expect(await ctx.store.finish(job.id, 1, COMPLETE, T0 + 62_000, RETENTION)).toBeUndefined();
-        expect(await ctx.store.requeue(job.id, 1, T0 + 62_000, 3, 'lost', RETENTION)).toBeUndefined();
+        expect(
+          await ctx.store.requeue(job.id, { ...LOST, attempt: 1, now: T0 + 62_000, maxAttempts: 3 }),
+        ).toBeUndefined();
       });
       expect((await ctx.store.get(job.id))?.status).toBe('TIMED_OUT');
     });
 
     it('refuses results of an old attempt after requeue, before and after the job is taken again', async () => {
       const job = await ctx.start();
-      must(await ctx.store.requeue(job.id, 1, T0 + 2_000, 3, 'lost', RETENTION));
+      must(await ctx.store.requeue(job.id, { ...LOST, attempt: 1, now: T0 + 2_000, maxAttempts: 3 }));
       expect(await ctx.store.finish(job.id, 1, COMPLETE, T0 + 2_500, RETENTION)).toBeUndefined();
       must(await ctx.store.claim('ep', 'w2', T0 + 3_000));
       await ctx.unchanged(job.id, async () => {
@@ -115,7 +124,9 @@ export function countRaceTests(makeStore: MakeStore): void {
         expect(await ctx.store.setProgress(job.id, 1, 'old')).toBe(false);
         expect(await ctx.store.appendStream(job.id, 1, 0, ['old'])).toBe(0);
         expect(await ctx.store.setLease(job.id, 1, T0 + 9_000)).toBe(false);
-        expect(await ctx.store.requeue(job.id, 1, T0 + 3_500, 3, 'lost', RETENTION)).toBeUndefined();
+        expect(
+          await ctx.store.requeue(job.id, { ...LOST, attempt: 1, now: T0 + 3_500, maxAttempts: 3 }),
+        ).toBeUndefined();
       });
       expect(must(await ctx.store.finish(job.id, 2, COMPLETE, T0 + 4_000, RETENTION))).toMatchObject({
         status: 'COMPLETED',
@@ -141,7 +152,7 @@ export function countRaceTests(makeStore: MakeStore): void {
       {
         name: 'requeue',
         status: 'IN_QUEUE',
-        run: (j) => ctx.store.requeue(j.id, j.attempt, T0 + 5_000, 3, 'lost', RETENTION),
+        run: (j) => ctx.store.requeue(j.id, { ...LOST, attempt: j.attempt, now: T0 + 5_000, maxAttempts: 3 }),
       },
     ];
 

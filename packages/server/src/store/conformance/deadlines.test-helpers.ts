@@ -12,6 +12,7 @@ import {
   TIME_OUT,
   useStore,
   type MakeStore,
+  LOST,
 } from './fixtures.test-helpers.js';
 
 /** Leases, ttl expiry, purge and delete, and `due()`, which reports the jobs whose deadlines have passed. */
@@ -136,7 +137,7 @@ export function deadlineTests(makeStore: MakeStore): void {
       const c = await ctx.start({ executionTimeout: 10_000 });
       await ctx.store.finish(a.id, 1, COMPLETE, T0 + 2_000, RETENTION);
       await ctx.store.cancel(b.id, T0 + 2_000, RETENTION);
-      await ctx.store.requeue(c.id, 1, T0 + 2_000, 3, 'lost', RETENTION);
+      await ctx.store.requeue(c.id, { ...LOST, attempt: 1, now: T0 + 2_000, maxAttempts: 3 });
       expect((await ctx.store.due(T0 + 20_000, 100)).timedOut).toEqual([]);
     });
 
@@ -158,7 +159,7 @@ export function deadlineTests(makeStore: MakeStore): void {
       for (const j of [cleared, finished, requeued]) await ctx.store.setLease(j.id, 1, T0 + 5_000);
       await ctx.store.setLease(cleared.id, 1, null);
       await ctx.store.finish(finished.id, 1, FAIL, T0 + 2_000, RETENTION);
-      await ctx.store.requeue(requeued.id, 1, T0 + 2_000, 3, 'lost', RETENTION);
+      await ctx.store.requeue(requeued.id, { ...LOST, attempt: 1, now: T0 + 2_000, maxAttempts: 3 });
       must(await ctx.store.claim('ep', 'w2', T0 + 3_000));
       expect((await ctx.store.due(T0 + 6_000, 100)).leaseExpired).toEqual([]);
     });
@@ -204,7 +205,7 @@ export function deadlineTests(makeStore: MakeStore): void {
       }
       await ctx.store.delete(expired.id);
       await ctx.store.finish(timedOut.id, 1, TIME_OUT, at, RETENTION);
-      await ctx.store.requeue(leased.id, 1, at, 3, 'lost', RETENTION);
+      await ctx.store.requeue(leased.id, { ...LOST, attempt: 1, now: at, maxAttempts: 3 });
       await ctx.store.delete(retained.id);
       expect(await ctx.store.due(at, 100)).toEqual(NOTHING_DUE);
     });

@@ -8,6 +8,8 @@ export type MakeStore = () => Promise<Store> | Store;
 
 /** Distinct values so sync and async retention can be told apart. */
 export const RETENTION: RetentionPolicy = { async: 30 * 60_000, sync: 60_000 };
+/** The `Store.requeue` options most tests share (spread, then give the attempt, now and maxAttempts). */
+export const LOST = { failError: 'lost', retention: RETENTION } as const;
 /** An arbitrary epoch ms. */
 export const T0 = 1_700_000_000_000;
 export const HOUR = 3_600_000;

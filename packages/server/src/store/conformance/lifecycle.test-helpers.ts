@@ -11,6 +11,7 @@ import {
   TIME_OUT,
   useStore,
   type MakeStore,
+  LOST,
 } from './fixtures.test-helpers.js';
 
 /** Insert and get, claim, finish and cancel: the main path of a job and the records each step returns. */
@@ -268,7 +269,9 @@ export function lifecycleTests(makeStore: MakeStore): void {
         expect(await ctx.store.setProgress(job.id, 1, { pct: 50 })).toBe(false);
         expect(await ctx.store.appendStream(job.id, 1, 0, ['late'])).toBe(0);
         expect(await ctx.store.setLease(job.id, 1, T0 + 9_000)).toBe(false);
-        expect(await ctx.store.requeue(job.id, 1, T0 + 3_000, 3, 'lost', RETENTION)).toBeUndefined();
+        expect(
+          await ctx.store.requeue(job.id, { ...LOST, attempt: 1, now: T0 + 3_000, maxAttempts: 3 }),
+        ).toBeUndefined();
         expect(await ctx.store.retry(job.id, T0 + 3_000)).toBeUndefined();
       });
       expect(await ctx.store.takeStream(job.id)).toEqual([]);

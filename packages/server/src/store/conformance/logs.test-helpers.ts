@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JOB_LOG_MAX_LINES, type JobLogLine } from '../types.js';
-import { COMPLETE, HOUR, must, RETENTION, T0, useStore, type MakeStore } from './fixtures.test-helpers.js';
+import { COMPLETE, HOUR, must, RETENTION, T0, useStore, type MakeStore, LOST } from './fixtures.test-helpers.js';
 
 const line = (message: string, o: Partial<JobLogLine> = {}): JobLogLine => ({
   at: T0 + 1_500,
@@ -25,7 +25,7 @@ export function jobLogTests(makeStore: MakeStore): void {
         ]),
       ).toBe(2);
       expect(await ctx.store.appendLogs(job.id, [line('oops', { level: 'warn' })])).toBe(1);
-      must(await ctx.store.requeue(job.id, job.attempt, T0 + 2_000, 5, 'lost', RETENTION));
+      must(await ctx.store.requeue(job.id, { ...LOST, attempt: job.attempt, now: T0 + 2_000, maxAttempts: 5 }));
       const again = must(await ctx.store.claim('ep', 'w2', T0 + 3_000));
       expect(
         await ctx.store.appendLogs(job.id, [

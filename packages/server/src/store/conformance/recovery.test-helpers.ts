@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { COMPLETE, HOUR, must, RETENTION, T0, useStore, type MakeStore } from './fixtures.test-helpers.js';
+import { COMPLETE, HOUR, must, T0, useStore, type MakeStore, LOST } from './fixtures.test-helpers.js';
 
 /** Conditional delete (what a sweep found due, not what changed since) and restart recovery. */
 export function recoveryTests(makeStore: MakeStore): void {
@@ -39,7 +39,9 @@ export function recoveryTests(makeStore: MakeStore): void {
       const due = await ctx.store.due(T0 + 60_000, 10);
       expect(due.leaseExpired.map((j) => j.id).sort()).toEqual([a.id, b.id].sort());
       // the lease sweep sends them back with the attempt counted
-      const back = must(await ctx.store.requeue(a.id, a.attempt, T0 + 60_000, 3, 'lost', RETENTION));
+      const back = must(
+        await ctx.store.requeue(a.id, { ...LOST, attempt: a.attempt, now: T0 + 60_000, maxAttempts: 3 }),
+      );
       expect(back.status).toBe('IN_QUEUE');
       expect(back.retries).toBe(1);
       await ctx.store.claim('ep', 'w3', T0 + 61_000); // the two queued before it

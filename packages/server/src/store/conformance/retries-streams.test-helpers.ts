@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { COMPLETE, FAIL, must, RETENTION, T0, TIME_OUT, useStore, type MakeStore } from './fixtures.test-helpers.js';
+import {
+  COMPLETE,
+  FAIL,
+  must,
+  RETENTION,
+  T0,
+  TIME_OUT,
+  useStore,
+  type MakeStore,
+  LOST,
+} from './fixtures.test-helpers.js';
 
 /** Retry and requeue (new attempts of a job), and the progress and stream that belong to one attempt. */
 export function retryStreamTests(makeStore: MakeStore): void {
@@ -77,7 +87,14 @@ export function retryStreamTests(makeStore: MakeStore): void {
     it('puts a running attempt back in the queue with retries + 1', async () => {
       const job = await ctx.start();
       await ctx.store.setProgress(job.id, 1, 'half');
-      const back = must(await ctx.store.requeue(job.id, 1, T0 + 2_000, 3, 'worker lost', RETENTION));
+      const back = must(
+        await ctx.store.requeue(job.id, {
+          ...LOST,
+          attempt: 1,
+          now: T0 + 2_000,
+          maxAttempts: 3,
+        }),
+      );
       expect(back).toMatchObject({ status: 'IN_QUEUE', retries: 1, attempt: 1 });
       expect(back.workerId).toBeUndefined();
       expect(back.progress).toBeUndefined();
@@ -96,9 +113,24 @@ export function retryStreamTests(makeStore: MakeStore): void {
 
     it('fails the job with the given error once the attempt reaches maxAttempts', async () => {
       const job = await ctx.start();
-      must(await ctx.store.requeue(job.id, 1, T0 + 2_000, 2, 'worker lost', RETENTION));
+      must(
+        await ctx.store.requeue(job.id, {
+          ...LOST,
+          attempt: 1,
+          now: T0 + 2_000,
+          maxAttempts: 2,
+        }),
+      );
       must(await ctx.store.claim('ep', 'w2', T0 + 3_000));
-      const failed = must(await ctx.store.requeue(job.id, 2, T0 + 4_000, 2, 'worker lost twice', RETENTION));
+      const failed = must(
+        await ctx.store.requeue(job.id, {
+          ...LOST,
+          attempt: 2,
+          now: T0 + 4_000,
+          maxAttempts: 2,
+          failError: 'worker lost twice',
+        }),
+      );
       expect(failed).toMatchObject({
         status: 'FAILED',
         error: 'worker lost twice',
@@ -113,18 +145,31 @@ export function retryStreamTests(makeStore: MakeStore): void {
     it('refuses a stale attempt or a job that is not running', async () => {
       const job = await ctx.start();
       await ctx.unchanged(job.id, async () => {
-        expect(await ctx.store.requeue(job.id, 2, T0 + 2_000, 3, 'x', RETENTION)).toBeUndefined();
-        expect(await ctx.store.requeue(job.id, 0, T0 + 2_000, 3, 'x', RETENTION)).toBeUndefined();
+        expect(
+          await ctx.store.requeue(job.id, { ...LOST, attempt: 2, now: T0 + 2_000, maxAttempts: 3 }),
+        ).toBeUndefined();
+        expect(
+          await ctx.store.requeue(job.id, { ...LOST, attempt: 0, now: T0 + 2_000, maxAttempts: 3 }),
+        ).toBeUndefined();
       });
       const queued = await ctx.add({ endpointId: 'other' });
       const done = await ctx.end(COMPLETE, { endpointId: 'third' });
       for (const j of [queued, done]) {
         await ctx.unchanged(j.id, async () => {
-          expect(await ctx.store.requeue(j.id, j.attempt, T0 + 2_000, 3, 'x', RETENTION)).toBeUndefined();
-          expect(await ctx.store.requeue(j.id, 1, T0 + 2_000, 1, 'x', RETENTION)).toBeUndefined();
+          expect(
+            await ctx.store.requeue(j.id, {
+              ...LOST,
+              attempt: j.attempt,
+              now: T0 + 2_000,
+              maxAttempts: 3,
+            }),
+          ).toBeUndefined();
+          expect(
+            await ctx.store.requeue(j.id, { ...LOST, attempt: 1, now: T0 + 2_000, maxAttempts: 1 }),
+          ).toBeUndefined();
         });
       }
-      expect(await ctx.store.requeue('no-such-job', 1, T0, 3, 'x', RETENTION)).toBeUndefined();
+      expect(await ctx.store.requeue('no-such-job', { ...LOST, attempt: 1, now: T0, maxAttempts: 3 })).toBeUndefined();
     });
   });
 
@@ -205,7 +250,7 @@ export function retryStreamTests(makeStore: MakeStore): void {
       const { store } = ctx;
       const job = await ctx.start();
       expect(await store.appendStream(job.id, 1, 0, ['a', 'b'])).toBe(2);
-      await store.requeue(job.id, 1, T0 + 2_000, 3, 'lost', RETENTION);
+      await store.requeue(job.id, { ...LOST, attempt: 1, now: T0 + 2_000, maxAttempts: 3 });
       expect((await store.readStream(job.id, 2))?.chunks).toEqual([]);
       must(await store.claim(job.endpointId, 'w2', T0 + 3_000));
       expect(await store.appendStream(job.id, 2, 0, ['c'])).toBe(1);
@@ -240,7 +285,7 @@ export function retryStreamTests(makeStore: MakeStore): void {
       await ctx.store.appendStream(job.id, 1, 0, ['a1', 'b1']);
       expect(await ctx.store.takeStream(job.id)).toEqual(['a1', 'b1']);
       await ctx.store.appendStream(job.id, 1, 2, ['c1']);
-      must(await ctx.store.requeue(job.id, 1, T0 + 2_000, 3, 'lost', RETENTION));
+      must(await ctx.store.requeue(job.id, { ...LOST, attempt: 1, now: T0 + 2_000, maxAttempts: 3 }));
       must(await ctx.store.claim('ep', 'w2', T0 + 3_000));
       expect(await ctx.store.appendStream(job.id, 1, 3, ['stale'])).toBe(0);
       expect(await ctx.store.appendStream(job.id, 2, 0, ['a2'])).toBe(1);

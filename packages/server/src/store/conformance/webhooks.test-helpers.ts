@@ -10,6 +10,7 @@ import {
   TIME_OUT,
   useStore,
   type MakeStore,
+  LOST,
 } from './fixtures.test-helpers.js';
 
 const HOOK = 'https://example.org/hook';
@@ -29,7 +30,15 @@ export function webhookOutboxTests(makeStore: MakeStore): void {
       const queued = await ctx.add({ webhook: HOOK });
       must(await ctx.store.cancel(queued.id, T0 + 3_000, RETENTION));
       const lost = await ctx.start({ webhook: HOOK });
-      must(await ctx.store.requeue(lost.id, lost.attempt, T0 + 4_000, 1, 'worker lost', RETENTION));
+      must(
+        await ctx.store.requeue(lost.id, {
+          ...LOST,
+          attempt: lost.attempt,
+          now: T0 + 4_000,
+          maxAttempts: 1,
+          failError: 'worker lost',
+        }),
+      );
       const plain = await ctx.end(COMPLETE); // no webhook: no delivery
       expect(await ctx.store.webhookDeliveries(plain.id)).toEqual([]);
 
@@ -85,7 +94,7 @@ export function webhookOutboxTests(makeStore: MakeStore): void {
 
     it('a requeue back to IN_QUEUE, a refused finish or cancel writes nothing', async () => {
       const j = await ctx.start({ webhook: HOOK });
-      must(await ctx.store.requeue(j.id, j.attempt, T0 + 3_000, 3, 'lost', RETENTION));
+      must(await ctx.store.requeue(j.id, { ...LOST, attempt: j.attempt, now: T0 + 3_000, maxAttempts: 3 }));
       expect(await ctx.store.finish(j.id, j.attempt, COMPLETE, T0 + 4_000, RETENTION)).toBeUndefined();
       expect(await ctx.store.webhookDeliveries(j.id)).toEqual([]);
       const done = await ctx.end(COMPLETE, { webhook: HOOK, endpointId: 'other' });

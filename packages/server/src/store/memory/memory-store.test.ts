@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from './memory-store.js';
-import { RETENTION, T0, makeJob, must, random } from '../conformance/fixtures.test-helpers.js';
+import { RETENTION, T0, makeJob, must, random, LOST } from '../conformance/fixtures.test-helpers.js';
 import { runStoreConformance } from '../conformance/index.test-helpers.js';
 import type { JobRecord } from '../types.js';
 
@@ -40,7 +40,8 @@ describe('MemoryStore at scale', () => {
       } else if (r < 0.95 && running.size > 0) {
         const job = pick([...running.values()]);
         running.delete(job.id);
-        if (rand() < 0.5) must(await store.requeue(job.id, job.attempt, now, 1_000, 'lost', RETENTION));
+        if (rand() < 0.5)
+          must(await store.requeue(job.id, { ...LOST, attempt: job.attempt, now: now, maxAttempts: 1_000 }));
         else {
           must(await store.finish(job.id, job.attempt, { status: 'FAILED', error: 'x' }, now, RETENTION));
           must(await store.retry(job.id, now));

@@ -10,6 +10,7 @@ import type {
   JobLogLine,
   JobRecord,
   RecoveryReport,
+  RequeueOptions,
   RetentionPolicy,
   Store,
   WebhookAttempt,
@@ -223,11 +224,7 @@ export class MemoryStore implements Store {
 
   async requeue(
     id: string,
-    attempt: number,
-    now: number,
-    maxAttempts: number,
-    failError: string,
-    retention: RetentionPolicy,
+    { attempt, now, maxAttempts, failError, retention }: RequeueOptions,
   ): Promise<JobRecord | undefined> {
     const e = this.running(id, attempt);
     if (!e) return undefined;

@@ -1,10 +1,8 @@
-import type { PoolClient } from 'pg';
+import type { Queryable } from './pg-pools.js';
 import { JOB_LOG_MAX_LINES, type JobLog, type JobLogLine, type JobRecord } from '../types.js';
 import { toRecord, type JobRow } from './rows.js';
 import { COLS } from './statements.js';
 import { toLogLine, type LogRow } from '../job-row.js';
-
-type Queryable = Pick<PoolClient, 'query'>;
 
 /**
  * Per-job logs (table `job_logs`, counters `jobs.log_len` / `jobs.log_dropped`) and the recent-jobs listing on

@@ -6,9 +6,9 @@ import { ClaimBatcher } from './claim-batch.js';
 import { FinishBatcher } from './finish-batch.js';
 import { InsertBatcher } from './insert-batch.js';
 import { NoticeLedger } from './notices.js';
+import type { Run } from './pg-pools.js';
 import { CLAIM_MANY_SQL, FINISH_MANY_SQL, FINISH_ONE_SQL } from './statements.js';
 
-type Run = <R extends object>(sql: string, params: unknown[]) => Promise<R[]>;
 const EMPTY_HINT_MS = 1_000;
 
 /** Where a statement sends the cluster messages of its changes itself: channel and payload header. */

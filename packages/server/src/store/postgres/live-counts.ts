@@ -1,8 +1,6 @@
 import type { EndpointCounts } from '../types.js';
+import type { Run } from './pg-pools.js';
 import { SQL } from './statements.js';
-
-/** One statement on the store's main pool. */
-type Run = <R extends object>(sql: string, params?: unknown[]) => Promise<R[]>;
 
 interface Live {
   inQueue: number;

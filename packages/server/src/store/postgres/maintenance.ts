@@ -1,14 +1,9 @@
-import type { PoolClient } from 'pg';
 import type { DeleteCondition, DueJobs, JobRecord } from '../types.js';
-import { toRecord, type JobRow } from './rows.js';
+import type { Run, Tx } from './pg-pools.js';
+import { toRecord } from './rows.js';
 import { named, SQL } from './statements.js';
 import { pgJobLogs } from './job-logs.js';
 import { pgOutbox } from './webhook-outbox.js';
-
-/** One statement on the store's main pool (connection errors become 503). */
-type Run = <R extends object = JobRow>(sql: string, params?: unknown[]) => Promise<R[]>;
-/** A transaction on the main pool. */
-type Tx = <T>(fn: (c: PoolClient) => Promise<T>) => Promise<T>;
 
 /**
  * The PostgreSQL store's sweeps, counters, recovery and deletions (`PgStore` delegates here): work of the

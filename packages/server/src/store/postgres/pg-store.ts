@@ -6,24 +6,29 @@ import type {
   DueJobs,
   EndpointCounts,
   FinishPatch,
+  JobLog,
+  JobLogLine,
   JobRecord,
   RecoveryReport,
+  RequeueOptions,
   RetentionPolicy,
   Store,
   StreamSlice,
+  WebhookAttempt,
+  WebhookDelivery,
 } from '../types.js';
-import { createPool, toUnavailable, type PgConnectionOptions } from './connect.js';
+import { toUnavailable, type PgConnectionOptions } from './connect.js';
 import { DEFAULT_REPLICA_TIMES, ReplicaWatch, type ReplicaTimes } from './replica-watch.js';
 import { insertValues, json, toRecord } from './rows.js';
-import { migrate } from './schema.js';
 import { named, SQL } from './statements.js';
 import { PgJobPath } from './job-path.js';
-import { PgStoreBase } from './pg-store-base.js';
+import { PgPools } from './pg-pools.js';
 import { pgTransitions } from './transitions.js';
 import { DuplicateJobError } from '../../errors.js';
-import { ASYNC_COMMIT } from './stream-sql.js';
 import { pgMaintenance } from './maintenance.js';
 import { LiveCounts } from './live-counts.js';
+import { pgJobLogs } from './job-logs.js';
+import { pgOutbox } from './webhook-outbox.js';
 import { PgStreams } from './pg-streams.js';
 import { PgFileStore } from './pg-file-store.js';
 import { PgClusterBus } from '../../cluster/pg-cluster-bus.js';
@@ -49,30 +54,35 @@ export interface PgStoreOptions extends PgConnectionOptions {
  * database. Connection errors become 503 `unavailable`; the pool reconnects by itself once the database is back.
  * Create with `await PgStore.open(...)` (applies migrations).
  */
-export class PgStore extends PgStoreBase implements Store {
+export class PgStore implements Store {
+  /** The main pool (synchronous commits): the API key store and the scaling lease use it too. */
+  readonly pool: Pool;
   readonly replicaId: string;
   readonly schema: string;
   /** Called after commit when jobs were queued on an endpoint (insert, retry, requeue): the cluster channel. */
   onQueued: ((endpointId: string) => void) | undefined;
+  /** Both pools, and the statement and transaction helpers on them. */
+  private readonly db: PgPools;
   private readonly watch: ReplicaWatch;
-  private readonly liveCounts = new LiveCounts((sql, params) => this.run(sql, params));
+  private readonly liveCounts: LiveCounts;
   /** Batched inserts, claims and finishes, and the cluster messages riding in them. */
   readonly jobs: PgJobPath;
   /** Stream chunks (on the asynchronously committing pool). */
   readonly streams: PgStreams;
 
   private constructor(
-    pool: Pool,
-    asyncPool: Pool,
+    db: PgPools,
     readonly options: PgStoreOptions,
   ) {
-    super(pool, asyncPool);
+    this.db = db;
+    this.pool = db.pool;
+    this.liveCounts = new LiveCounts(db.run);
     this.replicaId = options.replicaId ?? randomUUID();
     this.schema = options.schema ?? 'berth';
     const onError = options.onError ?? (() => {});
-    this.watch = new ReplicaWatch(pool, this.replicaId, options.replicaTimes ?? DEFAULT_REPLICA_TIMES, onError);
-    this.jobs = new PgJobPath(this.run, this.asyncRun, pool, asyncPool, this.replicaId);
-    this.streams = new PgStreams(this.asyncRun, this.jobs.noticed);
+    this.watch = new ReplicaWatch(db.pool, this.replicaId, options.replicaTimes ?? DEFAULT_REPLICA_TIMES, onError);
+    this.jobs = new PgJobPath(db.run, db.asyncRun, db.pool, db.asyncPool, this.replicaId);
+    this.streams = new PgStreams(db.asyncRun, this.jobs.noticed);
   }
 
   /** Other replicas alive at the last heartbeat (0 before `recover`): a lone replica sends no notifications. */
@@ -87,19 +97,7 @@ export class PgStore extends PgStoreBase implements Store {
 
   /** Connects, creates the schema if needed and applies pending migrations (under an advisory lock). */
   static async open(options: PgStoreOptions): Promise<PgStore> {
-    const pool = createPool(options, (err) => options.onError?.(err));
-    try {
-      await migrate(pool, options.schema ?? 'berth');
-    } catch (err) {
-      await pool.end().catch(() => {});
-      throw err;
-    }
-    const asyncPool = createPool(
-      { ...options, poolSize: options.poolSize ?? 10 },
-      (err) => options.onError?.(err),
-      ASYNC_COMMIT,
-    );
-    return new PgStore(pool, asyncPool, options);
+    return new PgStore(await PgPools.open(options), options);
   }
 
   private queued(endpointId: string, notified = false): void {
@@ -113,7 +111,7 @@ export class PgStore extends PgStoreBase implements Store {
   }
 
   async insert(job: JobRecord): Promise<void> {
-    this.alive();
+    this.db.alive();
     if (job.status === 'IN_QUEUE') {
       // One statement, its own transaction, shared with the other requests' jobs (`InsertBatcher`). A /runsync
       // job commits asynchronously: its client is answered with its result (a synchronous commit, which
@@ -124,20 +122,38 @@ export class PgStore extends PgStoreBase implements Store {
       if (r !== 'claimed') this.queued(job.endpointId, r === 'notified');
     } else if (!isTerminal(job.status)) {
       // A running job (an import): one statement, nothing else to write with it.
-      await (job.sync ? this.asyncPool : this.pool).query(named(SQL.insertOther, insertValues(job))).catch((err) => {
+      await (job.sync ? this.db.asyncPool : this.pool).query(named(SQL.insertOther, insertValues(job))).catch((err) => {
         if ((err as { code?: string }).code === '23505') throw new DuplicateJobError(job.id, { cause: err });
         return toUnavailable(err);
       });
-    } else await this.tx((c) => pgTransitions.insertTerminal(c, job));
+    } else await this.db.tx((c) => pgTransitions.insertTerminal(c, job));
   }
 
   /** A synchronous commit of a one-row write: the WAL up to here, asynchronous commits included, is on disk. */
   async flush(): Promise<void> {
-    await this.q(SQL.flush);
+    await this.db.run(SQL.flush);
+  }
+
+  async get(id: string): Promise<JobRecord | undefined> {
+    const [r] = await this.db.run(SQL.get, [id]);
+    return r && toRecord(r);
+  }
+
+  appendLogs(id: string, lines: JobLogLine[]): Promise<number> {
+    if (!lines.length) return this.get(id).then(() => 0);
+    return this.db.tx((c) => pgJobLogs.append(c, id, lines));
+  }
+
+  logs(id: string): Promise<JobLog | undefined> {
+    return this.db.use((p) => pgJobLogs.get(p, id));
+  }
+
+  recent(endpointId: string, limit: number): Promise<JobRecord[]> {
+    return this.db.use((p) => pgJobLogs.recent(p, endpointId, limit));
   }
 
   claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
-    this.alive();
+    this.db.alive();
     return this.jobs.claim(endpointId, workerId, now);
   }
 
@@ -153,12 +169,12 @@ export class PgStore extends PgStoreBase implements Store {
     now: number,
     retention: RetentionPolicy,
   ): Promise<JobRecord | undefined> {
-    this.alive();
+    this.db.alive();
     const r = await this.jobs.finish(pgTransitions.finishParams(id, attempt, patch, now, retention));
     if (r) return toRecord(r);
-    const [webhook] = await this.q<{ n: number }>(SQL.hasWebhook, [id, attempt]);
+    const [webhook] = await this.db.run<{ n: number }>(SQL.hasWebhook, [id, attempt]);
     if (!webhook) return undefined;
-    return this.tx((c) => pgTransitions.finish(c, id, attempt, patch, now, retention));
+    return this.db.tx((c) => pgTransitions.finish(c, id, attempt, patch, now, retention));
   }
 
   cancel(
@@ -166,25 +182,21 @@ export class PgStore extends PgStoreBase implements Store {
     now: number,
     retention: RetentionPolicy,
   ): Promise<{ before: JobRecord; after: JobRecord } | undefined> {
-    return this.tx((c) => pgTransitions.cancel(c, id, now, retention));
+    return this.db.tx((c) => pgTransitions.cancel(c, id, now, retention));
   }
 
   async retry(id: string, now: number): Promise<JobRecord | undefined> {
-    const job = await this.tx((c) => pgTransitions.requeue(c, 'retry', [id, now]));
+    const job = await this.db.tx((c) => pgTransitions.requeue(c, 'retry', [id, now]));
     if (job) this.queued(job.endpointId);
     return job;
   }
 
   async requeue(
     id: string,
-    attempt: number,
-    now: number,
-    maxAttempts: number,
-    failError: string,
-    retention: RetentionPolicy,
+    { attempt, now, maxAttempts, failError, retention }: RequeueOptions,
   ): Promise<JobRecord | undefined> {
     if (attempt >= maxAttempts) return this.finish(id, attempt, { status: 'FAILED', error: failError }, now, retention);
-    const job = await this.tx((c) => pgTransitions.requeue(c, 'requeue', [id, attempt]));
+    const job = await this.db.tx((c) => pgTransitions.requeue(c, 'requeue', [id, attempt]));
     if (job) this.queued(job.endpointId);
     return job;
   }
@@ -199,7 +211,7 @@ export class PgStore extends PgStoreBase implements Store {
   }
 
   setProgress(id: string, attempt: number, progress: unknown): Promise<boolean> {
-    return this.changed(SQL.setProgress, [id, attempt, json(progress)]);
+    return this.db.changed(SQL.setProgress, [id, attempt, json(progress)]);
   }
 
   appendStream(id: string, attempt: number, seq: number, chunks: unknown[]): Promise<number> {
@@ -221,7 +233,7 @@ export class PgStore extends PgStoreBase implements Store {
    */
   async notify(channel: string, payloads: string[]): Promise<void> {
     if (payloads.length === 0) return;
-    this.alive();
+    this.db.alive();
     await this.pool.query(
       payloads.length === 1 ? named(SQL.notify, [channel, payloads[0]]) : named(SQL.notifyMany, [channel, payloads]),
     );
@@ -232,33 +244,49 @@ export class PgStore extends PgStoreBase implements Store {
     return new PgFileStore(this.pool, o);
   }
 
+  enqueueWebhook(d: WebhookDelivery): Promise<void> {
+    return this.db.use((p) => pgOutbox.enqueue(p, d));
+  }
+
+  claimWebhooks(now: number, limit: number, leaseUntil: number): Promise<WebhookDelivery[]> {
+    return this.db.use((p) => pgOutbox.claim(p, now, limit, leaseUntil));
+  }
+
+  recordWebhookAttempt(deliveryId: string, attempt: WebhookAttempt, nextAttemptAt: number | null): Promise<boolean> {
+    return this.db.tx((c) => pgOutbox.record(c, deliveryId, attempt, nextAttemptAt));
+  }
+
+  webhookDeliveries(jobId: string): Promise<WebhookDelivery[]> {
+    return this.db.use((p) => pgOutbox.forJob(p, jobId));
+  }
+
   claimStream(id: string, attempt: number, from: number, to: number): Promise<boolean> {
     return this.streams.claim(id, attempt, from, to);
   }
 
   setLease(id: string, attempt: number, until: number | null): Promise<boolean> {
     // Clearing the lease means the worker is connected here again: this replica owns the job now.
-    return this.changed(SQL.setLease, [id, attempt, until, this.replicaId]);
+    return this.db.changed(SQL.setLease, [id, attempt, until, this.replicaId]);
   }
 
   runningOn(workerId: string): Promise<JobRecord[]> {
-    return pgMaintenance.runningOn(this.run, workerId);
+    return pgMaintenance.runningOn(this.db.run, workerId);
   }
 
   setExpiry(id: string, expiresAt: number): Promise<boolean> {
-    return this.changed(SQL.setExpiry, [id, expiresAt]);
+    return this.db.changed(SQL.setExpiry, [id, expiresAt]);
   }
 
   purgeQueue(endpointId: string): Promise<string[]> {
-    return pgMaintenance.purgeQueue(this.runTx, endpointId);
+    return pgMaintenance.purgeQueue(this.db.tx, endpointId);
   }
 
   delete(id: string, cond?: DeleteCondition): Promise<boolean> {
-    return pgMaintenance.delete(this.runTx, id, cond);
+    return pgMaintenance.delete(this.db.tx, id, cond);
   }
 
   due(now: number, limit: number): Promise<DueJobs> {
-    return pgMaintenance.due(this.run, now, limit);
+    return pgMaintenance.due(this.db.run, now, limit);
   }
 
   counts(endpointId: string): Promise<EndpointCounts> {
@@ -266,7 +294,7 @@ export class PgStore extends PgStoreBase implements Store {
   }
 
   queueDepth(endpointId: string): Promise<number> {
-    return pgMaintenance.queueDepth(this.run, endpointId);
+    return pgMaintenance.queueDepth(this.db.run, endpointId);
   }
 
   /**
@@ -277,14 +305,13 @@ export class PgStore extends PgStoreBase implements Store {
     const now = Date.now();
     await this.watch.start(leaseUntil - now).catch(toUnavailable);
     const deadAfterMs = (this.options.replicaTimes ?? DEFAULT_REPLICA_TIMES).deadAfterMs;
-    return pgMaintenance.recover(this.run, leaseUntil, this.replicaId, now - deadAfterMs);
+    return pgMaintenance.recover(this.db.run, leaseUntil, this.replicaId, now - deadAfterMs);
   }
 
   /** Stops the heartbeat (leaving the replica set, so others take over its running jobs at once) and closes the pool. */
   async close(): Promise<void> {
-    if (this.closed) return;
+    if (this.db.closed) return;
     await this.watch.stop(this.watch.running);
-    this.closed = true;
-    await Promise.all([this.pool.end(), this.asyncPool.end()]);
+    await this.db.close();
   }
 }

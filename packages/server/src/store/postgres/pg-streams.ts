@@ -1,8 +1,7 @@
 import type { StreamSlice } from '../types.js';
 import type { NoticeLedger } from './notices.js';
+import type { Run } from './pg-pools.js';
 import { pgStream, type ChunkNotice } from './stream-sql.js';
-
-type Run = <R extends object>(sql: string, params: unknown[]) => Promise<R[]>;
 
 /**
  * Stream chunks of the PostgreSQL store (`PgStore.appendStream` and friends), on the asynchronously committing

@@ -1,4 +1,5 @@
 import type { StreamSlice } from '../types.js';
+import type { Run } from './pg-pools.js';
 /**
  * Stream chunks of a running job on PostgreSQL, each operation one statement (no BEGIN/COMMIT round trips). They
  * run on a second pool whose connections commit asynchronously (`synchronous_commit = off`): a chunk is visible to
@@ -51,8 +52,6 @@ export interface ChunkNotice {
   channel: string;
   payload: string;
 }
-
-type Run = <R extends object>(sql: string, params: unknown[]) => Promise<R[]>;
 
 export const pgStream = {
   /** `notice`: a NOTIFY sent with the append when every chunk is new (`notified`). */

@@ -1,11 +1,10 @@
-import type { PoolClient } from 'pg';
+import type { Queryable as Q } from './pg-pools.js';
 import type { FinishPatch, JobRecord, RetentionPolicy } from '../types.js';
 import { DuplicateJobError } from '../../errors.js';
 import { insertValues, json, toRecord, type JobRow } from './rows.js';
 import { named, SQL } from './statements.js';
 import { pgOutbox } from './webhook-outbox.js';
 
-type Q = Pick<PoolClient, 'query'>;
 type Stat = 'completed' | 'failed' | 'retried';
 const SHARDS = 16;
 

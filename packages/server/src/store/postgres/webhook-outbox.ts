@@ -1,9 +1,7 @@
-import type { PoolClient } from 'pg';
+import type { Queryable } from './pg-pools.js';
 import { newWebhookDelivery } from '../../webhooks/delivery.js';
 import type { JobRecord, WebhookAttempt, WebhookDelivery } from '../types.js';
 import { toDelivery, type DeliveryRow } from './rows.js';
-
-type Queryable = Pick<PoolClient, 'query'>;
 
 /**
  * The PostgreSQL webhook outbox (table `webhook_deliveries`). `added` and `jobDeleted` run on the caller's

@@ -9,6 +9,7 @@ import type {
   JobLogLine,
   JobRecord,
   RecoveryReport,
+  RequeueOptions,
   RetentionPolicy,
   WebhookAttempt,
   WebhookDelivery,
@@ -122,14 +123,7 @@ export class SqliteCore {
     return job;
   }
 
-  requeue(
-    id: string,
-    attempt: number,
-    now: number,
-    maxAttempts: number,
-    failError: string,
-    retention: RetentionPolicy,
-  ): JobRecord | undefined {
+  requeue(id: string, { attempt, now, maxAttempts, failError, retention }: RequeueOptions): JobRecord | undefined {
     if (attempt >= maxAttempts) {
       const job = this.row(this.st.finish, {
         id,

@@ -10,6 +10,7 @@ import type {
   JobLogLine,
   JobRecord,
   RecoveryReport,
+  RequeueOptions,
   RetentionPolicy,
   Store,
   WebhookAttempt,
@@ -158,15 +159,8 @@ export class SqliteStore implements Store {
     return this.write((c) => c.retry(id, now));
   }
 
-  requeue(
-    id: string,
-    attempt: number,
-    now: number,
-    maxAttempts: number,
-    failError: string,
-    retention: RetentionPolicy,
-  ): Promise<JobRecord | undefined> {
-    return this.write((c) => c.requeue(id, attempt, now, maxAttempts, failError, retention));
+  requeue(id: string, o: RequeueOptions): Promise<JobRecord | undefined> {
+    return this.write((c) => c.requeue(id, o));
   }
 
   setProgress(id: string, attempt: number, progress: unknown): Promise<boolean> {
