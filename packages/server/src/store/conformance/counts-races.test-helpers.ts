@@ -5,13 +5,13 @@ import {
   COMPLETE,
   FAIL,
   makeJob,
+  LOST,
   must,
   RETENTION,
   T0,
   TIME_OUT,
   useStore,
   type MakeStore,
-  LOST,
 } from './fixtures.test-helpers.js';
 
 /** Per-endpoint counts, and races between transitions that a store must resolve with one winner. */

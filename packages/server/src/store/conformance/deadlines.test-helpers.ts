@@ -5,6 +5,7 @@ import {
   FAIL,
   HOUR,
   ids,
+  LOST,
   must,
   NOTHING_DUE,
   RETENTION,
@@ -12,7 +13,6 @@ import {
   TIME_OUT,
   useStore,
   type MakeStore,
-  LOST,
 } from './fixtures.test-helpers.js';
 
 /** Leases, ttl expiry, purge and delete, and `due()`, which reports the jobs whose deadlines have passed. */

@@ -5,13 +5,13 @@ import {
   FAIL,
   ids,
   makeJob,
+  LOST,
   must,
   RETENTION,
   T0,
   TIME_OUT,
   useStore,
   type MakeStore,
-  LOST,
 } from './fixtures.test-helpers.js';
 
 /** Insert and get, claim, finish and cancel: the main path of a job and the records each step returns. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JOB_LOG_MAX_LINES, type JobLogLine } from '../types.js';
-import { COMPLETE, HOUR, must, RETENTION, T0, useStore, type MakeStore, LOST } from './fixtures.test-helpers.js';
+import { COMPLETE, HOUR, LOST, must, RETENTION, T0, useStore, type MakeStore } from './fixtures.test-helpers.js';
 
 const line = (message: string, o: Partial<JobLogLine> = {}): JobLogLine => ({
   at: T0 + 1_500,

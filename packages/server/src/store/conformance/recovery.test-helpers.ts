@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { COMPLETE, HOUR, must, T0, useStore, type MakeStore, LOST } from './fixtures.test-helpers.js';
+import { COMPLETE, HOUR, LOST, must, T0, useStore, type MakeStore } from './fixtures.test-helpers.js';
 
 /** Conditional delete (what a sweep found due, not what changed since) and restart recovery. */
 export function recoveryTests(makeStore: MakeStore): void {

@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import {
   COMPLETE,
   FAIL,
+  LOST,
   must,
   RETENTION,
   T0,
   TIME_OUT,
   useStore,
   type MakeStore,
-  LOST,
 } from './fixtures.test-helpers.js';
 
 /** Retry and requeue (new attempts of a job), and the progress and stream that belong to one attempt. */

@@ -4,13 +4,13 @@ import {
   COMPLETE,
   FAIL,
   makeJob,
+  LOST,
   must,
   RETENTION,
   T0,
   TIME_OUT,
   useStore,
   type MakeStore,
-  LOST,
 } from './fixtures.test-helpers.js';
 
 const HOOK = 'https://example.org/hook';

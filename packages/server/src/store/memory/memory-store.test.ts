@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from './memory-store.js';
-import { RETENTION, T0, makeJob, must, random, LOST } from '../conformance/fixtures.test-helpers.js';
+import { RETENTION, T0, makeJob, LOST, must, random } from '../conformance/fixtures.test-helpers.js';
 import { runStoreConformance } from '../conformance/index.test-helpers.js';
 import type { JobRecord } from '../types.js';
 
