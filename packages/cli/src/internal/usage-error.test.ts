@@ -5,7 +5,12 @@ describe('UsageError', () => {
   it('names the command whose --help to show and keeps the error it wraps as `cause`', () => {
     const inner = new SyntaxError('Unexpected token');
     const err = new UsageError('--port must be a number', 'dev', { cause: inner });
-    expect([err.name, err.message, err.command, err.cause]).toEqual(['UsageError', '--port must be a number', 'dev', inner]);
+    expect([err.name, err.message, err.command, err.cause]).toEqual([
+      'UsageError',
+      '--port must be a number',
+      'dev',
+      inner,
+    ]);
     expect(new UsageError('unknown command "x"').command).toBeUndefined();
   });
 

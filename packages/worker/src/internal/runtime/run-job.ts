@@ -11,14 +11,7 @@ import type { WorkerRuntimeOptions } from './runtime-types.js';
 export interface RunJobDeps {
   options: Pick<
     WorkerRuntimeOptions,
-    | 'handler'
-    | 'returnAggregateStream'
-    | 'inputSchema'
-    | 'retry'
-    | 'logFormat'
-    | 'tracer'
-    | 'workerId'
-    | 'endpointId'
+    'handler' | 'returnAggregateStream' | 'inputSchema' | 'retry' | 'logFormat' | 'tracer' | 'workerId' | 'endpointId'
   >;
   shipper: LogShipper;
   outputTarget: OutputTarget;
