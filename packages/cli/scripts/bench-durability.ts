@@ -52,7 +52,7 @@ async function serve(store: Store) {
     workerTokens: [TOKEN],
     endpoints: ['echo'],
     logger: silentLogger,
-    rateLimits: false,
+    rateLimits: { enabled: false },
   });
   const { url } = await server.listen({ port: 0 });
   return { server, url };

@@ -40,7 +40,7 @@ const models = {
   },
 };
 // Rate limits off: both routes share the echo endpoint's runsync window.
-await using s = await listening({ models, sweepIntervalMs: 1000, rateLimits: false });
+await using s = await listening({ models, sweepIntervalMs: 1000, rateLimits: { enabled: false } });
 const worker = await ScriptedWorker.connect(s.url, { concurrency: 64 });
 await worker.next('welcome');
 // Completes every assignment at once with an image-like output.

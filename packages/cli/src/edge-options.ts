@@ -72,5 +72,10 @@ export function edgeServerOptions(
       throw new UsageError(`${name} must be a positive whole number (got "${raw}")`, command);
     bounds[key] = Number(raw);
   }
-  return { webhooks: { allow, ...(secret ? { secret } : {}) }, rateLimits: limits !== 'off', ...files, ...bounds };
+  return {
+    webhooks: { allow, ...(secret ? { secret } : {}) },
+    rateLimits: { enabled: limits !== 'off' },
+    ...files,
+    ...bounds,
+  };
 }

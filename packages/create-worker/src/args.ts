@@ -30,7 +30,7 @@ export interface Args {
 
 /**
  * A bad flag or value: printed with a pointer to --help, exit code 2. The same concept as `UsageError` in
- * `@berth/protocol`, kept here because create-worker has no dependencies (`npx create-worker` fetches one package).
+ * `@berth/cli`, kept here because create-worker has no dependencies (`npx create-worker` fetches one package).
  */
 export class UsageError extends Error {
   override readonly name = 'UsageError';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BerthError, ERROR_STATUS, WS_ERROR_CODES, toErrorBody, type ErrorCode } from './errors.js';
-import { ConfigError, UsageError } from './user-errors.js';
+import { ConfigError } from './user-errors.js';
 
 const CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
 
@@ -82,7 +82,7 @@ describe('toErrorBody', () => {
 });
 
 describe('cause', () => {
-  it('BerthError, ConfigError and UsageError keep the error they wrap as `cause`, and never send it', () => {
+  it('BerthError and ConfigError keep the error they wrap as `cause`, and never send it', () => {
     const inner = new SyntaxError('Unexpected token');
     const err = new BerthError('invalid_json', 'request body is not valid JSON', undefined, { cause: inner });
     expect(err.cause).toBe(inner);
@@ -94,6 +94,5 @@ describe('cause', () => {
     expect('cause' in new BerthError('invalid_request', 'x')).toBe(false);
     expect(new ConfigError('bad config', { file: 'berth.config.json', cause: inner }).cause).toBe(inner);
     expect(new ConfigError('bad config', { cause: undefined })).toHaveProperty('cause', undefined);
-    expect(new UsageError('bad flag', 'dev', { cause: inner }).cause).toBe(inner);
   });
 });

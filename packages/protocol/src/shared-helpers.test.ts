@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeValue } from './describe-value.js';
 import { formatLogFields, isLogLevel, LOG_LEVEL_RANK, LOG_LEVELS } from './log.js';
-import { ConfigError, UsageError } from './user-errors.js';
+import { ConfigError } from './user-errors.js';
 
 describe('log levels', () => {
   it('ranks every level in list order, silent last', () => {
@@ -35,16 +35,11 @@ describe('describeValue', () => {
   });
 });
 
-describe('ConfigError and UsageError', () => {
+describe('ConfigError', () => {
   it('lists the problems under the message and keeps the file', () => {
     const err = new ConfigError('invalid config file a.json', { file: 'a.json', problems: ['endpoints.x: bad'] });
     expect(err.message).toBe('invalid config file a.json\n  - endpoints.x: bad');
     expect([err.name, err.file, err.problems]).toEqual(['ConfigError', 'a.json', ['endpoints.x: bad']]);
     expect(new ConfigError('BERTH_CONCURRENCY bad').message).toBe('BERTH_CONCURRENCY bad');
-  });
-
-  it('UsageError names the command whose --help to show', () => {
-    const err = new UsageError('--port must be a number', 'dev');
-    expect([err.name, err.message, err.command]).toEqual(['UsageError', '--port must be a number', 'dev']);
   });
 });

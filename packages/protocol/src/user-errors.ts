@@ -1,5 +1,6 @@
-// Errors a person fixes by changing what they wrote (options, environment, config file, command line). Both are
-// reported as their message alone, never with a stack: `berth` exits with code 2, the worker with code 1.
+// Errors a person fixes by changing what they wrote (options, environment, config file). Reported as the message
+// alone, never with a stack: `berth` exits with code 2, the worker with code 1. (A bad command line is the CLI's
+// own `UsageError`, in @berth/cli.)
 
 import { BerthError } from './errors.js';
 
@@ -27,21 +28,5 @@ export class ConfigError extends BerthError {
     );
     this.file = options.file;
     this.problems = problems;
-  }
-}
-
-/**
- * A mistake in how a command was invoked (unknown command or flag, bad flag value); printed with a pointer to
- * `--help`, exit code 2.
- *
- * @example throw new UsageError('--port must be a number from 0 to 65535 (got "x")', 'dev');
- */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-  /** The command whose `--help` the message should point to, if any. */
-  readonly command: string | undefined;
-  constructor(message: string, command?: string, options?: ErrorOptions) {
-    super(message, options);
-    this.command = command;
   }
 }

@@ -80,7 +80,7 @@ async function measure(v: Variant): Promise<number> {
     logger: silentLogger,
     sweepIntervalMs: 0,
     store: new MemoryStore(),
-    rateLimits: v.limits ? { base: { status: 1e12 } } : false,
+    rateLimits: v.limits ? { base: { status: 1e12 } } : { enabled: false },
   });
   const { port } = await server.listen({ port: 0 });
   const id = (

@@ -28,7 +28,7 @@ async function child(unbounded: boolean): Promise<void> {
     workerTokens: [TOKEN],
     endpoints: ['echo'],
     logger: silentLogger,
-    rateLimits: false,
+    rateLimits: { enabled: false },
     ...(unbounded ? { maxBodyBytesInFlight: Number.MAX_SAFE_INTEGER, maxWorkerFrameBytes: 64 * MB } : {}),
   });
   const { port } = await server.listen({ port: 0 });

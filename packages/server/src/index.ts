@@ -1,6 +1,7 @@
 // The root of `@berth/server`: what a program embedding a control plane needs. The stores are subpath exports
 // (`@berth/server/memory`, `/sqlite`, `/postgres`) so their drivers (optional peer dependencies) load only when
-// used; test helpers are in `@berth/server/testing`. Everything else is internal.
+// used; the test clock is in `@berth/server/testing`. Each name comes from one entry point; everything else is
+// internal.
 export { createServer, type BerthServer, type ListenOptions } from './server.js';
 export type { SweepReport } from './jobs/deadline-sweep.js';
 export type { ColdStartPhase, StartFailure } from './metrics/scaler-metrics.js';

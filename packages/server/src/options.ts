@@ -100,10 +100,11 @@ export interface ServerOptions {
    */
   cluster?: ClusterBus | false;
   /**
-   * Per key x endpoint x operation limits in fixed 10 s windows (`docs/rate-limits.md`). `false` turns them off.
-   * CLI: `BERTH_RATE_LIMITS=off`. Default: on, with the limits of docs/rate-limits.md and 50 per running worker.
+   * Per key x endpoint x operation limits in fixed 10 s windows (`docs/rate-limits.md`). `{ enabled: false }`
+   * turns them off (a boolean is refused with a `ConfigError` naming that form). CLI: `BERTH_RATE_LIMITS=off`.
+   * Default: on, with the limits of docs/rate-limits.md and 50 per running worker.
    */
-  rateLimits?: RateLimitOptions | boolean;
+  rateLimits?: RateLimitOptions;
   /** Webhook delivery: signing secret, retries, allowed address kinds (`docs/webhooks.md`). Default: see `WebhookOptions`. */
   webhooks?: WebhookOptions;
   /** How long clients may take to send a request: headers 20 s, whole request 300 s, keep-alive 65 s (`HttpTimeouts`). */

@@ -10,8 +10,9 @@ import type { Logger } from './logger.js';
 export type JobInput = Record<string, unknown>;
 
 /**
- * What a handler receives. The runtime passes the same object as both arguments, so `handler(job)` (RunPod
- * style) and `handler(job, ctx)` see the same fields.
+ * What a handler receives: its one argument, `handler(job)` (RunPod style). Everything about the job is on it:
+ * input, id, attempt, cancellation `signal`, `progress`, `log`, `trace`. (For compatibility the runtime also passes
+ * the same object as a second argument; that form is deprecated: see `JobContext`.)
  *
  * @example
  * const handler = async (job: Job<{ prompt: string }>) => {
@@ -54,9 +55,10 @@ export interface Job<I = JobInput> {
 }
 
 /**
- * Same object as `Job`; the name used for a handler's second argument.
+ * The type of a handler's second argument, which is the very same object as the first (`ctx === job`). Kept so
+ * handlers written as `(job, ctx) => ...` still compile and run; it will be removed in a future major version.
  *
- * @example const handler: Handler = (job, ctx) => { ctx.log.info('started'); return job.input; };
+ * @deprecated Use the first argument: `(job) => { job.log.info('started'); return job.input; }`. `ctx` is `job`.
  */
 export type JobContext<I = JobInput> = Job<I>;
 
@@ -92,4 +94,8 @@ export type HandlerResult<O = unknown> =
  * };
  * const length: Handler<{ text: string }, { length: number }> = (job) => ({ length: job.input.text.length });
  */
-export type Handler<I = any, O = unknown> = (job: Job<I>, ctx: JobContext<I>) => HandlerResult<O>;
+export type Handler<I = any, O = unknown> = (
+  job: Job<I>,
+  /** @deprecated The same object as `job` (kept for handlers written as `(job, ctx) => ...`); use `job`. */
+  ctx: Job<I>,
+) => HandlerResult<O>;

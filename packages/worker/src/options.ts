@@ -144,8 +144,6 @@ export interface ResolvedStartOptions {
   workerId: string;
   /** Undefined when `BERTH_URL` is not set (local mode). */
   connection: ResolvedConnection | undefined;
-  /** Forward what handlers log to the control plane (`GET /v2/<ep>/logs/<job_id>`). Always true from `start()`. */
-  forwardLogs: boolean;
   /** Connection and shutdown timings no option sets (tests shorten them). */
   timings: RuntimeTimings;
 }
@@ -247,7 +245,6 @@ export function resolveStartOptions(options: StartOptions, env: NodeJS.ProcessEn
     batcher,
     workerId: workerIdEnv ?? defaultWorkerId(),
     connection: resolveConnection(env),
-    forwardLogs: true,
     timings: DEFAULT_TIMINGS,
   };
 }

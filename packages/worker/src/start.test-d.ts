@@ -22,6 +22,7 @@ function inputIsInferredFromTheSchema(): void {
 
 function orderOfPropertiesDoesNotMatter(): void {
   start({
+    // The deprecated second argument (the same object as `job`) still gets the inferred input type.
     handler: async function* (job, ctx) {
       expectTypeOf(job.input.times).toEqualTypeOf<number>();
       expectTypeOf(ctx.input.name).toEqualTypeOf<string>();

@@ -106,8 +106,8 @@ describe('berth keys', () => {
 
 describe('edgeServerOptions', () => {
   it('dev allows loopback webhooks by default, serve nothing; env overrides; off switch; bad values are usage errors', () => {
-    expect(edgeServerOptions({}, 'dev')).toEqual({ webhooks: { allow: ['loopback'] }, rateLimits: true });
-    expect(edgeServerOptions({}, 'serve')).toEqual({ webhooks: { allow: [] }, rateLimits: true });
+    expect(edgeServerOptions({}, 'dev')).toEqual({ webhooks: { allow: ['loopback'] }, rateLimits: { enabled: true } });
+    expect(edgeServerOptions({}, 'serve')).toEqual({ webhooks: { allow: [] }, rateLimits: { enabled: true } });
     const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
     expect(
       edgeServerOptions(
@@ -116,7 +116,7 @@ describe('edgeServerOptions', () => {
       ),
     ).toEqual({
       webhooks: { allow: ['private', 'loopback'], secret },
-      rateLimits: false,
+      rateLimits: { enabled: false },
     });
     expect(edgeServerOptions({ BERTH_WEBHOOK_ALLOW: 'none' }, 'dev').webhooks).toEqual({ allow: [] });
     expect(() => edgeServerOptions({ BERTH_WEBHOOK_ALLOW: 'everything' }, 'dev')).toThrow(/BERTH_WEBHOOK_ALLOW/);

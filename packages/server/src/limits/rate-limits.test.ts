@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.js';
+import { ConfigError } from '../errors.js';
+import { resolveServerOptions } from '../options.js';
 import { API_KEY, ScriptedWorker, call, listening, testServer, until } from '../testing.test-helpers.js';
 import type { BerthServer } from '../server.js';
 import { FixedWindowCounter } from './fixed-window.js';
@@ -126,10 +128,28 @@ describe('rate limits through the API', () => {
     expect(hits()).toBe(10);
   });
 
-  it('off switch: rateLimits false lets everything through', async () => {
-    const s = testServer({ clock: new ManualClock(WINDOW_START), rateLimits: false });
+  it('off switch: rateLimits { enabled: false } lets everything through', async () => {
+    const s = testServer({ clock: new ManualClock(WINDOW_START), rateLimits: { enabled: false } });
     expect(await allowed(s, '/v2/echo/purge-queue', 30, 'POST')).toBe(30);
     await s.close({ drainMs: 0 });
+  });
+
+  it('takes one form, an object: the old boolean form is refused with a ConfigError naming its equivalent', () => {
+    for (const enabled of [true, false]) {
+      let err: unknown;
+      try {
+        resolveServerOptions({ rateLimits: enabled as never });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(ConfigError);
+      expect(err).toMatchObject({
+        code: 'invalid_request',
+        message: `option rateLimits must be an object: write rateLimits: { enabled: ${enabled} } (got ${enabled})`,
+      });
+    }
+    expect(resolveRateLimits({ enabled: false }).enabled).toBe(false);
+    expect(resolveRateLimits({}).enabled).toBe(true);
   });
 
   it('bad options name the option', () => {
@@ -138,6 +158,8 @@ describe('rate limits through the API', () => {
     );
     expect(() => resolveRateLimits({ perWorker: -1 })).toThrow(/rateLimits.perWorker/);
     expect(() => resolveRateLimits({ base: { run: 1.5 } })).toThrow(/rateLimits.base.run/);
+    expect(() => resolveRateLimits({ enabled: 'no' as never })).toThrow(/rateLimits.enabled must be true or false/);
+    expect(() => resolveRateLimits('off' as never)).toThrow(/rateLimits must be an object .*\(got "off"\)/);
     expect(resolveRateLimits(undefined).base).toMatchObject({
       runsync: 2000,
       run: 1000,

@@ -186,7 +186,7 @@ describe('webhooks to a real receiver', () => {
 
   it('a burst of deliveries to a slow receiver is bounded to 64 attempts in flight, and all arrive', async () => {
     await using rx = await webhookReceiver([{ status: 200, delayMs: 150 }]);
-    await using t = await listening({ webhooks: FAST, rateLimits: false }); // 150 cancels: over the cancel limit
+    await using t = await listening({ webhooks: FAST, rateLimits: { enabled: false } }); // 150 cancels: over the cancel limit
     const ids = await Promise.all(Array.from({ length: 150 }, () => submit(t.server, rx.url)));
     for (const id of ids) expect((await call(t.server, 'POST', `/v2/echo/cancel/${id}`)).status).toBe(200);
     await rx.count(150, 15_000);

@@ -1,4 +1,5 @@
-import { sendCoalesced, type HelloMessage, type ServerMessage, type WorkerMessage } from '@berth/protocol';
+import type { HelloMessage, ServerMessage, WorkerMessage } from '@berth/protocol';
+import { sendCoalesced } from '@berth/protocol/internal';
 
 /** What a session needs of its connection: a `ws` WebSocket (pull sessions, `../pull/`, override the methods that use it). */
 export interface SessionSocket {

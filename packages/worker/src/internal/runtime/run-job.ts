@@ -11,15 +11,7 @@ import type { WorkerRuntimeOptions } from './runtime-types.js';
 export interface RunJobDeps {
   options: Pick<
     WorkerRuntimeOptions,
-    | 'handler'
-    | 'returnAggregateStream'
-    | 'inputSchema'
-    | 'retry'
-    | 'forwardLogs'
-    | 'logFormat'
-    | 'tracer'
-    | 'workerId'
-    | 'endpointId'
+    'handler' | 'returnAggregateStream' | 'inputSchema' | 'retry' | 'logFormat' | 'tracer' | 'workerId' | 'endpointId'
   >;
   shipper: LogShipper;
   outputTarget: OutputTarget;
@@ -27,15 +19,16 @@ export interface RunJobDeps {
 
 /**
  * Runs a queued job through the handler (with the retry policy) and records the result on its entry, which sends
- * it. The handler's lines (and a failure's stack) are stored with the job; the runtime's own lifecycle lines
- * (received, completed) stay local: the job object already has those times, and each would cost a write.
+ * it. The handler's lines (`job.log` and `console.*`, and a failure's stack) are always forwarded to the control
+ * plane and stored with the job (`GET /v2/<ep>/logs/<job_id>`); the runtime's own lifecycle lines (received,
+ * completed) stay local: the job object already has those times, and each would cost a write.
  */
 export async function runAssignedJob(entry: JobEntry, deps: RunJobDeps): Promise<void> {
   const { options, shipper } = deps;
   entry.state = 'running';
   const started = Date.now();
   const { id, attempt } = entry.spec;
-  const handlerLog = options.forwardLogs ? shipper.wrap(entry.log, id, attempt) : entry.log;
+  const handlerLog = shipper.wrap(entry.log, id, attempt);
   const execute = (span?: Span) =>
     executeWithRetry(
       {
@@ -57,16 +50,14 @@ export async function runAssignedJob(entry: JobEntry, deps: RunJobDeps): Promise
   const run = tracer
     ? () => withHandlerSpan(tracer, { ...entry.spec, traceparent: entry.traceparent }, options, execute)
     : execute;
-  const result = await (options.forwardLogs || json
-    ? withConsoleForwarding(
-        (level, message) => {
-          if (json) entry.log[level](message);
-          if (options.forwardLogs) shipper.add(id, attempt, level, message);
-        },
-        run,
-        json,
-      )
-    : run());
+  const result = await withConsoleForwarding(
+    (level, message) => {
+      if (json) entry.log[level](message);
+      shipper.add(id, attempt, level, message);
+    },
+    run,
+    json,
+  );
   shipper.flush(); // what the handler logged reaches the control plane before its result
   if (result.status === 'COMPLETED') entry.complete(result.output);
   else entry.fail(result.error, { aborted: result.status === 'CANCELLED' });

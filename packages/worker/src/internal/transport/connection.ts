@@ -2,13 +2,13 @@ import WebSocket from 'ws';
 import {
   PROTOCOL_VERSION,
   decodeServerMessage,
-  sendCoalesced,
   type HelloMessage,
   type ServerMessage,
   type WelcomeMessage,
   type WorkerMessage,
   type WsErrorCode,
 } from '@berth/protocol';
+import { sendCoalesced } from '@berth/protocol/internal';
 import type { Logger } from '../../logger.js';
 import { backoffDelay, type BackoffOptions } from './backoff.js';
 import { frameText } from './frame-limit.js';

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+
+// What other packages see (packages/protocol/dist, through package.json `exports`): `npm test` builds first. The
+// root is the wire contract plus the concepts every package shares; a new export is a decision, made here.
+describe('@berth/protocol package surface', () => {
+  it('the root exports the wire schemas, errors, limits, logging and tracing by name, and nothing internal', async () => {
+    const root = await import('@berth/protocol');
+    expect(Object.keys(root).sort()).toEqual([
+      'AssignMessage',
+      'BerthError',
+      'CancelMessage',
+      'ConfigError',
+      'ENDPOINT_ID_RE',
+      'ERROR_STATUS',
+      'ErrorBodySchema',
+      'ExecutionPolicy',
+      'HealthReplySchema',
+      'HelloMessage',
+      'JOB_ID_RE',
+      'JobObject',
+      'JobRequest',
+      'JobStatus',
+      'JobTokenRequest',
+      'LIMITS',
+      'LOG_FORMATS',
+      'LOG_LEVELS',
+      'LOG_LINES_PER_MESSAGE',
+      'LOG_MESSAGE_MAX_CHARS',
+      'LogLine',
+      'LogMessage',
+      'PROTOCOL_VERSION',
+      'PurgeReplySchema',
+      'RunReplySchema',
+      'S3Config',
+      'ScalingReplySchema',
+      'ServerMessage',
+      'StreamReplySchema',
+      'WORKER_ID_RE',
+      'WORKER_WS_PATH',
+      'WebhookEvent',
+      'WelcomeMessage',
+      'WorkerMessage',
+      'berthTracer',
+      'createLogger',
+      'decode',
+      'decodeJobRequest',
+      'decodeServerMessage',
+      'decodeWorkerMessage',
+      'describeValue',
+      'formatTraceparent',
+      'isLogFormat',
+      'isLogLevel',
+      'isTerminal',
+      'lineBatcher',
+      'parseJsonLogLine',
+      'parseTraceparent',
+      'prettyLine',
+      'runpodWorkerEnv',
+      'safeJson',
+      'silentLogger',
+      'startTracing',
+      'stopTracing',
+      'toErrorBody',
+    ]);
+    // Socket corking (reads ws's private `_socket`) and the CLI's UsageError are not part of the contract.
+    expect(root).not.toHaveProperty('sendCoalesced');
+    expect(root).not.toHaveProperty('UsageError');
+  });
+
+  it('socket corking is only in the internal subpath', async () => {
+    expect(Object.keys(await import('@berth/protocol/internal'))).toEqual(['sendCoalesced']);
+  });
+});
