@@ -97,7 +97,12 @@ writeFileSync(
   }),
 );
 const load0 = loadavg();
-const rows: Record<string, Record<number, Figures>> = { berthBatched: {}, berthUnbatched: {}, ipBatched: {}, ipSingle: {} };
+const rows: Record<string, Record<number, Figures>> = {
+  berthBatched: {},
+  berthUnbatched: {},
+  ipBatched: {},
+  ipSingle: {},
+};
 let sizes = '';
 try {
   await using berth = await startBerthDev({

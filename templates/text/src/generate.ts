@@ -27,7 +27,8 @@ export async function generateMany(
     sequences.map((s) => s.prompt),
     { padding: true },
   );
-  const eos = new Set([model.generation_config?.eos_token_id ?? model.config['eos_token_id']].flat().map(Number));
+  const config = model.config as unknown as Record<string, unknown>;
+  const eos = new Set([model.generation_config?.eos_token_id ?? config['eos_token_id']].flat().map(Number));
   const rows = sequences.map((s) => ({ seq: s, ids: [] as number[], sent: '', done: s.signal.aborted }));
 
   // Called with the prompts first, then with each step's new token of every row.

@@ -44,7 +44,7 @@ export function scoreItem(m: Pick<LoadedModel, 'tokenizer' | 'contextLength'>, i
  * @example start({ batch: { maxSize: 16, maxWaitMs: 5 }, inputSchema: ScoreInput, handler: createScoreHandler(loaded) });
  */
 export function createScoreHandler(m: Pick<LoadedModel, 'model' | 'tokenizer' | 'contextLength'>) {
-  const handler: BatchHandler<ScoreInput, ScoreOutput> = async (jobs: Job<ScoreInput>[]) => {
+  const handler = async (jobs: Job<ScoreInput>[]): Promise<(ScoreOutput | Error)[]> => {
     const outputs: (ScoreOutput | Error)[] = [];
     const picked: number[] = [];
     const items: ScoreItem[] = [];
@@ -65,7 +65,12 @@ export function createScoreHandler(m: Pick<LoadedModel, 'model' | 'tokenizer' | 
       const item = items[k]!;
       const logprob = r.tokenLogprobs.reduce((a, b) => a + b, 0);
       const tokens = r.tokenLogprobs.length;
-      const out: ScoreOutput = { tokens, logprob, mean_logprob: logprob / tokens, perplexity: Math.exp(-logprob / tokens) };
+      const out: ScoreOutput = {
+        tokens,
+        logprob,
+        mean_logprob: logprob / tokens,
+        perplexity: Math.exp(-logprob / tokens),
+      };
       if (job.input.token_logprobs) {
         const scored = item.ids.slice(item.ids.length - tokens);
         out.token_logprobs = scored.map((id, t) => ({
@@ -78,5 +83,5 @@ export function createScoreHandler(m: Pick<LoadedModel, 'model' | 'tokenizer' | 
     });
     return outputs;
   };
-  return handler;
+  return handler satisfies BatchHandler<ScoreInput, ScoreOutput>;
 }

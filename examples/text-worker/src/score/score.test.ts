@@ -63,7 +63,10 @@ describe('score (stories260K)', () => {
     const a = results[0]!.output as ScoreOutput;
     const [alone] = await scoreMany(m.model, [scoreItem(m, TEXTS[0]!)]);
     expect(a.tokens).toBe(alone!.tokenLogprobs.length);
-    expect(a.logprob).toBeCloseTo(alone!.tokenLogprobs.reduce((x, y) => x + y, 0), 4);
+    expect(a.logprob).toBeCloseTo(
+      alone!.tokenLogprobs.reduce((x, y) => x + y, 0),
+      4,
+    );
     expect(a.mean_logprob).toBeCloseTo(a.logprob / a.tokens, 10);
     expect(a.perplexity).toBeCloseTo(Math.exp(-a.mean_logprob), 10);
     expect(a.token_logprobs).toBeUndefined();
@@ -71,7 +74,9 @@ describe('score (stories260K)', () => {
     expect(b.token_logprobs!.map((t) => t.token).join('')).toBe('Tom');
     expect(b.token_logprobs!.reduce((x, t) => x + t.logprob, 0)).toBeCloseTo(b.logprob, 10);
     expect(results[2]!.error).toMatch(/^invalid_input: text: /);
-    expect(results[3]!.error).toMatch(/^context_length_exceeded: context and text are \d+ tokens; this model's context is 512 tokens$/);
+    expect(results[3]!.error).toMatch(
+      /^context_length_exceeded: context and text are \d+ tokens; this model's context is 512 tokens$/,
+    );
     expect(results[4]!.error).toMatch(/^invalid_input: .*extra/);
   });
 });
