@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runJob } from '@berth/worker/testing';
+import { runBatch, runJob } from '@berth/worker/testing';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { handler, type Input } from './handler.js';
+import { batchHandler, handler, type Input } from './handler.js';
 
 // The model comes from BERTH_MODELS_DIR (without it, the handler says to set it); in the Berth repository, from
 // ../shared/models next to the checkout when that folder is there.
@@ -31,4 +31,23 @@ describe('text handler', () => {
     expect(result.status).toBe('FAILED');
     expect(result.error).toMatch(/prompt/);
   });
+
+  it('a batch: each job streams the text its prompt gives alone; a bad input fails alone', async () => {
+    const inputs = [
+      { prompt: 'Once upon a time', max_new_tokens: 24 },
+      { prompt: 'Tom had a red ball', max_new_tokens: 8 },
+      { prompt: 'Lily and her mom went to the park to play. They saw', max_new_tokens: 16 },
+      { prompt: '' },
+    ];
+    const results = await runBatch(batchHandler, inputs);
+    expect(results.map((r) => r.status)).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED', 'FAILED']);
+    expect(results[3]!.error).toMatch(/^invalid_input: prompt: /);
+    for (const [i, input] of inputs.slice(0, 3).entries()) {
+      const alone = await runJob(handler, input);
+      const text = (chunks: unknown[]) => (chunks as { text: string }[]).map((c) => c.text).join('');
+      expect(text(results[i]!.chunks)).toBe(text(alone.chunks));
+      expect(text(results[i]!.chunks).length).toBeGreaterThan(0);
+      expect(results[i]!.output).toEqual(results[i]!.chunks);
+    }
+  }, 60_000);
 });
