@@ -1,3 +1,4 @@
+import PQueue from 'p-queue';
 import { LIMITS, type AssignMessage } from '@berth/protocol';
 import type { Logger } from '../../logger.js';
 import { errorMessage } from '../execute/error-message.js';
@@ -24,19 +25,24 @@ export interface AssignmentDeps {
   isDraining: () => boolean;
 }
 
+// A/B ONLY (temporary, deleted after the measurement): BERTH_AB_QUEUE=fifo runs the hand FIFO instead of p-queue.
+const AB_FIFO = process.env['BERTH_AB_QUEUE'] === 'fifo';
+
 /**
- * Takes `job.assign` messages into the job table and runs them through a queue bounded by the concurrency, which
- * `concurrencyModifier` may change after each job (0 takes no new jobs; the queue keeps one slot). The queue is a
- * plain FIFO with a running count: a job costs one promise chain, not a general-purpose queue's bookkeeping.
+ * Takes `job.assign` messages into the job table and runs them through a p-queue bounded by the concurrency, which
+ * `concurrencyModifier` may change after each job (0 takes no new jobs; the queue keeps one slot). `onIdle()` is
+ * the graceful drain's wait: every queued and running job has finished.
  */
 export class Assignment {
   private current: number;
+  private readonly queue: PQueue;
   private running = 0;
   private waiting: JobEntry[] = [];
   private head = 0;
 
   constructor(private readonly deps: AssignmentDeps) {
     this.current = deps.concurrency;
+    this.queue = new PQueue({ concurrency: Math.max(1, deps.concurrency) });
   }
 
   get concurrency(): number {
@@ -59,14 +65,26 @@ export class Assignment {
     );
     table.add(entry);
     entry.log.info('job received');
-    this.waiting.push(entry);
-    this.pump();
+    if (AB_FIFO) {
+      this.waiting.push(entry);
+      this.pump();
+      return;
+    }
+    this.queue
+      .add(() => this.runQueued(entry))
+      .catch((err: unknown) => entry.log.error('runtime error', { error: errorMessage(err) }));
   }
 
   /** Drops jobs not yet started (the runtime stopped). */
   clear(): void {
+    this.queue.clear();
     this.waiting = [];
     this.head = 0;
+  }
+
+  /** Resolves once no job is queued or running. */
+  onIdle(): Promise<void> {
+    return this.queue.onIdle();
   }
 
   /** Starts queued jobs while a slot is free. */
@@ -118,6 +136,7 @@ export class Assignment {
     log.info('concurrency changed', { from: concurrency, to: next });
     this.current = next;
     if (!this.deps.isDraining()) this.deps.send({ type: 'concurrency', concurrency: next });
-    this.pump(); // a raised concurrency starts queued jobs at once
+    this.queue.concurrency = Math.max(1, next); // a raised concurrency starts queued jobs at once
+    if (AB_FIFO) this.pump();
   }
 }
