@@ -75,6 +75,11 @@ export class JobTable {
     else this.perId.delete(entry.spec.id);
   }
 
+  /** Resolves once no job is running or queued. */
+  untilIdle(): Promise<void> {
+    return this.waiters.until(() => this.active === 0);
+  }
+
   /** Resolves once every result is delivered. */
   untilEmpty(): Promise<void> {
     return this.waiters.until(() => this.entries.size === 0);

@@ -70,7 +70,6 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
     closeConnection: (o) => conn.close(o),
     endServerDrain: () => serverDrain.end({ recycle: false }),
     clearQueue: () => assignment.clear(),
-    untilIdle: () => assignment.onIdle(),
     drainTimeoutMs: options.drainTimeoutMs,
     abortGraceMs: options.timings.abortGraceMs,
   });

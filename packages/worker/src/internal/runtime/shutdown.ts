@@ -15,8 +15,6 @@ export interface ShutdownDeps {
   endServerDrain: () => void;
   /** Drops queued jobs not yet started. */
   clearQueue: () => void;
-  /** Resolves once no job is queued or running (the job queue's `onIdle`). */
-  untilIdle: () => Promise<void>;
   drainTimeoutMs: number;
   abortGraceMs: number;
 }
@@ -72,7 +70,7 @@ export class Shutdown {
     const forced = new Promise<void>((resolve) => (this.forceShutdown = resolve));
     this.deps.send({ type: 'draining' });
     log.info('draining: finishing running jobs before exit', { active: table.active, timeoutMs });
-    await raceTimeout(Promise.race([this.deps.untilIdle(), forced]), timeoutMs);
+    await raceTimeout(Promise.race([table.untilIdle(), forced]), timeoutMs);
     if (table.active > 0) {
       // Handed back at once (requeued by the control plane), not after the handlers return: the platform's
       // SIGKILL may be close. Handlers see their AbortSignal; the process exits once the results are acked.
