@@ -2,7 +2,8 @@
 // keeping the process alive or changing anything else:
 // - 'heap': the heap after a full GC ({ heapUsed, rss });
 // - 'stall-start' / 'stall-stop': the longest event-loop stall between the two (perf_hooks
-//   monitorEventLoopDelay at 1 ms resolution), answered as { stallMs } to 'stall-stop'.
+//   monitorEventLoopDelay at 1 ms resolution), answered as { stallMs } to 'stall-stop';
+// - 'cpu': the process's CPU time so far, user + system, microsecond resolution (process.cpuUsage) as { cpuMs }.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 if (process.send) {
@@ -13,6 +14,9 @@ if (process.send) {
       globalThis.gc?.();
       const { heapUsed, rss } = process.memoryUsage();
       process.send({ heapUsed, rss });
+    } else if (m === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      process.send({ cpuMs: (user + system) / 1000 });
     } else if (m === 'stall-start') {
       h?.disable();
       h = monitorEventLoopDelay({ resolution: 1 });
@@ -24,5 +28,6 @@ if (process.send) {
       h = undefined;
     }
   });
-  process.channel?.unref();
+  // A held worker (BENCH_HOLD=1, bench/worker-ab.ts) waits on the channel for 'go': an unref'd channel would let it exit.
+  if (process.env.BENCH_HOLD !== '1') process.channel?.unref();
 }

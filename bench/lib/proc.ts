@@ -144,6 +144,9 @@ function ask(p: Proc, message: string, key: string, timeoutMs = 10_000): Promise
 /** Asks a process started with bench/lib/heap-probe.mjs for its heap after a full GC. */
 export const heapUsed = (p: Proc, timeoutMs = 10_000): Promise<number> => ask(p, 'heap', 'heapUsed', timeoutMs);
 
+/** CPU time (ms, user + system, µs resolution) of a process started with the probe (`/proc` counts 10 ms ticks). */
+export const cpuUsageMs = (p: Proc): Promise<number> => ask(p, 'cpu', 'cpuMs');
+
 /** Starts measuring the longest event-loop stall in a process started with the probe; resolves once it has. */
 export const stallStart = async (p: Proc): Promise<void> => void (await ask(p, 'stall-start', 'stallStarted'));
 

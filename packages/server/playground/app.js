@@ -1,6 +1,7 @@
+// @ts-check
 // The playground page: picks an endpoint or public model from the catalog, builds its input form, runs jobs through
 // /run (following status and stream) or /runsync, shows the output, code snippets and the endpoint's jobs.
-import { api, getKey, route, setKey, takeKeyFromFragment } from './api.js';
+import { api, ApiError, getKey, route, setKey, takeKeyFromFragment } from './api.js';
 import { $, errorText, show } from './dom.js';
 import { createInputForm } from './form.js';
 import { loadHealth, loadJobs, showJob } from './jobs.js';
@@ -9,6 +10,24 @@ import { mountRunner, openJob } from './run.js';
 import { copyText, LANGUAGES, snippets } from './snippets.js';
 import { problemText } from './validate.js';
 
+/**
+ * An endpoint or public model the picker offers.
+ *
+ * @typedef {object} Target
+ * @property {string} key `ep:<id>` or `model:<slug>`
+ * @property {string} label
+ * @property {string} id the endpoint id or model slug (the route's target)
+ * @property {string} endpoint the endpoint that serves it
+ * @property {boolean} stream
+ * @property {import('./validate.js').JsonSchema | undefined} schema
+ * @property {boolean} priced
+ * @property {any} info the catalog entry
+ */
+
+/**
+ * @type {{ targets: Map<string, Target>, streams: Map<string, boolean>, target: Target | undefined,
+ *   form: import('./form.js').InputForm | undefined, lang: string }}
+ */
 const state = {
   targets: new Map(),
   streams: new Map(),
@@ -16,14 +35,19 @@ const state = {
   form: undefined,
   lang: sessionStorage.getItem('berth.lang') ?? 'curl',
 };
+/** The form of the picked target (there is one once a target is picked). */
+const form = () => /** @type {import('./form.js').InputForm} */ (state.form);
+/** The picked target (inputs change and jobs run only once one is picked). */
+const target = () => /** @type {Target} */ (state.target);
 
 // --- API key ---------------------------------------------------------------------------------------------------
 takeKeyFromFragment();
 const keyStatus = () => ($('key-status').textContent = getKey() ? 'Checking the key…' : 'No key yet.');
 $('key-form').addEventListener('submit', (e) => {
   e.preventDefault();
-  setKey($('api-key').value.trim());
-  $('api-key').value = '';
+  const keyField = /** @type {HTMLInputElement} */ ($('api-key'));
+  setKey(keyField.value.trim());
+  keyField.value = '';
   show('page-error'); // the last key's error is stale now; loadCatalog says how this one fares
   keyStatus();
   void loadCatalog(); // the Run buttons are wired once, below: wiring them per key doubled every job
@@ -39,25 +63,29 @@ async function loadCatalog() {
   if (!getKey())
     return show('page-error', 'Enter the API key (berth dev prints it), or open this page as /#key=<your key>.');
   const load = ++catalogLoads;
+  /** @type {any} */
   let catalog;
   try {
     catalog = await api('/v2/_berth/catalog');
     if (load !== catalogLoads) return;
   } catch (err) {
     if (load !== catalogLoads) return;
-    if (err.status === 401) $('key-status').textContent = 'Key refused (401): paste another one.';
-    return show(
-      'page-error',
-      `Could not load endpoints: ${errorText(err)}${err.status === 401 ? ' (check the API key)' : ''}`,
-    );
+    const refused = err instanceof ApiError && err.status === 401;
+    if (refused) $('key-status').textContent = 'Key refused (401): paste another one.';
+    return show('page-error', `Could not load endpoints: ${errorText(err)}${refused ? ' (check the API key)' : ''}`);
   }
   show('page-error');
   $('key-status').textContent = 'Key accepted for this tab.';
-  const select = $('target');
+  const select = /** @type {HTMLSelectElement} */ ($('target'));
   select.replaceChildren();
   state.targets.clear();
-  const streams = new Map(catalog.endpoints.map((e) => [e.id, e.stream]));
+  /** @type {Map<string, boolean>} */
+  const streams = new Map(catalog.endpoints.map((/** @type {any} */ e) => [e.id, e.stream]));
   state.streams = streams;
+  /**
+   * @param {string} label
+   * @param {Target[]} items
+   */
   const group = (label, items) => {
     if (!items.length) return;
     const g = document.createElement('optgroup');
@@ -70,7 +98,7 @@ async function loadCatalog() {
   };
   group(
     'Endpoints',
-    catalog.endpoints.map((e) => ({
+    catalog.endpoints.map((/** @type {any} */ e) => ({
       key: `ep:${e.id}`,
       label: e.id,
       id: e.id,
@@ -83,7 +111,7 @@ async function loadCatalog() {
   );
   group(
     'Public models',
-    (catalog.models ?? []).map((m) => ({
+    (catalog.models ?? []).map((/** @type {any} */ m) => ({
       key: `model:${m.slug}`,
       label: `${m.slug} (${m.kind})`,
       id: m.slug,
@@ -100,7 +128,7 @@ async function loadCatalog() {
 }
 
 function selectTarget() {
-  const t = state.targets.get($('target').value);
+  const t = state.targets.get(/** @type {HTMLSelectElement} */ ($('target')).value);
   if (!t) return;
   state.target = t;
   sessionStorage.setItem('berth.target', t.key);
@@ -128,7 +156,11 @@ function selectTarget() {
 }
 $('target').addEventListener('change', selectTarget);
 
-/** Why there is no form: its connected workers announce none, or none has connected yet to announce one. */
+/**
+ * Why there is no form: its connected workers announce none, or none has connected yet to announce one.
+ *
+ * @param {Partial<Record<string, number>> | undefined} workers
+ */
 function noSchemaText(workers) {
   const up = workers ? (workers.idle ?? 0) + (workers.running ?? 0) + (workers.throttled ?? 0) : 0;
   return up > 0
@@ -137,29 +169,30 @@ function noSchemaText(workers) {
 }
 
 // --- Input changes: snippets and the cost estimate -------------------------------------------------------------
+/** @type {ReturnType<typeof setTimeout> | undefined} */
 let estimateTimer;
 let estimateSeq = 0;
 function onInputChange() {
   let input;
   try {
-    input = state.form.read();
+    input = form().read();
   } catch {
     return; // the form shows the JSON error; keep the last snippets
   }
   try {
-    sessionStorage.setItem(`berth.input.${state.target.key}`, JSON.stringify(input));
+    sessionStorage.setItem(`berth.input.${target().key}`, JSON.stringify(input));
   } catch {
     // over the storage quota (a large inline input): just not remembered
   }
   renderSnippets(input);
   clearTimeout(estimateTimer);
-  const problems = state.form.check(); // also clears the marks of fields fixed since a refused Run
-  if (!state.target.priced) return show('estimate');
+  const problems = form().check(); // also clears the marks of fields fixed since a refused Run
+  if (!target().priced) return show('estimate');
   if (problems.length) return show('estimate', `No estimate until the input is valid: ${problemText(problems)}`);
   estimateTimer = setTimeout(async () => {
     const seq = ++estimateSeq;
     try {
-      const { cost } = await api(route(state.target.id, 'estimate'), { method: 'POST', body: { input } });
+      const { cost } = await api(route(target().id, 'estimate'), { method: 'POST', body: { input } });
       if (seq === estimateSeq) show('estimate', `Estimated cost: ${cost}`);
     } catch (err) {
       if (seq === estimateSeq) show('estimate', `No estimate: ${errorText(err)}`);
@@ -167,8 +200,9 @@ function onInputChange() {
   }, 350);
 }
 
+/** @param {unknown} input */
 function renderSnippets(input) {
-  const code = snippets(state.lang, location.origin, state.target.id, input);
+  const code = snippets(state.lang, location.origin, target().id, input);
   $('snippet-run').textContent = code.run;
   $('snippet-runsync').textContent = code.runsync;
 }
@@ -186,9 +220,10 @@ for (const [lang, label] of LANGUAGES) {
   $('snippet-langs').append(b);
 }
 for (const button of document.querySelectorAll('button.copy')) {
+  if (!(button instanceof HTMLButtonElement)) continue;
   button.addEventListener('click', async () => {
     const pre = $(`snippet-${button.dataset.snippet}`);
-    const ok = await copyText(pre.textContent, pre);
+    const ok = await copyText(pre.textContent ?? '', pre);
     $('copy-status').textContent = ok
       ? `Copied the /${button.dataset.snippet} code.`
       : 'Selected: press Ctrl+C (or Cmd+C) to copy.';
@@ -203,7 +238,8 @@ async function refreshJobs() {
     await Promise.all([
       loadHealth(t.endpoint, $('health')).then((h) => maybeLoadSchema(t, h)),
       loadJobs(t.endpoint, $('jobs'), (job) => {
-        const open = (j) => openJob({ id: t.endpoint, stream: state.streams.get(t.endpoint) === true }, j);
+        const open = (/** @type {import('./run.js').Job & { id: string }} */ j) =>
+          openJob({ id: t.endpoint, stream: state.streams.get(t.endpoint) === true }, j);
         showJob(t.endpoint, job.id, $('job-detail'), open).catch((err) => show('jobs-error', errorText(err)));
       }),
     ]);
@@ -216,13 +252,18 @@ $('refresh-jobs').addEventListener('click', () => void refreshJobs());
 
 // An endpoint that scales from zero has no schema until a worker connects: once health shows one, ask the catalog
 // again (at most every 10 s) and build the form, keeping the input typed so far.
+/** @type {Map<string, number>} */
 const schemaAsked = new Map();
+/**
+ * @param {Target} t
+ * @param {any} health
+ */
 async function maybeLoadSchema(t, health) {
   const w = health?.workers ?? {};
   const up = (w.idle ?? 0) + (w.running ?? 0) + (w.ready ?? 0) + (w.throttled ?? 0);
   if (t.schema || t.info.slug || up === 0 || Date.now() - (schemaAsked.get(t.key) ?? 0) < 10_000) return;
   schemaAsked.set(t.key, Date.now());
-  const found = (await api('/v2/_berth/catalog')).endpoints.find((e) => e.id === t.id);
+  const found = (await api('/v2/_berth/catalog')).endpoints.find((/** @type {any} */ e) => e.id === t.id);
   if (!found?.inputSchema || state.target !== t) return;
   Object.assign(t, { schema: found.inputSchema, info: found });
   selectTarget();
@@ -233,8 +274,8 @@ setInterval(() => {
 
 mountRunner({
   target: () => state.target,
-  input: () => state.form.read(),
-  problems: (mark) => state.form.check(mark),
+  input: () => form().read(),
+  problems: (mark) => form().check(mark),
   settled: () => void refreshJobs(),
 });
 void loadCatalog();

@@ -1,7 +1,15 @@
+// @ts-check
 // Small time-series charts on a canvas for the Monitor view: lines over a time window, gaps where a value is
 // missing, a few grid lines, colours from the page's CSS variables (light and dark). No library.
 
-/** The smallest "nice" number (1, 2, 2.5, 5 x 10^n) at or above `v`; at least `floor`. */
+/** @typedef {(number | null)[]} Values a value per slot, null where there is none */
+
+/**
+ * The smallest "nice" number (1, 2, 2.5, 5 x 10^n) at or above `v`; at least `floor`.
+ *
+ * @param {number} v
+ * @param {number} [floor]
+ */
 export function niceCeil(v, floor = 1) {
   if (!(v > floor)) return floor;
   const p = 10 ** Math.floor(Math.log10(v));
@@ -9,7 +17,11 @@ export function niceCeil(v, floor = 1) {
   return 10 * p;
 }
 
-/** "850 ms", "1.2 s", "2 min" for a duration in ms. */
+/**
+ * "850 ms", "1.2 s", "2 min" for a duration in ms.
+ *
+ * @param {number | null | undefined} v
+ */
 export function formatMs(v) {
   if (v === null || v === undefined || Number.isNaN(v)) return '–';
   if (v < 1000) return `${Math.round(v)} ms`;
@@ -17,7 +29,11 @@ export function formatMs(v) {
   return `${Number((v / 60_000).toFixed(1))} min`;
 }
 
-/** A count or rate with at most two decimals ("12", "0.4", "1.25"). */
+/**
+ * A count or rate with at most two decimals ("12", "0.4", "1.25").
+ *
+ * @param {number | null | undefined} v
+ */
 export function formatNumber(v) {
   if (v === null || v === undefined || Number.isNaN(v)) return '–';
   return String(Number(v.toFixed(v >= 100 ? 0 : 2)));
@@ -26,29 +42,59 @@ export function formatNumber(v) {
 /**
  * Per-second rates from per-slot counts: each count over its slot's length, the last (partial) slot over the time
  * elapsed in it (at least 1 s, so a job in the slot's first moment does not read as a spike).
+ *
+ * @param {Values} counts
+ * @param {number[]} t slot start times (ms)
+ * @param {number} slotMs
+ * @param {number} now
+ * @returns {Values}
  */
 export function ratePerSecond(counts, t, slotMs, now) {
   return counts.map((n, i) => {
     if (n === null) return null;
-    const ms = i === counts.length - 1 ? Math.min(slotMs, Math.max(1000, now - t[i])) : slotMs;
+    const ms = i === counts.length - 1 ? Math.min(slotMs, Math.max(1000, now - /** @type {number} */ (t[i]))) : slotMs;
     return (n * 1000) / ms;
   });
 }
 
-/** The last value that is not null (the latest sample), or null. */
+/**
+ * The last value that is not null (the latest sample), or null.
+ *
+ * @param {(number | null | undefined)[]} values
+ * @returns {number | null}
+ */
 export function lastValue(values) {
-  for (let i = values.length - 1; i >= 0; i--) if (values[i] !== null && values[i] !== undefined) return values[i];
+  for (let i = values.length - 1; i >= 0; i--) {
+    const v = values[i];
+    if (v !== null && v !== undefined) return v;
+  }
   return null;
 }
 
+/** @param {number} ms */
 const clock = (ms) => new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+
+/**
+ * @typedef {object} ChartData
+ * @property {number[]} t slot start times (ms)
+ * @property {{ values: (number | null | undefined)[], color: string }[]} series
+ * @property {number} slotMs
+ * @property {number} from
+ * @property {number} now
+ * @property {(v: number) => string} [format] labels the y axis (default formatNumber)
+ * @property {number} [floor] the smallest top of the y axis (default 1)
+ */
 
 /**
  * Draws `series` ({values, color: CSS variable name}) against slot times `t` (slot starts; points at slot middles,
  * the last one at `now`) over [from, now]. `format` labels the y axis.
+ *
+ * @param {HTMLCanvasElement} canvas
+ * @param {ChartData} data
  */
 export function drawChart(canvas, { t, series, slotMs, from, now, format = formatNumber, floor = 1 }) {
   const css = getComputedStyle(canvas);
+  /** @param {string} name */
   const color = (name) => css.getPropertyValue(name).trim() || '#888';
   const dpr = window.devicePixelRatio || 1;
   const w = canvas.clientWidth;
@@ -57,6 +103,7 @@ export function drawChart(canvas, { t, series, slotMs, from, now, format = forma
   canvas.width = Math.round(w * dpr);
   canvas.height = Math.round(h * dpr);
   const g = canvas.getContext('2d');
+  if (!g) return;
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.clearRect(0, 0, w, h);
   const left = 58;
@@ -64,9 +111,11 @@ export function drawChart(canvas, { t, series, slotMs, from, now, format = forma
   const top = 8;
   const bottom = 20;
   let max = 0;
-  for (const s of series) for (const v of s.values) if (v !== null && v > max) max = v;
+  for (const s of series) for (const v of s.values) if (v !== null && v !== undefined && v > max) max = v;
   const ymax = niceCeil(max, floor);
+  /** @param {number} ms */
   const x = (ms) => left + ((ms - from) / Math.max(1, now - from)) * (w - left - right);
+  /** @param {number} v */
   const y = (v) => top + (1 - v / ymax) * (h - top - bottom);
   g.font = `11px ${css.fontFamily || 'system-ui'}`;
   g.lineWidth = 1;
@@ -99,7 +148,8 @@ export function drawChart(canvas, { t, series, slotMs, from, now, format = forma
   g.lineJoin = 'round';
   for (const s of series) {
     g.strokeStyle = g.fillStyle = color(s.color);
-    const at = (i) => x(Math.min(now, t[i] + slotMs / 2));
+    /** @param {number} i */
+    const at = (i) => x(Math.min(now, /** @type {number} */ (t[i]) + slotMs / 2));
     let open = false;
     g.beginPath();
     s.values.forEach((v, i) => {

@@ -1,20 +1,35 @@
+// @ts-check
 // The jobs view: recent jobs of an endpoint (GET /v2/<ep>/jobs), one job's object and logs (GET /v2/<ep>/logs/<id>),
 // and the endpoint's health (GET /v2/<ep>/health).
-import { api, route, withoutSecrets } from './api.js';
+import { api, messageOf, route, withoutSecrets } from './api.js';
+import { el } from './dom.js';
 
-const el = (tag, props = {}, children = []) => {
-  const e = Object.assign(document.createElement(tag), props);
-  e.append(...children);
-  return e;
-};
+/** @param {unknown} v */
 const ms = (v) => (typeof v === 'number' ? `${v} ms` : '–');
+/** @param {string} iso */
 const time = (iso) => {
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? '–' : d.toLocaleTimeString();
 };
 
-/** Fills `tbody` with a row per job; `onPick(job)` when a job's button is pressed. */
+/**
+ * A job as GET /v2/<ep>/jobs lists it.
+ *
+ * @typedef {{ id: string, status: string, createdAt: string, delayTime?: number, executionTime?: number,
+ *   workerId?: string, retries?: number }} JobRow
+ */
+
+/**
+ * Fills `tbody` with a row per job; `onPick(job)` when a job's button is pressed.
+ *
+ * @param {string} endpoint
+ * @param {HTMLElement} tbody
+ * @param {(job: JobRow) => void} onPick
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<JobRow[]>}
+ */
 export async function loadJobs(endpoint, tbody, onPick, signal) {
+  /** @type {{ jobs: JobRow[] }} */
   const { jobs } = await api(`${route(endpoint, 'jobs')}?limit=50`, { signal });
   tbody.replaceChildren(
     ...jobs.map((job) => {
@@ -40,11 +55,22 @@ export async function loadJobs(endpoint, tbody, onPick, signal) {
   return jobs;
 }
 
-/** Shows one job's object and its logs in `box`; its "Open in Result" button calls `onOpen(job)`. */
+/**
+ * Shows one job's object and its logs in `box`; its "Open in Result" button calls `onOpen(job)`.
+ *
+ * @param {string} endpoint
+ * @param {string} id
+ * @param {HTMLElement} box
+ * @param {(job: any) => void} onOpen
+ * @param {AbortSignal} [signal]
+ */
 export async function showJob(endpoint, id, box, onOpen, signal) {
+  const options = { signal };
+  /** @param {unknown} err */
+  const text = (err) => /** @type {{ text?: string }} */ (err).text ?? messageOf(err);
   const [job, logs] = await Promise.all([
-    api(route(endpoint, 'status', id), { signal }).catch((err) => ({ error: err.text ?? err.message })),
-    api(route(endpoint, 'logs', id), { signal }).catch((err) => ({ failed: err.text ?? err.message })),
+    api(route(endpoint, 'status', id), options).catch((err) => ({ error: text(err) })),
+    api(route(endpoint, 'logs', id), options).catch((err) => ({ failed: text(err) })),
   ]);
   const list = el('ol', { className: 'logs mono' });
   if (logs.failed) list.append(el('li', { className: 'error', textContent: `Could not read logs: ${logs.failed}` }));
@@ -72,9 +98,20 @@ export async function showJob(endpoint, id, box, onOpen, signal) {
   );
 }
 
-/** "idle 1 · running 0 · ..." for workers and jobs of a health answer. */
+/**
+ * "idle 1 · running 0 · ..." for workers and jobs of a health answer.
+ *
+ * @param {string} endpoint
+ * @param {HTMLElement} box
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<any>} the health answer
+ */
 export async function loadHealth(endpoint, box, signal) {
   const h = await api(route(endpoint, 'health'), { signal });
+  /**
+   * @param {string} title
+   * @param {Record<string, unknown> | undefined} obj
+   */
   const part = (title, obj) =>
     el('div', { className: 'health-part' }, [
       el('strong', { textContent: `${title}: ` }),

@@ -1,16 +1,41 @@
+// @ts-check
 // The Monitor view: an endpoint over the last 15 minutes or hour, from GET /v2/<ep>/monitor (the server's ring
 // buffer, 5 s slots; 5 min for a closer look): jobs per second, queue depth, delay and execution p50/p95, workers by state, cold starts.
 // Refreshed every 2.5 s while the tab is visible.
 import { api, route } from './api.js';
 import { drawChart, formatMs, formatNumber, lastValue, ratePerSecond } from './chart.js';
-import { $, errorText, show } from './dom.js';
+import { $, el, errorText, show } from './dom.js';
 
+/** @typedef {import('./chart.js').Values} Values */
+
+/**
+ * The answer of GET /v2/<ep>/monitor: per-slot series over the window, and totals over it.
+ *
+ * @typedef {object} MonitorAnswer
+ * @property {number} now
+ * @property {number} slotMs
+ * @property {number[]} t slot start times
+ * @property {Values} completed
+ * @property {Values} failed
+ * @property {Values} queue
+ * @property {Values} delayP50
+ * @property {Values} delayP95
+ * @property {Values} execP50
+ * @property {Values} execP95
+ * @property {Values} coldStarts
+ * @property {Record<string, Values>} workers
+ * @property {{ completed: number, failed: number, coldStarts: number, delayP50: number | null,
+ *   delayP95: number | null, execP50: number | null, execP95: number | null }} totals
+ */
+
+/** @type {[label: string, seconds: number][]} */
 const WINDOWS = [
   ['5 min', 300],
   ['15 min', 900],
   ['1 hour', 3600],
 ];
 const WORKERS = ['idle', 'running', 'starting', 'draining', 'unhealthy'];
+/** @type {{ id: string, title: string, series: [name: string, color: string][], ms?: boolean }[]} */
 const CHARTS = [
   {
     id: 'jobs',
@@ -53,18 +78,20 @@ const CHARTS = [
   { id: 'cold', title: 'Cold starts', series: [['cold starts', '--c-2']] },
 ];
 
-const el = (tag, props = {}, children = []) => {
-  const e = Object.assign(document.createElement(tag), props);
-  e.append(...children);
-  return e;
-};
-
-/** Builds the view in #monitor-charts and keeps it fresh for `endpoint()` (the picked target's endpoint). */
+/**
+ * Builds the view in #monitor-charts and keeps it fresh for `endpoint()` (the picked target's endpoint).
+ *
+ * @param {{ endpoint: () => string | undefined }} options
+ * @returns {{ refresh: () => Promise<void> }}
+ */
 export function mountMonitor({ endpoint }) {
   let windowS = Number(sessionStorage.getItem('berth.monitorWindow')) || 900;
+  /** @type {MonitorAnswer | undefined} */
   let last; // the last answer, redrawn on resize
   let seq = 0;
+  /** @type {Map<string, HTMLElement>} */
   const legends = new Map();
+  /** @type {Map<string, HTMLCanvasElement>} */
   const canvases = new Map();
   const buttons = WINDOWS.map(([label, s]) => {
     const b = el('button', { type: 'button', className: 'tab', textContent: label });
@@ -92,9 +119,14 @@ export function mountMonitor({ endpoint }) {
     }),
   );
 
-  /** "● completed 2.4/s" items, each value in a span with data-figure for tests and screen readers. */
+  /**
+   * "● completed 2.4/s" items, each value in a span with data-figure for tests and screen readers.
+   *
+   * @param {string} id
+   * @param {[name: string, value: string, color: string | undefined][]} items
+   */
   const legend = (id, items) =>
-    legends.get(id).replaceChildren(
+    legends.get(id)?.replaceChildren(
       ...items.map(([name, value, color]) => {
         const v = el('span', { className: 'figure', textContent: value });
         v.dataset.figure = `${id}.${name}`;
@@ -104,18 +136,28 @@ export function mountMonitor({ endpoint }) {
       }),
     );
 
+  /** @param {MonitorAnswer} m */
   function render(m) {
     const from = m.now - windowS * 1000;
     const common = { t: m.t, slotMs: m.slotMs, from, now: m.now };
     const span = windowS === 3600 ? '1 h' : `${windowS / 60} min`;
     const completed = ratePerSecond(m.completed, m.t, m.slotMs, m.now);
     const failed = ratePerSecond(m.failed, m.t, m.slotMs, m.now);
-    const color = (id, i) => CHARTS.find((c) => c.id === id).series[i][1];
+    /**
+     * @param {string} id
+     * @param {number} i
+     */
+    const color = (id, i) => CHARTS.find((c) => c.id === id)?.series[i]?.[1];
+    /**
+     * @param {string} id
+     * @param {(Values | undefined)[]} values
+     * @param {{ format?: (v: number) => string, floor?: number }} [opts]
+     */
     const draw = (id, values, opts = {}) =>
-      drawChart(canvases.get(id), {
+      drawChart(/** @type {HTMLCanvasElement} */ (canvases.get(id)), {
         ...common,
         ...opts,
-        series: values.map((v, i) => ({ values: v, color: color(id, i) })),
+        series: values.map((v, i) => ({ values: v ?? [], color: color(id, i) ?? '' })),
       });
     draw('jobs', [completed, failed], { format: formatNumber });
     legend('jobs', [
@@ -124,10 +166,12 @@ export function mountMonitor({ endpoint }) {
     ]);
     draw('queue', [m.queue]);
     legend('queue', [['queued', `${formatNumber(lastValue(m.queue))} now`, color('queue', 0)]]);
-    for (const [id, p50, p95, t50, t95] of [
+    /** @type {[string, Values, Values, number | null, number | null][]} */
+    const timings = [
       ['delay', m.delayP50, m.delayP95, m.totals.delayP50, m.totals.delayP95],
       ['exec', m.execP50, m.execP95, m.totals.execP50, m.totals.execP95],
-    ]) {
+    ];
+    for (const [id, p50, p95, t50, t95] of timings) {
       draw(id, [p50, p95], { format: formatMs, floor: 10 });
       legend(id, [
         ['p50', `${formatMs(t50)} over ${span}`, color(id, 0)],
@@ -140,7 +184,7 @@ export function mountMonitor({ endpoint }) {
     );
     legend(
       'workers',
-      WORKERS.map((s, i) => [s, formatNumber(lastValue(m.workers[s])), color('workers', i)]),
+      WORKERS.map((s, i) => [s, formatNumber(lastValue(m.workers[s] ?? [])), color('workers', i)]),
     );
     draw('cold', [m.coldStarts]);
     legend('cold', [['cold starts', `${m.totals.coldStarts} in ${span}`, color('cold', 0)]]);

@@ -1,13 +1,16 @@
+// @ts-check
 // Output as a person wants it: images, audio and video players, text (growing while it streams), and the raw
 // job object in a collapsible JSON view.
+import { el } from './dom.js';
 
-const el = (tag, props = {}, children = []) => {
-  const e = Object.assign(document.createElement(tag), props);
-  e.append(...children);
-  return e;
-};
+/** @typedef {{ kind: 'image' | 'audio' | 'video', src: string, label: string }} Media */
 
-/** The text in one stream chunk: a string, `{text}`, `{token}`, `{output}`, or an OpenAI chunk. */
+/**
+ * The text in one stream chunk: a string, `{text}`, `{token}`, `{output}`, or an OpenAI chunk.
+ *
+ * @param {any} chunk
+ * @returns {string}
+ */
 export function chunkText(chunk) {
   if (typeof chunk === 'string') return chunk;
   if (!chunk || typeof chunk !== 'object') return '';
@@ -21,7 +24,12 @@ export function chunkText(chunk) {
   return '';
 }
 
-/** The final text of an output: a string, `{text: string | string[]}`, `{output}`, OpenAI choices, or a chunk list. */
+/**
+ * The final text of an output: a string, `{text: string | string[]}`, `{output}`, OpenAI choices, or a chunk list.
+ *
+ * @param {any} output
+ * @returns {string | undefined}
+ */
 export function outputText(output) {
   if (typeof output === 'string') return output;
   if (Array.isArray(output)) {
@@ -30,7 +38,8 @@ export function outputText(output) {
   }
   if (!output || typeof output !== 'object') return undefined;
   if (typeof output.text === 'string') return output.text;
-  if (Array.isArray(output.text) && output.text.every((t) => typeof t === 'string')) return output.text.join('\n\n');
+  if (Array.isArray(output.text) && output.text.every((/** @type {unknown} */ t) => typeof t === 'string'))
+    return output.text.join('\n\n');
   if (typeof output.output === 'string') return output.output;
   const choice = Array.isArray(output.choices) ? output.choices[0] : undefined;
   if (typeof choice?.message?.content === 'string') return choice.message.content;
@@ -38,6 +47,7 @@ export function outputText(output) {
   return undefined;
 }
 
+/** @type {[head: string, type: string][]} */
 const BASE64_IMAGE = [
   ['iVBORw0KGgo', 'image/png'],
   ['/9j/', 'image/jpeg'],
@@ -45,7 +55,12 @@ const BASE64_IMAGE = [
   ['R0lGOD', 'image/gif'],
 ];
 
-/** An image/audio/video source for a value: an http(s) or data URL, or bare base64 of a known image format. */
+/**
+ * An image/audio/video source for a value: an http(s) or data URL, or bare base64 of a known image format.
+ *
+ * @param {unknown} value
+ * @returns {string | undefined}
+ */
 function mediaSource(value) {
   if (typeof value !== 'string') return undefined;
   if (/^(https?:|data:(image|audio|video)\/|blob:)/i.test(value) || value.startsWith('/files/')) return value;
@@ -56,6 +71,7 @@ function mediaSource(value) {
   return undefined;
 }
 
+/** @param {string} url */
 const pathOf = (url) => {
   try {
     return new URL(url, location.href).pathname.toLowerCase();
@@ -64,9 +80,21 @@ const pathOf = (url) => {
   }
 };
 
-/** Media found in an output: `[{kind: 'image'|'audio'|'video', src, label}]`. */
+/**
+ * Media found in an output: `[{kind: 'image'|'audio'|'video', src, label}]`.
+ *
+ * @param {unknown} output
+ * @returns {Media[]}
+ */
 export function findMedia(output) {
+  /** @type {Media[]} */
   const found = [];
+  /**
+   * @param {unknown} value
+   * @param {string} key
+   * @param {number} depth
+   * @returns {void}
+   */
   const visit = (value, key, depth) => {
     if (depth > 3 || value === null || value === undefined) return;
     if (Array.isArray(value)) return value.forEach((v, i) => visit(v, `${key}[${i}]`, depth + 1));
@@ -77,6 +105,7 @@ export function findMedia(output) {
     const src = mediaSource(value);
     if (!src) return;
     const k = key.toLowerCase();
+    /** @type {Media['kind'] | undefined} */
     let kind;
     if (/^data:audio\//i.test(src) || k.startsWith('audio')) kind = 'audio';
     else if (/^data:video\//i.test(src) || k.startsWith('video'))
@@ -89,10 +118,16 @@ export function findMedia(output) {
   return found;
 }
 
-/** Renders media elements for `output` into `box` (replacing what was there). */
+/**
+ * Renders media elements for `output` into `box` (replacing what was there).
+ *
+ * @param {HTMLElement} box
+ * @param {unknown} output
+ */
 export function renderMedia(box, output) {
   box.replaceChildren();
   for (const m of findMedia(output)) {
+    /** @type {HTMLElement} */
     let media;
     if (m.kind === 'image') media = el('img', { src: m.src, alt: `Output ${m.label}`, decoding: 'async' });
     else if (m.kind === 'video')

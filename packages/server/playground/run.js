@@ -1,16 +1,47 @@
+// @ts-check
 // Running jobs: /run (then status every 500 ms and, for streaming endpoints, the stream) or /runsync; the result
 // panel (status, times, a running timer, progress bar, what a queued job waits for, cost, text, media, raw JSON)
 // and the Cancel and Retry buttons. Inputs the form's schema refuses are not sent.
-import { api, followStream, route, TERMINAL, withoutSecrets } from './api.js';
+import { api, followStream, isAbort, messageOf, route, TERMINAL, withoutSecrets } from './api.js';
 import { $, errorText, show, sleep } from './dom.js';
 import { chunkText, outputText, renderMedia } from './output.js';
 import { elapsedText, progressParts, waitingText } from './progress.js';
 import { problemText } from './validate.js';
 
+/**
+ * Where jobs run: an endpoint (or a public model's slug, `id`), the endpoint serving it, and whether it streams.
+ *
+ * @typedef {{ id: string, endpoint?: string, stream: boolean }} RunTarget
+ */
+
+/**
+ * A job object as the API returns it (or the page's own SUBMITTING/ERROR placeholder).
+ *
+ * @typedef {{ id?: string, status?: string, [key: string]: any }} Job
+ */
+
+/**
+ * What the runner asks the page for.
+ *
+ * @typedef {object} RunnerOptions
+ * @property {() => RunTarget | undefined} target
+ * @property {() => unknown} input the input to send; throws with a readable message when it cannot be read
+ * @property {() => void} settled
+ * @property {(mark: boolean) => import('./validate.js').Problem[]} [problems]
+ */
+
+/**
+ * @type {{ job: Job | undefined, jobTarget: RunTarget | undefined, follow: AbortController | undefined,
+ *   streamed: string, started: number, timer: ReturnType<typeof setInterval> | undefined }}
+ */
 const state = { job: undefined, jobTarget: undefined, follow: undefined, streamed: '', started: 0, timer: undefined };
+/** @type {RunnerOptions['target']} */
 let getTarget = () => undefined;
+/** @type {RunnerOptions['input']} */
 let getInput = () => ({});
+/** @type {NonNullable<RunnerOptions['problems']>} */
 let getProblems = () => [];
+/** @type {RunnerOptions['settled']} */
 let onSettled = () => {};
 
 let mounted = false;
@@ -19,6 +50,7 @@ let mounted = false;
  * Wires the Run, Run sync, Cancel and Retry buttons. `settled()` runs when a job changed state (to refresh the jobs
  * view and health); `problems()` lists what is wrong with the input (nothing is sent while it lists something).
  */
+/** @param {RunnerOptions} options */
 export function mountRunner(options) {
   ({ target: getTarget, input: getInput, settled: onSettled, problems: getProblems = () => [] } = options);
   if (mounted) return; // listeners once: a second set would submit every job twice
@@ -31,9 +63,9 @@ export function mountRunner(options) {
 
   $('cancel').addEventListener('click', async () => {
     const { id } = state.job ?? {};
-    $('cancel').disabled = true;
+    button('cancel').disabled = true;
     try {
-      showJobState(await api(route(state.jobTarget.id, 'cancel', id), { method: 'POST' }));
+      showJobState(await api(route(/** @type {RunTarget} */ (state.jobTarget).id, 'cancel', id), { method: 'POST' }));
       onSettled();
     } catch (err) {
       show('run-error', `Cancel: ${errorText(err)}`);
@@ -41,20 +73,27 @@ export function mountRunner(options) {
   });
   $('retry').addEventListener('click', async () => {
     const { id } = state.job ?? {};
-    const target = state.jobTarget;
-    $('retry').disabled = true;
+    const target = /** @type {RunTarget} */ (state.jobTarget);
+    button('retry').disabled = true;
     try {
       const job = await api(route(target.id, 'retry', id), { method: 'POST' });
       resetResult();
       showJobState({ ...job, id });
-      void follow(target, id);
+      void follow(target, /** @type {string} */ (id));
     } catch (err) {
       show('run-error', `Retry: ${errorText(err)}`);
     }
   });
 }
 
-/** The Elapsed field: counts while the job is live, from submit (or from when the page picked the job up). */
+/** @param {string} id */
+const button = (id) => /** @type {HTMLButtonElement} */ ($(id));
+
+/**
+ * The Elapsed field: counts while the job is live, from submit (or from when the page picked the job up).
+ *
+ * @param {boolean} live
+ */
 function clock(live) {
   if (live && !state.timer) {
     state.started ||= performance.now();
@@ -69,14 +108,16 @@ function clock(live) {
   if (state.started) $('job-elapsed').textContent = elapsedText(performance.now() - state.started);
 }
 
+/** @param {unknown} progress */
 function showProgress(progress) {
   const { percent, label } = progressParts(progress);
-  const bar = $('job-progress-bar');
+  const bar = /** @type {HTMLProgressElement} */ ($('job-progress-bar'));
   bar.hidden = percent === undefined;
   if (percent !== undefined) bar.value = percent;
   $('job-progress').textContent = label;
 }
 
+/** @param {Job} job */
 function showJobState(job) {
   const before = state.job;
   state.job = job;
@@ -95,10 +136,10 @@ function showJobState(job) {
   $('raw-json').textContent = JSON.stringify(withoutSecrets(j), null, 2);
   const live = j.status === 'IN_QUEUE' || j.status === 'IN_PROGRESS' || j.status === 'SUBMITTING';
   clock(live);
-  $('cancel').disabled = !(live && j.id);
+  button('cancel').disabled = !(live && j.id);
   // A job refused for its input fails the same way again: fix the input and run it instead.
   const badInput = typeof j.error === 'string' && j.error.startsWith('invalid_input');
-  $('retry').disabled = !(j.id && (j.status === 'FAILED' || j.status === 'TIMED_OUT') && !badInput);
+  button('retry').disabled = !(j.id && (j.status === 'FAILED' || j.status === 'TIMED_OUT') && !badInput);
   if (j.error) show('run-error', `Job ${j.status}: ${typeof j.error === 'string' ? j.error : JSON.stringify(j.error)}`);
   if (j.status === 'COMPLETED') {
     renderMedia($('media'), j.output);
@@ -107,6 +148,10 @@ function showJobState(job) {
   }
 }
 
+/**
+ * @param {string} text
+ * @param {boolean} [streaming]
+ */
 function setText(text, streaming = false) {
   $('text-output').setAttribute('aria-busy', String(streaming));
   $('text-output').textContent = text;
@@ -126,7 +171,12 @@ function resetResult() {
   $('media').replaceChildren();
 }
 
-/** Shows a job picked in the jobs view in the result panel (and follows it while it runs), for Cancel and Retry. */
+/**
+ * Shows a job picked in the jobs view in the result panel (and follows it while it runs), for Cancel and Retry.
+ *
+ * @param {RunTarget} target
+ * @param {Job & { id: string }} job
+ */
 export function openJob(target, job) {
   resetResult();
   state.jobTarget = target;
@@ -135,6 +185,10 @@ export function openJob(target, job) {
   if (!TERMINAL.has(job.status)) void follow(target, job.id);
 }
 
+/**
+ * @param {RunTarget} target
+ * @param {string} id
+ */
 async function follow(target, id) {
   state.follow?.abort();
   const ctl = new AbortController();
@@ -155,9 +209,10 @@ async function follow(target, id) {
         },
         streamCtl.signal,
       ).catch((err) => {
-        if (err.name !== 'AbortError') show('run-error', `Stream: ${errorText(err)}`);
+        if (!isAbort(err)) show('run-error', `Stream: ${errorText(err)}`);
       })
     : Promise.resolve();
+  /** @type {Job} */
   let job;
   try {
     for (;;) {
@@ -171,7 +226,7 @@ async function follow(target, id) {
     }
   } catch (err) {
     streamCtl.abort();
-    if (err.name !== 'AbortError') show('run-error', errorText(err));
+    if (!isAbort(err)) show('run-error', errorText(err));
     return;
   }
   await Promise.race([streaming, sleep(3000, signal)]);
@@ -182,7 +237,13 @@ async function follow(target, id) {
   }
 }
 
-/** While the job is queued: what it waits for (a cold start, no worker yet, busy workers), from /health. */
+/**
+ * While the job is queued: what it waits for (a cold start, no worker yet, busy workers), from /health.
+ *
+ * @param {RunTarget} target
+ * @param {string} id
+ * @param {AbortSignal} signal
+ */
 async function explainWait(target, id, signal) {
   try {
     const health = await api(route(target.endpoint ?? target.id, 'health'), { signal });
@@ -194,6 +255,7 @@ async function explainWait(target, id, signal) {
   }
 }
 
+/** @param {boolean} sync */
 async function submit(sync) {
   const target = getTarget();
   if (!target) return;
@@ -201,7 +263,7 @@ async function submit(sync) {
   try {
     input = getInput();
   } catch (err) {
-    return show('run-error', err.message);
+    return show('run-error', messageOf(err));
   }
   const problems = getProblems(true);
   if (problems.length)
@@ -210,7 +272,7 @@ async function submit(sync) {
   state.jobTarget = target;
   $('result-target').textContent = `of ${target.id}`;
   showJobState({ status: 'SUBMITTING' });
-  for (const b of [$('run'), $('runsync')]) b.disabled = true;
+  for (const b of [button('run'), button('runsync')]) b.disabled = true;
   try {
     if (sync) {
       const job = await api(route(target.id, 'runsync'), { method: 'POST', body: { input } });
@@ -226,6 +288,6 @@ async function submit(sync) {
     showJobState({ status: 'ERROR' });
     show('run-error', errorText(err));
   } finally {
-    for (const b of [$('run'), $('runsync')]) b.disabled = false;
+    for (const b of [button('run'), button('runsync')]) b.disabled = false;
   }
 }

@@ -1,6 +1,8 @@
+// @ts-check
 // Copy-ready request code for /run and /runsync with the current input: curl, JavaScript fetch, @berth/client,
 // the runpod-sdk client, Python requests. The key is always the BERTH_API_KEY environment variable, never the real one.
 
+/** @type {[lang: string, label: string][]} */
 export const LANGUAGES = [
   ['curl', 'curl'],
   ['fetch', 'JavaScript fetch'],
@@ -9,9 +11,16 @@ export const LANGUAGES = [
   ['python', 'Python requests'],
 ];
 
+/** @param {string} s */
 const shellQuote = (s) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-/** A Python literal for a JSON value. */
+/**
+ * A Python literal for a JSON value.
+ *
+ * @param {unknown} value
+ * @param {string} [indent]
+ * @returns {string}
+ */
 function py(value, indent = '') {
   if (value === null) return 'None';
   if (value === true) return 'True';
@@ -21,13 +30,21 @@ function py(value, indent = '') {
   const inner = `${indent}    `;
   if (Array.isArray(value))
     return value.length ? `[\n${value.map((v) => inner + py(v, inner)).join(',\n')},\n${indent}]` : '[]';
-  const entries = Object.entries(value);
+  const entries = Object.entries(/** @type {object} */ (value));
   return entries.length
     ? `{\n${entries.map(([k, v]) => `${inner}${JSON.stringify(k)}: ${py(v, inner)}`).join(',\n')},\n${indent}}`
     : '{}';
 }
 
-/** `{run, runsync}` code for language `lang`, endpoint (or model slug) `target`, base URL `origin`. */
+/**
+ * `{run, runsync}` code for language `lang`, endpoint (or model slug) `target`, base URL `origin`.
+ *
+ * @param {string} lang
+ * @param {string} origin
+ * @param {string} target
+ * @param {unknown} input
+ * @returns {{ run: string, runsync: string }}
+ */
 export function snippets(lang, origin, target, input) {
   const base = `${origin}/v2/${target}`;
   const body = JSON.stringify({ input });
@@ -77,7 +94,13 @@ export function snippets(lang, origin, target, input) {
   }
 }
 
-/** Copies text with navigator.clipboard; otherwise selects it so Ctrl+C works. Returns whether it was copied. */
+/**
+ * Copies text with navigator.clipboard; otherwise selects it so Ctrl+C works. Returns whether it was copied.
+ *
+ * @param {string} text
+ * @param {Node} pre the element showing it
+ * @returns {Promise<boolean>}
+ */
 export async function copyText(text, pre) {
   try {
     await navigator.clipboard.writeText(text);
@@ -85,9 +108,10 @@ export async function copyText(text, pre) {
   } catch {
     const range = document.createRange();
     range.selectNodeContents(pre);
+    // null in a frame that is not rendered (Firefox): nothing to select, and execCommand copies nothing.
     const sel = getSelection();
-    sel.removeAllRanges();
-    sel.addRange(range);
+    sel?.removeAllRanges();
+    sel?.addRange(range);
     try {
       return document.execCommand('copy');
     } catch {
