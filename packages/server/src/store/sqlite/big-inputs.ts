@@ -41,8 +41,9 @@ export class BigInputs {
   attach(rec: JobRecord): JobRecord {
     let value: Record<string, unknown> | undefined;
     const read = this.read;
-    // Read as stored (text or the BLOB of a big body's bytes) and handed on unparsed (`RawJson`): the dispatch
-    // splices it into the job.assign frame; a reader that needs the fields parses it (`plainJson`).
+    // An input stored as text is parsed; one stored as the bytes of a big body (a BLOB) comes back as it went in,
+    // unparsed (`RawJson`): the dispatch splices it into the job.assign frame, a reader that needs its fields
+    // parses it (`plainJson`).
     Object.defineProperty(rec, 'input', {
       enumerable: true,
       configurable: true,
@@ -50,7 +51,7 @@ export class BigInputs {
         if (value === undefined) {
           const text = read.get(rec.id) as string | Buffer | undefined;
           if (text === undefined) throw new Error(`the input of job ${rec.id} is no longer stored`);
-          value = new RawJson(text) as unknown as Record<string, unknown>;
+          value = (typeof text === 'string' ? JSON.parse(text) : new RawJson(text)) as Record<string, unknown>;
         }
         return value;
       },
