@@ -1,4 +1,6 @@
 import { BerthError, LIMITS } from '@berth/protocol';
+import { RawJson } from '../jobs/raw-json.js';
+import { BIG_JSON_BYTES, parseOffThread } from './json-pool.js';
 
 /**
  * Reads a request body, counting bytes as they arrive: past `limit` it stops with 413 `payload_too_large`
@@ -136,4 +138,16 @@ function nonFinitePath(v: unknown, path: string): string | undefined {
     if (at !== undefined) return at;
   }
   return undefined;
+}
+
+/**
+ * `parseJsonBody` for a body whose top-level `key` (`input`) may be big: from `BIG_JSON_BYTES` on, the body is
+ * parsed and checked on a pool thread (`json-pool.ts`) and the value under `key` comes back as the bytes it was
+ * sent as (`raw`), left out of `value`; smaller bodies are parsed here as before (`raw` undefined).
+ */
+export async function parseBigJsonBody(buf: Buffer, key: string): Promise<{ value: unknown; raw?: RawJson }> {
+  if (buf.length < BIG_JSON_BYTES) return { value: parseJsonBody(buf) };
+  const r = await parseOffThread(buf, key);
+  if (!r.ok) throw new BerthError(r.code, r.message, r.field === undefined ? undefined : { field: r.field });
+  return r.span ? { value: r.value, raw: new RawJson(buf.subarray(r.span[0], r.span[1])) } : { value: r.value };
 }

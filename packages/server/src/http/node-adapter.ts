@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { overloaded, type BodyBudget } from './body-budget.js';
 import { ClientGone } from './client-gone.js';
+import { jsonBytes } from '../jobs/raw-json.js';
 import { splitTarget } from './request-target.js';
 import type { ApiRequest, ApiResponse } from './types.js';
 
@@ -157,7 +158,7 @@ function bodyOf(
 async function write(res: ServerResponse, out: ApiResponse): Promise<void> {
   if (res.destroyed) return;
   if ('json' in out) {
-    const body = JSON.stringify(out.json);
+    const body = jsonBytes(out.json); // a big output or input kept as received (`RawJson`) is spliced in as its bytes
     res.writeHead(out.status, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(body),

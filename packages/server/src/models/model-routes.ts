@@ -1,4 +1,5 @@
 import { BerthError, JobRequest, LIMITS, decode } from '@berth/protocol';
+import { plainJson } from '../jobs/raw-json.js';
 import type { Clock } from '../clock.js';
 import { parseJsonBody, readBody } from '../http/body.js';
 import type { Operation } from '../http/guard.js';
@@ -50,7 +51,7 @@ export function createModelRoutes(deps: ModelRoutesDeps): ModelRoutes {
       if (operation === 'retry') {
         // A job refused for its input would fail the same way again: submit a corrected one instead.
         const job = await rc.service.get(rc.endpointId, rc.jobId);
-        const checked = checkInput(model, job.input);
+        const checked = checkInput(model, plainJson(job.input));
         if (!checked.ok)
           throw new BerthError(
             'job_not_retryable',
@@ -130,12 +131,12 @@ async function costed(model: PublicModel, rc: RouteContext, value: unknown): Pro
   const body = value as { id?: unknown; status?: unknown; output?: unknown } | null;
   if (body === null || typeof body !== 'object' || body.status !== 'COMPLETED' || typeof body.id !== 'string')
     return undefined;
-  const output = body.output;
+  const output = plainJson(body.output);
   if (output === null || typeof output !== 'object' || Array.isArray(output)) return undefined;
   if ('cost' in output) return undefined; // priced at submit and stored with the output (JobRecord.cost)
   const job = await rc.service.get(rc.endpointId, body.id).catch(() => undefined);
   if (!job) return undefined;
-  return { ...body, output: { ...output, cost: costOf(model, job.input) } };
+  return { ...body, output: { ...output, cost: costOf(model, plainJson(job.input)) } };
 }
 
 const DONE = 'event: done\ndata: ';

@@ -1,4 +1,5 @@
 import type { JobStatus, WebhookEvent } from '@berth/protocol';
+import { RawJson } from '../jobs/raw-json.js';
 import type { JobLogLine, JobRecord, WebhookAttempt, WebhookDelivery } from './types.js';
 
 /**
@@ -53,8 +54,9 @@ export function readWebhookColumn(rec: JobRecord, text: string): void {
   rec.webhookEvents = text.slice(nl + 1).split(',') as WebhookEvent[];
 }
 
-/** JSON text for a column; `undefined` stays NULL. */
-export const json = (v: unknown): string | null => (v === undefined ? null : (JSON.stringify(v) ?? null));
+/** JSON text for a column; `undefined` stays NULL. A value kept as received (`RawJson`) is its text, not re-serialized. */
+export const json = (v: unknown): string | null =>
+  v === undefined ? null : v instanceof RawJson ? v.string() : (JSON.stringify(v) ?? null);
 
 /** The job record of a row (absent optional fields for NULL columns). */
 export function toRecord(r: JobRow): JobRecord {

@@ -7,7 +7,9 @@ import {
   decodeWorkerMessage,
   ENDPOINT_ID_RE,
   toErrorBody,
+  type DecodeResult,
   type HelloMessage,
+  type WorkerMessage,
   type WsErrorCode,
 } from '@berth/protocol';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -18,6 +20,8 @@ import { mayServe, type WorkerAuth, type WorkerIdentity } from '../workers/worke
 import { WorkerSession } from './worker-session.js';
 import { ConnectionGuard } from './connection-guard.js';
 import { SerialQueue } from './serial-queue.js';
+import { decodeBigFrame } from './big-frame.js';
+import { BIG_JSON_BYTES } from '../http/json-pool.js';
 import { StoreUnavailableError } from '../errors.js';
 
 const HELLO_TIMEOUT_MS = 10_000;
@@ -89,36 +93,53 @@ export class Gateway {
     const queue = new SerialQueue(failed);
     const helloTimer = setTimeout(() => this.refuse(ws, 'invalid_message', 'no hello within 10 s'), HELLO_TIMEOUT_MS);
     const guard = new ConnectionGuard(this.deps.ctx.options.workerMessagesPerSecond, logger, () => session?.workerId);
+    const applyDecoded = (decoded: DecodeResult<WorkerMessage>): Promise<void> | void => {
+      if (!decoded.ok) {
+        if (guard.malformedFrame(decoded.error))
+          ws.send(JSON.stringify({ type: 'error', code: 'invalid_message', message: decoded.error }));
+        return;
+      }
+      const msg = decoded.value;
+      if (session) {
+        const applying = this.deps.reports.onWorkerMessage(session, msg);
+        // A result does not hold the worker's next messages back while its store write commits: the results of
+        // one read then share one commit (SQLite) instead of taking one each. Its own order is kept inside
+        // `onWorkerMessage` (its stream chunks first; the ack after the write).
+        if (msg.type !== 'job.complete' && msg.type !== 'job.fail') return applying;
+        applying.catch(failed);
+        return;
+      }
+      if (msg.type !== 'hello') return this.refuse(ws, 'invalid_message', 'the first message must be hello');
+      clearTimeout(helloTimer);
+      return this.onHello(ws, msg, identity).then((s) => {
+        session = s;
+      });
+    };
     ws.on('message', (data, isBinary) => {
       const now = performance.now();
       if (session) session.lastSeen = now;
+      if (!isBinary && Buffer.isBuffer(data) && data.length >= BIG_JSON_BYTES) {
+        // A big frame (a 19 MB result) is parsed on a pool thread, its output kept as received (`RawJson`), and
+        // applied in its place among this worker's messages.
+        const decoding = decodeBigFrame(data);
+        queue.push(async () => {
+          const decoded = await decoding;
+          const wait = decoded.ok && session?.takeResultPass(decoded.value) ? 0 : guard.admit(performance.now());
+          if (wait > 0) {
+            ws.pause();
+            await new Promise((r) => setTimeout(r, wait - performance.now()));
+            ws.resume();
+          }
+          await applyDecoded(decoded);
+        });
+        return;
+      }
       const decoded = decodeWorkerMessage(isBinary ? '' : data.toString());
       // Over the message rate: stop reading and apply this message later (nothing is dropped). The result of a job
       // this worker holds is not counted: its assign paid for it (`WorkerSession.takeResultPass`).
       const notBefore = decoded.ok && session?.takeResultPass(decoded.value) ? 0 : guard.admit(now);
       if (notBefore > 0) ws.pause();
-      const apply = (): Promise<void> | void => {
-        if (!decoded.ok) {
-          if (guard.malformedFrame(decoded.error))
-            ws.send(JSON.stringify({ type: 'error', code: 'invalid_message', message: decoded.error }));
-          return;
-        }
-        const msg = decoded.value;
-        if (session) {
-          const applying = this.deps.reports.onWorkerMessage(session, msg);
-          // A result does not hold the worker's next messages back while its store write commits: the results of
-          // one read then share one commit (SQLite) instead of taking one each. Its own order is kept inside
-          // `onWorkerMessage` (its stream chunks first; the ack after the write).
-          if (msg.type !== 'job.complete' && msg.type !== 'job.fail') return applying;
-          applying.catch(failed);
-          return;
-        }
-        if (msg.type !== 'hello') return this.refuse(ws, 'invalid_message', 'the first message must be hello');
-        clearTimeout(helloTimer);
-        return this.onHello(ws, msg, identity).then((s) => {
-          session = s;
-        });
-      };
+      const apply = () => applyDecoded(decoded);
       if (notBefore <= 0) return queue.push(apply);
       queue.push(async () => {
         await new Promise((r) => setTimeout(r, notBefore - performance.now()));

@@ -1,11 +1,14 @@
 import type { HelloMessage, ServerMessage, WorkerMessage } from '@berth/protocol';
 import { sendCoalesced } from '@berth/protocol/internal';
+import { RawJson, jsonBytes } from '../jobs/raw-json.js';
 
 /** What a session needs of its connection: a `ws` WebSocket (pull sessions, `../pull/`, override the methods that use it). */
 export interface SessionSocket {
   readonly readyState: number;
   readonly OPEN: number;
   send(data: string): void;
+  /** A text frame given as UTF-8 bytes (`ws` sends a Buffer as is with `binary: false`). */
+  send(data: Buffer, options: { binary: false }): void;
   terminate(): void;
   close(code?: number, reason?: string): void;
 }
@@ -79,7 +82,10 @@ export class WorkerSession {
 
   send(msg: ServerMessage): boolean {
     if (this.closed || this.socket.readyState !== this.socket.OPEN) return false;
-    sendCoalesced(this.socket, JSON.stringify(msg)); // the frames of one turn leave in one write
+    // A big input kept as received (`RawJson`) is spliced into the frame as its bytes: no parse, no stringify.
+    if (msg.type === 'job.assign' && msg.input instanceof RawJson)
+      this.socket.send(jsonBytes(msg) as Buffer, { binary: false });
+    else sendCoalesced(this.socket, JSON.stringify(msg)); // the frames of one turn leave in one write
     return true;
   }
 

@@ -1,5 +1,6 @@
 import type { JobRecord } from '../../store/types.js';
 import { openAiErrorBody, type OpenAiErrorBody } from './errors.js';
+import { plainJson } from '../../jobs/raw-json.js';
 
 /**
  * What an OpenAI-route job answers once terminal. COMPLETED: the worker's output (an OpenAI object; a list of
@@ -8,7 +9,7 @@ import { openAiErrorBody, type OpenAiErrorBody } from './errors.js';
  */
 export function terminalAnswer(job: JobRecord): { status: number; json: unknown } {
   if (job.status === 'COMPLETED') {
-    let out = job.output;
+    let out = plainJson(job.output);
     if (Array.isArray(out) && out.length === 1) out = out[0];
     const err = workerError(out);
     if (err) return err;

@@ -4,6 +4,7 @@ import { sseEvent } from '../sse-frame.js';
 import { openAiErrorBody } from './errors.js';
 import { chunksOf, failure, terminalAnswer, workerError } from './job-output.js';
 import type { OpenAiContext } from './index.js';
+import { plainJson } from '../../jobs/raw-json.js';
 
 const KEEPALIVE_MS = 15_000;
 
@@ -72,7 +73,7 @@ export async function* openAiEvents(rc: OpenAiContext, jobId: string, first: unk
         else if (refused && refused.status !== 200) yield sseEvent(JSON.stringify(refused.json));
         else {
           // A worker that answered the whole object without streaming it: its answer as chunks.
-          if (!sentChunks) yield chunksOf(job.output).map(toSse).join('');
+          if (!sentChunks) yield chunksOf(plainJson(job.output)).map(toSse).join('');
           if (!doneSent) yield sseEvent('[DONE]');
         }
         return;

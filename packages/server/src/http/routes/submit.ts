@@ -1,13 +1,22 @@
 import { BerthError, LIMITS, decodeJobRequest, type JobRequest } from '@berth/protocol';
 import { SpanStatusCode, type Context } from '@opentelemetry/api';
-import { readBody, parseJsonBody } from '../body.js';
+import { readBody, parseBigJsonBody } from '../body.js';
 import { QUERY, intParam } from '../query.js';
 import type { RouteContext } from './route-context.js';
 import { idempotencyKey, type IdempotencyScope } from '../../jobs/idempotency.js';
 
 async function readJobRequest(rc: RouteContext, limit: number): Promise<JobRequest> {
   const buf = await readBody(rc.req.body, limit, rc.req.headers['content-length']);
-  const parsed = parseJsonBody(buf);
+  // A big body's input stays the bytes it came as (`RawJson`): checked off the event loop, never re-serialized.
+  const big = await parseBigJsonBody(buf, 'input');
+  const parsed = big.value as Record<string, unknown>;
+  let raw = big.raw;
+  if (raw) {
+    // An object (its first byte is `{`) is checked as {} here and replaced by its bytes below; anything else goes
+    // through the checks parsed, for their error message.
+    if (raw.bytes()[0] === 0x7b) parsed['input'] = {};
+    else [parsed['input'], raw] = [raw.value, undefined];
+  }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new BerthError('invalid_request', 'request body must be a JSON object like {"input": {...}}');
   }
@@ -15,6 +24,7 @@ async function readJobRequest(rc: RouteContext, limit: number): Promise<JobReque
   if (!r.ok) throw new BerthError('invalid_request', r.error, r.issues);
   if (r.value.webhookEvents !== undefined && r.value.webhook === undefined)
     throw new BerthError('invalid_request', 'webhookEvents: needs a webhook URL in "webhook"');
+  if (raw) r.value.input = raw as unknown as JobRequest['input'];
   return r.value;
 }
 

@@ -19,6 +19,7 @@ import type {
 } from '../types.js';
 import { MemoryWebhookOutbox } from './webhook-outbox.js';
 import { MemoryJobLogs } from './memory-logs.js';
+import { plainJson } from '../../jobs/raw-json.js';
 
 interface Entry {
   rec: JobRecord;
@@ -47,6 +48,7 @@ interface EndpointState {
 
 /** A COMPLETED object output of a priced job gets its `cost` (see `JobRecord.cost`). */
 function withCost(output: unknown, cost: number | undefined): unknown {
+  if (cost !== undefined) output = plainJson(output); // a result kept as received (`RawJson`) gets its fields
   if (cost === undefined || typeof output !== 'object' || output === null || Array.isArray(output)) return output;
   return { ...output, cost };
 }

@@ -13,7 +13,7 @@ export function insertValues(job: JobRecord): unknown[] {
     job.id,
     job.endpointId,
     job.status,
-    JSON.stringify(job.input),
+    json(job.input), // a big body's input (`RawJson`) as the text it came as
     webhookColumn(job),
     json(job.s3Config),
     job.executionTimeout,

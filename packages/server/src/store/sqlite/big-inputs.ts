@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { RawJson } from '../../jobs/raw-json.js';
 import type { JobRecord } from '../types.js';
 
 /**
@@ -18,8 +19,16 @@ export class BigInputs {
     this.read = db.prepare('SELECT data FROM job_inputs WHERE job_id = ?').pluck();
   }
 
-  /** What `jobs.input` gets for `text` (the input's JSON): the text itself, or '' once stored aside. */
-  column(id: string, text: string): string {
+  /**
+   * What `jobs.input` gets for `input`: its JSON text, or '' once stored aside. An input kept as the bytes it was
+   * sent as (`RawJson`, a big body) is stored as those bytes (a BLOB), never serialized.
+   */
+  column(id: string, input: unknown): string {
+    if (input instanceof RawJson && input.text.length >= BIG_INPUT_CHARS) {
+      this.put.run(id, input.text);
+      return '';
+    }
+    const text = JSON.stringify(input);
     if (text.length < BIG_INPUT_CHARS) return text;
     this.put.run(id, text);
     return '';
@@ -32,14 +41,17 @@ export class BigInputs {
   attach(rec: JobRecord): JobRecord {
     let value: Record<string, unknown> | undefined;
     const read = this.read;
+    // An input stored as text is parsed; one stored as the bytes of a big body (a BLOB) comes back as it went in,
+    // unparsed (`RawJson`): the dispatch splices it into the job.assign frame, a reader that needs its fields
+    // parses it (`plainJson`).
     Object.defineProperty(rec, 'input', {
       enumerable: true,
       configurable: true,
       get() {
         if (value === undefined) {
-          const text = read.get(rec.id) as string | undefined;
+          const text = read.get(rec.id) as string | Buffer | undefined;
           if (text === undefined) throw new Error(`the input of job ${rec.id} is no longer stored`);
-          value = JSON.parse(text) as Record<string, unknown>;
+          value = (typeof text === 'string' ? JSON.parse(text) : new RawJson(text)) as Record<string, unknown>;
         }
         return value;
       },

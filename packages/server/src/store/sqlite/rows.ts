@@ -62,7 +62,7 @@ export function insertParams(job: JobRecord, queueSeq: number | null, big: BigIn
     job.id,
     job.endpointId,
     job.status,
-    big.column(job.id, JSON.stringify(job.input)),
+    big.column(job.id, job.input),
     webhookColumn(job),
     json(job.s3Config),
     job.executionTimeout,

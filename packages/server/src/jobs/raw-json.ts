@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * A JSON value kept as the bytes it arrived as (issue #31): the `input` of a big request body and the `output` of
+ * a big `job.complete` are validated once (off the event loop, `http/json-pool.ts`) and then handed on as they
+ * are, into the store, the `job.assign` frame and the answer, instead of being parsed and serialized again on
+ * the event loop at each step. `value` parses on first use (a reader that needs the fields); `JSON.stringify`
+ * of a record holding one stays correct through `toJSON`, only `jsonBytes` splices the bytes without parsing.
+ */
+export class RawJson {
+  private parsed: unknown;
+  private done = false;
+
+  /** `text`: valid JSON (checked by whoever made it), as UTF-8 bytes or a string. */
+  constructor(readonly text: Buffer | string) {}
+
+  get value(): unknown {
+    if (!this.done) {
+      this.parsed = JSON.parse(typeof this.text === 'string' ? this.text : this.text.toString('utf8'));
+      this.done = true;
+    }
+    return this.parsed;
+  }
+
+  /** The JSON text as a string (a store column). */
+  string(): string {
+    return typeof this.text === 'string' ? this.text : this.text.toString('utf8');
+  }
+
+  /** The JSON text as UTF-8 bytes. */
+  bytes(): Buffer {
+    return typeof this.text === 'string' ? Buffer.from(this.text) : this.text;
+  }
+
+  toJSON(): unknown {
+    return this.value;
+  }
+}
+
+/** `v` itself, or the parsed value when it is a `RawJson` (a reader that needs the fields of an input). */
+export const plainJson = <T>(v: T | RawJson): T => (v instanceof RawJson ? (v.value as T) : v);
+
+/** How deep `jsonBytes` looks for `RawJson` values (a job object's `output`, a pulled job's `input`...). */
+const RAW_DEPTH = 4;
+
+/**
+ * JSON text of `value` with any `RawJson` inside it (up to `RAW_DEPTH` levels down) spliced in as its bytes:
+ * a string when there is none (plain `JSON.stringify`), else a Buffer. Placeholders carry a random nonce per
+ * call, so no string of the value can be mistaken for one.
+ */
+export function jsonBytes(value: unknown): string | Buffer {
+  const raws: RawJson[] = [];
+  const nonce = randomBytes(9).toString('base64url');
+  const swapped = swap(value, raws, nonce, 0);
+  const text = JSON.stringify(swapped);
+  if (raws.length === 0) return text;
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (let i = 0; i < raws.length; i++) {
+    const token = JSON.stringify(placeholder(nonce, i));
+    const at = text.indexOf(token, from);
+    if (at < 0) continue; // dropped by JSON.stringify (e.g. under a key holding a function): nothing to splice
+    parts.push(Buffer.from(text.slice(from, at)), raws[i]!.bytes());
+    from = at + token.length;
+  }
+  parts.push(Buffer.from(text.slice(from)));
+  return Buffer.concat(parts);
+}
+
+const placeholder = (nonce: string, i: number) => `\u0000raw:${nonce}:${i}`;
+
+/** `v` with its `RawJson` values replaced by placeholder strings (objects copied only on the way to one). */
+function swap(v: unknown, raws: RawJson[], nonce: string, depth: number): unknown {
+  if (v instanceof RawJson) {
+    raws.push(v);
+    return placeholder(nonce, raws.length - 1);
+  }
+  if (depth >= RAW_DEPTH || v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < v.length && i < 64; i++) {
+      const s = swap(v[i], raws, nonce, depth + 1);
+      if (s !== v[i]) (out ??= v.slice())[i] = s;
+    }
+    return out ?? v;
+  }
+  if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return v;
+  let out: Record<string, unknown> | undefined;
+  for (const k in v) {
+    const x = (v as Record<string, unknown>)[k];
+    const s = swap(x, raws, nonce, depth + 1);
+    if (s !== x) (out ??= { ...(v as Record<string, unknown>) })[k] = s;
+  }
+  return out ?? v;
+}
