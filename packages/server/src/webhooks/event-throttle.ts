@@ -24,7 +24,9 @@ export class EventThrottle<T> {
     private readonly clock: Clock,
     /** Combines what is held with a newer value (progress: the newer; output chunks: both, in order). */
     private readonly merge: (held: T | undefined, next: T) => T,
-    private readonly send: (value: T) => void,
+    /** `at`: the send time the interval counts from (a delivery's creation time: read again later, a process
+     *  descheduled in between would show two sends closer than the interval). */
+    private readonly send: (value: T, at: number) => void,
     private readonly schedule: Schedule = realSchedule,
   ) {}
 
@@ -32,7 +34,7 @@ export class EventThrottle<T> {
     const now = this.clock.now();
     if (!this.timer && (this.lastAt === undefined || now - this.lastAt >= this.intervalMs)) {
       this.lastAt = now;
-      this.send(value);
+      this.send(value, now);
       return;
     }
     this.held = { value: this.merge(this.held?.value, value) };
@@ -56,7 +58,8 @@ export class EventThrottle<T> {
       return;
     }
     this.held = undefined;
-    this.lastAt = this.clock.now();
-    this.send(held.value);
+    const at = this.clock.now();
+    this.lastAt = at;
+    this.send(held.value, at);
   }
 }

@@ -63,7 +63,7 @@ export class EventWebhooks {
         this.intervalMs,
         this.clock,
         (_held, next) => next,
-        (value) => this.enqueue(t, newEventDelivery({ ...t.job, progress: value }, 'progress', {}, this.clock.now())),
+        (value, at) => this.enqueue(t, newEventDelivery({ ...t.job, progress: value }, 'progress', {}, at)),
         this.schedule,
       );
     if (wants('output'))
@@ -71,9 +71,9 @@ export class EventWebhooks {
         this.intervalMs,
         this.clock,
         (held, next) => (held ? [...held, ...next] : next),
-        (chunks) => {
+        (chunks, at) => {
           const stream = chunks.map((output) => ({ output }));
-          this.enqueue(t, newEventDelivery(t.job, 'output', { stream }, this.clock.now()));
+          this.enqueue(t, newEventDelivery(t.job, 'output', { stream }, at));
         },
         this.schedule,
       );
