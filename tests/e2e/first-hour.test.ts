@@ -1,7 +1,7 @@
 // The first hour of a new user, scripted (issue #19): the README's first command (`npm start`) and its curl
 // walkthrough verbatim (only the port differs: tests use port 0), the sample curl berth dev prints, the playground
-// and API reference pages. create-worker from a clone is create-worker/src/from-clone.test.ts, each template's test
-// and dev create-worker.test.ts, the playground in Chromium playground-session.test.ts (screenshots under
+// and API reference pages. create-worker from a clone is tests/create-worker/from-clone.test.ts, each template's
+// test and dev tests/create-worker/create-worker.test.ts, the playground in Chromium playground-session.test.ts (screenshots under
 // test-artifacts/playground/).
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pollUntil, startBerthDev, type BerthDev } from '../../../../tests/e2e/harness.test-helpers.js';
-import type { LoadedModel } from '../load.js';
-import { scoreItem, type ScoreOutput } from '../score/handler.js';
-import { scoreMany } from '../score/scorer.js';
-import { loadStories, MODELS_DIR, REPO_ROOT } from '../testing.test-helpers.js';
+import { pollUntil, startBerthDev, type BerthDev } from '../e2e/harness.test-helpers.js';
+import type { LoadedModel } from '../../examples/text-worker/src/load.js';
+import { scoreItem, type ScoreOutput } from '../../examples/text-worker/src/score/handler.js';
+import { scoreMany } from '../../examples/text-worker/src/score/scorer.js';
+import { loadStories, MODELS_DIR, REPO_ROOT } from '../../examples/text-worker/src/testing.test-helpers.js';
 
 // The batched `score` endpoint (score-worker.ts, a `start({ batch })` handler) through the real `berth dev` and a
 // real worker process on stories260K, against the same model scoring each text alone in this process.

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
  * repository root (scripts/create.mjs), the real command a user types. npm runs with `ignore-scripts` for the
  * reason create-worker.test.ts gives (better-sqlite3 would compile for minutes here).
  */
-const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'create-from-clone-'));
 afterAll(() => rm(work, { recursive: true, force: true }), 120_000);
 

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { analyseScene, decode } from '../image/colours.test-helpers.js';
-import { encodeImage } from '../image/encode.js';
-import { modelsDir } from '../test-models.test-helpers.js';
-import { generateImage, type GenerateParams } from './generate.js';
-import { loadDiffusionModel, type DiffusionModel } from './load.js';
+import { analyseScene, decode } from '../../examples/image-worker/src/image/colours.test-helpers.js';
+import { encodeImage } from '../../examples/image-worker/src/image/encode.js';
+import { modelsDir } from '../../examples/image-worker/src/test-models.test-helpers.js';
+import { generateImage, type GenerateParams } from '../../examples/image-worker/src/pipeline/generate.js';
+import { loadDiffusionModel, type DiffusionModel } from '../../examples/image-worker/src/pipeline/load.js';
 
 let model: DiffusionModel;
 beforeAll(async () => {

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pollUntil, startBerthDev, type BerthDev } from '../../../../tests/e2e/harness.test-helpers.js';
-import { MODELS_DIR, REPO_ROOT } from '../testing.test-helpers.js';
+import { pollUntil, startBerthDev, type BerthDev } from '../e2e/harness.test-helpers.js';
+import { MODELS_DIR, REPO_ROOT } from '../../examples/text-worker/src/testing.test-helpers.js';
 
 // The unmodified `openai` client against the real `berth dev` running the text worker on stories260K
 // (offline: BERTH_MODELS_DIR makes the worker load $BERTH_MODELS_DIR/stories260K with remote loading off).

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BERTH_PACKAGES } from './local.js';
+import { BERTH_PACKAGES } from '../../packages/create-worker/src/local.js';
 
 /**
  * The packages as users get them: every package published to a local Verdaccio (127.0.0.1, storage in a temp
@@ -20,7 +20,7 @@ import { BERTH_PACKAGES } from './local.js';
  * (better-sqlite3 has no prebuilt binary reachable here); `npm install-scripts ls` still checks that the
  * generated package.json's `allowScripts` covers every install script, so npm 11's first install does not warn.
  */
-const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'create-registry-'));
 afterAll(() => rm(work, { recursive: true, force: true }), 60_000);
 
@@ -38,7 +38,7 @@ const freePort = () =>
 async function startVerdaccio(): Promise<{ url: string; child: ChildProcess } | { why: string }> {
   let bin: string;
   try {
-    bin = createRequire(import.meta.url).resolve('verdaccio/bin/verdaccio');
+    bin = createRequire(join(REPO, 'packages/create-worker/package.json')).resolve('verdaccio/bin/verdaccio');
   } catch {
     return { why: 'the verdaccio devDependency is not installed' };
   }
