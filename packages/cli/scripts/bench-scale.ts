@@ -154,6 +154,13 @@ try {
   console.log(`   container create -> first job assigned: ${f(assigned)}`);
   console.log(`   container create -> first job done:     ${f(done)}`);
   console.log(`   client: /runsync to an endpoint at zero: ${f(clientMs)}`);
+  // The scaler's "cold start of <worker>: <total> ms (scaler a ms, create b ms, ...)" lines: p50/p95 per part.
+  const parts = new Map<string, number[]>();
+  for (const m of a.serve.text.matchAll(/cold start of \S+: \d+ ms \(([^)]*)\)/g))
+    for (const [, k, v] of m[1]!.matchAll(/(\w+) (\d+) ms/g)) parts.set(k!, [...(parts.get(k!) ?? []), Number(v)]);
+  console.log(
+    `   parts (ms, p50/p95): ${[...parts].map(([k, xs]) => `${k} ${Math.round(pct(xs, 50))}/${Math.round(pct(xs, 95))}`).join(', ')}`,
+  );
 
   // b. + c. the burst from zero, then back to zero.
   await until('zero containers', 120_000, () => containers('sleep') === 0);

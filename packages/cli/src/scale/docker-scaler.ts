@@ -76,14 +76,33 @@ export class DockerScaler {
     await this.#o.lease.close();
   }
 
-  /** A job finished: the first one of a container started here times its cold start. */
+  /** A worker said hello to this control plane (`onWorkerConnected` of the server): the end of its boot. */
+  onWorkerConnected(workerId: string, endpointId: string): void {
+    const t = this.#state.get(endpointId)?.workers.get(workerId);
+    if (t && t.connectedAt === undefined) t.connectedAt = this.#now();
+  }
+
+  /**
+   * A job finished: the first one of a container started here times its cold start (the metric), and an info
+   * line gives its parts: the job's wait for the scaler, the create and start calls, the boot inside the container
+   * up to its hello, the assignment and the run.
+   */
   onJobFinished(job: JobRecord): void {
     const t = job.workerId === undefined ? undefined : this.#state.get(job.endpointId)?.workers.get(job.workerId);
     if (!t || t.adopted || t.timed || job.startedAt === undefined) return;
     t.timed = true;
     const ep = job.endpointId;
+    const finishedAt = job.finishedAt ?? this.#now();
     this.#o.server.workerColdStart(ep, 'first_job_assigned', job.startedAt - t.createdAt);
-    this.#o.server.workerColdStart(ep, 'first_job_done', (job.finishedAt ?? this.#now()) - t.createdAt);
+    this.#o.server.workerColdStart(ep, 'first_job_done', finishedAt - t.createdAt);
+    const parts = coldStartParts(t, job, finishedAt);
+    const text = Object.entries(parts)
+      .map(([k, v]) => `${k} ${v} ms`)
+      .join(', ');
+    this.#o.logger.info(`cold start of ${t.name}: ${finishedAt - t.createdAt} ms (${text})`, {
+      endpointId: ep,
+      ...parts,
+    });
   }
 
   /** One scaler pass (also run by the timer). */
@@ -160,6 +179,7 @@ export class DockerScaler {
       running.set(w.workerId, w.running);
       if (!t.connected) {
         t.connected = true;
+        t.connectedAt ??= now;
         st.crashesInARow = 0;
         this.#setProblem(st, undefined);
       }
@@ -241,7 +261,9 @@ export class DockerScaler {
       try {
         t.createdAt = this.#now();
         t.id = await docker.createContainer(name, containerSpec(st.s, name, this.#o.name, this.#o.url));
+        t.createdDoneAt = this.#now();
         await docker.startContainer(t.id);
+        t.startedAt = this.#now();
         t.starting = false;
       } catch (err) {
         t.starting = false;
@@ -333,4 +355,28 @@ export class DockerScaler {
       .catch((err: unknown) => this.#o.logger.warn(`could not remove ${name}`, { error: errorText(err) }))
       .finally(() => this.#removing.delete(c.Id));
   }
+}
+
+/**
+ * The parts of a cold start (ms): `scaler` the job's wait before the create call (when it was queued first),
+ * `create` and `start` the Docker calls, `boot` from the start call's return to the worker's hello (node, the
+ * bundle, the WebSocket), `assign` from the hello to the job's start, `run` the job itself.
+ */
+export function coldStartParts(t: Tracked, job: JobRecord, finishedAt: number): Record<string, number> {
+  const parts: Record<string, number> = {};
+  if (job.queuedAt <= t.createdAt) parts['scaler'] = t.createdAt - job.queuedAt;
+  const marks: [string, number | undefined][] = [
+    ['create', t.createdDoneAt],
+    ['start', t.startedAt],
+    ['boot', t.connectedAt],
+    ['assign', job.startedAt],
+    ['run', finishedAt],
+  ];
+  let last = t.createdAt;
+  for (const [k, at] of marks) {
+    if (at === undefined) continue;
+    parts[k] = Math.max(0, at - last);
+    last = at;
+  }
+  return parts;
 }
