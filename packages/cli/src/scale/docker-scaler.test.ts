@@ -2,7 +2,7 @@ import { createLogger } from '@berth/protocol';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../config/index.js';
 import type { ContainerSpec, ContainerSummary, DockerApi } from './docker-api.js';
-import { DockerScaler, type DockerScalerOptions } from './docker-scaler.js';
+import { coldStartParts, DockerScaler, type DockerScalerOptions } from './docker-scaler.js';
 import { soleLease } from './scaling-lease.js';
 
 /**
@@ -36,6 +36,30 @@ class CrashingDaemon {
       },
       removeContainer: async (id: string) => void this.containers.delete(id),
       exitOf: async () => ({ exitCode: 1, tail: 'boom' }),
+      stopContainer: async () => {},
+    };
+    return api as DockerApi;
+  }
+}
+
+/** A daemon in memory whose containers start and keep running; it records when each create call came. */
+class RunningDaemon {
+  readonly containers = new Map<string, ContainerSummary>();
+  readonly creates: number[] = [];
+
+  api(): DockerApi {
+    const api: Partial<DockerApi> = {
+      describe: () => 'fake daemon',
+      listContainers: async () => [...this.containers.values()],
+      createContainer: async (name: string, spec: ContainerSpec) => {
+        this.creates.push(performance.now());
+        const id = `c${this.creates.length}`;
+        const c = { Id: id, Names: [`/${name}`], Image: spec.Image, State: 'created', Labels: spec.Labels, Created: 0 };
+        this.containers.set(id, c);
+        return id;
+      },
+      startContainer: async (id: string) => void (this.containers.get(id)!.State = 'running'),
+      removeContainer: async (id: string) => void this.containers.delete(id),
       stopContainer: async () => {},
     };
     return api as DockerApi;
@@ -85,5 +109,83 @@ describe('DockerScaler', () => {
     const crashes = lines.filter((l) => /next start in/.test(l));
     expect(crashes, lines.join('\n')).toHaveLength(1);
     expect(crashes[0]).toMatch(/next start in 0\.5 s \(crash 1 in a row\)/);
+  });
+
+  it('a job queued for an endpoint at zero starts a container at once, not at the next tick', async () => {
+    const daemon = new RunningDaemon();
+    let inQueue = 0;
+    let healthCalls = 0;
+    const config = resolveConfig(
+      { endpoints: { sleep: { worker: './sleep.ts', minWorkers: 0, maxWorkers: 2 } } },
+      '/p/berth.config.json',
+    );
+    const s = new DockerScaler({
+      server: {
+        connectedWorkers: () => [],
+        setExpectedWorkers: () => {},
+        setHandlerBroken: () => {},
+        health: async () => {
+          healthCalls++;
+          return { jobs: { inQueue, inProgress: 0 } } as never;
+        },
+        workerStopping: () => {},
+        workerColdStart: () => {},
+        workerStartFailed: () => {},
+      },
+      docker: daemon.api(),
+      endpoints: [{ ep: config.endpoints[0]!, image: 'sleep-image', workerToken: 'berth_wk_x' }],
+      name: 'test',
+      url: 'http://127.0.0.1:1',
+      lease: soleLease,
+      logger: createLogger({ write: () => {} }),
+      tickMs: 60_000, // the next tick is a minute away: only the wake can start the container
+      wakeMs: 20,
+    });
+    s.start();
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      expect(daemon.creates).toHaveLength(0);
+      const queued = performance.now();
+      inQueue = 1;
+      const deadline = Date.now() + 2_000;
+      while (daemon.creates.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      expect(daemon.creates).toHaveLength(1);
+      expect(daemon.creates[0]! - queued).toBeLessThan(1_000);
+      // With a container there, the wake looks no more: the endpoint's health is asked by ticks only.
+      await new Promise((r) => setTimeout(r, 50));
+      const calls = healthCalls;
+      await new Promise((r) => setTimeout(r, 200));
+      expect(healthCalls).toBe(calls);
+      expect(daemon.creates).toHaveLength(1);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('splits a cold start into the scaler wait, the two docker calls, the boot, the assignment and the run', () => {
+    const t = {
+      name: 'w-1',
+      id: 'c1',
+      createdAt: 1_100,
+      createdDoneAt: 1_140,
+      startedAt: 1_300,
+      connectedAt: 1_550,
+      adopted: false,
+      connected: true,
+      draining: false,
+      starting: false,
+      timed: false,
+    };
+    const job = { queuedAt: 1_000, startedAt: 1_552 } as Parameters<typeof coldStartParts>[1];
+    expect(coldStartParts(t, job, 1_600)).toEqual({
+      scaler: 100,
+      create: 40,
+      start: 160,
+      boot: 250,
+      assign: 2,
+      run: 48,
+    });
+    // A job queued after the container was asked for (a burst's later jobs) has no scaler wait.
+    expect(coldStartParts(t, { ...job, queuedAt: 1_200 }, 1_600)).not.toHaveProperty('scaler');
   });
 });

@@ -35,6 +35,12 @@ export interface DockerScalerOptions {
   logger: Logger;
   /** How often the scaler looks at the queue and the containers. Default 250 ms. */
   tickMs?: number;
+  /**
+   * How often an endpoint with no worker container is looked at for a queued job (its job counts only, no Docker
+   * call): a job for an endpoint at zero starts a container at once, not at the next tick. 0: off (the tick only;
+   * `berth serve` turns it off on PostgreSQL, where each look is a query). Default 50 ms.
+   */
+  wakeMs?: number;
   /** Clock (epoch ms). Default Date.now. */
   now?: () => number;
 }
@@ -53,7 +59,9 @@ export class DockerScaler {
   readonly #removing = new Set<string>();
   readonly #now: () => number;
   #timer: NodeJS.Timeout | undefined;
+  #wakeTimer: NodeJS.Timeout | undefined;
   #ticking = false;
+  #waking = false;
   #leader = false;
   #daemonDown: string | undefined;
 
@@ -66,12 +74,35 @@ export class DockerScaler {
   start(): void {
     this.#timer = setInterval(() => void this.tick(), this.#o.tickMs ?? 250);
     this.#timer.unref();
+    const wakeMs = this.#o.wakeMs ?? 50;
+    if (wakeMs > 0) {
+      this.#wakeTimer = setInterval(() => void this.#wake(), wakeMs);
+      this.#wakeTimer.unref();
+    }
     void this.tick();
+  }
+
+  /** Between ticks: an endpoint at zero containers with a job queued gets its tick now (a cold start begins). */
+  async #wake(): Promise<void> {
+    if (!this.#leader || this.#ticking || this.#waking || this.#daemonDown !== undefined) return;
+    this.#waking = true;
+    try {
+      const now = this.#now();
+      for (const st of this.#state.values()) {
+        if (now < st.notBefore || [...st.workers.values()].some((t) => !t.draining)) continue;
+        if ((await this.#o.server.health(st.s.ep.id)).jobs.inQueue > 0) return void this.tick();
+      }
+    } catch {
+      // The tick looks again and reports what fails.
+    } finally {
+      this.#waking = false;
+    }
   }
 
   /** Stops scaling; containers keep running (the next start adopts them). */
   async stop(): Promise<void> {
     clearInterval(this.#timer);
+    clearInterval(this.#wakeTimer);
     while (this.#ticking) await new Promise((r) => setTimeout(r, 10));
     await this.#o.lease.close();
   }
