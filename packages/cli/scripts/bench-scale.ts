@@ -126,7 +126,7 @@ try {
     image: IMAGE,
     docker: { network: 'host' },
   };
-  console.log(`load before: ${load()}`);
+  console.log(`load before: ${load()}; docker storage driver ${docker.storageDriver}`);
 
   // a. cold starts from zero, one at a time.
   const a = await serveWith({ sleep: cold });

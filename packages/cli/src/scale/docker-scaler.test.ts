@@ -10,6 +10,7 @@ import { soleLease } from './scaling-lease.js';
  * start call answers only when the test lets it: the listing shows the container exited while the call is pending.
  */
 class CrashingDaemon {
+  driver = 'overlay2';
   readonly containers = new Map<string, ContainerSummary>();
   readonly pendingStarts: (() => void)[] = [];
   #next = 0;
@@ -37,6 +38,7 @@ class CrashingDaemon {
       removeContainer: async (id: string) => void this.containers.delete(id),
       exitOf: async () => ({ exitCode: 1, tail: 'boom' }),
       stopContainer: async () => {},
+      storageDriver: async () => this.driver,
     };
     return api as DockerApi;
   }
@@ -59,6 +61,7 @@ class RunningDaemon {
         return id;
       },
       startContainer: async (id: string) => void (this.containers.get(id)!.State = 'running'),
+      storageDriver: async () => 'overlay2',
       removeContainer: async (id: string) => void this.containers.delete(id),
       stopContainer: async () => {},
     };
@@ -187,5 +190,20 @@ describe('DockerScaler', () => {
     });
     // A job queued after the container was asked for (a burst's later jobs) has no scaler wait.
     expect(coldStartParts(t, { ...job, queuedAt: 1_200 }, 1_600)).not.toHaveProperty('scaler');
+  });
+
+  it('warns once that the vfs storage driver copies the image at every create', async () => {
+    const daemon = new CrashingDaemon();
+    daemon.driver = 'vfs';
+    const lines: string[] = [];
+    const s = scaler(daemon, lines);
+    await s.tick();
+    await s.tick();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(lines.filter((l) => /storage driver is vfs/.test(l))).toHaveLength(1);
+    const quiet: string[] = [];
+    await scaler(new CrashingDaemon(), quiet).tick();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(quiet.join('\n')).not.toMatch(/storage driver/);
   });
 });

@@ -158,6 +158,7 @@ export class DockerScaler {
           controlPlane: this.#o.name,
           found: list.length,
         });
+        void this.#checkStorageDriver();
       }
       this.#setDaemonDown(undefined);
       const now = this.#now();
@@ -372,6 +373,20 @@ export class DockerScaler {
     const changed = (why === undefined) !== (this.#daemonDown === undefined);
     this.#daemonDown = why;
     if (changed) for (const st of this.#state.values()) this.#setProblem(st, st.problem);
+  }
+
+  /** `vfs` copies the whole image at every container create (seconds per cold start): said once, as a warning. */
+  async #checkStorageDriver(): Promise<void> {
+    let driver = '';
+    try {
+      driver = await this.#o.docker.storageDriver();
+    } catch {
+      // Not known: nothing to say.
+    }
+    if (driver === 'vfs')
+      this.#o.logger.warn(
+        `docker storage driver is vfs: every container create copies the whole image (about 7 s per cold start for a 240 MB image on the build machine, against 10 ms with overlay2); run dockerd with --storage-driver overlay2 (or fuse-overlayfs where the kernel has no overlay)`,
+      );
   }
 
   /** A container of this control plane whose endpoint is no longer configured: drained and removed. */
