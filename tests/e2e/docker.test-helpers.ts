@@ -58,7 +58,9 @@ export async function startDocker(): Promise<Docker> {
       sock,
       '--data-root',
       process.env['BERTH_DOCKER_DATA_ROOT'] ?? '/var/lib/docker',
-      ...(process.env['BERTH_DOCKER_STORAGE_DRIVER'] ? ['--storage-driver', process.env['BERTH_DOCKER_STORAGE_DRIVER']] : []),
+      ...(process.env['BERTH_DOCKER_STORAGE_DRIVER']
+        ? ['--storage-driver', process.env['BERTH_DOCKER_STORAGE_DRIVER']]
+        : []),
       '--exec-root',
       join(dir, 'exec'),
       '--pidfile',
