@@ -180,7 +180,7 @@ describe.skipIf(skip !== undefined)('berth serve --scale docker (real dockerd, e
     expect(lines(/image berth-scale-test\/not-built not found in the docker daemon/).length).toBe(1);
     expect(lines(/worker container \S+crash-1 exited with code 0 before connecting/).length).toBeGreaterThanOrEqual(4);
     // The backoff doubles: 0.5, 1, 2, 4 s between starts (not a start every tick).
-    expect(lines(/next start in (0\.5|1|2|4) s/).length).toBe(4);
+    expect(lines(/next start in (0\.5|1|2|4) s/).length, lines(/crash-|next start|scaling crash/).join('\n')).toBe(4);
     expect((await health('missing')).workers.unhealthy).toBe(1);
     expect((await health('crash')).workers.unhealthy).toBe(1);
     expect((await health('missing')).jobs.inQueue).toBe(1);

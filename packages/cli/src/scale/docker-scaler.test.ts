@@ -1,7 +1,7 @@
 import { createLogger } from '@berth/protocol';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../config/index.js';
-import type { ContainerSpec, ContainerSummary, DockerApi } from './docker-api.js';
+import { DockerError, type ContainerSpec, type ContainerSummary, type DockerApi } from './docker-api.js';
 import { coldStartParts, DockerScaler, type DockerScalerOptions } from './docker-scaler.js';
 import { soleLease } from './scaling-lease.js';
 
@@ -205,5 +205,47 @@ describe('DockerScaler', () => {
     await scaler(new CrashingDaemon(), quiet).tick();
     await new Promise((r) => setTimeout(r, 10));
     expect(quiet.join('\n')).not.toMatch(/storage driver/);
+  });
+
+  it('a start call that fails is one crash: no other container starts while the failed one is removed', async () => {
+    const daemon = new RunningDaemon();
+    const api = daemon.api();
+    api.startContainer = async () => {
+      throw new DockerError(500, 'OCI runtime create failed');
+    };
+    const removeContainer = api.removeContainer.bind(api);
+    api.removeContainer = async (id: string) => {
+      await removeContainer(id); // gone from the listing at once, the answer slow: the wake looks meanwhile
+      await new Promise((r) => setTimeout(r, 150));
+    };
+    const lines: string[] = [];
+    const config = resolveConfig({ endpoints: { sleep: { worker: './sleep.ts', maxWorkers: 1 } } }, '/p/c.json');
+    const s = new DockerScaler({
+      server: {
+        connectedWorkers: () => [],
+        setExpectedWorkers: () => {},
+        setHandlerBroken: () => {},
+        health: async () => ({ jobs: { inQueue: 1, inProgress: 0 } }) as never,
+        workerStopping: () => {},
+        workerColdStart: () => {},
+        workerStartFailed: () => {},
+      },
+      docker: api,
+      endpoints: [{ ep: config.endpoints[0]!, image: 'sleep-image', workerToken: 'berth_wk_x' }],
+      name: 'test',
+      url: 'http://127.0.0.1:1',
+      lease: soleLease,
+      logger: createLogger({ write: (l) => void lines.push(l) }),
+      tickMs: 60_000,
+      wakeMs: 10,
+    });
+    s.start();
+    try {
+      await new Promise((r) => setTimeout(r, 400)); // the backoff after the first failure is 500 ms
+      expect(daemon.creates).toHaveLength(1);
+      expect(lines.filter((l) => /next start in/.test(l))).toHaveLength(1);
+    } finally {
+      await s.stop();
+    }
   });
 });

@@ -298,9 +298,11 @@ export class DockerScaler {
         t.startedAt = this.#now();
         t.starting = false;
       } catch (err) {
+        // Still tracked (and starting) while it is removed: neither a tick nor the wake starts another meanwhile,
+        // and its exit is not counted as a second crash.
+        if (t.id) await docker.removeContainer(t.id).catch(() => {});
         t.starting = false;
         st.workers.delete(name);
-        if (t.id) await docker.removeContainer(t.id).catch(() => {});
         if (err instanceof DockerError && err.status === 404 && /image/i.test(err.message)) {
           st.notBefore = this.#now() + IMAGE_RETRY_MS;
           this.#o.server.workerStartFailed(ep.id, 'image_missing');
