@@ -182,7 +182,10 @@ describe.skipIf(skip !== undefined)('berth serve --scale docker (real dockerd, e
     // The backoff doubles: 0.5, 1, 2, 4 s between starts (not a start every tick). Only the crash endpoint's lines:
     // a sleep container stopped by the test before (younger than the minimum uptime) may add its own crash 1.
     const backoffs = lines(/endpoint crash: .*next start in/);
-    expect(backoffs.filter((l) => /next start in (0\.5|1|2|4) s/.test(l)), backoffs.join('\n')).toHaveLength(4);
+    expect(
+      backoffs.filter((l) => /next start in (0\.5|1|2|4) s/.test(l)),
+      backoffs.join('\n'),
+    ).toHaveLength(4);
     expect((await health('missing')).workers.unhealthy).toBe(1);
     expect((await health('crash')).workers.unhealthy).toBe(1);
     expect((await health('missing')).jobs.inQueue).toBe(1);
