@@ -9,13 +9,18 @@ import { BIN, REPO_ROOT } from './harness.test-helpers.js';
  * A docker daemon for the image tests: the one `DOCKER_HOST` (or the default socket) answers, else a `dockerd`
  * started here with nothing outside loopback (no bridge, no iptables) on a socket in a temporary folder, its
  * images kept in `BERTH_DOCKER_DATA_ROOT` (default /var/lib/docker) so layers are reused between runs, and
- * stopped by its pid afterwards. Every build and container uses `--network=host`.
+ * stopped by its pid afterwards. Every build and container uses `--network=host`. Its storage driver is
+ * `BERTH_DOCKER_STORAGE_DRIVER`, else dockerd's choice (overlay2 on ext4/xfs); `vfs` (dockerd's fallback where
+ * the data root cannot hold overlay mounts) copies the whole image at every container create, about 7 s for the
+ * basic image here against 10 ms with overlay2, so a run on vfs says so: its cold start figures mean little.
  */
 export interface Docker {
   /** Environment for the docker CLI (DOCKER_HOST). */
   env: NodeJS.ProcessEnv;
   /** Runs `docker <args>`; throws with its output when it fails. */
   run(args: string[], timeoutMs?: number): string;
+  /** The daemon's storage driver (`overlay2`, `vfs`, ...). */
+  storageDriver: string;
   /** Stops the daemon if this helper started it. */
   stop(): Promise<void>;
   startedHere: boolean;
@@ -53,6 +58,9 @@ export async function startDocker(): Promise<Docker> {
       sock,
       '--data-root',
       process.env['BERTH_DOCKER_DATA_ROOT'] ?? '/var/lib/docker',
+      ...(process.env['BERTH_DOCKER_STORAGE_DRIVER']
+        ? ['--storage-driver', process.env['BERTH_DOCKER_STORAGE_DRIVER']]
+        : []),
       '--exec-root',
       join(dir, 'exec'),
       '--pidfile',
@@ -76,9 +84,15 @@ export async function startDocker(): Promise<Docker> {
       );
     return r.stdout.trim();
   };
+  const storageDriver = run(['info', '--format', '{{.Driver}}']);
+  if (storageDriver === 'vfs')
+    console.warn(
+      '[docker] storage driver vfs: every container create copies the whole image (seconds each); set BERTH_DOCKER_STORAGE_DRIVER=overlay2 (or fuse-overlayfs) if the data root allows it',
+    );
   return {
     env,
     run,
+    storageDriver,
     startedHere: daemon !== undefined,
     async stop() {
       if (!daemon || daemon.exitCode !== null) return;

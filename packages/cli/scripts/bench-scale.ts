@@ -3,7 +3,8 @@
 //      p95 over N starts from zero;
 //   b. a burst of 200 `sleep 500 ms` jobs from zero (minWorkers 0, maxWorkers 4) against 4 pre-started workers
 //      (the ideal), same run, with the container count over time;
-//   c. back to zero: last job done -> no container left (idleTimeoutMs 1000).
+//   c. back to zero: last job done -> no container left (idleTimeoutMs 1000);
+//   d. at least 10 scale-downs while a long job runs and short ones keep arriving (idleTimeoutMs 300).
 // Jobs lost or run twice: every job must be COMPLETED and the endpoint's `retried` counter stay 0.
 //
 // Needs a docker daemon (DOCKER_HOST or /var/run/docker.sock) and the base image stand-in (see
@@ -24,7 +25,12 @@ import { buildBasicImage, startDocker } from '../../../tests/e2e/docker.test-hel
 import { REPO_ROOT } from '../../../tests/e2e/harness.test-helpers.js';
 
 const { values } = parseArgs({
-  options: { starts: { type: 'string', default: '20' }, jobs: { type: 'string', default: '200' } },
+  options: {
+    starts: { type: 'string', default: '20' },
+    jobs: { type: 'string', default: '200' },
+    /** `d` alone: only the scale-downs with jobs in flight. */
+    only: { type: 'string' },
+  },
 });
 const STARTS = Number(values.starts);
 const JOBS = Number(values.jobs);
@@ -52,6 +58,11 @@ const containers = (ep: string) => {
   ]);
   return out ? out.split('\n').length : 0;
 };
+
+function removeContainers(): void {
+  const ids = docker.run(['ps', '-aq', '--filter', `label=berth.control-plane=${NAME}`]);
+  for (const id of ids ? ids.split('\n') : []) docker.run(['rm', '-f', id]);
+}
 
 async function serveWith(endpoints: Record<string, object>): Promise<{ serve: ServeProcess; base: string }> {
   const cfg = join(dir, `berth-${Object.keys(endpoints).join('-')}.config.json`);
@@ -126,8 +137,21 @@ try {
     image: IMAGE,
     docker: { network: 'host' },
   };
-  console.log(`load before: ${load()}`);
+  console.log(`load before: ${load()}; docker storage driver ${docker.storageDriver}`);
 
+  if (values.only !== 'd') await coldStartsAndBurst(cold);
+  // The pre-started run's containers outlive its berth serve (they would be adopted, pointing at its old port).
+  removeContainers();
+  await scaleDownsInFlight(cold);
+  console.log(`load after: ${load()}`);
+} finally {
+  await killAll();
+  removeContainers();
+  await docker.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+async function coldStartsAndBurst(cold: object): Promise<void> {
   // a. cold starts from zero, one at a time.
   const a = await serveWith({ sleep: cold });
   const assigned: number[] = [];
@@ -154,6 +178,13 @@ try {
   console.log(`   container create -> first job assigned: ${f(assigned)}`);
   console.log(`   container create -> first job done:     ${f(done)}`);
   console.log(`   client: /runsync to an endpoint at zero: ${f(clientMs)}`);
+  // The scaler's "cold start of <worker>: <total> ms (scaler a ms, create b ms, ...)" lines: p50/p95 per part.
+  const parts = new Map<string, number[]>();
+  for (const m of a.serve.text.matchAll(/cold start of \S+: \d+ ms \(([^)]*)\)/g))
+    for (const [, k, v] of m[1]!.matchAll(/(\w+) (\d+) ms/g)) parts.set(k!, [...(parts.get(k!) ?? []), Number(v)]);
+  console.log(
+    `   parts (ms, p50/p95): ${[...parts].map(([k, xs]) => `${k} ${Math.round(pct(xs, 50))}/${Math.round(pct(xs, 95))}`).join(', ')}`,
+  );
 
   // b. + c. the burst from zero, then back to zero.
   await until('zero containers', 120_000, () => containers('sleep') === 0);
@@ -188,11 +219,39 @@ try {
   console.log(
     `c. back to zero: ${(toZeroMs / 1000).toFixed(1)} s after the last job (idleTimeoutMs 1000); scale-downs in run a+b: ${scaleDowns}`,
   );
-  console.log(`load after: ${load()}`);
-} finally {
-  await killAll();
-  const ids = docker.run(['ps', '-aq', '--filter', `label=berth.control-plane=${NAME}`]);
-  for (const id of ids ? ids.split('\n') : []) docker.run(['rm', '-f', id]);
-  await docker.stop();
-  rmSync(dir, { recursive: true, force: true });
+}
+
+async function scaleDownsInFlight(cold: object): Promise<void> {
+  // d. scale-downs with jobs in flight: one long job keeps running while waves of short jobs bring workers up and
+  // idle ones are stopped (idleTimeoutMs 300) as the next wave arrives; every job must be done exactly once.
+  const d = await serveWith({ sleep: { ...cold, idleTimeoutMs: 300 } });
+  const downs = () => d.serve.text.split('\n').filter((l) => /scaling sleep down/.test(l)).length;
+  const before = (await health(d.base, 'sleep')).jobs;
+  const ids = [(await api(d.base, 'POST', '/v2/sleep/run', { input: { ms: 60_000 } })).json['id'] as string];
+  let inFlightDowns = 0;
+  const t0 = performance.now();
+  while (inFlightDowns < 10 && performance.now() - t0 < 180_000) {
+    const was = downs();
+    for (let i = 0; i < 3; i++)
+      ids.push((await api(d.base, 'POST', '/v2/sleep/run', { input: { ms: 200 } })).json['id'] as string);
+    await sleep(1500);
+    inFlightDowns += downs() - was; // the 60 s job runs throughout: each of these stops happened with it in flight
+  }
+  await api(d.base, 'POST', `/v2/sleep/cancel/${ids[0]}`);
+  const statusesNow = () =>
+    Promise.all(ids.slice(1).map(async (id) => (await api(d.base, 'GET', `/v2/sleep/status/${id}`)).json['status']));
+  try {
+    await until('the waves done', 60_000, async () =>
+      (await statusesNow()).every((x) => x === 'COMPLETED' || x === 'FAILED'),
+    );
+  } catch (err) {
+    console.log(`d. ${String(err)}: ${JSON.stringify(await statusesNow())}\n${d.serve.text.slice(-5000)}`);
+    throw err;
+  }
+  const statuses = await statusesNow();
+  const dJobs = (await health(d.base, 'sleep')).jobs;
+  await d.serve.kill('SIGTERM');
+  console.log(
+    `d. ${inFlightDowns} scale-downs with a job in flight (idleTimeoutMs 300): ${statuses.filter((x) => x === 'COMPLETED').length}/${statuses.length} short jobs COMPLETED, retried ${dJobs.retried - before.retried}`,
+  );
 }

@@ -172,7 +172,12 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
       ...edge,
       webhooks: webhookOptions(edge.webhooks, config?.webhooks, args.webhookRetries),
       ...(keyStore ? { keyStore } : {}),
-      ...(images.size > 0 ? { onJobFinished: (job) => scaler?.onJobFinished(job) } : {}),
+      ...(images.size > 0
+        ? {
+            onJobFinished: (job) => scaler?.onJobFinished(job),
+            onWorkerConnected: (workerId, endpointId) => scaler?.onWorkerConnected(workerId, endpointId),
+          }
+        : {}),
     },
     args.port,
     args.host,

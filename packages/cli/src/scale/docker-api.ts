@@ -72,6 +72,11 @@ export class DockerApi {
     await this.#call('GET', '/_ping', undefined, 5_000);
   }
 
+  /** The daemon's storage driver (`overlay2`, `vfs`, ...: `GET /info`'s `Driver`). */
+  async storageDriver(): Promise<string> {
+    return ((await this.#call('GET', '/info', undefined, 10_000)) as { Driver?: string }).Driver ?? '';
+  }
+
   /** Whether the image is in the daemon (no pull: images come from `berth build` + `docker build`, or a registry pull you run). */
   async hasImage(image: string): Promise<boolean> {
     try {

@@ -1,8 +1,8 @@
 import { createLogger } from '@berth/protocol';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../config/index.js';
-import type { ContainerSpec, ContainerSummary, DockerApi } from './docker-api.js';
-import { DockerScaler, type DockerScalerOptions } from './docker-scaler.js';
+import { DockerError, type ContainerSpec, type ContainerSummary, type DockerApi } from './docker-api.js';
+import { coldStartParts, DockerScaler, type DockerScalerOptions } from './docker-scaler.js';
 import { soleLease } from './scaling-lease.js';
 
 /**
@@ -10,6 +10,7 @@ import { soleLease } from './scaling-lease.js';
  * start call answers only when the test lets it: the listing shows the container exited while the call is pending.
  */
 class CrashingDaemon {
+  driver = 'overlay2';
   readonly containers = new Map<string, ContainerSummary>();
   readonly pendingStarts: (() => void)[] = [];
   #next = 0;
@@ -36,6 +37,32 @@ class CrashingDaemon {
       },
       removeContainer: async (id: string) => void this.containers.delete(id),
       exitOf: async () => ({ exitCode: 1, tail: 'boom' }),
+      stopContainer: async () => {},
+      storageDriver: async () => this.driver,
+    };
+    return api as DockerApi;
+  }
+}
+
+/** A daemon in memory whose containers start and keep running; it records when each create call came. */
+class RunningDaemon {
+  readonly containers = new Map<string, ContainerSummary>();
+  readonly creates: number[] = [];
+
+  api(): DockerApi {
+    const api: Partial<DockerApi> = {
+      describe: () => 'fake daemon',
+      listContainers: async () => [...this.containers.values()],
+      createContainer: async (name: string, spec: ContainerSpec) => {
+        this.creates.push(performance.now());
+        const id = `c${this.creates.length}`;
+        const c = { Id: id, Names: [`/${name}`], Image: spec.Image, State: 'created', Labels: spec.Labels, Created: 0 };
+        this.containers.set(id, c);
+        return id;
+      },
+      startContainer: async (id: string) => void (this.containers.get(id)!.State = 'running'),
+      storageDriver: async () => 'overlay2',
+      removeContainer: async (id: string) => void this.containers.delete(id),
       stopContainer: async () => {},
     };
     return api as DockerApi;
@@ -85,5 +112,140 @@ describe('DockerScaler', () => {
     const crashes = lines.filter((l) => /next start in/.test(l));
     expect(crashes, lines.join('\n')).toHaveLength(1);
     expect(crashes[0]).toMatch(/next start in 0\.5 s \(crash 1 in a row\)/);
+  });
+
+  it('a job queued for an endpoint at zero starts a container at once, not at the next tick', async () => {
+    const daemon = new RunningDaemon();
+    let inQueue = 0;
+    let healthCalls = 0;
+    const config = resolveConfig(
+      { endpoints: { sleep: { worker: './sleep.ts', minWorkers: 0, maxWorkers: 2 } } },
+      '/p/berth.config.json',
+    );
+    const s = new DockerScaler({
+      server: {
+        connectedWorkers: () => [],
+        setExpectedWorkers: () => {},
+        setHandlerBroken: () => {},
+        health: async () => {
+          healthCalls++;
+          return { jobs: { inQueue, inProgress: 0 } } as never;
+        },
+        workerStopping: () => {},
+        workerColdStart: () => {},
+        workerStartFailed: () => {},
+      },
+      docker: daemon.api(),
+      endpoints: [{ ep: config.endpoints[0]!, image: 'sleep-image', workerToken: 'berth_wk_x' }],
+      name: 'test',
+      url: 'http://127.0.0.1:1',
+      lease: soleLease,
+      logger: createLogger({ write: () => {} }),
+      tickMs: 60_000, // the next tick is a minute away: only the wake can start the container
+      wakeMs: 20,
+    });
+    s.start();
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      expect(daemon.creates).toHaveLength(0);
+      const queued = performance.now();
+      inQueue = 1;
+      const deadline = Date.now() + 2_000;
+      while (daemon.creates.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      expect(daemon.creates).toHaveLength(1);
+      expect(daemon.creates[0]! - queued).toBeLessThan(1_000);
+      // With a container there, the wake looks no more: the endpoint's health is asked by ticks only.
+      await new Promise((r) => setTimeout(r, 50));
+      const calls = healthCalls;
+      await new Promise((r) => setTimeout(r, 200));
+      expect(healthCalls).toBe(calls);
+      expect(daemon.creates).toHaveLength(1);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('splits a cold start into the scaler wait, the two docker calls, the boot, the assignment and the run', () => {
+    const t = {
+      name: 'w-1',
+      id: 'c1',
+      createdAt: 1_100,
+      createdDoneAt: 1_140,
+      startedAt: 1_300,
+      connectedAt: 1_550,
+      adopted: false,
+      connected: true,
+      draining: false,
+      starting: false,
+      timed: false,
+    };
+    const job = { queuedAt: 1_000, startedAt: 1_552 } as Parameters<typeof coldStartParts>[1];
+    expect(coldStartParts(t, job, 1_600)).toEqual({
+      scaler: 100,
+      create: 40,
+      start: 160,
+      boot: 250,
+      assign: 2,
+      run: 48,
+    });
+    // A job queued after the container was asked for (a burst's later jobs) has no scaler wait.
+    expect(coldStartParts(t, { ...job, queuedAt: 1_200 }, 1_600)).not.toHaveProperty('scaler');
+  });
+
+  it('warns once that the vfs storage driver copies the image at every create', async () => {
+    const daemon = new CrashingDaemon();
+    daemon.driver = 'vfs';
+    const lines: string[] = [];
+    const s = scaler(daemon, lines);
+    await s.tick();
+    await s.tick();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(lines.filter((l) => /storage driver is vfs/.test(l))).toHaveLength(1);
+    const quiet: string[] = [];
+    await scaler(new CrashingDaemon(), quiet).tick();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(quiet.join('\n')).not.toMatch(/storage driver/);
+  });
+
+  it('a start call that fails is one crash: no other container starts while the failed one is removed', async () => {
+    const daemon = new RunningDaemon();
+    const api = daemon.api();
+    api.startContainer = async () => {
+      throw new DockerError(500, 'OCI runtime create failed');
+    };
+    const removeContainer = api.removeContainer.bind(api);
+    api.removeContainer = async (id: string) => {
+      await removeContainer(id); // gone from the listing at once, the answer slow: the wake looks meanwhile
+      await new Promise((r) => setTimeout(r, 150));
+    };
+    const lines: string[] = [];
+    const config = resolveConfig({ endpoints: { sleep: { worker: './sleep.ts', maxWorkers: 1 } } }, '/p/c.json');
+    const s = new DockerScaler({
+      server: {
+        connectedWorkers: () => [],
+        setExpectedWorkers: () => {},
+        setHandlerBroken: () => {},
+        health: async () => ({ jobs: { inQueue: 1, inProgress: 0 } }) as never,
+        workerStopping: () => {},
+        workerColdStart: () => {},
+        workerStartFailed: () => {},
+      },
+      docker: api,
+      endpoints: [{ ep: config.endpoints[0]!, image: 'sleep-image', workerToken: 'berth_wk_x' }],
+      name: 'test',
+      url: 'http://127.0.0.1:1',
+      lease: soleLease,
+      logger: createLogger({ write: (l) => void lines.push(l) }),
+      tickMs: 60_000,
+      wakeMs: 10,
+    });
+    s.start();
+    try {
+      await new Promise((r) => setTimeout(r, 400)); // the backoff after the first failure is 500 ms
+      expect(daemon.creates).toHaveLength(1);
+      expect(lines.filter((l) => /next start in/.test(l))).toHaveLength(1);
+    } finally {
+      await s.stop();
+    }
   });
 });

@@ -122,10 +122,14 @@ export async function startScaling(o: StartScalingOptions): Promise<DockerScaler
     url: o.args.workerUrl ?? o.url,
     lease: leaseFor(o.store, o.args.name),
     logger: o.logger,
+    // On PostgreSQL a look between ticks is a query per endpoint at zero: the 250 ms tick only.
+    ...(isPg(o.store) ? { wakeMs: 0 } : {}),
   });
   scaler.start();
   return scaler;
 }
+
+const isPg = (store: Store) => (store as Partial<{ pool: unknown }>).pool !== undefined;
 
 function leaseFor(store: Store, name: string): ScalingLease {
   const pg = store as Partial<{ pool: { connect(): Promise<LockClient> }; schema: string }>;

@@ -18,6 +18,10 @@ export interface Tracked {
   starting: boolean;
   /** Its cold start was timed (its first job finished). */
   timed: boolean;
+  /** When its create call returned, its start call returned, and it said hello to this control plane (epoch ms). */
+  createdDoneAt?: number;
+  startedAt?: number;
+  connectedAt?: number;
 }
 
 export interface EndpointState {
