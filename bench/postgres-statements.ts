@@ -22,6 +22,9 @@ process.env['BENCH_PG_COUNT_DIR'] = counts;
 process.env['BENCH_PG_COUNT_ROOT'] = REPO_ROOT;
 mkdirSync(counts);
 
+/** A statement's text, the claims riding in a finish marked (the text starts as the finish's). */
+const label = (t: string) => (t.includes('UNION ALL SELECT c.*') ? `[finish + claims] ${t}` : t);
+
 const run = await startSet(REPLICAS, join(dir, 'set'));
 try {
   const w = await run.startWorker('echo');
@@ -36,7 +39,12 @@ try {
     for (const f of readdirSync(counts)) rmSync(join(counts, f));
     const pids = run.serverProcs().map((p) => p.pid);
     for (const pid of pids) process.kill(pid, 'SIGUSR2');
-    await until(async () => readdirSync(counts).filter((f) => f.endsWith('.json')).length === pids.length, 10_000, 'counter dumps', 20);
+    await until(
+      async () => readdirSync(counts).filter((f) => f.endsWith('.json')).length === pids.length,
+      10_000,
+      'counter dumps',
+      20,
+    );
     const by = new Map<string, number>();
     let notifications = 0;
     for (const f of readdirSync(counts).filter((x) => x.endsWith('.json'))) {
@@ -63,7 +71,7 @@ try {
         `${(notifications / jobs).toFixed(2)} notifications received, ${(cpu / jobs).toFixed(3)} ms PostgreSQL backend CPU`,
     );
     for (const [t, n] of [...by].sort((a, b) => b[1] - a[1]).slice(0, 12))
-      console.log(`${(n / jobs).toFixed(3).padStart(8)}  ${t.slice(0, 110)}`);
+      console.log(`${(n / jobs).toFixed(3).padStart(8)}  ${label(t).slice(0, 110)}`);
   };
   const loop = async (c: number) => {
     const r = await closedLoop(c, runsync, { count: JOBS });
