@@ -28,6 +28,11 @@ export interface Running {
   headers: Record<string, string>;
   /** Processes that count as the server side (CPU per job, RSS): control plane, store (e.g. redis). */
   serverProcs(): Proc[];
+  /**
+   * CPU time (ms) so far of the database server's processes serving this target, when they are not among
+   * `serverProcs` (PostgreSQL's backends): read before and after a window, like `serverProcs`' CPU. Optional.
+   */
+  dbCpuMs?(): Promise<number>;
   /** Heap used by the control plane after a full GC, bytes (NaN if it cannot be probed). */
   heapUsed(): Promise<number>;
   /** Bytes the store holds on disk (NaN for in-memory stores). */

@@ -32,6 +32,9 @@ export async function throughput(
   f['runsync_c1_p50_ms'] = c1.p50;
   f['runsync_c1_p99_ms'] = c1.p99;
 
+  // The database's own processes (PostgreSQL backends), when the target has them apart from `serverProcs`.
+  const db = async () => (run.dbCpuMs ? await run.dbCpuMs() : NaN);
+  let db0 = await db();
   let cpu0 = totalCpuMs(pids());
   const c50 = await closedLoop(cfg.concurrency, runsync, { seconds: cfg.c50Seconds });
   check(`/runsync c=${cfg.concurrency}`, c50);
@@ -39,11 +42,13 @@ export async function throughput(
   f['runsync_c50_p50_ms'] = c50.p50;
   f['runsync_c50_p99_ms'] = c50.p99;
   f['runsync_c50_cpu_ms_per_job'] = (totalCpuMs(pids()) - cpu0) / c50.ok;
+  if (run.dbCpuMs) f['runsync_c50_db_cpu_ms_per_job'] = ((await db()) - db0) / c50.ok;
   if (!workloads.includes('run')) return f;
 
   // /run at c=50, then wait until the worker completed them all.
   const done0 = await run.completed('echo');
   const ids: string[] = [];
+  db0 = await db();
   cpu0 = totalCpuMs(pids());
   const t0 = performance.now();
   const sub = await closedLoop(
@@ -66,6 +71,7 @@ export async function throughput(
   );
   f['run_completions_per_s'] = cfg.runJobs / ((performance.now() - t0) / 1000);
   f['run_cpu_ms_per_job'] = (totalCpuMs(pids()) - cpu0) / cfg.runJobs;
+  if (run.dbCpuMs) f['run_db_cpu_ms_per_job'] = ((await db()) - db0) / cfg.runJobs;
 
   if (!workloads.includes('status')) return f;
   // /status reads of those (completed) jobs.

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { BENCH_DIR, startTs, release, until, REPO_ROOT } from '../../lib/proc.js';
+import { BENCH_DIR, startTs, release, until, REPO_ROOT, totalCpuMs } from '../../lib/proc.js';
 import { health } from '../common.js';
 import { startBerth } from '../berth/index.js';
 import type { Running, Target, Workload } from '../types.js';
@@ -48,13 +48,22 @@ async function schemaBytes(schema: string): Promise<number> {
   return Number(rows[0]?.n ?? NaN);
 }
 
+/**
+ * CPU time (ms) of the PostgreSQL backends serving the schema's replicas so far (their pools and listening
+ * connections: `application_name` berth:<schema>): they share the machine's cores with everything else measured.
+ */
+async function backendCpuMs(schema: string): Promise<number> {
+  const rows = await sql(`SELECT pid::text AS n FROM pg_stat_activity WHERE application_name = 'berth:${schema}'`);
+  return totalCpuMs(rows.map((r) => Number(r.n)));
+}
+
 /** Another checkout's `berth serve` and worker (`BENCH_BERTH_BASELINE`), or this one's. */
 interface Build {
   bin?: string;
   benchDir?: string;
 }
 
-async function startSet(replicas: number, dir: string, build: Build = {}): Promise<Running> {
+export async function startSet(replicas: number, dir: string, build: Build = {}): Promise<Running> {
   const schema = `berth_bench_${randomBytes(5).toString('hex')}`;
   const flavour = {
     name: 'pg',
@@ -70,9 +79,11 @@ async function startSet(replicas: number, dir: string, build: Build = {}): Promi
   const all = [first, ...rest];
   const readyMs = performance.now() - t0;
   const drop = () => dropBenchSchema(schema);
+  const dbCpuMs = () => backendCpuMs(schema);
   if (replicas === 1)
     return {
       ...first,
+      dbCpuMs,
       storeBytes: () => schemaBytes(schema),
       stop: async () => {
         await first.stop();
@@ -94,6 +105,7 @@ async function startSet(replicas: number, dir: string, build: Build = {}): Promi
   return {
     readyMs,
     base,
+    dbCpuMs,
     headers: first.headers,
     serverProcs: () => all.flatMap((r) => r.serverProcs()),
     heapUsed: async () => (await Promise.all(all.map((r) => r.heapUsed()))).reduce((s, v) => s + v, 0),

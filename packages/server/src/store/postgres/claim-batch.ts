@@ -25,9 +25,9 @@ export class ClaimBatcher {
 
   constructor(
     /** Runs `CLAIM_MANY_SQL` with its parameters. */
-    private readonly run: (params: unknown[]) => Promise<(JobRow & { rn: number })[]>,
+    private readonly run: (params: unknown[]) => Promise<(JobRow & { rn: number; more: boolean })[]>,
     private readonly replicaId: () => string,
-    /** Called with the endpoint when a batch found fewer jobs than it asked for (the queue ran dry). */
+    /** Called with the endpoint when a batch found fewer jobs than it asked for, or took the last (the queue ran dry). */
     private readonly onShort: (endpointId: string, gen: number) => void,
     private readonly gen: () => number,
   ) {}
@@ -45,7 +45,7 @@ export class ClaimBatcher {
     const gen = this.gen(); // before the statement: a job queued while it runs must not be hidden by `onShort`
     const rows = await this.run([endpointId, asks.length, asks.map((a) => a.workerId), asks[0]!.now, this.replicaId()]);
     const byRank = new Map(rows.map((r) => [Number(r.rn), r]));
-    if (rows.length < asks.length) this.onShort(endpointId, gen);
+    if (rows.length < asks.length || !rows[0]!.more) this.onShort(endpointId, gen);
     return asks.map((_, i) => {
       const row = byRank.get(i + 1);
       return row ? toRecord(row) : undefined;

@@ -7,7 +7,7 @@ import { FinishBatcher } from './finish-batch.js';
 import { InsertBatcher } from './insert-batch.js';
 import { NoticeLedger } from './notices.js';
 import type { Run } from './pg-pools.js';
-import { CLAIM_MANY_SQL, FINISH_MANY_SQL, FINISH_ONE_SQL } from './statements.js';
+import { CLAIM_MANY_SQL } from './statements.js';
 
 const EMPTY_HINT_MS = 1_000;
 
@@ -47,9 +47,15 @@ export class PgJobPath {
     // go through the bus: a notify-only transaction writes no WAL and waits for no flush.
     this.inserts = new InsertBatcher(pool, () => undefined, replicaId);
     this.syncInserts = new InsertBatcher(asyncPool, () => this.eventNotice?.(), replicaId);
-    this.finishes = new FinishBatcher((one, params) => run(one ? FINISH_ONE_SQL : FINISH_MANY_SQL, params));
+    this.finishes = new FinishBatcher(
+      (sql, params) => run(sql, params),
+      replicaId,
+      (rows) => this.unannounced(rows),
+      (endpointId, workerId, now) => this.claims.claim(endpointId, workerId, now),
+    );
     this.claims = new ClaimBatcher(
-      async (params) => this.unannounced(await asyncRun<JobRow & { rn: number }>(CLAIM_MANY_SQL, params)),
+      async (params) =>
+        this.unannounced(await asyncRun<JobRow & { rn: number; more: boolean }>(CLAIM_MANY_SQL, params)),
       () => replicaId,
       (endpointId, gen) => {
         if (gen === this.queueGen) this.emptyUntil.set(endpointId, Date.now() + EMPTY_HINT_MS);
@@ -68,14 +74,22 @@ export class PgJobPath {
 
   /**
    * A claim of the same turn as a submit on the endpoint rides in that submit's insert (one round trip for both,
-   * whatever the empty-queue hint says: the job is being inserted); any other claim is batched (`ClaimBatcher`).
+   * whatever the empty-queue hint says: the job is being inserted); one of the same turn as results (the credits
+   * they free) rides in their finish statement (`finish-claim.ts`) unless the hint says the queue is empty; any
+   * other claim is batched (`ClaimBatcher`).
    */
   claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
     const riding =
       this.syncInserts.attachClaim(endpointId, workerId, now) ?? this.inserts.attachClaim(endpointId, workerId, now);
     if (riding) return riding.then((job) => job && this.unannounced([job])[0]);
     if ((this.emptyUntil.get(endpointId) ?? 0) > Date.now()) return Promise.resolve(undefined);
-    return this.claims.claim(endpointId, workerId, now);
+    const gen = this.queueGen; // before the statement: a job queued while it runs must not be hidden by the hint
+    const withFinish = this.finishes.attachClaim(endpointId, workerId, now);
+    if (!withFinish) return this.claims.claim(endpointId, workerId, now);
+    return withFinish.then(({ job, drained }) => {
+      if (drained && gen === this.queueGen) this.emptyUntil.set(endpointId, Date.now() + EMPTY_HINT_MS);
+      return job;
+    });
   }
 
   /** `pgTransitions.finishParams`: the finished row, or undefined (stale, or the job has a webhook). */

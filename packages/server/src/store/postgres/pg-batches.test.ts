@@ -1,13 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DuplicateJobError } from '../../errors.js';
 import { decodePayload, header } from '../../cluster/wire.js';
-import { makeJob, T0 } from '../conformance/fixtures.test-helpers.js';
+import { COMPLETE, makeJob, RETENTION, T0 } from '../conformance/fixtures.test-helpers.js';
 import { loadPg } from './connect.js';
 import type { PgStore } from './pg-store.js';
 import { openTestPgStore, PG_TEST_URL, pgUnavailable } from './pg-test-db.test-helpers.js';
 
 // The PostgreSQL store's multi-row statements: concurrent inserts in one INSERT, /runsync inserts that send their
-// cluster messages themselves (what the bus would have sent), and claims riding in inserts.
+// cluster messages themselves (what the bus would have sent), and claims riding in inserts and in finishes.
 const skip = await pgUnavailable();
 
 describe.skipIf(skip !== undefined)(`PgStore batches${skip ? ` (skipped: ${skip})` : ''}`, () => {
@@ -122,5 +122,69 @@ describe.skipIf(skip !== undefined)(`PgStore batches${skip ? ` (skipped: ${skip}
     const [, running] = await Promise.all([s.insert(c), s.claim('ep', 'w1', T0)]);
     expect(running?.id).toBe(c.id);
     expect(s.takeNoticed(c.id, 1, 'IN_PROGRESS')).toBe(true);
+  });
+
+  it('claims of the same turn as results ride in their finish statement: FIFO, one statement, an empty one hints', async () => {
+    const s = await open();
+    const [a, b, c] = [makeJob(), makeJob(), makeJob()];
+    for (const j of [a, b, c]) await s.insert(j);
+    expect((await s.claim('ep', 'w1', T0))?.id).toBe(a.id);
+    expect((await s.claim('ep', 'w2', T0))?.id).toBe(b.id);
+    const query = vi.spyOn(s.pool, 'query');
+    const asyncQuery = vi.spyOn(s['db'].asyncPool, 'query'); // where claims go on their own
+    // Two results and two claims in one turn (the credits they free): one statement on the main pool.
+    const [doneA, doneB, toW3, toW4] = await Promise.all([
+      s.finish(a.id, 1, COMPLETE, T0 + 1, RETENTION),
+      s.finish(b.id, 1, COMPLETE, T0 + 1, RETENTION),
+      s.claim('ep', 'w3', T0 + 2),
+      s.claim('ep', 'w4', T0 + 2),
+    ]);
+    expect(query).toHaveBeenCalledTimes(1);
+    expect(asyncQuery).not.toHaveBeenCalled();
+    expect([doneA?.status, doneB?.status]).toEqual(['COMPLETED', 'COMPLETED']);
+    expect(toW3).toMatchObject({ id: c.id, status: 'IN_PROGRESS', attempt: 1, workerId: 'w3', startedAt: T0 + 2 });
+    expect(toW3?.executionDeadline).toBe(T0 + 2 + c.executionTimeout);
+    expect(await s.get(c.id)).toEqual(toW3);
+    expect(toW4).toBeUndefined();
+    expect((await s.counts('ep')).completed).toBe(2);
+    // The queue ran dry: the next claim asks nothing of the database, until a job is queued.
+    query.mockClear();
+    expect(await s.claim('ep', 'w4', T0)).toBeUndefined();
+    expect(query).not.toHaveBeenCalled();
+    expect(asyncQuery).not.toHaveBeenCalled();
+    const d = makeJob();
+    const e = makeJob();
+    for (const j of [d, e]) await s.insert(j);
+    expect((await s.claim('ep', 'w4', T0))?.id).toBe(d.id);
+    // One result (the one-row form) and a claim while other replicas listen: the claimed record is marked as sent.
+    s.jobs.eventNotice = () => ({ channel: `berth_${s.schema}`, header: header('replica-a') });
+    query.mockClear();
+    asyncQuery.mockClear();
+    const [doneC, toW5] = await Promise.all([
+      s.finish(c.id, 1, COMPLETE, T0 + 3, RETENTION),
+      s.claim('ep', 'w5', T0 + 3),
+    ]);
+    expect(query).toHaveBeenCalledTimes(1);
+    expect(asyncQuery).not.toHaveBeenCalled();
+    expect(doneC).toMatchObject({ id: c.id, status: 'COMPLETED', output: { text: ['done'] } });
+    expect(toW5).toMatchObject({ id: e.id, workerId: 'w5' });
+    expect(s.takeNoticed(e.id, 1, 'IN_PROGRESS')).toBe(true);
+    // A stale result still lets its claim through.
+    const f = makeJob();
+    await s.insert(f);
+    const [stale, toW6] = await Promise.all([
+      s.finish(c.id, 1, COMPLETE, T0 + 4, RETENTION),
+      s.claim('ep', 'w6', T0 + 4),
+    ]);
+    expect(stale).toBeUndefined();
+    expect(toW6?.id).toBe(f.id);
+    // A claim on its own that takes the last queued job also says so: the next one asks nothing of the database.
+    const [g, h] = [makeJob(), makeJob()];
+    for (const j of [g, h]) await s.insert(j);
+    expect((await s.claim('ep', 'w7', T0))?.id).toBe(g.id);
+    expect((await s.claim('ep', 'w7', T0))?.id).toBe(h.id); // g's claim left h queued: this one asked
+    asyncQuery.mockClear();
+    expect(await s.claim('ep', 'w7', T0)).toBeUndefined();
+    expect(asyncQuery).not.toHaveBeenCalled();
   });
 });

@@ -45,21 +45,30 @@ export const INSERT_MANY_SQL = `
 
 /**
  * Claims of one endpoint issued in the same event-loop turn (`claim-batch.ts`): locks up to $2 of the oldest queued
- * jobs with `FOR UPDATE SKIP LOCKED` and gives the k-th oldest to the k-th worker id of $3, so FIFO order holds.
+ * jobs with `FOR UPDATE SKIP LOCKED` and gives the k-th oldest to the k-th worker id of $3, so FIFO order holds
+ * ($1 endpoint, $4 now, $5 this replica, the owner). `claimCtes(p, name)`: the same CTEs with parameter n written
+ * `p(n)`, the claimed rows in CTE `name` (`finish-claim.ts` appends them to a finish statement). Each row also says
+ * whether jobs beyond those claimed are queued (`more`).
  */
-const CLAIM_MANY_CTE = `
-  WITH picked AS (
-    SELECT id, queue_seq FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' ORDER BY queue_seq LIMIT $2 FOR UPDATE SKIP LOCKED
+export const claimCtes = (p: (n: number) => string, name = 'j') => `
+  picked AS (
+    SELECT id, queue_seq FROM jobs WHERE endpoint_id = ${p(1)} AND status = 'IN_QUEUE' ORDER BY queue_seq LIMIT ${p(2)} FOR UPDATE SKIP LOCKED
   ), numbered AS (
     SELECT id, row_number() OVER (ORDER BY queue_seq) AS rn FROM picked
-  ), j AS (
-    UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, worker_id = ($3::text[])[numbered.rn], owner = $5,
-    started_at = $4::bigint, execution_deadline = $4::bigint + execution_timeout, lease_until = NULL, progress = NULL, queue_seq = NULL,
+  ), ${name} AS (
+    UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, worker_id = (${p(3)}::text[])[numbered.rn], owner = ${p(5)},
+    started_at = ${p(4)}::bigint, execution_deadline = ${p(4)}::bigint + execution_timeout, lease_until = NULL, progress = NULL, queue_seq = NULL,
     stream_len = 0, stream_taken = 0
   FROM numbered WHERE jobs.id = numbered.id
   RETURNING ${JOBS_COLS}, numbered.rn
   )`;
-export const CLAIM_MANY_SQL = `${CLAIM_MANY_CTE} SELECT * FROM j`;
+/**
+ * Whether the endpoint ($n) has queued jobs beyond those `picked` (in the statement's snapshot, where the picked ones
+ * are still queued): a claim that took all it asked for and leaves none lets the next one skip the database.
+ */
+export const MORE_QUEUED = (n: number) =>
+  `(SELECT EXISTS (SELECT 1 FROM jobs q WHERE q.endpoint_id = $${n} AND q.status = 'IN_QUEUE' AND q.id NOT IN (SELECT id FROM picked)))`;
+export const CLAIM_MANY_SQL = `WITH ${claimCtes((n) => `$${n}`)} SELECT j.*, ${MORE_QUEUED(1)} AS more FROM j`;
 
 /**
  * Results of many jobs reported in the same event-loop turn (`finish-batch.ts`): each job's conditional transition
