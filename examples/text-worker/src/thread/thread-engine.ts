@@ -1,0 +1,114 @@
+import { Worker } from 'node:worker_threads';
+import type { GenerateRequest, GenerateResult } from '../engine/batch-engine.js';
+import { ModelLoadError } from '../load.js';
+import type { ResolvedTextWorkerOptions } from '../options.js';
+import type { FromThread, ThreadData, ToThread } from './protocol.js';
+
+interface Waiting {
+  onDelta: ((text: string) => void) | undefined;
+  resolve(r: GenerateResult): void;
+  reject(e: unknown): void;
+  unlisten(): void;
+}
+
+/** What the model told once loaded in the engine thread. */
+export interface ThreadModelInfo {
+  eosTokenIds: number[];
+  contextLength: number;
+  loadMs: number;
+}
+
+/**
+ * The batching engine in a worker thread (`engine-thread.ts`), with the `generate`/`load` surface of
+ * `BatchEngine`: the main thread keeps the job protocol, the thread runs forward passes back to back. Each turn of
+ * the thread (one forward pass) arrives as one message carrying every row's new text.
+ */
+export class ThreadEngine {
+  private readonly waiting = new Map<number, Waiting>();
+  private nextId = 1;
+  private failed: Error | undefined;
+
+  private constructor(
+    private readonly worker: Worker,
+    readonly info: ThreadModelInfo,
+  ) {
+    worker.on('message', (m: FromThread) => {
+      if (m.t === 'events') this.deliver(m.events);
+    });
+    const die = (err: Error) => {
+      this.failed = err;
+      for (const w of this.waiting.values()) w.reject(err);
+      this.waiting.clear();
+    };
+    worker.on('error', die);
+    worker.on('exit', (code) => die(new Error(`the engine thread exited (code ${code})`)));
+  }
+
+  /** Starts the thread and waits for its model to load; a load failure throws `ModelLoadError`. */
+  static async start(options: ResolvedTextWorkerOptions, logLevel: string): Promise<ThreadEngine> {
+    const workerData: ThreadData = { options, logLevel };
+    const worker = new Worker(new URL('./engine-thread-boot.mjs', import.meta.url), { workerData });
+    const info = await new Promise<ThreadModelInfo>((resolve, reject) => {
+      const onExit = (code: number) => reject(new ModelLoadError(`the engine thread exited (code ${code}) while loading`));
+      worker.once('error', reject);
+      worker.once('exit', onExit);
+      worker.once('message', (m: FromThread) => {
+        worker.off('error', reject);
+        worker.off('exit', onExit);
+        if (m.t === 'ready') resolve({ eosTokenIds: m.eosTokenIds, contextLength: m.contextLength, loadMs: m.loadMs });
+        else if (m.t === 'loadError') {
+          reject(new ModelLoadError(m.message));
+          void worker.terminate();
+        } else reject(new Error(`unexpected first message ${m.t} from the engine thread`));
+      });
+    });
+    return new ThreadEngine(worker, info);
+  }
+
+  /** Sequences decoding or waiting in the thread (requests not answered yet). */
+  get load(): number {
+    return this.waiting.size;
+  }
+
+  generate(req: GenerateRequest): Promise<GenerateResult> {
+    if (this.failed) return Promise.reject(this.failed);
+    const { signal, onDelta, ...rest } = req;
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const cancel = () => this.post({ t: 'cancel', id });
+      signal?.addEventListener('abort', cancel, { once: true });
+      this.waiting.set(id, {
+        onDelta,
+        resolve,
+        reject,
+        unlisten: () => signal?.removeEventListener('abort', cancel),
+      });
+      this.post({ t: 'gen', id, req: { ...rest, stream: onDelta !== undefined } });
+      if (signal?.aborted) cancel();
+    });
+  }
+
+  /** Stops the thread (pending requests fail). */
+  async close(): Promise<void> {
+    await this.worker.terminate();
+  }
+
+  private post(m: ToThread): void {
+    this.worker.postMessage(m);
+  }
+
+  private deliver(events: Extract<FromThread, { t: 'events' }>['events']): void {
+    for (const [kind, id, value] of events) {
+      const w = this.waiting.get(id);
+      if (!w) continue;
+      if (kind === 'd') {
+        w.onDelta?.(value);
+        continue;
+      }
+      this.waiting.delete(id);
+      w.unlisten();
+      if (kind === 'done') w.resolve(value);
+      else w.reject(new Error(value));
+    }
+  }
+}
