@@ -24,19 +24,37 @@ try {
     contextLength: loaded.contextLength,
     maxBatch: o.maxBatch,
   });
-  // Events of one turn (every row's text of one forward pass, the results it finished) leave in one message.
+  // Events of one turn (every row's text of one forward pass, the results it finished) leave in one message. One
+  // message is in flight at a time: until the main thread has taken it (`ack`), new text joins the waiting text
+  // of the same request, so a busy main thread gets fewer, longer pieces (fewer chunks, frames and SSE events).
   let out: ThreadEvent[] = [];
+  const textAt = new Map<number, number>();
+  let inFlight = false;
   const push = (e: ThreadEvent) => {
-    if (out.length === 0) queueMicrotask(flush);
+    const at = e[0] === 'd' ? textAt.get(e[1]) : undefined;
+    if (at !== undefined) {
+      (out[at] as [string, number, string])[2] += e[2] as string;
+      return;
+    }
+    if (out.length === 0 && !inFlight) queueMicrotask(flush);
+    if (e[0] === 'd') textAt.set(e[1], out.length);
+    else textAt.delete(e[1]);
     out.push(e);
   };
   const flush = () => {
+    if (out.length === 0) return;
     const events = out;
     out = [];
+    textAt.clear();
+    inFlight = true;
     post({ t: 'events', events });
   };
   const running = new Map<number, AbortController>();
   port.on('message', (m: ToThread) => {
+    if (m.t === 'ack') {
+      inFlight = false;
+      return flush();
+    }
     if (m.t === 'cancel') return running.get(m.id)?.abort();
     const ac = new AbortController();
     running.set(m.id, ac);

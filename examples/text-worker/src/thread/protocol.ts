@@ -11,7 +11,11 @@ export interface ThreadData {
 export type ThreadRequest = Omit<GenerateRequest, 'signal' | 'onDelta'> & { stream: boolean };
 
 /** Main thread -> engine thread. */
-export type ToThread = { t: 'gen'; id: number; req: ThreadRequest } | { t: 'cancel'; id: number };
+export type ToThread =
+  | { t: 'gen'; id: number; req: ThreadRequest }
+  | { t: 'cancel'; id: number }
+  /** The last `events` message was delivered: the thread may send the next. */
+  | { t: 'ack' };
 
 /** One happening of a request, in order: new text, the result, or the failure. */
 export type ThreadEvent = [kind: 'd', id: number, text: string] | [kind: 'done', id: number, result: GenerateResult] | [kind: 'fail', id: number, message: string];

@@ -21,7 +21,8 @@ export interface ThreadModelInfo {
 /**
  * The batching engine in a worker thread (`engine-thread.ts`), with the `generate`/`load` surface of
  * `BatchEngine`: the main thread keeps the job protocol, the thread runs forward passes back to back. Each turn of
- * the thread (one forward pass) arrives as one message carrying every row's new text.
+ * the thread (one forward pass) arrives as one message carrying every row's new text; while the main thread is
+ * busy, the thread joins the text of later passes onto the message it has not taken yet.
  */
 export class ThreadEngine {
   private readonly waiting = new Map<number, Waiting>();
@@ -33,7 +34,9 @@ export class ThreadEngine {
     readonly info: ThreadModelInfo,
   ) {
     worker.on('message', (m: FromThread) => {
-      if (m.t === 'events') this.deliver(m.events);
+      if (m.t !== 'events') return;
+      this.post({ t: 'ack' });
+      this.deliver(m.events);
     });
     const die = (err: Error) => {
       this.failed = err;
