@@ -25,27 +25,19 @@ try {
     maxBatch: o.maxBatch,
   });
   // Events of one turn (every row's text of one forward pass, the results it finished) leave in one message. One
-  // message is in flight at a time: until the main thread has taken it (`ack`), new text joins the waiting text
-  // of the same request, so a busy main thread gets fewer, longer pieces (fewer chunks, frames and SSE events).
+  // message is in flight at a time: until the main thread has taken it (`ack`), the events of later passes wait
+  // and leave together, so a busy main thread handles them in one turn (and sends them in one frame per job).
+  // Each piece of text stays its own event: clients still see one chunk per token.
   let out: ThreadEvent[] = [];
-  const textAt = new Map<number, number>();
   let inFlight = false;
   const push = (e: ThreadEvent) => {
-    const at = e[0] === 'd' ? textAt.get(e[1]) : undefined;
-    if (at !== undefined) {
-      (out[at] as [string, number, string])[2] += e[2] as string;
-      return;
-    }
     if (out.length === 0 && !inFlight) queueMicrotask(flush);
-    if (e[0] === 'd') textAt.set(e[1], out.length);
-    else textAt.delete(e[1]);
     out.push(e);
   };
   const flush = () => {
     if (out.length === 0) return;
     const events = out;
     out = [];
-    textAt.clear();
     inFlight = true;
     post({ t: 'events', events });
   };
@@ -56,16 +48,18 @@ try {
       return flush();
     }
     if (m.t === 'cancel') return running.get(m.id)?.abort();
-    const ac = new AbortController();
-    running.set(m.id, ac);
-    const { stream, ...req } = m.req;
-    engine
-      .generate({ ...req, signal: ac.signal, ...(stream ? { onDelta: (text) => push(['d', m.id, text]) } : {}) })
-      .then(
-        (result) => push(['done', m.id, result]),
-        (err: unknown) => push(['fail', m.id, err instanceof Error ? err.message : String(err)]),
-      )
-      .finally(() => running.delete(m.id));
+    for (const { id, req } of m.reqs) {
+      const ac = new AbortController();
+      running.set(id, ac);
+      const { stream, ...rest } = req;
+      engine
+        .generate({ ...rest, signal: ac.signal, ...(stream ? { onDelta: (text) => push(['d', id, text]) } : {}) })
+        .then(
+          (result) => push(['done', id, result]),
+          (err: unknown) => push(['fail', id, err instanceof Error ? err.message : String(err)]),
+        )
+        .finally(() => running.delete(id));
+    }
   });
   post({ t: 'ready', eosTokenIds: loaded.eosTokenIds, contextLength: loaded.contextLength, loadMs: loaded.loadMs });
 } catch (err) {

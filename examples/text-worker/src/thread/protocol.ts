@@ -12,7 +12,8 @@ export type ThreadRequest = Omit<GenerateRequest, 'signal' | 'onDelta'> & { stre
 
 /** Main thread -> engine thread. */
 export type ToThread =
-  | { t: 'gen'; id: number; req: ThreadRequest }
+  /** The requests of one main-thread turn, together: the engine prefills them in one pass. */
+  | { t: 'gen'; reqs: { id: number; req: ThreadRequest }[] }
   | { t: 'cancel'; id: number }
   /** The last `events` message was delivered: the thread may send the next. */
   | { t: 'ack' };

@@ -22,12 +22,13 @@ export interface ThreadModelInfo {
  * The batching engine in a worker thread (`engine-thread.ts`), with the `generate`/`load` surface of
  * `BatchEngine`: the main thread keeps the job protocol, the thread runs forward passes back to back. Each turn of
  * the thread (one forward pass) arrives as one message carrying every row's new text; while the main thread is
- * busy, the thread joins the text of later passes onto the message it has not taken yet.
+ * busy, the thread holds the events of later passes and sends them together once it has taken the last message.
  */
 export class ThreadEngine {
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 1;
   private failed: Error | undefined;
+  private gens: Extract<ToThread, { t: 'gen' }>['reqs'] = [];
 
   private constructor(
     private readonly worker: Worker,
@@ -78,7 +79,10 @@ export class ThreadEngine {
     const { signal, onDelta, ...rest } = req;
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      const cancel = () => this.post({ t: 'cancel', id });
+      const cancel = () => {
+        this.postGens(); // the request first, so the thread knows what it cancels
+        this.post({ t: 'cancel', id });
+      };
       signal?.addEventListener('abort', cancel, { once: true });
       this.waiting.set(id, {
         onDelta,
@@ -86,7 +90,9 @@ export class ThreadEngine {
         reject,
         unlisten: () => signal?.removeEventListener('abort', cancel),
       });
-      this.post({ t: 'gen', id, req: { ...rest, stream: onDelta !== undefined } });
+      // Requests of one turn (the assigns read together) cross in one message, so the engine prefills them together.
+      if (this.gens.length === 0) setImmediate(() => this.postGens());
+      this.gens.push({ id, req: { ...rest, stream: onDelta !== undefined } });
       if (signal?.aborted) cancel();
     });
   }
@@ -94,6 +100,13 @@ export class ThreadEngine {
   /** Stops the thread (pending requests fail). */
   async close(): Promise<void> {
     await this.worker.terminate();
+  }
+
+  private postGens(): void {
+    const reqs = this.gens;
+    if (reqs.length === 0) return;
+    this.gens = [];
+    this.post({ t: 'gen', reqs });
   }
 
   private post(m: ToThread): void {
