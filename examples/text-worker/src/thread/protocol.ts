@@ -19,7 +19,10 @@ export type ToThread =
   | { t: 'ack' };
 
 /** One happening of a request, in order: new text, the result, or the failure. */
-export type ThreadEvent = [kind: 'd', id: number, text: string] | [kind: 'done', id: number, result: GenerateResult] | [kind: 'fail', id: number, message: string];
+export type ThreadEvent =
+  | [kind: 'd', id: number, text: string]
+  | [kind: 'done', id: number, result: GenerateResult]
+  | [kind: 'fail', id: number, message: string];
 
 /** Engine thread -> main thread. */
 export type FromThread =

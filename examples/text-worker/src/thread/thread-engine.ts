@@ -53,7 +53,8 @@ export class ThreadEngine {
     const workerData: ThreadData = { options, logLevel };
     const worker = new Worker(new URL('./engine-thread-boot.mjs', import.meta.url), { workerData });
     const info = await new Promise<ThreadModelInfo>((resolve, reject) => {
-      const onExit = (code: number) => reject(new ModelLoadError(`the engine thread exited (code ${code}) while loading`));
+      const onExit = (code: number) =>
+        reject(new ModelLoadError(`the engine thread exited (code ${code}) while loading`));
       worker.once('error', reject);
       worker.once('exit', onExit);
       worker.once('message', (m: FromThread) => {
