@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { createLogger, LOG_LEVELS, type LogLevel } from '@berth/worker';
 import { BatchEngine } from '../engine/batch-engine.js';
 import { loadModel } from '../load.js';
-import type { FromThread, ThreadData, ThreadEvent, ToThread } from './protocol.js';
+import { HOLDING, IN_FLIGHT, type FromThread, type ThreadData, type ThreadEvent, type ToThread } from './protocol.js';
 
 const port = parentPort!;
 const data = workerData as ThreadData;
@@ -25,28 +25,29 @@ try {
     maxBatch: o.maxBatch,
   });
   // Events of one turn (every row's text of one forward pass, the results it finished) leave in one message. One
-  // message is in flight at a time: until the main thread has taken it (`ack`), the events of later passes wait
-  // and leave together, so a busy main thread handles them in one turn (and sends them in one frame per job).
-  // Each piece of text stays its own event: clients still see one chunk per token.
+  // message is in flight at a time: until the main thread has taken it, the events of later passes wait and leave
+  // together, so a busy main thread handles them in one turn (and sends them in one frame per job). The state is
+  // shared memory, so a main thread that keeps up costs no message back; only when the thread holds events does
+  // the main thread answer `ack`. Each piece of text stays its own event: clients still see one chunk per token.
+  const flight = new Int32Array(data.flight);
   let out: ThreadEvent[] = [];
-  let inFlight = false;
   const push = (e: ThreadEvent) => {
-    if (out.length === 0 && !inFlight) queueMicrotask(flush);
+    if (out.length === 0) queueMicrotask(flush);
     out.push(e);
   };
   const flush = () => {
     if (out.length === 0) return;
+    // IN_FLIGHT -> HOLDING: the main thread has not taken the last message; it will ack when it does.
+    const was = Atomics.compareExchange(flight, 0, IN_FLIGHT, HOLDING);
+    if (was === IN_FLIGHT || was === HOLDING) return;
+    Atomics.store(flight, 0, IN_FLIGHT);
     const events = out;
     out = [];
-    inFlight = true;
     post({ t: 'events', events });
   };
   const running = new Map<number, AbortController>();
   port.on('message', (m: ToThread) => {
-    if (m.t === 'ack') {
-      inFlight = false;
-      return flush();
-    }
+    if (m.t === 'ack') return flush();
     if (m.t === 'cancel') return running.get(m.id)?.abort();
     for (const { id, req } of m.reqs) {
       const ac = new AbortController();

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { GenerateRequest, GenerateResult } from '../engine/batch-engine.js';
 import { ModelLoadError } from '../load.js';
 import type { ResolvedTextWorkerOptions } from '../options.js';
-import type { FromThread, ThreadData, ToThread } from './protocol.js';
+import { HOLDING, IDLE, type FromThread, type ThreadData, type ToThread } from './protocol.js';
 
 interface Waiting {
   onDelta: ((text: string) => void) | undefined;
@@ -22,7 +22,8 @@ export interface ThreadModelInfo {
  * The batching engine in a worker thread (`engine-thread.ts`), with the `generate`/`load` surface of
  * `BatchEngine`: the main thread keeps the job protocol, the thread runs forward passes back to back. Each turn of
  * the thread (one forward pass) arrives as one message carrying every row's new text; while the main thread is
- * busy, the thread holds the events of later passes and sends them together once it has taken the last message.
+ * busy, the thread holds the events of later passes and sends them together once it has taken the last message
+ * (a shared-memory flag says whether it has; `ack` only when the thread is holding).
  */
 export class ThreadEngine {
   private readonly waiting = new Map<number, Waiting>();
@@ -33,10 +34,11 @@ export class ThreadEngine {
   private constructor(
     private readonly worker: Worker,
     readonly info: ThreadModelInfo,
+    private readonly flight: Int32Array,
   ) {
     worker.on('message', (m: FromThread) => {
       if (m.t !== 'events') return;
-      this.post({ t: 'ack' });
+      if (Atomics.exchange(this.flight, 0, IDLE) === HOLDING) this.post({ t: 'ack' });
       this.deliver(m.events);
     });
     const die = (err: Error) => {
@@ -50,7 +52,8 @@ export class ThreadEngine {
 
   /** Starts the thread and waits for its model to load; a load failure throws `ModelLoadError`. */
   static async start(options: ResolvedTextWorkerOptions, logLevel: string): Promise<ThreadEngine> {
-    const workerData: ThreadData = { options, logLevel };
+    const flight = new SharedArrayBuffer(4);
+    const workerData: ThreadData = { options, logLevel, flight };
     const worker = new Worker(new URL('./engine-thread-boot.mjs', import.meta.url), { workerData });
     const info = await new Promise<ThreadModelInfo>((resolve, reject) => {
       const onExit = (code: number) =>
@@ -67,7 +70,7 @@ export class ThreadEngine {
         } else reject(new Error(`unexpected first message ${m.t} from the engine thread`));
       });
     });
-    return new ThreadEngine(worker, info);
+    return new ThreadEngine(worker, info, new Int32Array(flight));
   }
 
   /** Sequences decoding or waiting in the thread (requests not answered yet). */
