@@ -31,18 +31,37 @@ try {
   // the main thread answer `ack`. Each piece of text stays its own event: clients still see one chunk per token.
   const flight = new Int32Array(data.flight);
   let out: ThreadEvent[] = [];
+  let scheduled = false;
+  let lastPost = 0;
+  /** Requests whose first text has been posted (later text may wait for the next message, see `urgent`). */
+  const started = new Set<number>();
+  /** In `out`: a request's first text or its end, which leave at once. */
+  let urgent = false;
   const push = (e: ThreadEvent) => {
-    if (out.length === 0) queueMicrotask(flush);
+    if (e[0] !== 'd' || !started.has(e[1])) urgent = true;
+    if (e[0] !== 'd') started.delete(e[1]);
+    else started.add(e[1]);
     out.push(e);
+    if (!scheduled) {
+      scheduled = true;
+      queueMicrotask(flush);
+    }
   };
   const flush = () => {
+    scheduled = false;
     if (out.length === 0) return;
+    // A fast model makes a pass every few hundred µs: its text waits (until `minGapMs` after the last message)
+    // and leaves with the next passes', so the main thread, the server and the client wake per message, not per
+    // token. First text (time to first token) and results leave at once; a slow model posts every pass.
+    if (!urgent && performance.now() - lastPost < data.minGapMs) return;
     // IN_FLIGHT -> HOLDING: the main thread has not taken the last message; it will ack when it does.
     const was = Atomics.compareExchange(flight, 0, IN_FLIGHT, HOLDING);
     if (was === IN_FLIGHT || was === HOLDING) return;
     Atomics.store(flight, 0, IN_FLIGHT);
     const events = out;
     out = [];
+    urgent = false;
+    lastPost = performance.now();
     post({ t: 'events', events });
   };
   const running = new Map<number, AbortController>();

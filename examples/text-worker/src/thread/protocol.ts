@@ -7,6 +7,8 @@ export interface ThreadData {
   logLevel: string;
   /** `Int32Array` over it: the state of the `events` message in flight (`IDLE`, `IN_FLIGHT`, `HOLDING`). */
   flight: SharedArrayBuffer;
+  /** Least time between two `events` messages that carry only more text of running requests. */
+  minGapMs: number;
 }
 
 /** No `events` message waits for the main thread: the thread may post. */

@@ -60,6 +60,23 @@ describe('ThreadEngine (the model in a worker thread)', () => {
     expect(there.deltas[0]!.length).toBeGreaterThan(there.results[0]!.completionTokens * 0.8);
   });
 
+  it('first text at once, later text of a fast model in fewer messages, still one piece per token', async () => {
+    const slow = await ThreadEngine.start(resolveTextWorkerOptions({ model: STORIES }, {}), 'warn', {
+      minGapMs: 60_000,
+    });
+    try {
+      const pieces: number[] = [];
+      const r = await slow.generate(req(PROMPTS[2]!, { onDelta: () => pieces.push(slow.messages) }));
+      expect(pieces.length).toBeGreaterThan(r.completionTokens * 0.8);
+      // The first piece came alone; every later one waited for the result (the gap never passed).
+      expect(pieces[0]).toBe(1);
+      expect(new Set(pieces.slice(1))).toEqual(new Set([2]));
+      expect(slow.messages).toBe(2);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('answers without text callbacks too (no streaming across threads)', async () => {
     const r = await thread.generate(req(PROMPTS[0]!, { temperature: 0 }));
     expect(r.text.length).toBeGreaterThan(0);
