@@ -12,7 +12,7 @@ import { createTextHandler } from './handler.js';
 import { checkLocalFolder, loadModel, loadTokenizer } from './load.js';
 import { resolveTextWorkerOptions, type ResolvedTextWorkerOptions, type TextWorkerOptions } from './options.js';
 import { TextModel } from './text-model.js';
-import { ThreadEngine } from './thread/thread-engine.js';
+import { ThreadEngine, threadEntry } from './thread/thread-engine.js';
 
 export { ModelLoadError } from './load.js';
 export type { TextWorkerOptions } from './options.js';
@@ -34,7 +34,10 @@ export async function createTextWorker(
   log: Logger = createLogger(),
 ): Promise<TextWorker> {
   const o = resolveTextWorkerOptions(options, process.env);
-  if (o.engineThread) {
+  const threaded = o.engineThread && threadEntry() !== undefined;
+  if (o.engineThread && !threaded)
+    log.info('no engine thread file (a bundled build): the model runs on the main thread');
+  if (threaded) {
     if (o.local) checkLocalFolder(o.model); // a clear error before a thread starts
     const engine = await ThreadEngine.start(o, process.env['BERTH_LOG_LEVEL']?.toLowerCase() ?? 'info');
     try {

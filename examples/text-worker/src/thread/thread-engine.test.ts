@@ -1,12 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchEngine, type GenerateRequest } from '../engine/batch-engine.js';
 import { ModelLoadError, type LoadedModel } from '../load.js';
 import { resolveTextWorkerOptions } from '../options.js';
 import { loadStories, STORIES } from '../testing.test-helpers.js';
-import { ThreadEngine } from './thread-engine.js';
+import { ThreadEngine, threadEntry } from './thread-engine.js';
 
 let m: LoadedModel;
 let thread: ThreadEngine;
@@ -111,6 +112,16 @@ describe('ThreadEngine (the model in a worker thread)', () => {
       await expect(start).rejects.toThrow(/missing config\.json/);
     } finally {
       rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('finds its thread file next to the module, and none in a bundle folder (the engine then stays on the main thread)', () => {
+    expect(threadEntry()?.pathname).toMatch(/engine-thread-boot\.mjs$/);
+    const bundleDir = mkdtempSync(join(tmpdir(), 'berth-bundle-'));
+    try {
+      expect(threadEntry(pathToFileURL(join(bundleDir, 'worker.mjs')).href)).toBeUndefined();
+    } finally {
+      rmSync(bundleDir, { recursive: true, force: true });
     }
   });
 });

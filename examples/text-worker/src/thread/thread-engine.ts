@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { GenerateRequest, GenerateResult } from '../engine/batch-engine.js';
 import { ModelLoadError } from '../load.js';
@@ -16,6 +18,15 @@ interface Waiting {
  * results leave at once). Bounds the wakeups of a fast model (a pass every few hundred µs) to 500 a second.
  */
 export const DEFAULT_MIN_GAP_MS = 2;
+
+/**
+ * The engine thread's entry file next to `from` (this module), or undefined when it is not there: a bundle (`berth
+ * build` puts the worker in one file) has no separate thread file, and the engine then runs on the main thread.
+ */
+export function threadEntry(from: string = import.meta.url): URL | undefined {
+  const url = new URL('./engine-thread-boot.mjs', from);
+  return existsSync(fileURLToPath(url)) ? url : undefined;
+}
 
 /** What the model told once loaded in the engine thread. */
 export interface ThreadModelInfo {
@@ -67,7 +78,9 @@ export class ThreadEngine {
   ): Promise<ThreadEngine> {
     const flight = new SharedArrayBuffer(4);
     const workerData: ThreadData = { options, logLevel, flight, minGapMs: tuning.minGapMs ?? DEFAULT_MIN_GAP_MS };
-    const worker = new Worker(new URL('./engine-thread-boot.mjs', import.meta.url), { workerData });
+    const entry = threadEntry();
+    if (!entry) throw new Error('the engine thread file engine-thread-boot.mjs is not next to thread-engine');
+    const worker = new Worker(entry, { workerData });
     const info = await new Promise<ThreadModelInfo>((resolve, reject) => {
       const onExit = (code: number) =>
         reject(new ModelLoadError(`the engine thread exited (code ${code}) while loading`));
