@@ -46,6 +46,25 @@ export function checkLocalFolder(dir: string): void {
     );
 }
 
+/** What transformers.js loads: a local folder made absolute, or the hub id. */
+function modelId(o: ResolvedTextWorkerOptions): string {
+  return o.local && !isAbsolute(o.model) ? join(process.cwd(), o.model) : o.model;
+}
+
+/**
+ * Loads only the tokenizer (the main thread's share when the model runs in an engine thread, which has loaded or
+ * downloaded the folder first).
+ */
+export async function loadTokenizer(
+  o: ResolvedTextWorkerOptions,
+  progress?: (p: { status: string }) => void,
+): Promise<TextTokenizer & { model_max_length?: number }> {
+  env.allowRemoteModels = o.allowRemote;
+  return (await AutoTokenizer.from_pretrained(modelId(o), {
+    ...(progress ? { progress_callback: progress } : {}),
+  })) as unknown as TextTokenizer & { model_max_length?: number };
+}
+
 /**
  * Loads tokenizer and model with transformers.js. Local folders load with remote loading off (and no progress
  * lines); hub ids download into the transformers.js cache (progress is logged, at most one line per file per 10%).
@@ -69,11 +88,9 @@ export async function loadModel(o: ResolvedTextWorkerOptions, log: Logger): Prom
     lastPct.set(p.file, step);
     log.info('model download', { file: p.file, percent: step, loaded: p.loaded, total: p.total });
   };
-  const id = o.local && !isAbsolute(o.model) ? join(process.cwd(), o.model) : o.model;
+  const id = modelId(o);
   try {
-    const tokenizer = (await AutoTokenizer.from_pretrained(id, {
-      progress_callback: progress,
-    })) as unknown as TextTokenizer & { model_max_length?: number };
+    const tokenizer = await loadTokenizer(o, progress);
     type Model = LoadedModel['model'] & {
       config: Record<string, unknown>;
       generation_config?: Record<string, unknown> | null;

@@ -37,6 +37,16 @@ describe('resolveTextWorkerOptions', () => {
       'BERTH_TEXT_MAX_BATCH must be a whole number from 1 to 256 (got "0")',
     );
     expect(() => resolveTextWorkerOptions({}, { BERTH_TEXT_ALLOW_REMOTE: 'maybe' })).toThrow('BERTH_TEXT_ALLOW_REMOTE');
+    expect(() => resolveTextWorkerOptions({}, { BERTH_TEXT_ENGINE_THREAD: 'yes' })).toThrow(
+      'BERTH_TEXT_ENGINE_THREAD must be 1 or 0 (got "yes")',
+    );
+  });
+  it('the engine runs in its own thread unless turned off', () => {
+    expect(resolveTextWorkerOptions({}, {}).engineThread).toBe(true);
+    expect(resolveTextWorkerOptions({ engineThread: false }, {}).engineThread).toBe(false);
+    expect(resolveTextWorkerOptions({ engineThread: true }, { BERTH_TEXT_ENGINE_THREAD: '0' }).engineThread).toBe(
+      false,
+    );
   });
 });
 

@@ -30,6 +30,11 @@ export interface TextWorkerOptions {
   threads?: number;
   /** Keep generating past end-of-sequence tokens (benchmarks: every request makes exactly max_tokens). Env `BERTH_TEXT_IGNORE_EOS=1`. Default false. */
   ignoreEos?: boolean;
+  /**
+   * Run the model in an engine thread (a `worker_threads` worker), so its forward passes overlap the main thread's
+   * per-token protocol work. Env `BERTH_TEXT_ENGINE_THREAD` (`1`/`0`). Default true.
+   */
+  engineThread?: boolean;
 }
 
 export interface ResolvedTextWorkerOptions {
@@ -43,6 +48,7 @@ export interface ResolvedTextWorkerOptions {
   contextLength: number | undefined;
   threads: number | undefined;
   ignoreEos: boolean;
+  engineThread: boolean;
 }
 
 export const HUB_DEFAULT_MODEL = 'HuggingFaceTB/SmolLM2-135M-Instruct';
@@ -81,6 +87,9 @@ export function resolveTextWorkerOptions(o: TextWorkerOptions, env: NodeJS.Proce
   const dtype =
     envStr(env, 'BERTH_TEXT_DTYPE') ?? o.dtype ?? (model === HUB_DEFAULT_MODEL ? HUB_DEFAULT_DTYPE : undefined);
   const concurrency = envInt(env, 'BERTH_CONCURRENCY', 1, 1024);
+  const threadEnv = envStr(env, 'BERTH_TEXT_ENGINE_THREAD');
+  if (threadEnv !== undefined && !['0', '1', 'true', 'false'].includes(threadEnv))
+    throw new Error(`BERTH_TEXT_ENGINE_THREAD must be 1 or 0 (got ${JSON.stringify(threadEnv)})`);
   return {
     model,
     local,
@@ -95,5 +104,6 @@ export function resolveTextWorkerOptions(o: TextWorkerOptions, env: NodeJS.Proce
     contextLength: envInt(env, 'BERTH_TEXT_CONTEXT', 2, 1_000_000) ?? o.contextLength,
     threads: envInt(env, 'BERTH_TEXT_THREADS', 1, 256) ?? o.threads,
     ignoreEos: envStr(env, 'BERTH_TEXT_IGNORE_EOS') === '1' || (o.ignoreEos ?? false),
+    engineThread: threadEnv !== undefined ? threadEnv === '1' || threadEnv === 'true' : (o.engineThread ?? true),
   };
 }

@@ -1,12 +1,19 @@
 import type { Job } from '@berth/worker';
-import type { BatchEngine, GenerateResult } from './engine/batch-engine.js';
+import type { GenerateRequest, GenerateResult } from './engine/batch-engine.js';
 import type { TextTokenizer } from './load.js';
 import { InputError, type ChatMessage, type SamplingSettings } from './params.js';
+
+/** The batching engine, in this thread (`BatchEngine`) or in an engine thread (`ThreadEngine`). */
+export interface TextEngine {
+  generate(req: GenerateRequest): Promise<GenerateResult>;
+  /** Sequences decoding or waiting. */
+  readonly load: number;
+}
 
 /** A loaded model behind the batching engine: prompts in, completions out (n per request). */
 export class TextModel {
   constructor(
-    readonly engine: BatchEngine,
+    readonly engine: TextEngine,
     readonly tokenizer: TextTokenizer,
     readonly contextLength: number,
     /** Id reported in responses and by /models. */
