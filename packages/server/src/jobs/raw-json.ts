@@ -49,6 +49,8 @@ const RAW_DEPTH = 4;
  * call, so no string of the value can be mistaken for one.
  */
 export function jsonBytes(value: unknown): string | Buffer {
+  // The common case (no `RawJson` anywhere: every small job) costs a walk, no nonce and no copy.
+  if (!holdsRaw(value, 0)) return JSON.stringify(value);
   const raws: RawJson[] = [];
   const nonce = randomBytes(9).toString('base64url');
   const swapped = swap(value, raws, nonce, 0);
@@ -65,6 +67,19 @@ export function jsonBytes(value: unknown): string | Buffer {
   }
   parts.push(Buffer.from(text.slice(from)));
   return Buffer.concat(parts);
+}
+
+/** Whether `v` holds a `RawJson` within `RAW_DEPTH` levels (the same places `swap` looks). */
+function holdsRaw(v: unknown, depth: number): boolean {
+  if (v instanceof RawJson) return true;
+  if (depth >= RAW_DEPTH || v === null || typeof v !== 'object') return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length && i < 64; i++) if (holdsRaw(v[i], depth + 1)) return true;
+    return false;
+  }
+  if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return false;
+  for (const k in v) if (holdsRaw((v as Record<string, unknown>)[k], depth + 1)) return true;
+  return false;
 }
 
 const placeholder = (nonce: string, i: number) => `\u0000raw:${nonce}:${i}`;
