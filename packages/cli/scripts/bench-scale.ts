@@ -47,6 +47,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 mkdirSync(join(REPO_ROOT, '.berth'), { recursive: true });
 const dir = mkdtempSync(join(REPO_ROOT, '.berth', 'bench-scale-'));
 const docker = await startDocker();
+// berth serve (a child process) reaches the daemon started here: its socket is not the default one.
+if (docker.env['DOCKER_HOST']) process.env['DOCKER_HOST'] = docker.env['DOCKER_HOST'];
 const containers = (ep: string) => {
   const out = docker.run([
     'ps',
