@@ -20,6 +20,7 @@ export const QUICK: BenchConfig = {
   fillRounds: 0,
   goalFillRounds: 3,
   streamChunks: 300,
+  burstChunks: 10_000,
   concurrency: 50,
   bigOne: 1,
 };
@@ -34,6 +35,7 @@ export const FULL: BenchConfig = {
   fillJobs: 100_000,
   fillRounds: 1,
   streamChunks: 1000,
+  burstChunks: 30_000,
   concurrency: 50,
 };
 /** For the smoke test: exercises every path, times nothing that matters. */

@@ -1,7 +1,7 @@
 /**
  * Streaming: one job whose generator yields `streamChunks` chunks 1 ms apart, read over SSE (/stream/<id> with
  * Accept: text/event-stream): latency per chunk from the worker's clock stamp to the client; then one job
- * yielding them back to back: chunks per second at the client.
+ * yielding `burstChunks` back to back: chunks per second at the client.
  */
 import { request, sse } from '../lib/http.js';
 import { wallMs, type StreamChunk } from '../lib/noop.js';
@@ -43,7 +43,7 @@ export async function stream(run: Running, cfg: BenchConfig): Promise<Figures> {
   await worker.go();
   try {
     const paced = await oneJob(run, cfg.streamChunks, 1);
-    const burst = await oneJob(run, cfg.streamChunks, 0);
+    const burst = await oneJob(run, cfg.burstChunks ?? cfg.streamChunks, 0);
     return {
       stream_chunk_p50_ms: percentile(paced.lat, 50),
       stream_chunk_p99_ms: percentile(paced.lat, 99),

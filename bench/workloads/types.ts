@@ -20,8 +20,11 @@ export interface BenchConfig {
   fillJobs: number;
   /** The fill runs in the first this-many rounds only (it is the long one). Default: every round. */
   fillRounds?: number;
-  /** Chunks the streaming generator yields. */
+  /** Chunks the paced streaming generator yields (1 ms apart). */
   streamChunks: number;
+  /** Chunks of the back-to-back stream (chunks/s). Default: `streamChunks`. A burst of 1,000 lasts about 10 ms,
+   *  start-up effects included: its figure swung 2x between builds that match at 30,000. */
+  burstChunks?: number;
   concurrency: number;
   /** Big payloads: timed single 19 MiB /runsync calls (the fastest counts). Default 2. */
   bigOne?: number;
