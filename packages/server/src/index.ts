@@ -14,7 +14,7 @@ export {
   type LoggerOptions,
   type LogFormat,
   type LogLevel,
-} from './logger.js';
+} from '@berth/protocol';
 export { systemClock, type Clock } from './clock.js';
 export type {
   Store,

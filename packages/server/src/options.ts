@@ -1,7 +1,6 @@
-import { berthTracer, ENDPOINT_ID_RE } from '@berth/protocol';
+import { berthTracer, createLogger, ENDPOINT_ID_RE, type Logger } from '@berth/protocol';
 import type { Tracer } from '@opentelemetry/api';
 import { systemClock, type Clock } from './clock.js';
-import { createLogger, type Logger } from './logger.js';
 import { MemoryStore } from './store/memory/memory-store.js';
 import { SERVER_DEFAULTS as D, SERVER_LIMITS } from './defaults.js';
 import { ConfigError } from './errors.js';

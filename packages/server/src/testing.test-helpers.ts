@@ -1,13 +1,13 @@
 import {
-  PROTOCOL_VERSION,
-  WORKER_WS_PATH,
   decodeServerMessage,
+  PROTOCOL_VERSION,
   type ServerMessage,
+  silentLogger,
+  WORKER_WS_PATH,
   type WorkerMessage,
 } from '@berth/protocol';
 import WebSocket from 'ws';
 import { createServer, type BerthServer } from './server.js';
-import { silentLogger } from './logger.js';
 import type { ServerOptions } from './options.js';
 
 export const API_KEY = 'test-key';

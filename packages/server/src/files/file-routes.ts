@@ -1,8 +1,7 @@
-import { BerthError } from '@berth/protocol';
+import { BerthError, type Logger } from '@berth/protocol';
 import type { Clock } from '../clock.js';
 import { readBody } from '../http/body.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
-import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import type { OutputFileStore } from './types.js';
 import { byteRange } from './byte-range.js';

@@ -1,6 +1,5 @@
-import { BerthError, ENDPOINT_ID_RE, LIMITS, toErrorBody } from '@berth/protocol';
+import { BerthError, ENDPOINT_ID_RE, LIMITS, type Logger, toErrorBody } from '@berth/protocol';
 import type { JobService } from '../jobs/job-service.js';
-import type { Logger } from '../logger.js';
 import type { WorkerRegistry } from '../ws/worker-registry.js';
 import type { Authenticator } from './auth.js';
 import { readBody } from './body.js';

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '@berth/protocol';
 import type { ResolvedServerOptions } from '../options.js';
 import type { JobRecord, Store } from '../store/types.js';
 import type { WorkerRegistry } from '../ws/worker-registry.js';

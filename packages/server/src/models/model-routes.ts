@@ -1,4 +1,4 @@
-import { BerthError, JobRequest, LIMITS, decode } from '@berth/protocol';
+import { BerthError, decode, JobRequest, LIMITS, type Logger } from '@berth/protocol';
 import { plainJson } from '../jobs/raw-json.js';
 import type { Clock } from '../clock.js';
 import { parseJsonBody, readBody } from '../http/body.js';
@@ -8,7 +8,6 @@ import { sseEvent } from '../http/sse-frame.js';
 import type { ApiResponse } from '../http/types.js';
 import { newJob } from '../jobs/new-job.js';
 import { toJobObject } from '../jobs/job-view.js';
-import type { Logger } from '../logger.js';
 import type { JobRecord, RetentionPolicy, Store } from '../store/types.js';
 import { checkInput } from './input.js';
 import { costOf } from './pricing.js';

@@ -1,7 +1,6 @@
-import type { JobStatus, S3Config, WebhookEvent } from '@berth/protocol';
+import type { JobStatus, Logger, S3Config, WebhookEvent } from '@berth/protocol';
 import type { Clock } from '../clock.js';
 import type { OutputFileStore } from '../files/types.js';
-import type { Logger } from '../logger.js';
 import type { ClusterBus } from '../cluster/types.js';
 
 /** One job as the store keeps it. Times are epoch ms. */

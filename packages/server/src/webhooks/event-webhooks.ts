@@ -1,6 +1,5 @@
-import type { WebhookEvent } from '@berth/protocol';
+import type { Logger, WebhookEvent } from '@berth/protocol';
 import type { Clock } from '../clock.js';
-import type { Logger } from '../logger.js';
 import type { JobRecord, Store, WebhookDelivery } from '../store/types.js';
 import { newEventDelivery } from './delivery.js';
 import { EventThrottle, realSchedule, type Schedule } from './event-throttle.js';

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '@berth/protocol';
 import type { Store, WebhookAttempt, WebhookDelivery } from '../store/types.js';
 import { postWebhook, type PostResult } from './post.js';
 import { signatureHeaders } from './signing.js';

@@ -1,6 +1,5 @@
-import { BerthError, LIMITS, isTerminal } from '@berth/protocol';
+import { BerthError, isTerminal, LIMITS, type Logger } from '@berth/protocol';
 import { armWaiter } from '../../jobs/job-events.js';
-import type { Logger } from '../../logger.js';
 import { parseJsonBody, readBody } from '../body.js';
 import { OPENAI_ROUTES, lookup, type OpenAiRouteKey } from '../route-table.js';
 import type { RouteContext } from '../routes/route-context.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import { isTerminal, type JobStatus } from '@berth/protocol';
+import { isTerminal, type JobStatus, type Logger } from '@berth/protocol';
 import type {
   DeleteCondition,
   DueJobs,
@@ -35,7 +35,6 @@ import { PgClusterBus } from '../../cluster/pg-cluster-bus.js';
 import type { ClusterBus } from '../../cluster/types.js';
 import type { OutputFileStore } from '../../files/types.js';
 import type { Clock } from '../../clock.js';
-import type { Logger } from '../../logger.js';
 
 /** Options of `PgStore`. */
 export interface PgStoreOptions extends PgConnectionOptions {
