@@ -69,29 +69,40 @@ class RunningDaemon {
   }
 }
 
-function scaler(daemon: CrashingDaemon, errors: string[]): DockerScaler {
+/** A scaler of one endpoint (`maxWorkers` 2 or as given) on `docker`, its log lines into `lines`. */
+function scaler(
+  docker: DockerApi,
+  lines: string[],
+  o: { maxWorkers?: number; inQueue?: () => number; onHealth?: () => void } & Partial<
+    Pick<DockerScalerOptions, 'tickMs' | 'wakeMs'>
+  > = {},
+): DockerScaler {
   const config = resolveConfig(
-    { endpoints: { crash: { worker: './crash.ts', maxWorkers: 1 } } },
+    { endpoints: { ep: { worker: './ep.ts', minWorkers: 0, maxWorkers: o.maxWorkers ?? 1 } } },
     '/p/berth.config.json',
   );
   const server: DockerScalerOptions['server'] = {
     connectedWorkers: () => [],
     setExpectedWorkers: () => {},
     setHandlerBroken: () => {},
-    health: async () => ({ jobs: { inQueue: 1, inProgress: 0 } }) as never,
+    health: async () => {
+      o.onHealth?.();
+      return { jobs: { inQueue: o.inQueue?.() ?? 1, inProgress: 0 } } as never;
+    },
     workerStopping: () => {},
     workerColdStart: () => {},
     workerStartFailed: () => {},
   };
-  const logger = createLogger({ write: (line) => void errors.push(line) });
   return new DockerScaler({
     server,
-    docker: daemon.api(),
-    endpoints: [{ ep: config.endpoints[0]!, image: 'crash-image', workerToken: 'berth_wk_x' }],
+    docker,
+    endpoints: [{ ep: config.endpoints[0]!, image: 'ep-image', workerToken: 'berth_wk_x' }],
     name: 'test',
     url: 'http://127.0.0.1:1',
     lease: soleLease,
-    logger,
+    logger: createLogger({ write: (line) => void lines.push(line) }),
+    ...(o.tickMs !== undefined ? { tickMs: o.tickMs } : {}),
+    ...(o.wakeMs !== undefined ? { wakeMs: o.wakeMs } : {}),
   });
 }
 
@@ -99,11 +110,11 @@ describe('DockerScaler', () => {
   it('a container that exits before its start call returns is one crash, not two', async () => {
     const daemon = new CrashingDaemon();
     const lines: string[] = [];
-    const s = scaler(daemon, lines);
-    await s.tick(); // creates crash-1; its start call is pending
+    const s = scaler(daemon.api(), lines);
+    await s.tick(); // creates test-ep-1; its start call is pending
     await new Promise((r) => setTimeout(r, 10));
     expect(daemon.pendingStarts).toHaveLength(1);
-    await s.tick(); // lists crash-1 as exited while the start call is still pending: left for later
+    await s.tick(); // lists test-ep-1 as exited while the start call is still pending: left for later
     expect(daemon.containers.size).toBe(1);
     daemon.pendingStarts.shift()!();
     await new Promise((r) => setTimeout(r, 10));
@@ -118,30 +129,12 @@ describe('DockerScaler', () => {
     const daemon = new RunningDaemon();
     let inQueue = 0;
     let healthCalls = 0;
-    const config = resolveConfig(
-      { endpoints: { sleep: { worker: './sleep.ts', minWorkers: 0, maxWorkers: 2 } } },
-      '/p/berth.config.json',
-    );
-    const s = new DockerScaler({
-      server: {
-        connectedWorkers: () => [],
-        setExpectedWorkers: () => {},
-        setHandlerBroken: () => {},
-        health: async () => {
-          healthCalls++;
-          return { jobs: { inQueue, inProgress: 0 } } as never;
-        },
-        workerStopping: () => {},
-        workerColdStart: () => {},
-        workerStartFailed: () => {},
-      },
-      docker: daemon.api(),
-      endpoints: [{ ep: config.endpoints[0]!, image: 'sleep-image', workerToken: 'berth_wk_x' }],
-      name: 'test',
-      url: 'http://127.0.0.1:1',
-      lease: soleLease,
-      logger: createLogger({ write: () => {} }),
-      tickMs: 60_000, // the next tick is a minute away: only the wake can start the container
+    // The next tick is a minute away: only the wake can start the container.
+    const s = scaler(daemon.api(), [], {
+      maxWorkers: 2,
+      inQueue: () => inQueue,
+      onHealth: () => healthCalls++,
+      tickMs: 60_000,
       wakeMs: 20,
     });
     s.start();
@@ -196,13 +189,13 @@ describe('DockerScaler', () => {
     const daemon = new CrashingDaemon();
     daemon.driver = 'vfs';
     const lines: string[] = [];
-    const s = scaler(daemon, lines);
+    const s = scaler(daemon.api(), lines);
     await s.tick();
     await s.tick();
     await new Promise((r) => setTimeout(r, 10));
     expect(lines.filter((l) => /storage driver is vfs/.test(l))).toHaveLength(1);
     const quiet: string[] = [];
-    await scaler(new CrashingDaemon(), quiet).tick();
+    await scaler(new CrashingDaemon().api(), quiet).tick();
     await new Promise((r) => setTimeout(r, 10));
     expect(quiet.join('\n')).not.toMatch(/storage driver/);
   });
@@ -219,26 +212,7 @@ describe('DockerScaler', () => {
       await new Promise((r) => setTimeout(r, 150));
     };
     const lines: string[] = [];
-    const config = resolveConfig({ endpoints: { sleep: { worker: './sleep.ts', maxWorkers: 1 } } }, '/p/c.json');
-    const s = new DockerScaler({
-      server: {
-        connectedWorkers: () => [],
-        setExpectedWorkers: () => {},
-        setHandlerBroken: () => {},
-        health: async () => ({ jobs: { inQueue: 1, inProgress: 0 } }) as never,
-        workerStopping: () => {},
-        workerColdStart: () => {},
-        workerStartFailed: () => {},
-      },
-      docker: api,
-      endpoints: [{ ep: config.endpoints[0]!, image: 'sleep-image', workerToken: 'berth_wk_x' }],
-      name: 'test',
-      url: 'http://127.0.0.1:1',
-      lease: soleLease,
-      logger: createLogger({ write: (l) => void lines.push(l) }),
-      tickMs: 60_000,
-      wakeMs: 10,
-    });
+    const s = scaler(api, lines, { tickMs: 60_000, wakeMs: 10 });
     s.start();
     try {
       await new Promise((r) => setTimeout(r, 400)); // the backoff after the first failure is 500 ms
