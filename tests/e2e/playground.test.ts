@@ -158,7 +158,10 @@ describe.skipIf(!CHROMIUM)(`playground in Chromium${NO_CHROMIUM}`, () => {
     await page.selectOption('#target', 'ep:text');
     for (const name of ['prompt', 'max_tokens', 'temperature'])
       await expect(page.locator(`#fields [name="${name}"]`).count(), name).resolves.toBe(1);
-    await pick('ep:text', { prompt: 'Once upon a time', max_tokens: 120, temperature: 0, stream: true });
+    // 400 tokens (greedy, no EOS before 500) take about 0.7 s: long enough that the page's /stream request, sent after
+    // /run answers, sees the chunks as they come even on a loaded CI machine (120 tokens took 0.2 s and once arrived
+    // as one replayed burst).
+    await pick('ep:text', { prompt: 'Once upon a time', max_tokens: 400, temperature: 0, stream: true });
     await page.evaluate(() => {
       const seen: { len: number; at: number }[] = [];
       (window as unknown as { seen: typeof seen }).seen = seen;
