@@ -2,6 +2,8 @@
 // abort signal, idempotency keys. Faults (dropped streams, lost answers, 429/503) are in client-faults.test.ts.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { BerthApiError, createClient, type Endpoint } from '@berth/client';
@@ -151,6 +153,45 @@ describe('@berth/client against berth dev', () => {
     expect(b.id).toBe(a.id);
     await expect(echo.run({ n: 2 }, { idempotencyKey: key })).rejects.toMatchObject({ code: 'idempotency_key_reused' });
     expect((await echo.run({ n: 1 })).id).not.toBe((await echo.run({ n: 1 })).id);
+  });
+
+  it('token: the submit answers a job token that reads its job and nothing else; token(id) issues one that may cancel', async () => {
+    const sleep = ep('sleep');
+    const queued = await sleep.run({ ms: 20_000 }, { token: { ttlSeconds: 60 } });
+    expect(queued.token).toMatch(/^berth_jt_/);
+    const browser = createClient({ baseUrl: `${dev.url}/v2`, token: queued.token as string }).endpoint('sleep');
+    expect((await browser.status(queued.id)).id).toBe(queued.id);
+    await expect(browser.run({ ms: 1 })).rejects.toMatchObject({ status: 403, code: 'job_token_not_allowed' });
+    await expect(browser.cancel(queued.id)).rejects.toMatchObject({ status: 403 });
+    const { token } = await sleep.token(queued.id, { ttlSeconds: 30, cancel: true });
+    const canceller = createClient({ baseUrl: `${dev.url}/v2`, token }).endpoint('sleep');
+    expect(await canceller.cancel(queued.id)).toMatchObject({ id: queued.id, status: 'CANCELLED' });
+  });
+
+  it('webhookEvents: the webhook gets the events asked for (start, completed), each named in webhook-event', async () => {
+    const got: { event: string; body: { id: string; event: string } }[] = [];
+    const rx = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (d: Buffer) => (raw += d));
+      req.on('end', () => {
+        got.push({ event: String(req.headers['webhook-event']), body: JSON.parse(raw) });
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((r) => rx.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(rx.address() as AddressInfo).port}/hook`;
+      const { id } = await ep('echo').run({ hook: 1 }, { webhook: url, webhookEvents: ['start', 'completed'] });
+      await pollUntil(
+        async () => got.length,
+        (n) => n >= 2,
+        15_000,
+      );
+      expect(got.map((g) => g.event).sort()).toEqual(['completed', 'start']);
+      for (const g of got) expect(g.body).toMatchObject({ id, event: g.event });
+    } finally {
+      rx.close();
+    }
   });
 
   it("the playground's @berth/client snippets run as written (node, the key from BERTH_API_KEY)", async () => {

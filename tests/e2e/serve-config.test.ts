@@ -65,3 +65,62 @@ describe('berth serve --config', () => {
     }
   });
 });
+
+describe('berth serve logs', () => {
+  it('with stdout not a terminal: JSON lines after the banner; a job line carries jobId, endpointId, workerId and attempt', {
+    timeout: 60_000,
+  }, async () => {
+    const token = 'berth_serve_json_worker_token';
+    const env: NodeJS.ProcessEnv = { ...process.env, BERTH_API_KEY: KEY, BERTH_WORKER_TOKEN: token, NO_COLOR: '1' };
+    delete env['BERTH_LOG_FORMAT']; // the default for a stdout that is not a terminal
+    const serve = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--store', 'memory', '--endpoint', 'echo'], {
+      cwd: REPO_ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    serve.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    serve.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    let worker: ReturnType<typeof spawn> | undefined;
+    const until = async (re: RegExp, what: string) => {
+      const deadline = Date.now() + 30_000;
+      let m: RegExpExecArray | null;
+      while (!(m = re.exec(out))) {
+        if (Date.now() > deadline || serve.exitCode !== null) throw new Error(`${what} not seen:\n${out}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return m;
+    };
+    try {
+      const [, url] = (await until(/berth ready at (http:\/\/[^\s"()]+)/, 'ready')) as RegExpExecArray;
+      worker = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'examples/basic/echo.ts')], {
+        cwd: REPO_ROOT,
+        env: { ...env, BERTH_URL: url, BERTH_ENDPOINT_ID: 'echo' },
+        stdio: 'ignore',
+      });
+      const res = await fetch(`${url}/v2/echo/runsync`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ input: { json: 'logs' } }),
+      });
+      const job = (await res.json()) as { id: string; status: string; workerId: string };
+      expect(job.status).toBe('COMPLETED');
+      await until(/"msg":"job completed"/, 'the job completed line');
+      // The start-up banner stays plain text (docs/observability.md); every line after it is JSON.
+      const logs = out.slice(out.indexOf('Press Ctrl-C to stop.') + 'Press Ctrl-C to stop.'.length);
+      const lines = logs.split('\n').filter((l) => l.trim() !== '');
+      const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+      for (const p of parsed) expect(p).toMatchObject({ level: expect.any(Number), time: expect.any(Number) });
+      expect(parsed.find((p) => p['msg'] === 'job completed')).toMatchObject({
+        jobId: job.id,
+        endpointId: 'echo',
+        workerId: job.workerId,
+        attempt: 1,
+      });
+    } finally {
+      worker?.kill('SIGTERM');
+      serve.kill('SIGTERM');
+      await new Promise((r) => serve.once('exit', r));
+    }
+  });
+});

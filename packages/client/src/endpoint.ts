@@ -2,13 +2,28 @@ import { BerthApiError } from './errors.js';
 import type { EndpointTypes, SchemaLike } from './infer.js';
 import { type StreamOptions, streamJob } from './stream.js';
 import { type CallOptions, type Transport, callJson } from './transport.js';
-import { type Health, type Job, type JobLogs, type JobPolicy, type Purged, type Queued, TERMINAL } from './types.js';
+import {
+  type Health,
+  type Job,
+  type JobLogs,
+  type JobPolicy,
+  type JobToken,
+  type Purged,
+  type Queued,
+  TERMINAL,
+  type TokenRequest,
+  type WebhookEvent,
+} from './types.js';
 
 /** Options of `run` and `runSync`. */
 export interface RunOptions {
   /** URL the server POSTs the final job object to (docs/webhooks.md). */
   webhook?: string;
+  /** The events sent to `webhook` (docs/webhooks.md). Default: `['completed']`. */
+  webhookEvents?: WebhookEvent[];
   policy?: JobPolicy;
+  /** Ask for a job token (docs/job-tokens.md): the answer's `token`, for a browser to read this one job. */
+  token?: TokenRequest;
   /**
    * `Idempotency-Key` header: the same key answers the same job (docs/api.md). Default: a new random key per call,
    * reused by that call's own retries, so a submit whose answer was lost is never stored twice.
@@ -59,9 +74,20 @@ export interface Endpoint<T extends EndpointTypes = EndpointTypes> {
   health(options?: CallSignal): Promise<Health>;
   /** GET `/logs/<id>`: what the handler logged, every attempt (Berth only). */
   logs(id: string, options?: CallSignal): Promise<JobLogs>;
+  /** POST `/token/<id>`: a new job token for this job (Berth only; docs/job-tokens.md). */
+  token(id: string, options?: TokenRequest & CallSignal): Promise<JobToken>;
 }
 
 const q = (waitMs: number | undefined) => (waitMs === undefined ? '' : `?wait=${waitMs}`);
+
+/** `?ttlSeconds=&cancel=` of `/token/<id>`, from the fields given. */
+function tokenQuery(o: TokenRequest | undefined): string {
+  const params = new URLSearchParams();
+  if (o?.ttlSeconds !== undefined) params.set('ttlSeconds', String(o.ttlSeconds));
+  if (o?.cancel !== undefined) params.set('cancel', String(o.cancel));
+  const query = params.toString();
+  return query ? `?${query}` : '';
+}
 
 /** Random, 122 bits; `crypto.randomUUID` where the page is a secure context, else from `getRandomValues`. */
 function newKey(): string {
@@ -81,7 +107,9 @@ export function makeEndpoint<T extends EndpointTypes>(t: Transport, id: string, 
       ...o.body,
       input,
       ...(o.webhook ? { webhook: o.webhook } : {}),
+      ...(o.webhookEvents ? { webhookEvents: o.webhookEvents } : {}),
       ...(o.policy ? { policy: o.policy } : {}),
+      ...(o.token ? { token: o.token } : {}),
     };
     const headers = { 'idempotency-key': o.idempotencyKey ?? newKey() };
     return callJson<R>(t, `${base}/${route}${wait}`, { body, headers, signal: o.signal });
@@ -108,6 +136,7 @@ export function makeEndpoint<T extends EndpointTypes>(t: Transport, id: string, 
     purgeQueue: (o) => post('/purge-queue', o, false),
     health: (o) => get('/health', o),
     logs: (jobId, o) => get(`/logs/${job(jobId)}`, o),
+    token: (jobId, o) => post(`/token/${job(jobId)}${tokenQuery(o)}`, o),
   };
   return ep;
 }

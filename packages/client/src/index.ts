@@ -4,5 +4,17 @@ export { BerthApiError, BerthConnectionError, type ApiErrorCode } from './errors
 export type { AnyHandler, EndpointTypes, HandlerTypes, SchemaInput, SchemaLike } from './infer.js';
 export type { StreamOptions } from './stream.js';
 export type { RetryOptions } from './transport.js';
-export type { Health, Job, JobLogs, JobPolicy, JobStatus, LogLine, Purged, Queued } from './types.js';
+export type {
+  Health,
+  Job,
+  JobLogs,
+  JobPolicy,
+  JobStatus,
+  JobToken,
+  LogLine,
+  Purged,
+  Queued,
+  TokenRequest,
+  WebhookEvent,
+} from './types.js';
 export { verifyWebhook, WebhookVerificationError, type VerifyOptions } from './webhook.js';

@@ -32,6 +32,25 @@ export interface Job<O = unknown> {
 export interface Queued {
   id: string;
   status: JobStatus;
+  /** The job token a submit asked for with `token`. */
+  token?: string | undefined;
+}
+
+/** The events a job's webhook may be sent (docs/webhooks.md). */
+export type WebhookEvent = 'start' | 'progress' | 'output' | 'completed';
+
+/** What a job token may do and how long it lives (docs/job-tokens.md). */
+export interface TokenRequest {
+  /** 10..86400; default 900. */
+  ttlSeconds?: number;
+  /** `true`: the token may also cancel the job. Default `false`. */
+  cancel?: boolean;
+}
+
+/** The answer of `/token/<id>`. */
+export interface JobToken {
+  id: string;
+  token: string;
 }
 
 /** `/health`. */

@@ -73,7 +73,7 @@ class RunningDaemon {
 function scaler(
   docker: DockerApi,
   lines: string[],
-  o: { maxWorkers?: number; inQueue?: () => number; onHealth?: () => void } & Partial<
+  o: { maxWorkers?: number; inQueue?: () => number; onHealth?: () => void; events?: string[] } & Partial<
     Pick<DockerScalerOptions, 'tickMs' | 'wakeMs'>
   > = {},
 ): DockerScaler {
@@ -84,14 +84,14 @@ function scaler(
   const server: DockerScalerOptions['server'] = {
     connectedWorkers: () => [],
     setExpectedWorkers: () => {},
-    setHandlerBroken: () => {},
+    setHandlerBroken: (id, broken) => void o.events?.push(`broken ${id} ${broken}`),
     health: async () => {
       o.onHealth?.();
       return { jobs: { inQueue: o.inQueue?.() ?? 1, inProgress: 0 } } as never;
     },
     workerStopping: () => {},
     workerColdStart: () => {},
-    workerStartFailed: () => {},
+    workerStartFailed: (id, reason) => void o.events?.push(`start failed ${id} ${reason}`),
   };
   return new DockerScaler({
     server,
@@ -221,5 +221,54 @@ describe('DockerScaler', () => {
     } finally {
       await s.stop();
     }
+  });
+
+  it('a daemon that does not answer: one error line, one daemon_down failure, the endpoint broken; then it recovers', async () => {
+    const daemon = new RunningDaemon();
+    const api = daemon.api();
+    const list = api.listContainers.bind(api);
+    let down = true;
+    api.listContainers = async (filters) => {
+      if (down) throw new Error('connect ENOENT /var/run/docker.sock');
+      return list(filters);
+    };
+    const lines: string[] = [];
+    const events: string[] = [];
+    const s = scaler(api, lines, { events });
+    for (let i = 0; i < 3; i++) await s.tick();
+    expect(
+      lines.filter((l) => /does not answer \(connect ENOENT/.test(l)),
+      lines.join('\n'),
+    ).toHaveLength(1);
+    expect(events).toEqual(['start failed ep daemon_down', 'broken ep true']);
+    expect(daemon.creates).toHaveLength(0);
+    down = false;
+    await s.tick();
+    expect(lines.filter((l) => /answers again/.test(l))).toHaveLength(1);
+    expect(events.at(-1)).toBe('broken ep false');
+    expect(daemon.creates).toHaveLength(1); // the queued job gets its container once the daemon is back
+  });
+
+  it("removes its containers of an endpoint no longer configured (running ones stopped first), not another control plane's", async () => {
+    const daemon = new RunningDaemon();
+    const api = daemon.api();
+    const stopped: string[] = [];
+    api.stopContainer = async (id: string) => void stopped.push(id);
+    const stray = (id: string, state: string, labels: Record<string, string>) =>
+      daemon.containers.set(id, { Id: id, Names: [`/${id}`], Image: 'old', State: state, Labels: labels, Created: 0 });
+    stray('gone-1', 'running', { 'berth.control-plane': 'test', 'berth.endpoint': 'gone' });
+    stray('gone-2', 'exited', { 'berth.control-plane': 'test', 'berth.endpoint': 'gone' });
+    const list = api.listContainers.bind(api);
+    api.listContainers = async (filters) => {
+      expect(filters).toEqual(['berth.control-plane=test']); // the daemon filters by label: only ours are listed
+      return list(filters);
+    };
+    const lines: string[] = [];
+    const s = scaler(api, lines, { inQueue: () => 0 });
+    await s.tick();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(stopped).toEqual(['gone-1']);
+    expect([...daemon.containers.keys()]).toEqual([]);
+    expect(lines.filter((l) => /endpoint gone is no longer configured/.test(l))).toHaveLength(2);
   });
 });
