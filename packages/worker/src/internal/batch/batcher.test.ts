@@ -96,10 +96,11 @@ describe('Batcher: when a batch starts', () => {
     const { timers, batches, run, release } = setup(4, 10);
     void run('a');
     void run('b');
+    void run('x');
     await turn();
-    expect(batches).toEqual([['a', 'b']]); // idle: no wait, even for two
+    expect(batches).toEqual([['a', 'b', 'x']]); // idle: no wait, even for three
     timers.t = 50;
-    await release(); // the batch of two marks the worker loaded
+    await release(); // the batch of three marks the worker loaded
     void run('c');
     await turn();
     expect(batches).toHaveLength(1);
@@ -107,10 +108,10 @@ describe('Batcher: when a batch starts', () => {
     timers.advance(5);
     void run('d');
     await turn();
-    expect(batches).toHaveLength(1);
+    expect(batches).toHaveLength(1); // two of the three the last batch held
     timers.advance(5);
     expect(batches).toEqual([
-      ['a', 'b'],
+      ['a', 'b', 'x'],
       ['c', 'd'],
     ]);
     await release();
@@ -122,6 +123,25 @@ describe('Batcher: when a batch starts', () => {
     void run('f');
     await turn();
     expect(batches.at(-1)).toEqual(['f']); // idle again: no wait
+    expect(timers.armed).toEqual([]);
+  });
+
+  it('under load, a batch that holds as many jobs as the last one starts without waiting longer', async () => {
+    const { timers, batches, run, release } = setup(8, 1000);
+    void run('a');
+    void run('b');
+    void run('c');
+    await turn();
+    expect(batches).toEqual([['a', 'b', 'c']]);
+    await release(); // loaded: the three clients it answered come back
+    void run('d');
+    void run('e');
+    await turn();
+    expect(batches).toHaveLength(1);
+    expect(timers.armed).toEqual([1000]);
+    void run('f');
+    await turn();
+    expect(batches.at(-1)).toEqual(['d', 'e', 'f']);
     expect(timers.armed).toEqual([]);
   });
 

@@ -30,10 +30,11 @@ const REAL_TIMERS: BatchTimers = {
  * batch and waits for its slot. One batch runs at a time; jobs arriving meanwhile form the next one.
  *
  * When a batch starts: at once when it is full (`maxSize`); at once when the worker is idle (the previous batch held
- * one job and nothing arrived while it ran: a lone job never waits); otherwise (under load) once `maxWaitMs` has
+ * one job and nothing arrived while it ran: a lone job never waits); otherwise (under load) once it holds as many
+ * jobs as the previous batch did (the clients a batch answered tend to come back together), or once `maxWaitMs` has
  * passed since its first job joined or the previous batch ended, whichever is later (jobs queued behind a batch
- * then wait for the clients it answered to send their next jobs, instead of leaving in a small batch). Jobs of the same event-loop turn (one socket read, one `job-take-batch` answer) always
- * join the same batch. A job whose signal fires while its batch forms leaves it; in a running batch, its call ends at
+ * then wait for the clients it answered to send their next jobs, instead of leaving in a small batch). Jobs of the
+ * same event-loop turn (one socket read, one `job-take-batch` answer) always join the same batch. A job whose signal fires while its batch forms leaves it; in a running batch, its call ends at
  * once (the handler sees `jobs[i].signal` fire; its slot's output is dropped).
  *
  * @example
@@ -49,6 +50,8 @@ export class Batcher {
   private busy = false;
   /** Jobs arrived while the previous batch ran, or it held several: a new batch waits up to `maxWaitMs`. */
   private loaded = false;
+  /** Jobs in the last batch started: under load, a forming batch that has as many starts without waiting more. */
+  private lastSize = 0;
   /** When the last batch ended: jobs that queued behind it wait from then, not from their arrival. */
   private freeSince = Number.NEGATIVE_INFINITY;
   private turnScheduled = false;
@@ -95,7 +98,8 @@ export class Batcher {
     if (this.busy || this.forming.length === 0) return;
     const first = this.forming[0] as BatchSlot;
     const waitMs = Math.max(first.arrived, this.freeSince) + this.options.maxWaitMs - this.timers.now();
-    if (!this.loaded || this.forming.length >= this.options.maxSize || waitMs <= 0) return this.start();
+    const enough = Math.min(this.options.maxSize, this.lastSize);
+    if (!this.loaded || this.forming.length >= enough || waitMs <= 0) return this.start();
     if (this.timer) return;
     this.timer = this.scope.runInAsyncScope(() =>
       this.timers.setTimeout(() => {
@@ -113,6 +117,7 @@ export class Batcher {
     for (const slot of slots) slot.state = 'running';
     this.busy = true;
     this.loaded = slots.length > 1;
+    this.lastSize = slots.length;
     this.onBatch?.(slots.length);
     void this.scope.runInAsyncScope(() =>
       runBatch(this.batchHandler, slots).finally(() => {
