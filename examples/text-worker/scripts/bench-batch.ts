@@ -3,7 +3,9 @@
  * loop: each client sends its next /runsync when the last one answers), on stories260K:
  *   - batched through Berth: `score-worker.ts` (batch handler, maxSize 16) under `berth dev`;
  *   - unbatched through Berth: the same model and code, one job per forward pass (`scripts/score-unbatched.ts`);
- *   - batched in-process: `scoreMany` on batches of min(c, 16) texts (the limit: no HTTP, queue or WebSocket);
+ *   - batched in-process, the endpoint's batch handler (`runBatch`: input check, tokenizing, forward pass) on
+ *     batches of min(c, 16) requests: the same work without HTTP, queue or WebSocket (the goal's reference);
+ *   - batched in-process, the model alone: `scoreMany` on batches of min(c, 16) pre-tokenized texts;
  *   - one by one in-process: `scoreMany` on one text at a time (what batching gains on this CPU).
  * Prints texts/s, p50 latency and the ratios, with the load average (the machine may be shared).
  *
@@ -16,10 +18,12 @@ import { cpus } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '@berth/worker';
+import { runBatch } from '@berth/worker/testing';
 import { printBatchTable, runBatchBench } from '../../../tests/e2e/batch-bench.test-helpers.js';
 import { loadModel } from '../src/load.js';
 import { resolveTextWorkerOptions } from '../src/options.js';
-import { scoreItem } from '../src/score/handler.js';
+import { createScoreHandler, scoreItem } from '../src/score/handler.js';
+import { ScoreInput } from '../src/score/input-schema.js';
 import { scoreMany } from '../src/score/scorer.js';
 import { MODELS_DIR, STORIES } from '../src/testing.test-helpers.js';
 
@@ -40,6 +44,7 @@ const loaded = await loadModel(
   createLogger({ level: 'warn' }),
 );
 const item = scoreItem(loaded, input);
+const handler = createScoreHandler(loaded);
 await scoreMany(loaded.model, Array(MAX_BATCH).fill(item));
 
 try {
@@ -59,6 +64,7 @@ try {
     maxBatch: MAX_BATCH,
     requestsAt,
     runInProcess: (_batched, k) => scoreMany(loaded.model, Array(k).fill(item)),
+    runHandlerInProcess: (k) => runBatch(handler, Array(k).fill(input), { inputSchema: ScoreInput }),
     warmup: requestsAt(4),
   });
   printBatchTable(
