@@ -39,8 +39,6 @@ export class GroupCommit {
     private readonly onRollback: () => void,
     /** Durability `full`: fsyncs the WAL after commits, off the event loop. */
     private readonly walSync?: WalSync,
-    /** Called after each COMMIT with how long it took, ms (the WAL checkpoints: `Checkpointer`). */
-    private readonly onCommit?: (ms: number) => void,
   ) {
     this.sql = {
       begin: db.prepare('BEGIN IMMEDIATE'),
@@ -130,10 +128,8 @@ export class GroupCommit {
     this.waiters = [];
     this.open = false;
     try {
-      const t0 = this.onCommit ? performance.now() : 0;
       this.sql.commit.run();
       this.commits++;
-      this.onCommit?.(performance.now() - t0);
     } catch (err) {
       try {
         if (this.db.inTransaction) this.db.exec('ROLLBACK');

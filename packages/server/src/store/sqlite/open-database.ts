@@ -44,23 +44,16 @@ export const WAL_CHECKPOINT_PAGES = 4000;
  * The job store's database: WAL, the `synchronous` level, migrations applied; closed again on failure.
  * `walSyncedByCaller`: durability `full` whose per-commit WAL fsync the caller does off the event loop
  * (`WalSync`), so SQLite runs with `synchronous=NORMAL` (its checkpoints still sync as under FULL).
- * `checkpointedByCaller`: the caller runs the WAL checkpoints on another connection (`Checkpointer`).
  */
-export function openStoreDatabase(
-  file: string,
-  durability: 'normal' | 'full',
-  walSyncedByCaller = false,
-  checkpointedByCaller = false,
-): Database {
+export function openStoreDatabase(file: string, durability: 'normal' | 'full', walSyncedByCaller = false): Database {
   const db = openDatabase(file);
   try {
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${durability === 'full' && !walSyncedByCaller ? 'FULL' : 'NORMAL'}`);
     db.pragma('busy_timeout = 5000');
     // Checkpoint every ~16 MB of WAL instead of every 4 MB (SQLite's 1,000 pages): the pages every commit touches
-    // (queue index tail, counters) are copied back and fsynced a quarter as often. None at all on this connection
-    // when the caller checkpoints on a thread of its own (`Checkpointer`).
-    db.pragma(`wal_autocheckpoint = ${checkpointedByCaller ? 0 : WAL_CHECKPOINT_PAGES}`);
+    // (queue index tail, counters) are copied back and fsynced a quarter as often.
+    db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
     // Up to 64 MiB of page cache (default 2 MiB): a deep queue's id index stays in memory (a finish or a status
     // read of a random id no longer reads pages back from the OS); it is only allocated as pages are used.
     db.pragma('cache_size = -65536');

@@ -18,10 +18,9 @@ import type {
   StreamSlice,
 } from '../types.js';
 import { DataLock } from './data-lock.js';
-import { Checkpointer } from './checkpointer.js';
 import { GroupCommit } from './group-commit.js';
 import { WalSync } from './wal-sync.js';
-import { openStoreDatabase, WAL_CHECKPOINT_PAGES } from './open-database.js';
+import { openStoreDatabase } from './open-database.js';
 import { SqliteCore } from './sqlite-core.js';
 
 /** Options of `SqliteStore`. */
@@ -53,7 +52,6 @@ export class SqliteStore implements Store {
   private closed = false;
   private readonly lock: DataLock | undefined;
   private readonly walSync: WalSync | undefined;
-  private readonly checkpointer: Checkpointer | undefined;
 
   constructor(opts: SqliteStoreOptions) {
     if (opts.file !== ':memory:') {
@@ -63,19 +61,10 @@ export class SqliteStore implements Store {
     const durability = opts.durability ?? 'normal';
     // Durability full on a file: SQLite writes the WAL, `WalSync` fsyncs it off the event loop (group-commit.ts).
     const ownSync = durability === 'full' && opts.file !== ':memory:';
-    // A file's WAL checkpoints run on a thread of their own (`Checkpointer`), not inside a COMMIT on the event loop.
-    const ownCheckpoints = opts.file !== ':memory:';
     let db: Database | undefined;
     try {
-      db = openStoreDatabase(opts.file, durability, ownSync, ownCheckpoints);
+      db = openStoreDatabase(opts.file, durability, ownSync);
       if (ownSync) this.walSync = new WalSync(`${opts.file}-wal`);
-      if (ownCheckpoints) {
-        const conn = db;
-        // A thread that cannot checkpoint hands the checkpoints back to SQLite's automatic ones.
-        this.checkpointer = new Checkpointer(opts.file, () => {
-          if (conn.open) conn.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
-        });
-      }
     } catch (err) {
       db?.close();
       this.lock?.release();
@@ -84,13 +73,7 @@ export class SqliteStore implements Store {
     this.db = db;
     const core = new SqliteCore(db);
     this.core = core;
-    const checkpointer = this.checkpointer;
-    this.tx = new GroupCommit(
-      db,
-      () => core.live.rebuild(),
-      this.walSync,
-      checkpointer && ((ms) => checkpointer.committed(ms)),
-    );
+    this.tx = new GroupCommit(db, () => core.live.rebuild(), this.walSync);
   }
 
   /** Batches committed so far (each is one transaction holding every write of an event-loop turn). */
@@ -266,7 +249,6 @@ export class SqliteStore implements Store {
     if (this.closed) return;
     this.closed = true;
     await this.tx.settle();
-    await this.checkpointer?.close();
     this.walSync?.close();
     this.db.close();
     this.lock?.release();
