@@ -11,14 +11,13 @@
  * BERTH_TEXT_THREADS (onnxruntime threads, default 1; `default` = onnxruntime's own choice).
  */
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
 import OpenAI from 'openai';
 import { createLogger } from '@berth/worker';
-import { startBerthDev } from '../../tests/e2e/harness.test-helpers.js';
 import { BatchEngine, type GenerateRequest } from './src/engine/batch-engine.js';
 import { loadModel } from './src/load.js';
 import { resolveTextWorkerOptions } from './src/options.js';
-import { MODELS_DIR, REPO_ROOT, STORIES } from './src/testing.test-helpers.js';
+import { chatIds, PROMPTS, startTextDev } from './scripts/bench-common.js';
+import { STORIES } from './src/testing.test-helpers.js';
 
 const TOKENS = Number(process.env['BENCH_TOKENS'] ?? 128);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
@@ -26,7 +25,6 @@ const AGG_ROUNDS = 3;
 // One onnxruntime thread per forward pass by default: on a small shared machine the tiny model gains nothing from
 // more, and spinning pool threads take the cores the control plane and client need. Set BERTH_TEXT_THREADS to compare.
 const THREADS = process.env['BERTH_TEXT_THREADS'] ?? '1';
-const PROMPTS = ['Once upon a time', 'Tom had a red ball', 'The sun was hot', 'Lily saw a cat', 'One day, a bird'];
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const f = (x: number, d = 1) => x.toFixed(d);
 
@@ -37,17 +35,9 @@ const loaded = await loadModel(
 const decode = (ids: number[]) => loaded.tokenizer.decode(ids, { skip_special_tokens: true });
 const engineOf = (maxBatch: number) =>
   new BatchEngine(loaded.model, { decode, eosTokenIds: [], contextLength: loaded.contextLength, maxBatch });
-const chatIds = (p: string) =>
-  loaded.tokenizer.encode(
-    loaded.tokenizer.apply_chat_template([{ role: 'user', content: p }], {
-      add_generation_prompt: true,
-      tokenize: false,
-    }),
-    { add_special_tokens: false },
-  );
 // eosTokenIds [] and temperature 1 with a seed: every request makes exactly TOKENS tokens, comparable everywhere.
 const req = (i: number, extra: Partial<GenerateRequest> = {}): GenerateRequest => ({
-  promptIds: chatIds(PROMPTS[i % PROMPTS.length]!),
+  promptIds: chatIds(loaded.tokenizer, PROMPTS[i % PROMPTS.length]!),
   maxTokens: TOKENS,
   temperature: 1,
   topP: 1,
@@ -94,17 +84,8 @@ async function inProcessAggregate(concurrency: number, maxBatch: number) {
   );
 }
 
-const berth = await startBerthDev({
-  config: join(REPO_ROOT, 'examples/text-worker/berth.config.json'),
-  // The worker's engine sees no end-of-sequence token either (BERTH_TEXT_IGNORE_EOS), so both sides make TOKENS tokens.
-  env: {
-    BERTH_MODELS_DIR: MODELS_DIR,
-    BERTH_LOG_LEVEL: 'warn',
-    BERTH_TEXT_IGNORE_EOS: '1',
-    BERTH_TEXT_THREADS: THREADS === 'default' ? '' : THREADS,
-  },
-  waitForWorkers: ['text'],
-});
+// The worker's engine sees no end-of-sequence token either (BERTH_TEXT_IGNORE_EOS), so both sides make TOKENS tokens.
+const berth = await startTextDev({ BERTH_TEXT_THREADS: THREADS === 'default' ? '' : THREADS });
 try {
   const client = new OpenAI({ apiKey: berth.apiKey, baseURL: `${berth.url}/v2/text/openai/v1`, maxRetries: 0 });
   const ask = (i: number) => ({

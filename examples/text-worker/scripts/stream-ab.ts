@@ -9,19 +9,17 @@
  * Env: N1 (rounds of one request, default 30), N16 (rounds of 16, default 8). 128 tokens per request.
  */
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import OpenAI from 'openai';
 import { createLogger } from '@berth/worker';
-import { startBerthDev } from '../../../tests/e2e/harness.test-helpers.js';
 import { BatchEngine, type GenerateRequest } from '../src/engine/batch-engine.js';
 import { loadModel } from '../src/load.js';
 import { resolveTextWorkerOptions } from '../src/options.js';
-import { MODELS_DIR, REPO_ROOT, STORIES } from '../src/testing.test-helpers.js';
+import { chatIds, PROMPTS, startTextDev } from './bench-common.js';
+import { STORIES } from '../src/testing.test-helpers.js';
 
 const TOKENS = 128;
 const N1 = Number(process.env['N1'] ?? 30);
 const N16 = Number(process.env['N16'] ?? 8);
-const PROMPTS = ['Once upon a time', 'Tom had a red ball', 'The sun was hot', 'Lily saw a cat', 'One day, a bird'];
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const loaded = await loadModel(
   resolveTextWorkerOptions({ model: STORIES }, { BERTH_TEXT_THREADS: '1' }),
@@ -34,16 +32,8 @@ const engine = new BatchEngine(loaded.model, {
   contextLength: loaded.contextLength,
   maxBatch: 16,
 });
-const chatIds = (p: string) =>
-  loaded.tokenizer.encode(
-    loaded.tokenizer.apply_chat_template([{ role: 'user', content: p }], {
-      add_generation_prompt: true,
-      tokenize: false,
-    }),
-    { add_special_tokens: false },
-  );
 const req = (i: number): GenerateRequest => ({
-  promptIds: chatIds(PROMPTS[i % 5]!),
+  promptIds: chatIds(loaded.tokenizer, PROMPTS[i % PROMPTS.length]!),
   maxTokens: TOKENS,
   temperature: 1,
   topP: 1,
@@ -51,18 +41,7 @@ const req = (i: number): GenerateRequest => ({
   seed: i,
   onDelta: () => {},
 });
-const start = (thread: string) =>
-  startBerthDev({
-    config: join(REPO_ROOT, 'examples/text-worker/berth.config.json'),
-    env: {
-      BERTH_MODELS_DIR: MODELS_DIR,
-      BERTH_LOG_LEVEL: 'warn',
-      BERTH_TEXT_IGNORE_EOS: '1',
-      BERTH_TEXT_THREADS: '1',
-      BERTH_TEXT_ENGINE_THREAD: thread,
-    },
-    waitForWorkers: ['text'],
-  });
+const start = (thread: string) => startTextDev({ BERTH_TEXT_ENGINE_THREAD: thread });
 const on = await start('1');
 const off = await start('0');
 const clients = [on, off].map(

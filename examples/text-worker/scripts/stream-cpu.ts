@@ -11,14 +11,13 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import OpenAI from 'openai';
-import { startBerthDev } from '../../../tests/e2e/harness.test-helpers.js';
 import { createLogger } from '@berth/worker';
 import { BatchEngine } from '../src/engine/batch-engine.js';
 import { loadModel } from '../src/load.js';
 import { resolveTextWorkerOptions } from '../src/options.js';
-import { MODELS_DIR, REPO_ROOT, STORIES } from '../src/testing.test-helpers.js';
+import { chatIds, startTextDev } from './bench-common.js';
+import { STORIES } from '../src/testing.test-helpers.js';
 
 const TOKENS = Number(process.env['BENCH_TOKENS'] ?? 128);
 const SINGLE = Number(process.env['STREAM_CPU_REQUESTS'] ?? 20);
@@ -54,14 +53,7 @@ const descendants = (pid: number): number[] => children(pid).flatMap((c) => [c, 
     contextLength: loaded.contextLength,
     maxBatch: 16,
   });
-  const ids = () =>
-    tk.encode(
-      tk.apply_chat_template([{ role: 'user', content: 'Once upon a time' }], {
-        add_generation_prompt: true,
-        tokenize: false,
-      }),
-      { add_special_tokens: false },
-    );
+  const ids = () => chatIds(tk, 'Once upon a time');
   const gen = (seed: number) =>
     engine.generate({
       promptIds: ids(),
@@ -84,17 +76,7 @@ const descendants = (pid: number): number[] => children(pid).flatMap((c) => [c, 
   await loaded.model.dispose();
 }
 
-const berth = await startBerthDev({
-  config: join(REPO_ROOT, 'examples/text-worker/berth.config.json'),
-  env: {
-    BERTH_MODELS_DIR: MODELS_DIR,
-    BERTH_LOG_LEVEL: 'warn',
-    BERTH_TEXT_IGNORE_EOS: '1',
-    BERTH_TEXT_THREADS: '1',
-    ...(PROF ? { NODE_OPTIONS: `--import ${PROF_PRELOAD}`, ST_PROF_DIR: PROF } : {}),
-  },
-  waitForWorkers: ['text'],
-});
+const berth = await startTextDev(PROF ? { NODE_OPTIONS: `--import ${PROF_PRELOAD}`, ST_PROF_DIR: PROF } : {});
 try {
   const client = new OpenAI({ apiKey: berth.apiKey, baseURL: `${berth.url}/v2/text/openai/v1`, maxRetries: 0 });
   // Client-side timeline of the single requests (ms from the call): response headers, first content, last content, end.
