@@ -266,7 +266,8 @@ describe('DockerScaler', () => {
     const lines: string[] = [];
     const s = scaler(api, lines, { inQueue: () => 0 });
     await s.tick();
-    await new Promise((r) => setTimeout(r, 20));
+    // The removal runs after the tick (stop, then remove): wait for its promise chain, not for a time.
+    for (let i = 0; i < 100 && daemon.containers.size > 0; i++) await new Promise((r) => setImmediate(r));
     expect(stopped).toEqual(['gone-1']);
     expect([...daemon.containers.keys()]).toEqual([]);
     expect(lines.filter((l) => /endpoint gone is no longer configured/.test(l))).toHaveLength(2);

@@ -6,7 +6,7 @@ import { UsageError } from '../internal/usage-error.js';
 import type { ScaledEndpoint } from './container-spec.js';
 import { DockerApi, dockerAddress } from './docker-api.js';
 import { DockerScaler } from './docker-scaler.js';
-import { PgAdvisoryLease, soleLease, type LockClient, type ScalingLease } from './scaling-lease.js';
+import { PgAdvisoryLease, soleLease, type LockClient } from './scaling-lease.js';
 
 /** `berth serve`'s scaling flags. */
 export const SCALE_FLAGS: FlagOptions = {
@@ -114,25 +114,28 @@ export async function startScaling(o: StartScalingOptions): Promise<DockerScaler
     });
     endpoints.push({ ep, image, workerToken: secret });
   }
+  const pg = postgresOf(o.store);
   const scaler = new DockerScaler({
     server: o.server,
     docker: new DockerApi(o.env),
     endpoints,
     name: o.args.name,
     url: o.args.workerUrl ?? o.url,
-    lease: leaseFor(o.store, o.args.name),
+    lease: pg
+      ? new PgAdvisoryLease(() => pg.pool.connect(), `berth-scale:${pg.schema ?? ''}:${o.args.name}`)
+      : soleLease,
     logger: o.logger,
     // On PostgreSQL a look between ticks is a query per endpoint at zero: the 250 ms tick only.
-    ...(isPg(o.store) ? { wakeMs: 0 } : {}),
+    ...(pg ? { wakeMs: 0 } : {}),
   });
   scaler.start();
   return scaler;
 }
 
-const isPg = (store: Store) => (store as Partial<{ pool: unknown }>).pool !== undefined;
-
-function leaseFor(store: Store, name: string): ScalingLease {
+/** The PostgreSQL store's pool and schema (the scaling lease's connection, and a query per look), else undefined. */
+function postgresOf(store: Store): { pool: { connect(): Promise<LockClient> }; schema?: string } | undefined {
   const pg = store as Partial<{ pool: { connect(): Promise<LockClient> }; schema: string }>;
-  if (pg.pool === undefined) return soleLease;
-  return new PgAdvisoryLease(() => pg.pool!.connect(), `berth-scale:${pg.schema ?? ''}:${name}`);
+  return pg.pool === undefined
+    ? undefined
+    : { pool: pg.pool, ...(pg.schema !== undefined ? { schema: pg.schema } : {}) };
 }
