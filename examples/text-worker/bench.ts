@@ -16,7 +16,7 @@ import { createLogger } from '@berth/worker';
 import { BatchEngine, type GenerateRequest } from './src/engine/batch-engine.js';
 import { loadModel } from './src/load.js';
 import { resolveTextWorkerOptions } from './src/options.js';
-import { chatIds, PROMPTS, startTextDev } from './scripts/bench-common.js';
+import { benchRequest, PROMPTS, startTextDev } from './scripts/bench-common.js';
 import { STORIES } from './src/testing.test-helpers.js';
 
 const TOKENS = Number(process.env['BENCH_TOKENS'] ?? 128);
@@ -36,15 +36,7 @@ const decode = (ids: number[]) => loaded.tokenizer.decode(ids, { skip_special_to
 const engineOf = (maxBatch: number) =>
   new BatchEngine(loaded.model, { decode, eosTokenIds: [], contextLength: loaded.contextLength, maxBatch });
 // eosTokenIds [] and temperature 1 with a seed: every request makes exactly TOKENS tokens, comparable everywhere.
-const req = (i: number, extra: Partial<GenerateRequest> = {}): GenerateRequest => ({
-  promptIds: chatIds(loaded.tokenizer, PROMPTS[i % PROMPTS.length]!),
-  maxTokens: TOKENS,
-  temperature: 1,
-  topP: 1,
-  stop: [],
-  seed: i,
-  ...extra,
-});
+const req = (i: number, extra: Partial<GenerateRequest> = {}) => benchRequest(loaded.tokenizer, i, TOKENS, extra);
 
 async function inProcessSingle() {
   const e = engineOf(1);

@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { startBerthDev, type BerthDev } from '../../../tests/e2e/harness.test-helpers.js';
+import type { GenerateRequest } from '../src/engine/batch-engine.js';
 import type { TextTokenizer } from '../src/load.js';
 import { MODELS_DIR, REPO_ROOT } from '../src/testing.test-helpers.js';
 
@@ -25,6 +26,27 @@ export function chatIds(tokenizer: TextTokenizer, prompt: string): number[] {
     }),
     { add_special_tokens: false },
   );
+}
+
+/**
+ * Request `i` of a benchmark: prompt `i` (of five, in turn), `tokens` long with temperature 1 and seed `i`. With no
+ * end-of-sequence token every request makes exactly `tokens` tokens, comparable everywhere.
+ */
+export function benchRequest(
+  tokenizer: TextTokenizer,
+  i: number,
+  tokens: number,
+  extra: Partial<GenerateRequest> = {},
+): GenerateRequest {
+  return {
+    promptIds: chatIds(tokenizer, PROMPTS[i % PROMPTS.length]!),
+    maxTokens: tokens,
+    temperature: 1,
+    topP: 1,
+    stop: [],
+    seed: i,
+    ...extra,
+  };
 }
 
 /** `berth dev` on examples/text-worker, logs at warn, EOS ignored, one onnxruntime thread unless `env` says else. */

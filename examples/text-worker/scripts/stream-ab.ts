@@ -11,10 +11,10 @@
 import { loadavg } from 'node:os';
 import OpenAI from 'openai';
 import { createLogger } from '@berth/worker';
-import { BatchEngine, type GenerateRequest } from '../src/engine/batch-engine.js';
+import { BatchEngine } from '../src/engine/batch-engine.js';
 import { loadModel } from '../src/load.js';
 import { resolveTextWorkerOptions } from '../src/options.js';
-import { chatIds, PROMPTS, startTextDev } from './bench-common.js';
+import { benchRequest, PROMPTS, startTextDev } from './bench-common.js';
 import { STORIES } from '../src/testing.test-helpers.js';
 
 const TOKENS = 128;
@@ -32,15 +32,7 @@ const engine = new BatchEngine(loaded.model, {
   contextLength: loaded.contextLength,
   maxBatch: 16,
 });
-const req = (i: number): GenerateRequest => ({
-  promptIds: chatIds(loaded.tokenizer, PROMPTS[i % PROMPTS.length]!),
-  maxTokens: TOKENS,
-  temperature: 1,
-  topP: 1,
-  stop: [],
-  seed: i,
-  onDelta: () => {},
-});
+const req = (i: number) => benchRequest(loaded.tokenizer, i, TOKENS, { onDelta: () => {} });
 const start = (thread: string) => startTextDev({ BERTH_TEXT_ENGINE_THREAD: thread });
 const on = await start('1');
 const off = await start('0');
