@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { classifyAddress, refusal } from './address-policy.js';
+import { postWebhook } from './post.js';
 
 describe('classifyAddress', () => {
   it.each([
@@ -29,6 +30,19 @@ describe('classifyAddress', () => {
     ['::FFFF:A9FE:A9FE', 'link-local'],
     ['::ffff:8.8.8.8', 'public'],
     ['[::1]', 'loopback'],
+    // IPv4 inside IPv6 (issue #36): NAT64, 6to4 and Teredo are judged by the IPv4 address they carry.
+    ['64:ff9b::a9fe:a9fe', 'link-local'],
+    ['64:ff9b::169.254.169.254', 'link-local'],
+    ['64:ff9b::7f00:1', 'loopback'],
+    ['64:ff9b::808:808', 'public'],
+    ['2002:7f00:1::', 'loopback'],
+    ['2002:a9fe:a9fe::1', 'link-local'],
+    ['2002:c0a8:101::', 'private'],
+    ['2002:808:808::1', 'public'],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'], // Teredo client 127.0.0.1 (inverted bits)
+    ['2001:0:a9fe:a9fe::1', 'link-local'], // Teredo server 169.254.169.254
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'public'], // client 8.8.8.8
+    ['::7f00:1', 'loopback'],
     ['not-an-ip', 'reserved'],
   ])('%s is %s', (ip, kind) => {
     expect(classifyAddress(ip)).toBe(kind);
@@ -45,4 +59,15 @@ describe('classifyAddress', () => {
     );
     expect(refusal('93.184.216.34', [])).toBeUndefined();
   });
+});
+
+describe('postWebhook and IPv4 inside IPv6', () => {
+  it.each(['http://[64:ff9b::a9fe:a9fe]/latest', 'http://[2002:7f00:1::]:8080/hook'])(
+    '%s is refused before dialing',
+    async (url) => {
+      const r = await postWebhook(url, '{}', {}, { timeoutMs: 1000, allow: [] });
+      expect(r.refused).toBe(true);
+      expect(r.error).toMatch(/non-public address \((link-local|loopback)\)/);
+    },
+  );
 });

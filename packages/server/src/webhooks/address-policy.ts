@@ -40,35 +40,56 @@ for (const [kind, net, prefix, family] of RANGES) {
   l.addSubnet(net, prefix, family);
 }
 
-/** The IPv4 address inside an IPv4-mapped or IPv4-compatible IPv6 address (`::ffff:7f00:1` -> `127.0.0.1`). */
-function embeddedV4(v6: string): string | undefined {
-  const host = new URL(`http://[${v6}]/`).hostname.slice(1, -1); // canonical, lower case, compressed
-  const m = /^::(?:ffff:)?([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host) ?? /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(host);
-  if (!m) return undefined;
-  if (m[2] === undefined) return m[1];
-  const hi = parseInt(m[1]!, 16);
-  const lo = parseInt(m[2], 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+/** The eight 16-bit groups of an IPv6 address (a trailing dotted IPv4 part included), or undefined. */
+function groups(v6: string): number[] | undefined {
+  const host = new URL(`http://[${v6}]/`).hostname.slice(1, -1); // canonical: lower case, hex groups only
+  const [head = '', tail] = host.split('::');
+  const parse = (s: string) => (s === '' ? [] : s.split(':').map((g) => parseInt(g, 16)));
+  const a = parse(head);
+  const b = tail === undefined ? [] : parse(tail);
+  const out = tail === undefined ? a : [...a, ...new Array<number>(8 - a.length - b.length).fill(0), ...b];
+  return out.length === 8 && out.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? out : undefined;
+}
+
+const v4Of = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+
+/**
+ * The IPv4 addresses an IPv6 address carries, each judged in its place: IPv4-mapped and IPv4-compatible
+ * (`::ffff:7f00:1`, `::7f00:1`), NAT64 (`64:ff9b::/96`, the last 32 bits), 6to4 (`2002::/16`, bits 16-47) and
+ * Teredo (`2001::/32`: the server in bits 32-63, the client in the last 32 bits inverted). Empty for others.
+ */
+function embeddedV4(v6: string): string[] {
+  const g = groups(v6);
+  if (!g) return [];
+  const zero = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zero(0, 5) && (g[5] === 0xffff || (g[5] === 0 && (g[6] !== 0 || g[7]! > 1)))) return [v4Of(g[6]!, g[7]!)];
+  if (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6)) return [v4Of(g[6]!, g[7]!)];
+  if (g[0] === 0x2002) return [v4Of(g[1]!, g[2]!)];
+  if (g[0] === 0x2001 && g[1] === 0) return [v4Of(g[2]!, g[3]!), v4Of(g[6]! ^ 0xffff, g[7]! ^ 0xffff)];
+  return [];
 }
 
 /**
- * What kind of non-public address `ip` is, or `'public'`. IPv4-mapped IPv6 (`::ffff:127.0.0.1`) is judged as
- * the IPv4 address it carries. Anything that is not an IP address at all is `'reserved'`.
+ * What kind of non-public address `ip` is, or `'public'`. An IPv6 address that carries an IPv4 one (mapped,
+ * compatible, NAT64, 6to4, Teredo: `embeddedV4`) is judged by that IPv4 address too. Anything that is not an IP address at all is `'reserved'`.
  */
 export function classifyAddress(ip: string): AddressKind | 'public' {
   let addr = ip.startsWith('[') && ip.endsWith(']') ? ip.slice(1, -1) : ip;
   const zone = addr.indexOf('%');
   if (zone >= 0) addr = addr.slice(0, zone);
-  let family = isIP(addr);
+  const family = isIP(addr);
   if (family === 0) return 'reserved';
   if (family === 6) {
-    const v4 = embeddedV4(addr);
-    if (v4 !== undefined) {
-      addr = v4;
-      family = 4;
+    // A non-public IPv4 inside (a translator or tunnel would reach it) makes the whole address that kind.
+    for (const v4 of embeddedV4(addr)) {
+      const kind = kindIn(v4, 'ipv4');
+      if (kind !== 'public') return kind;
     }
   }
-  const type = family === 4 ? 'ipv4' : 'ipv6';
+  return kindIn(addr, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+function kindIn(addr: string, type: 'ipv4' | 'ipv6'): AddressKind | 'public' {
   for (const [kind, list] of lists) if (list.check(addr, type)) return kind;
   return 'public';
 }
