@@ -93,9 +93,29 @@ export function prettyLine(
   const paint = (style: LogEventLevel | 'dim', text: string) =>
     color ? `\x1b[${STYLE[style][0]}m${text}\x1b[${STYLE[style][1]}m` : text;
   const clock = new Date(time).toISOString().slice(11, 19);
-  const extra = formatLogFields(fields);
-  const text = msg.replace(/\r?\n/g, '\\n');
+  const extra = escapeControls(formatLogFields(fields));
+  const text = escapeControls(msg);
   return `${paint('dim', clock)} ${paint(level, level.padEnd(5))} ${text}${extra ? ` ${paint('dim', extra)}` : ''}`;
+}
+
+/**
+ * Characters a terminal acts on rather than prints: C0 controls but tab (ESC starts an escape sequence, CR rewrites
+ * the line, BEL rings), DEL, C1 controls (U+009B is a one-byte CSI), the line and paragraph separators and the bidi
+ * overrides and isolates (text that reads differently from what it is).
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const UNSAFE = /\r?\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * A handler's text made safe to print on a terminal: a newline as `\n`, CR as `\r`, every other unsafe character as
+ * `\uXXXX` (as JSON writes it), so a handler's output cannot move the cursor, recolor, retitle or clear the terminal.
+ *
+ * @example escapeControls('a\x1b[2Jb\n') // 'a\\u001b[2Jb\\n'
+ */
+function escapeControls(s: string): string {
+  return s.replace(UNSAFE, (c) =>
+    c.endsWith('\n') ? '\\n' : c === '\r' ? '\\r' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /** A JSON log line read back (what `berth dev` does with its workers' output). */
