@@ -33,7 +33,8 @@ export type ApiErrorCode =
   | 'rate_limited'
   | 'internal_error'
   | 'unavailable'
-  | 'overloaded';
+  | 'overloaded'
+  | 'insufficient_storage';
 
 /**
  * An error answer of the API, or a job stream ended by an error event. `code` is the server's stable code; an

@@ -34,6 +34,7 @@ describe('ERROR_STATUS', () => {
       rate_limited: 429,
       internal_error: 500,
       unavailable: 503,
+      insufficient_storage: 507,
     });
   });
 });

@@ -34,6 +34,7 @@ export const ERROR_STATUS = {
   internal_error: 500,
   unavailable: 503,
   overloaded: 503,
+  insufficient_storage: 507,
 } as const satisfies Record<string, number>;
 
 /** A stable, snake_case error code. */
