@@ -5,7 +5,7 @@
  * (another store, another issue), write a list in its own file and append it to `GOAL_SETS` below.
  */
 import { summarize, type Summary } from './stats.js';
-import type { TargetResult } from './runner.js';
+import type { TargetResult } from './target-result.js';
 import { diffGoal, ratioGoal, type GoalSpec, type Pick } from './goal-spec.js';
 import { BIG_GOALS } from './big-goals.js';
 import { POSTGRES_GOALS } from './postgres-goals.js';

@@ -1,5 +1,5 @@
 /** Turns the results into the markdown table, the goal verdicts and the JSON document. */
-import type { TargetResult } from './runner.js';
+import type { TargetResult } from './target-result.js';
 import { pair } from './goal-spec.js';
 import { goals } from './goals.js';
 import { fmtNum, fmtSummary, summarize, type Summary } from './stats.js';

@@ -9,14 +9,7 @@ import { fill } from '../workloads/fill.js';
 import { stream } from '../workloads/stream.js';
 import { throughput } from '../workloads/throughput.js';
 import type { BenchConfig, Figures } from '../workloads/types.js';
-
-export interface TargetResult {
-  name: string;
-  description: string;
-  /** Figure name -> one value per round (NaN where the round failed or the figure does not apply). */
-  rounds: Record<string, number[]>;
-  errors: string[];
-}
+import type { TargetResult } from './target-result.js';
 
 async function withTarget<T>(t: Target, fn: (run: Running) => Promise<T>): Promise<{ value: T; readyMs: number }> {
   const dir = mkdtempSync(join(tmpdir(), `berth-bench-${t.name}-`));

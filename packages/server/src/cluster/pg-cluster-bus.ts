@@ -1,6 +1,8 @@
 import type { Client, Notification } from 'pg';
 import { loadPg } from '../store/postgres/connect.js';
-import type { PgStore } from '../store/postgres/pg-store.js';
+import type { JobStatus } from '@berth/protocol';
+import type { PgJobPath } from '../store/postgres/job-path.js';
+import type { PgStreams } from '../store/postgres/pg-streams.js';
 import type { ClusterBus, ClusterMessage } from './types.js';
 import { decodePayload, encodeLine, header } from './wire.js';
 
@@ -8,6 +10,20 @@ import { decodePayload, encodeLine, header } from './wire.js';
 const MAX_PAYLOAD = 7_500;
 /** How long a message from another replica counts as proof that others listen (the heartbeat is every 2 s). */
 const OTHERS_FRESH_MS = 15_000;
+
+/** What the bus needs of the PostgreSQL store (`PgStore`), which creates it with itself. */
+interface BusStore {
+  readonly replicaId: string;
+  readonly schema: string;
+  readonly otherReplicas: number;
+  readonly options: { readonly url: string };
+  onQueued: ((endpointId: string) => void) | undefined;
+  readonly jobs: Pick<PgJobPath, 'eventNotice'>;
+  readonly streams: Pick<PgStreams, 'notice'>;
+  takeNoticed(id: string, attempt: number, what: { seq: number; count: number } | JobStatus): boolean;
+  notify(channel: string, payloads: string[]): Promise<void>;
+  queuedElsewhere(endpointId?: string): void;
+}
 
 /**
  * LISTEN/NOTIFY between replicas on one PostgreSQL database. One dedicated connection listens on the channel
@@ -35,7 +51,7 @@ export class PgClusterBus implements ClusterBus {
   readonly stats = { sent: 0, received: 0, reconnects: 0 };
 
   constructor(
-    private readonly store: PgStore,
+    private readonly store: BusStore,
     private readonly onError: (err: unknown) => void = () => {},
   ) {
     this.replicaId = store.replicaId;

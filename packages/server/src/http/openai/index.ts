@@ -1,8 +1,8 @@
-import { BerthError, isTerminal, LIMITS, type Logger } from '@berth/protocol';
+import { BerthError, isTerminal, LIMITS } from '@berth/protocol';
 import { armWaiter } from '../../jobs/job-events.js';
 import { parseJsonBody, readBody } from '../body.js';
 import { OPENAI_ROUTES, lookup, type OpenAiRouteKey } from '../route-table.js';
-import type { RouteContext } from '../routes/route-context.js';
+import type { OpenAiContext } from './context.js';
 import type { ApiResponse } from '../types.js';
 import { terminalAnswer } from './job-output.js';
 import { SSE_HEADERS } from '../sse-frame.js';
@@ -10,11 +10,6 @@ import { cancelQuietly, openAiEvents } from './sse.js';
 import { validateChat, validateCompletion } from './validate.js';
 
 export { toOpenAiError } from './errors.js';
-
-/** What an OpenAI route handler gets. */
-export interface OpenAiContext extends RouteContext {
-  logger: Logger;
-}
 
 /** The handler of each OpenAI route; paths and methods are in the route table (`../route-table.ts`). */
 const HANDLERS: Record<OpenAiRouteKey, (rc: OpenAiContext) => Promise<ApiResponse>> = {

@@ -3,7 +3,7 @@ import { armWaiter } from '../../jobs/job-events.js';
 import { sseEvent } from '../sse-frame.js';
 import { openAiErrorBody } from './errors.js';
 import { chunksOf, failure, terminalAnswer, workerError } from './job-output.js';
-import type { OpenAiContext } from './index.js';
+import type { OpenAiContext } from './context.js';
 import { plainJson } from '../../jobs/raw-json.js';
 
 const KEEPALIVE_MS = 15_000;

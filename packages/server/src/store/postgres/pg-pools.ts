@@ -3,7 +3,6 @@ import { createPool, toUnavailable, type PgConnectionOptions } from './connect.j
 import type { JobRow } from './rows.js';
 import { migrate } from './schema.js';
 import { named } from './statements.js';
-import { ASYNC_COMMIT } from './stream-sql.js';
 import { inTransaction } from './transaction.js';
 
 /** What runs a statement: a pool, or a connection inside a transaction. */
@@ -12,6 +11,9 @@ export type Queryable = Pick<PoolClient, 'query'>;
 export type Run = <R extends object = JobRow>(sql: string, params?: unknown[]) => Promise<R[]>;
 /** A transaction on the store's main pool. */
 export type Tx = <T>(fn: (c: PoolClient) => Promise<T>) => Promise<T>;
+
+/** The settings of the stream pool's connections. */
+const ASYNC_COMMIT = '-c synchronous_commit=off';
 
 /**
  * The PostgreSQL store's two pools and the helpers that run a statement or a transaction on them: connection errors

@@ -106,6 +106,3 @@ export const pgStream = {
     return [];
   },
 };
-
-/** The settings of the stream pool's connections. */
-export const ASYNC_COMMIT = '-c synchronous_commit=off';

@@ -1,0 +1,7 @@
+import type { Logger } from '@berth/protocol';
+import type { RouteContext } from '../routes/route-context.js';
+
+/** What an OpenAI route handler gets. */
+export interface OpenAiContext extends RouteContext {
+  logger: Logger;
+}
