@@ -17,4 +17,9 @@ export type {
   TokenRequest,
   WebhookEvent,
 } from './types.js';
-export { verifyWebhook, WebhookVerificationError, type VerifyOptions } from './webhook.js';
+export {
+  verifyWebhook,
+  WebhookVerificationError,
+  type VerifyOptions,
+  type WebhookVerificationCode,
+} from './webhook.js';

@@ -44,4 +44,52 @@ describe('verifyWebhook', () => {
     const [s, h, b] = make() as [string, Record<string, string>, string];
     await expect(verifyWebhook(s, h, b, { now })).rejects.toBeInstanceOf(WebhookVerificationError);
   });
+
+  it.each([
+    ['an empty whsec_ secret', 'whsec_'],
+    ['an empty secret', ''],
+    ['a secret that is not base64', 'whsec_not base64!'],
+    ['no secret at all (an unset environment variable)', undefined],
+  ])('refuses %s with its own error (code invalid_secret), not a WebCrypto DataError', async (_name, s) => {
+    const err = await verifyWebhook(s as string, sign(), body, { now }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WebhookVerificationError);
+    expect(err).toMatchObject({ name: 'WebhookVerificationError', code: 'invalid_secret' });
+  });
+
+  it('each refusal carries a stable code', async () => {
+    const code = (p: Promise<unknown>) => p.catch((e: WebhookVerificationError) => e.code);
+    expect(await code(verifyWebhook(secret, { 'webhook-id': 'x' }, body, { now }))).toBe('missing_headers');
+    expect(await code(verifyWebhook(secret, sign(secret, body, ts - 360), body, { now }))).toBe('stale_timestamp');
+    expect(await code(verifyWebhook(secret, sign(), `${body} `, { now }))).toBe('invalid_signature');
+    // A body already parsed (express.json()) cannot be verified: say so instead of failing the HMAC.
+    expect(await code(verifyWebhook(secret, sign(), JSON.parse(body) as string, { now }))).toBe('invalid_body');
+    const notJson = 'not json';
+    expect(await code(verifyWebhook(secret, sign(secret, notJson), notJson, { now }))).toBe('invalid_body');
+  });
+
+  it('checks the HMAC over the body bytes as received: bytes that decode alike are not interchangeable', async () => {
+    // Two bodies differing in one invalid UTF-8 byte: a lossy decode maps both to U+FFFD, one string, one HMAC.
+    const signedBytes = Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xff]), Buffer.from('"}')]);
+    const tampered = Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xfe]), Buffer.from('"}')]);
+    const key = Buffer.from(secret.slice(6), 'base64');
+    const hmac = (b: Buffer) =>
+      createHmac('sha256', key)
+        .update(Buffer.concat([Buffer.from(`m3.${ts}.`), b]))
+        .digest('base64');
+    const headers = {
+      'webhook-id': 'm3',
+      'webhook-timestamp': String(ts),
+      'webhook-signature': `v1,${hmac(signedBytes)}`,
+    };
+    const refused = await verifyWebhook(secret, headers, new Uint8Array(tampered), { now }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'invalid_signature' });
+    // The signed bytes themselves pass the HMAC, and are then refused for not being UTF-8 (never decoded lossily).
+    const signed = await verifyWebhook(secret, headers, new Uint8Array(signedBytes), { now }).catch((e: unknown) => e);
+    expect(signed).toMatchObject({ code: 'invalid_body' });
+    // Valid UTF-8 bytes beyond ASCII verify as bytes and as the same text.
+    const text = JSON.stringify({ prompt: 'caf\u00e9 \u65e5\u672c \u{1f600}' });
+    const h = sign(secret, text);
+    expect(await verifyWebhook(secret, h, new TextEncoder().encode(text), { now })).toEqual(JSON.parse(text));
+    expect(await verifyWebhook(secret, h, text, { now })).toEqual(JSON.parse(text));
+  });
 });
