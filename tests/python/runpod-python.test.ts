@@ -8,7 +8,7 @@ if (skip) console.warn(`runpod-python tests skipped: ${skip}`);
 
 const KEY = 'test-api-key';
 const TOKEN = 'test-worker-token';
-const ENDPOINTS = ['echo', 'stream', 'fail', 'progress', 'sleep', 'conc', 'lost'];
+const ENDPOINTS = ['echo', 'stream', 'fail', 'progress', 'sleep', 'conc', 'lost', 'unfit'];
 
 /**
  * The unmodified runpod-python 1.12.0 worker (its own process group, clean HOME, machine checks skipped) against
@@ -157,6 +157,20 @@ describe.skipIf(skip !== undefined)(
       expect(maxRunning).toBe(4);
       expect(w.output).toContain('/job-take-batch/py-conc?gpu=berth&batch_size=4');
       for (const { id } of ids) expect((await api(`conc/status/${id}`)).workerId).toBe('py-conc');
+    });
+
+    it('a worker whose fitness check fails reports it before exiting: unhealthy in /health', async () => {
+      const w = worker('unfit', 'py-unfit', 'echo', { BERTH_TEST_FITNESS_FAIL: 'model file missing' });
+      await Promise.race([w.exited, new Promise((r) => setTimeout(r, 20_000))]);
+      expect(w.child.exitCode).toBe(1);
+      expect(w.output).toContain('Fitness check failed: check_model_files');
+      expect((await health('unfit')).workers).toMatchObject({ unhealthy: 1, idle: 0, running: 0 });
+      // The same worker id started again without the failing check: it connects and the report no longer counts.
+      worker('unfit', 'py-unfit', 'echo');
+      await until('healthy again', async () => {
+        const h = (await health('unfit')).workers;
+        return h.idle === 1 && h.unhealthy === 0 ? true : undefined;
+      });
     });
 
     it('requeues the job of a worker killed mid-job, though its orphaned heartbeat still pings it', async () => {

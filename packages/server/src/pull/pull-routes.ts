@@ -7,7 +7,7 @@ import { pollStops, takeJobs } from './poll-handlers.js';
 import type { PullWorkers } from './pull-workers.js';
 import type { WorkerIdentity } from '../workers/worker-auth.js';
 import { RepollLimiter } from './repoll-limiter.js';
-import { jobDone, jobStream, pingIds } from './report-handlers.js';
+import { fitnessReport, jobDone, jobStream, pingIds } from './report-handlers.js';
 
 /** The operations of RunPod's worker protocol, each with its method and whether the path names a job. */
 const OPS: Record<string, { method: 'GET' | 'POST'; job: boolean }> = {
@@ -95,14 +95,10 @@ async function serve(deps: PullRoutesDeps, req: ApiRequest, parts: string[], op:
     ]);
   const { ctx, dispatcher, reports, workers } = deps;
   if (op === 'ping') {
-    const status = req.query.get('status');
-    if (status === 'unhealthy')
-      ctx.logger.warn('pull worker failed a machine check', {
-        workerId,
-        endpointId,
-        check: req.query.get('check'),
-        reason: req.query.get('reason'),
-      });
+    if (req.query.get('status') === 'unhealthy') {
+      fitnessReport(ctx, req, workerId, endpointId);
+      return { status: 200, json: {} };
+    }
     await workers.onPing(workerId, endpointId, pingIds(req));
     return { status: 200, json: {} };
   }

@@ -5,6 +5,9 @@ import { parseJsonBody, readBody } from '../http/body.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { PullSession } from './pull-session.js';
 
+/** Longest `check` and `reason` kept from a fitness report (runpod-python cuts the reason at 256). */
+const MAX_FITNESS_TEXT = 512;
+
 /** Largest result or stream chunk a pull worker may post (as a WebSocket message). */
 const MAX_REPORT_BYTES = 64 * 1024 * 1024;
 const OK: ApiResponse = { status: 200, json: {} };
@@ -88,10 +91,38 @@ export async function jobStream(
 
 /**
  * `GET /v2/<ep>/ping/<worker>?job_id=a,b&runpod_version=`: the jobs the worker runs now (`job_id` absent when
- * idle; URL-encoded commas). `status=unhealthy&check=&reason=` is a failed machine check, logged.
+ * idle; URL-encoded commas; runpod-python 1.10.1+). A fitness report (`status=unhealthy`) is `fitnessReport`.
  */
 export function pingIds(req: ApiRequest): Set<string> {
   const ids = new Set<string>();
   for (const v of req.query.getAll('job_id')) for (const id of v.split(',')) if (id.trim() !== '') ids.add(id.trim());
   return ids;
+}
+
+/**
+ * `GET /v2/<ep>/ping/<worker>?status=unhealthy&check=<name>&reason=<text>&runpod_version=`: the worker failed a
+ * start-up (fitness) check and exits (runpod-python 1.11+, `rp_fitness.py`). Logged with the check and reason; the
+ * worker counts as `unhealthy` in /health and the Monitor view until a worker of that id connects, or for
+ * `FITNESS_KEEP_MS`. Its running jobs, if any, are left to the usual loss detection.
+ */
+export function fitnessReport(ctx: CoreContext, req: ApiRequest, workerId: string, endpointId: string): void {
+  const text = (name: string) => (req.query.get(name) ?? '').slice(0, MAX_FITNESS_TEXT);
+  const check = text('check') || 'unnamed';
+  const reason = text('reason') || 'no reason given';
+  const runpodVersion = req.query.get('runpod_version')?.slice(0, 40);
+  ctx.registry.fitness.report({
+    workerId,
+    endpointId,
+    check,
+    reason,
+    at: performance.now(),
+    ...(runpodVersion ? { runpodVersion } : {}),
+  });
+  ctx.logger.warn('pull worker failed a fitness check and exits', {
+    workerId,
+    endpointId,
+    check,
+    reason,
+    ...(runpodVersion ? { runpodVersion } : {}),
+  });
 }

@@ -2,6 +2,12 @@ import type { HealthReply } from '@berth/protocol';
 import { systemClock, type Clock } from '../clock.js';
 import { RemotePresence, type PresenceSnapshot } from '../cluster/presence.js';
 import type { WorkerSession } from './worker-session.js';
+import { FitnessReports } from '../pull/fitness-reports.js';
+
+/** Why an endpoint's queued jobs wait, as the scaler sees it (`setWaitReason`); the others the registry knows. */
+export type ScalerWaitReason = 'cold_start' | 'image_missing' | 'crash_loop' | 'low_priority';
+/** The `waitingFor` of an IN_QUEUE job (docs/api.md, "Why a job waits"). */
+export type WaitingFor = ScalerWaitReason | 'no_worker' | 'workers_busy' | 'workers_unhealthy' | 'handler_broken';
 
 /** Connected workers by endpoint and id, and what /health reports about them. */
 export class WorkerRegistry {
@@ -10,7 +16,10 @@ export class WorkerRegistry {
   private readonly expected = new Map<string, number>();
   private readonly brokenHandlers = new Set<string>();
   private readonly schemas = new Map<string, Record<string, unknown> | null>();
+  private readonly waitReasons = new Map<string, ScalerWaitReason>();
   private rr = 0;
+  /** Failed start-up checks that pull workers reported (each counts as an unhealthy worker for a while). */
+  readonly fitness = new FitnessReports();
   /** Workers of the other replicas sharing the store (empty in a single process). */
   readonly remote = new RemotePresence();
 
@@ -19,6 +28,7 @@ export class WorkerRegistry {
   add(s: WorkerSession): void {
     s.connectedAt = this.clock.now();
     if (s.inflight.size > 0) s.warm = true; // reconnected with its jobs: not a fresh start
+    this.fitness.clear(s.workerId);
     this.byId.set(s.workerId, s);
     this.schemas.set(s.endpointId, s.inputSchema ?? null);
     let set = this.byEndpoint.get(s.endpointId);
@@ -82,7 +92,7 @@ export class WorkerRegistry {
   /** This replica's own workers, per endpoint that has any (or expects some): what it tells the other replicas. */
   localPresence(now: number, heartbeatMs: number): PresenceSnapshot {
     const out: PresenceSnapshot = {};
-    for (const ep of new Set([...this.byEndpoint.keys(), ...this.expected.keys()])) {
+    for (const ep of new Set([...this.byEndpoint.keys(), ...this.expected.keys(), ...this.fitness.endpoints()])) {
       const workers = this.localHealth(ep, now, heartbeatMs);
       if (Object.values(workers).every((n) => n === 0)) continue;
       const streams = this.localStreams(ep);
@@ -131,6 +141,31 @@ export class WorkerRegistry {
     }
     w.initializing = Math.max(0, (this.expected.get(endpointId) ?? 0) - list.length);
     if (this.brokenHandlers.has(endpointId)) w.unhealthy++;
+    w.unhealthy += this.fitness.failures(endpointId, now).length;
     return w;
+  }
+
+  /**
+   * The scaler's word on why the endpoint's queue waits (a container starting, its image missing, workers crash-
+   * looping, lowPriority jobs it does not scale for); `undefined` clears it. Read by `waitingFor`.
+   */
+  setWaitReason(endpointId: string, reason: ScalerWaitReason | undefined): void {
+    if (reason === undefined) this.waitReasons.delete(endpointId);
+    else this.waitReasons.set(endpointId, reason);
+  }
+
+  /**
+   * Why a queued job of the endpoint waits now: the scaler's reason when it set one (`low_priority` only for a
+   * lowPriority job), else what the workers of every replica say: a broken handler, none connected (workers
+   * started and not yet connected: `cold_start`; only failed fitness reports: `workers_unhealthy`), or all busy.
+   */
+  waitingFor(endpointId: string, lowPriority: boolean, now: number, heartbeatMs: number): WaitingFor {
+    const scaler = this.waitReasons.get(endpointId);
+    if (scaler !== undefined && (scaler !== 'low_priority' || lowPriority)) return scaler;
+    if (this.brokenHandlers.has(endpointId)) return 'handler_broken';
+    if (this.limitWorkers(endpointId) > 0) return 'workers_busy';
+    const w = this.health(endpointId, now, heartbeatMs);
+    if (w.initializing > 0) return 'cold_start';
+    return w.unhealthy > 0 ? 'workers_unhealthy' : 'no_worker';
   }
 }
