@@ -3,7 +3,10 @@ import { parseBuildArgs } from '../commands/build.js';
 
 describe('berth build flags', () => {
   it('--base-image and --arch', () => {
-    expect(parseBuildArgs(['--base-image', 'node:24-bookworm-slim', '--arch', 'arm64'])).toMatchObject({ baseImage: 'node:24-bookworm-slim', arch: 'arm64' });
+    expect(parseBuildArgs(['--base-image', 'node:24-bookworm-slim', '--arch', 'arm64'])).toMatchObject({
+      baseImage: 'node:24-bookworm-slim',
+      arch: 'arm64',
+    });
     expect(parseBuildArgs([]).arch).toBe(process.arch === 'arm64' ? 'arm64' : 'x64');
     expect(parseBuildArgs([]).baseImage).toBeUndefined();
   });

@@ -7,7 +7,13 @@ import { build } from 'esbuild';
  * packages that load their own files at run time. The bundle imports them and the deployable folder's
  * package.json declares them, at the version installed in the project.
  */
-export const NATIVE_PACKAGES = ['onnxruntime-node', 'onnxruntime-web', '@huggingface/transformers', 'sharp', 'better-sqlite3'] as const;
+export const NATIVE_PACKAGES = [
+  'onnxruntime-node',
+  'onnxruntime-web',
+  '@huggingface/transformers',
+  'sharp',
+  'better-sqlite3',
+] as const;
 
 /** Optional native speed-ups that `ws` tries to load and works without. Kept external, not declared. */
 const OPTIONAL_PACKAGES = ['bufferutil', 'utf-8-validate'];
@@ -38,7 +44,12 @@ export interface BundleResult {
  *
  * @example await bundleWorker({ entry: '/app/handler.ts', outfile: '/app/build/echo/worker.mjs', cwd: '/app' })
  */
-export async function bundleWorker(o: { entry: string; outfile: string; cwd: string; extraExternal?: readonly string[] }): Promise<BundleResult> {
+export async function bundleWorker(o: {
+  entry: string;
+  outfile: string;
+  cwd: string;
+  extraExternal?: readonly string[];
+}): Promise<BundleResult> {
   const external = [...NATIVE_PACKAGES, ...(o.extraExternal ?? [])];
   const absentPeers = OPTIONAL_PEERS.filter((name) => installedVersion(name, dirname(o.entry)) === undefined);
   const result = await build({
@@ -55,9 +66,13 @@ export async function bundleWorker(o: { entry: string; outfile: string; cwd: str
     logLevel: 'silent',
     external: [...external, ...external.map((p) => `${p}/*`), ...OPTIONAL_PACKAGES, ...absentPeers],
     // Bundled CommonJS packages (ws, ...) call require(): give the ESM bundle one.
-    banner: { js: "import { createRequire as __berthCreateRequire } from 'node:module';\nconst require = __berthCreateRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __berthCreateRequire } from 'node:module';\nconst require = __berthCreateRequire(import.meta.url);",
+    },
   });
-  const output = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith('.mjs') || path.endsWith('.js'));
+  const output = Object.entries(result.metafile.outputs).find(
+    ([path]) => path.endsWith('.mjs') || path.endsWith('.js'),
+  );
   const imported = new Set<string>();
   for (const imp of output?.[1].imports ?? []) {
     if (!imp.external) continue;

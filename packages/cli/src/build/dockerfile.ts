@@ -1,4 +1,3 @@
-
 /**
  * Default base images of the two Dockerfiles (`ARG BASE_IMAGE` / `ARG CUDA_IMAGE`, override with
  * `docker build --build-arg` or `berth build --base-image`). Node 22 is an LTS line; the CUDA image copies the
@@ -47,14 +46,28 @@ export function dockerfile(o: DockerfileInput): string {
   const init = cuda || apt.length > 0;
   const lines = [
     `# Berth worker for endpoint "${endpointId}" (${cuda ? 'NVIDIA GPU, CUDA 12' : 'CPU'}), written by \`berth build\`.`,
-    ...(o.hasDependencies ? ['# Dependencies are already installed in node_modules (npm ci from package-lock.json): nothing is fetched from npm here.'] : []),
+    ...(o.hasDependencies
+      ? [
+          '# Dependencies are already installed in node_modules (npm ci from package-lock.json): nothing is fetched from npm here.',
+        ]
+      : []),
     `# Build:  docker build -t ${tag}${cuda ? ' -f Dockerfile.cuda' : ''} .`,
     `# Run:    docker run ${cuda ? '--gpus all ' : ''}${init ? '' : '--init '}--stop-timeout ${stop} -e BERTH_URL=https://berth.example.com -e BERTH_WORKER_TOKEN=<worker token> ${tag}`,
     '# Models: mount them read-only where BERTH_MODELS_DIR points, e.g. -v /srv/models:/models:ro (readable by uid 1000)',
   ];
   if (cuda) {
-    lines.push(`ARG NODE_IMAGE=${o.baseImage ?? BASE_IMAGES.node}`, `ARG CUDA_IMAGE=${BASE_IMAGES.cuda}`, 'FROM ${NODE_IMAGE} AS node', 'FROM ${CUDA_IMAGE}');
-    lines.push('# Node: the binary of the pinned official Node image (an LTS line).', 'COPY --from=node /usr/local/bin/node /usr/local/bin/node');
+    lines.push(
+      `ARG NODE_IMAGE=${o.baseImage ?? BASE_IMAGES.node}`,
+      `ARG CUDA_IMAGE=${BASE_IMAGES.cuda}`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a Dockerfile ARG reference, written as it is
+      'FROM ${NODE_IMAGE} AS node',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a Dockerfile ARG reference, written as it is
+      'FROM ${CUDA_IMAGE}',
+    );
+    lines.push(
+      '# Node: the binary of the pinned official Node image (an LTS line).',
+      'COPY --from=node /usr/local/bin/node /usr/local/bin/node',
+    );
     lines.push(
       'RUN apt-get update \\',
       ` && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${['ca-certificates', 'tini', ...apt].join(' ')} \\`,
@@ -62,6 +75,7 @@ export function dockerfile(o: DockerfileInput): string {
       ' && useradd --create-home --uid 1000 node',
     );
   } else {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a Dockerfile ARG reference, written as it is
     lines.push(`ARG BASE_IMAGE=${o.baseImage ?? BASE_IMAGES.cpu}`, 'FROM ${BASE_IMAGE}');
     if (apt.length) {
       lines.push(
@@ -73,7 +87,12 @@ export function dockerfile(o: DockerfileInput): string {
     }
   }
   // The worker runs as the unprivileged `node` user (uid 1000), owner of /app (model caches may be written there).
-  lines.push('WORKDIR /app', 'RUN chown node:node /app', 'USER node', 'ENV NODE_ENV=production NODE_OPTIONS=--enable-source-maps');
+  lines.push(
+    'WORKDIR /app',
+    'RUN chown node:node /app',
+    'USER node',
+    'ENV NODE_ENV=production NODE_OPTIONS=--enable-source-maps',
+  );
   lines.push(`COPY --chown=node:node package.json${o.hasDependencies ? ' package-lock.json' : ''} ./`);
   if (o.hasDependencies) lines.push('COPY --chown=node:node node_modules ./node_modules');
   if (cuda && o.hasOnnxruntime) {
@@ -83,10 +102,21 @@ export function dockerfile(o: DockerfileInput): string {
     );
   }
   lines.push('COPY --chown=node:node worker.mjs worker.mjs.map ./');
-  const env: Record<string, string> = { BERTH_ENDPOINT_ID: endpointId, BERTH_MODELS_DIR: '/models', BERTH_DEVICE: cuda ? 'auto' : 'cpu', ...o.env };
-  lines.push(`ENV ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  const env: Record<string, string> = {
+    BERTH_ENDPOINT_ID: endpointId,
+    BERTH_MODELS_DIR: '/models',
+    BERTH_DEVICE: cuda ? 'auto' : 'cpu',
+    ...o.env,
+  };
+  lines.push(
+    `ENV ${Object.entries(env)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}`,
+  );
   lines.push(`LABEL io.berth.endpoint="${endpointId}" io.berth.stop-timeout="${stop}"`);
-  lines.push('# BERTH_URL and BERTH_WORKER_TOKEN come from `docker run -e`; SIGTERM drains running jobs (BERTH_DRAIN_TIMEOUT_MS), then hands the rest back.');
+  lines.push(
+    '# BERTH_URL and BERTH_WORKER_TOKEN come from `docker run -e`; SIGTERM drains running jobs (BERTH_DRAIN_TIMEOUT_MS), then hands the rest back.',
+  );
   lines.push('STOPSIGNAL SIGTERM');
   if (init) lines.push('ENTRYPOINT ["/usr/bin/tini", "--"]');
   lines.push('CMD ["node", "worker.mjs"]', '');
@@ -94,4 +124,12 @@ export function dockerfile(o: DockerfileInput): string {
 }
 
 /** `.dockerignore`: only what the image needs goes into the build context. */
-export const DOCKERIGNORE = ['*', '!package.json', '!package-lock.json', '!node_modules', '!worker.mjs', '!worker.mjs.map', ''].join('\n');
+export const DOCKERIGNORE = [
+  '*',
+  '!package.json',
+  '!package-lock.json',
+  '!node_modules',
+  '!worker.mjs',
+  '!worker.mjs.map',
+  '',
+].join('\n');

@@ -10,7 +10,11 @@ export type TargetArch = 'x64' | 'arm64';
  * Environment for `npm ci` on the build host: onnxruntime-node's postinstall must not download anything (the CPU
  * binaries are in the package; the CUDA image installs its CUDA files explicitly).
  */
-export const INSTALL_ENV = { ONNXRUNTIME_NODE_INSTALL: 'skip', ONNXRUNTIME_NODE_INSTALL_CUDA: 'skip', npm_config_update_notifier: 'false' } as const;
+export const INSTALL_ENV = {
+  ONNXRUNTIME_NODE_INSTALL: 'skip',
+  ONNXRUNTIME_NODE_INSTALL_CUDA: 'skip',
+  npm_config_update_notifier: 'false',
+} as const;
 
 export interface InstallResult {
   /** Where the lock came from. */
@@ -58,27 +62,51 @@ export function installDependencies(o: {
   const target = ['--os=linux', `--cpu=${o.arch}`, '--libc=glibc'];
   if (lock === 'resolved') npm(o.dir, ['install', '--package-lock-only', '--omit=dev', '--ignore-scripts', ...target]);
   const lockText = readFileSync(join(o.dir, 'package-lock.json'), 'utf8').replace(/"name": "[^"]*"/g, '');
-  const same = o.installed?.find((d) => existsSync(join(d, 'node_modules')) && readFileSync(join(d, 'package-lock.json'), 'utf8').replace(/"name": "[^"]*"/g, '') === lockText);
+  const same = o.installed?.find(
+    (d) =>
+      existsSync(join(d, 'node_modules')) &&
+      readFileSync(join(d, 'package-lock.json'), 'utf8').replace(/"name": "[^"]*"/g, '') === lockText,
+  );
   if (same) {
     cpSync(join(same, 'node_modules'), join(o.dir, 'node_modules'), { recursive: true, verbatimSymlinks: true });
-    return { lock, ...(lockNote ? { lockNote } : {}), reused: same, bytesInstalled: du(join(o.dir, 'node_modules')), bytesPruned: 0, ms: Math.round(performance.now() - t0) };
+    return {
+      lock,
+      ...(lockNote ? { lockNote } : {}),
+      reused: same,
+      bytesInstalled: du(join(o.dir, 'node_modules')),
+      bytesPruned: 0,
+      ms: Math.round(performance.now() - t0),
+    };
   }
   npm(o.dir, ['ci', '--omit=dev', ...target]);
   const bytesInstalled = du(join(o.dir, 'node_modules'));
   pruneForeignBinaries(join(o.dir, 'node_modules'), o.arch);
   const bytesPruned = bytesInstalled - du(join(o.dir, 'node_modules'));
   o.installed?.push(o.dir);
-  return { lock, ...(lockNote ? { lockNote } : {}), bytesInstalled, bytesPruned, ms: Math.round(performance.now() - t0) };
+  return {
+    lock,
+    ...(lockNote ? { lockNote } : {}),
+    bytesInstalled,
+    bytesPruned,
+    ms: Math.round(performance.now() - t0),
+  };
 }
 
 function npm(cwd: string, args: string[]): void {
-  const r = spawnSync('npm', [...args, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', '--workspaces=false'], {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, ...INSTALL_ENV },
-    timeout: 600_000,
-  });
-  if (r.status !== 0) throw new Error(`npm ${args[0]} failed in ${cwd} (exit ${r.status ?? r.signal}):\n${(r.stderr || r.stdout || String(r.error ?? '')).trim()}`);
+  const r = spawnSync(
+    'npm',
+    [...args, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', '--workspaces=false'],
+    {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, ...INSTALL_ENV },
+      timeout: 600_000,
+    },
+  );
+  if (r.status !== 0)
+    throw new Error(
+      `npm ${args[0]} failed in ${cwd} (exit ${r.status ?? r.signal}):\n${(r.stderr || r.stdout || String(r.error ?? '')).trim()}`,
+    );
 }
 
 /**
@@ -95,10 +123,15 @@ export function pruneForeignBinaries(nodeModules: string, arch: TargetArch): voi
         for (const os of readdirSync(join(bin, napi))) {
           const osDir = join(bin, napi, os);
           if (os !== 'linux') rmSync(osDir, { recursive: true, force: true });
-          else for (const a of readdirSync(osDir)) if (a !== arch) rmSync(join(osDir, a), { recursive: true, force: true });
+          else
+            for (const a of readdirSync(osDir))
+              if (a !== arch) rmSync(join(osDir, a), { recursive: true, force: true });
         }
       }
-    } else if (/^@img\/sharp-(libvips-)?linuxmusl-/.test(base) || (/^@img\/sharp-/.test(base) && !base.includes(`linux-${arch}`) && base !== '@img/colour')) {
+    } else if (
+      /^@img\/sharp-(libvips-)?linuxmusl-/.test(base) ||
+      (/^@img\/sharp-/.test(base) && !base.includes(`linux-${arch}`) && base !== '@img/colour')
+    ) {
       rmSync(pkg, { recursive: true, force: true });
     }
   }
@@ -110,7 +143,9 @@ function packageDirs(nodeModules: string): string[] {
   if (!existsSync(nodeModules)) return out;
   for (const name of readdirSync(nodeModules)) {
     if (name.startsWith('.')) continue;
-    const dirs = name.startsWith('@') ? readdirSync(join(nodeModules, name)).map((n) => join(nodeModules, name, n)) : [join(nodeModules, name)];
+    const dirs = name.startsWith('@')
+      ? readdirSync(join(nodeModules, name)).map((n) => join(nodeModules, name, n))
+      : [join(nodeModules, name)];
     for (const d of dirs) {
       out.push(d);
       out.push(...packageDirs(join(d, 'node_modules')));

@@ -7,8 +7,10 @@ import { toYaml } from './yaml.js';
 
 // Structure only: no Kubernetes cluster or KEDA ran these manifests here.
 function manifests(ep: Record<string, unknown>) {
-  const [resolved] = resolveConfig({ endpoints: { echo: { worker: './echo.ts', ...ep } } }, '/p/berth.config.json')
-    .endpoints;
+  const [resolved] = resolveConfig(
+    { endpoints: { echo: { worker: './echo.ts', ...ep } } },
+    '/p/berth.config.json',
+  ).endpoints;
   const files = k8sManifests(resolved!, deploySettings(resolved!), resolved!.image ?? 'echo-worker');
   const [scaled, auth] = parseAllDocuments(files['scaledobject.yaml']!).map((d) => d.toJS());
   return { deployment: parse(files['deployment.yaml']!), scaled, auth, files };
@@ -57,7 +59,10 @@ describe('berth build k8s/ manifests', () => {
     expect(auth).toEqual({
       apiVersion: 'keda.sh/v1alpha1',
       kind: 'TriggerAuthentication',
-      metadata: { name: 'echo-worker-keda', labels: { 'app.kubernetes.io/name': 'echo-worker', 'berth.endpoint': 'echo' } },
+      metadata: {
+        name: 'echo-worker-keda',
+        labels: { 'app.kubernetes.io/name': 'echo-worker', 'berth.endpoint': 'echo' },
+      },
       spec: { secretTargetRef: [{ parameter: 'token', name: 'echo-worker-keda', key: 'api-key' }] },
     });
   });

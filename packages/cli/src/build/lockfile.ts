@@ -65,7 +65,12 @@ export class LockSubsetError extends Error {
  * @throws LockSubsetError when a dependency is not in the lock, is a workspace link, or two copies would land on one path.
  * @example lockSubset(found.lock, relative(found.root, config.dir), 'echo-worker', { sharp: '0.35.5' })
  */
-export function lockSubset(lock: LockFile, projectDir: string, name: string, dependencies: Record<string, string>): LockFile {
+export function lockSubset(
+  lock: LockFile,
+  projectDir: string,
+  name: string,
+  dependencies: Record<string, string>,
+): LockFile {
   const from = projectDir.split(sep).join('/');
   const src = lock.packages;
   const out: Record<string, LockEntry> = { '': { name, dependencies: { ...dependencies } } };
@@ -92,19 +97,23 @@ export function lockSubset(lock: LockFile, projectDir: string, name: string, dep
     const target = key.slice(at);
     const prev = placed.get(target);
     if (prev !== undefined && prev !== key && src[prev]?.version !== src[key]?.version) {
-      throw new LockSubsetError(`two versions of ${target.slice(target.lastIndexOf('node_modules/') + 13)} would share ${target}`);
+      throw new LockSubsetError(
+        `two versions of ${target.slice(target.lastIndexOf('node_modules/') + 13)} would share ${target}`,
+      );
     }
     if (!optional) required.add(target);
     if (prev !== undefined) continue;
     placed.set(target, key);
     const entry = src[key]!;
     const copy: LockEntry = {};
-    for (const [k, v] of Object.entries(entry)) if (!['dev', 'devOptional', 'optional', 'peer', 'extraneous', 'inBundle'].includes(k)) copy[k] = v;
+    for (const [k, v] of Object.entries(entry))
+      if (!['dev', 'devOptional', 'optional', 'peer', 'extraneous', 'inBundle'].includes(k)) copy[k] = v;
     out[target] = copy;
     const pkg = target.slice(target.lastIndexOf('node_modules/') + 13);
     for (const dep of Object.keys(entry.dependencies ?? {})) visit(dep, key, optional, pkg);
     for (const dep of Object.keys(entry.optionalDependencies ?? {})) visit(dep, key, true, pkg);
-    for (const dep of Object.keys(entry.peerDependencies ?? {})) visit(dep, key, optional || entry.peerDependenciesMeta?.[dep]?.optional === true, pkg);
+    for (const dep of Object.keys(entry.peerDependencies ?? {}))
+      visit(dep, key, optional || entry.peerDependenciesMeta?.[dep]?.optional === true, pkg);
   }
   for (const [target, entry] of Object.entries(out)) if (target !== '' && !required.has(target)) entry.optional = true;
   const sorted: Record<string, LockEntry> = {};

@@ -36,7 +36,7 @@ function lines(value: Value, indent: number): string[] {
     return out;
   }
   for (const [k, v] of Object.entries(value as Record<string, Value>)) {
-    const key = /^[A-Za-z0-9_.\/-]+$/.test(k) ? k : JSON.stringify(k);
+    const key = /^[A-Za-z0-9_./-]+$/.test(k) ? k : JSON.stringify(k);
     const inner = scalar(v);
     if (inner !== undefined) out.push(`${pad}${key}: ${inner}`);
     else out.push(`${pad}${key}:`, ...lines(v, indent + 2));
