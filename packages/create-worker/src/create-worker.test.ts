@@ -55,11 +55,29 @@ describe('create-worker (unit)', () => {
       devDependencies: { '@berth/cli': '^0.1.0' },
     });
     expect(pkg.scripts).toMatchObject({ dev: 'berth dev', test: 'vitest run', build: 'berth build' });
+    expect(pkg.allowScripts).toEqual({ 'better-sqlite3': true, esbuild: true });
     expect(existsSync(join(work, 'published/.gitignore'))).toBe(true);
     expect(existsSync(join(work, 'published/_gitignore'))).toBe(false);
     expect(JSON.parse(readFileSync(join(work, 'published/berth.config.json'), 'utf8')).endpoints).toHaveProperty(
       'published',
     );
     expect(readFileSync(join(work, 'published/README.md'), 'utf8')).toContain('npm run dev');
+  });
+
+  it("writes the template's allowScripts into the project; the workspace templates carry none (npm warns there)", () => {
+    const r = run(process.execPath, [BIN, 'pictures', '--template', 'image', '--no-install'], work, 30_000);
+    expect(r.code, r.out).toBe(0);
+    const pkg = JSON.parse(readFileSync(join(work, 'pictures/package.json'), 'utf8'));
+    expect(pkg.allowScripts).toEqual({
+      'better-sqlite3': true,
+      esbuild: true,
+      'onnxruntime-node': false,
+      sharp: true,
+      protobufjs: false,
+    });
+    for (const t of TEMPLATES) {
+      const own = JSON.parse(readFileSync(join(REPO, 'templates', t.name, 'package.json'), 'utf8'));
+      expect(own, t.name).not.toHaveProperty('allowScripts');
+    }
   });
 });

@@ -47,10 +47,15 @@ interface PackageJson {
 }
 
 /**
- * Rewrites the copied package.json: the project's name, and with `local` the Berth packages as `file:`
- * tarballs (also the ones only needed transitively, so npm never asks a registry for them).
+ * Rewrites the copied package.json: the project's name, the template's `allowScripts`, and with `local` the Berth
+ * packages as `file:` tarballs (also the ones only needed transitively, so npm never asks a registry for them).
  */
-export function rewritePackageJson(dir: string, name: string, local: Record<string, string> | undefined): void {
+export function rewritePackageJson(
+  dir: string,
+  name: string,
+  allowScripts: Readonly<Record<string, boolean>>,
+  local: Record<string, string> | undefined,
+): void {
   const file = join(dir, 'package.json');
   const pkg = JSON.parse(readFileSync(file, 'utf8')) as PackageJson;
   pkg.name = name;
@@ -64,6 +69,7 @@ export function rewritePackageJson(dir: string, name: string, local: Record<stri
       else pkg.dependencies[dep] = spec;
     }
   }
+  pkg['allowScripts'] = { ...allowScripts };
   writeFileSync(file, `${JSON.stringify(pkg, null, 2)}\n`);
 }
 

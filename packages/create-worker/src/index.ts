@@ -68,7 +68,7 @@ async function create(argv: readonly string[], io: CreateIo): Promise<number> {
   const local = args.local !== undefined ? packLocal(args.local, dir) : undefined;
   if (args.local !== undefined)
     io.stdout.write(`Packed ${localVersions(args.local).join(', ')} from ${resolve(args.local)} into vendor/\n`);
-  rewritePackageJson(dir, name, local);
+  rewritePackageJson(dir, name, template.allowScripts, local);
   rewriteConfig(dir, endpointId);
   const pm = packageManager(io.env);
 

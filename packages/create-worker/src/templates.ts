@@ -8,7 +8,21 @@ export interface Template {
   notes: string[];
   /** Environment for `npm install` (native packages that download binaries). */
   installEnv: Record<string, string>;
+  /**
+   * The generated package.json's `allowScripts` (npm 11 runs only the install scripts it allows). Written by the
+   * scaffold, not kept in the template's own package.json: in this repository the templates are workspace members,
+   * where npm ignores the field and warns on every install.
+   */
+  allowScripts: Readonly<Record<string, boolean>>;
 }
+
+/** better-sqlite3 (the dev server's SQLite store) and esbuild (`berth build`) build or fetch their binaries. */
+const BERTH_SCRIPTS = { 'better-sqlite3': true, esbuild: true };
+/**
+ * The model templates add sharp (its prebuilt binary); onnxruntime-node's script would download CUDA libraries
+ * (its CPU build ships in the package) and protobufjs's is not needed.
+ */
+const MODEL_SCRIPTS = { ...BERTH_SCRIPTS, 'onnxruntime-node': false, sharp: true, protobufjs: false };
 
 /** Every template, in the order the picker lists them. The first is the default. */
 export const TEMPLATES: readonly Template[] = [
@@ -17,6 +31,7 @@ export const TEMPLATES: readonly Template[] = [
     description: 'greeting handler: zod input validation, progress, a test with runJob',
     notes: [],
     installEnv: {},
+    allowScripts: BERTH_SCRIPTS,
   },
   {
     name: 'text',
@@ -26,6 +41,7 @@ export const TEMPLATES: readonly Template[] = [
       'Set BERTH_MODELS_DIR before `npm run dev` / `npm test`.',
     ],
     installEnv: { ONNXRUNTIME_NODE_INSTALL_CUDA: 'skip' },
+    allowScripts: MODEL_SCRIPTS,
   },
   {
     name: 'image',
@@ -35,6 +51,7 @@ export const TEMPLATES: readonly Template[] = [
       'Set BERTH_MODELS_DIR before `npm run dev` / `npm test`.',
     ],
     installEnv: { ONNXRUNTIME_NODE_INSTALL_CUDA: 'skip' },
+    allowScripts: MODEL_SCRIPTS,
   },
 ];
 
