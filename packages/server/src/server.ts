@@ -1,4 +1,7 @@
 import type { Server } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { ENDPOINT_ID_RE, WORKER_WS_PATH, type HealthReply } from '@berth/protocol';
 import { createApi } from './http/api.js';
@@ -34,12 +37,16 @@ import { createPullProtocol } from './pull/index.js';
 import { Metrics } from './metrics/metrics.js';
 import { BatchStats } from './jobs/batch-stats.js';
 import { Monitor } from './monitor/monitor.js';
-import type { ColdStartPhase, StartFailure } from './metrics/scaler-metrics.js';
 import { QueueWait } from './scaling/queue-wait.js';
+import { WorkerEvents, type WorkerControl } from './scaling/worker-control.js';
 import { servePlayground } from './playground/static.js';
 import { WorkerRegistry } from './ws/worker-registry.js';
+import { BlobFiles } from './blobs/blob-files.js';
+import { JobBlobs } from './blobs/job-blobs.js';
+import { createBlobRoutes } from './blobs/blob-routes.js';
 import { WorkerAuth, type WorkerIdentity } from './workers/worker-auth.js';
 import { JobTokens } from './tokens/job-tokens.js';
+import { IssuingKeys } from './tokens/issuing-keys.js';
 
 export interface ListenOptions {
   /** Default 8080; 0 picks a free port. */
@@ -59,21 +66,8 @@ export interface BerthServer {
   listen(opts?: ListenOptions): Promise<{ url: string; port: number; recovered: RecoveryReport }>;
   /** Graceful stop: new requests get 503, workers are told to drain, waiting requests finish up to `drainMs`. */
   close(opts?: { drainMs?: number }): Promise<void>;
-  /** Workers a supervisor started for an endpoint (those not yet connected count as initializing). */
-  setExpectedWorkers(endpointId: string, n: number): void;
-  /**
-   * A supervisor is stopping this worker (scale-down): no new job goes to it, and a pull worker's held polls are
-   * answered (runpod-python exits on SIGTERM only once they return).
-   */
-  workerStopping(workerId: string): void;
-  /** berth dev: whether the endpoint's handler fails to load (counted as one `unhealthy` worker in /health). */
-  setHandlerBroken(endpointId: string, broken: boolean): void;
-  /** A scaler timed a worker's cold start (`berth_worker_cold_start_seconds` in /metrics). */
-  workerColdStart(endpointId: string, phase: ColdStartPhase, ms: number): void;
-  /** A scaler could not start a worker (`berth_worker_start_failures_total` in /metrics). */
-  workerStartFailed(endpointId: string, reason: StartFailure): void;
-  /** Connected workers of an endpoint, with the jobs each runs now (what a scaling supervisor needs). */
-  connectedWorkers(endpointId: string): { workerId: string; running: number; draining: boolean }[];
+  /** For whoever starts and stops workers (`berth dev`, `--scale docker`): what the server sees of them, and its events. */
+  readonly workers: WorkerControl;
   /** Runs one deadline sweep now (tests with a manual clock). */
   sweep(): Promise<SweepReport>;
   /** An endpoint's job counts and workers, as `GET /v2/<endpoint>/health` answers them. */
@@ -98,8 +92,21 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     () => opts.clock.now(),
     () => runSweep(),
   );
+  const workerEvents = new WorkerEvents();
+  // Big inputs and outputs (issue #35): blob files beside a store that keeps references, else a temp spool folder.
+  const blobs = new JobBlobs(
+    new BlobFiles(
+      opts.store.blobDir ?? mkdtempSync(join(tmpdir(), 'berth-spool-')),
+      opts.maxBlobBytes,
+      opts.logger,
+      opts.store.durability === 'full',
+    ),
+    opts.store.blobDir !== undefined,
+  );
   const ctx: CoreContext = {
     store: opts.store,
+    blobs,
+    workerEvents,
     events: new JobEvents(),
     registry: new WorkerRegistry(opts.clock),
     clock: opts.clock,
@@ -135,7 +142,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   ctx.onTerminal.push((job) => {
     metrics.jobFinished(job);
     monitor.jobFinished(job);
-    opts.onJobFinished?.(job);
+    workerEvents.emit('jobFinished', job);
     if (job.webhook !== undefined) {
       ctx.eventWebhooks?.ended(job.id);
       webhooks.kick();
@@ -196,6 +203,12 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     service,
     registry: ctx.registry,
     files: files.handle,
+    blobs: createBlobRoutes({
+      blobs,
+      store: opts.store,
+      authorize: async (header, endpointId) => (await workerAuth.authenticateWorker(header, endpointId)) !== null,
+      maxOutputBytes: opts.maxWorkerFrameBytes,
+    }),
     pull: pull.handle,
     models,
     keys: new ApiKeyAuth(new KeyChecker(opts.apiKeys, 'key'), opts.keyStore),
@@ -203,7 +216,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     jobTokens: new JobTokens(
       async () => opts.jobTokenSecret ?? opts.filesSecret ?? (await files.store.secret()),
       opts.clock,
-      opts.keyStore,
+      new IssuingKeys(opts.apiKeys, opts.keyStore),
     ),
     // Scopes (403) first, then rate limits (429, counted only for allowed requests), then the caller's guard.
     guard: combineGuards(
@@ -250,6 +263,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     if (sweeping) return void setTimeout(runSweep, 5).unref();
     sweeping = true;
     files.sweep().catch((err) => opts.logger.error('file sweep failed', { err: String(err) }));
+    blobs.sweep(opts.store).catch((err) => opts.logger.error('blob sweep failed', { err: String(err) }));
     sweepDeadlines(ctx, dispatcher)
       .catch((err) => opts.logger.error('sweep failed', { err: String(err) }))
       .finally(() => (sweeping = false));
@@ -265,25 +279,35 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     health: (id) => service.health(id),
     options: opts,
     endpoints: () => [...endpoints],
-    setExpectedWorkers: (id, n) => ctx.registry.setExpected(id, n),
-    workerStopping: (id) => {
-      const s = ctx.registry.get(id);
-      if (!s) return;
-      s.draining = true;
-      pull.release(id);
+    workers: {
+      connected: (id) =>
+        ctx.registry
+          .sessions(id)
+          .map((s) => ({ workerId: s.workerId, running: s.inflight.size, draining: s.draining })),
+      setExpected: (id, n) => ctx.registry.setExpected(id, n),
+      setBroken: (id, broken) => ctx.registry.setHandlerBroken(id, broken),
+      stopping: (id) => {
+        const s = ctx.registry.get(id);
+        if (!s) return;
+        s.draining = true;
+        pull.release(id);
+      },
+      coldStart: (id, phase, ms) => metrics.scaler.coldStart(id, phase, ms),
+      startFailed: (id, reason) => metrics.scaler.startFailed(id, reason),
+      on: (event, fn) => workerEvents.on(event, fn),
     },
-    setHandlerBroken: (id, broken) => ctx.registry.setHandlerBroken(id, broken),
-    workerColdStart: (id, phase, ms) => metrics.scaler.coldStart(id, phase, ms),
-    workerStartFailed: (id, reason) => metrics.scaler.startFailed(id, reason),
-    connectedWorkers: (id) =>
-      ctx.registry.sessions(id).map((s) => ({ workerId: s.workerId, running: s.inflight.size, draining: s.draining })),
     sweep: async () => {
       await files.sweep();
-      return sweepDeadlines(ctx, dispatcher);
+      const swept = await sweepDeadlines(ctx, dispatcher);
+      await blobs.sweep(opts.store);
+      return swept;
     },
     async listen({ port = SERVER_DEFAULTS.port, host = SERVER_DEFAULTS.host } = {}) {
       const leaseUntil = opts.clock.now() + opts.workerGraceMs;
       const recovered = await opts.store.recover(leaseUntil);
+      // Blob files of jobs deleted while the server was down, and uploads a crash cut short.
+      const orphans = await blobs.sweep(opts.store, true);
+      if (orphans > 0) opts.logger.info('removed orphan blob files', { count: orphans });
       await cluster?.start();
       for (const id of recovered.endpoints) if (ENDPOINT_ID_RE.test(id)) endpoints.add(id);
       monitor.start(); // the baseline of every endpoint's stored counters, then a sample every 5 s
@@ -340,6 +364,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       await files.close();
       await cluster?.close();
       await opts.store.close();
+      if (!blobs.kept) rmSync(blobs.files.dir, { recursive: true, force: true }); // the temp spool folder
     },
   };
 }

@@ -127,6 +127,7 @@ describe('job tokens', () => {
     expect([r1.status, r1.body.code]).toEqual([401, 'unauthorized']);
     const other = new JobTokenSigner('another-secret-entirely').sign({
       keyId: 'key1',
+      keyFp: 'x',
       endpointId: 'echo',
       jobId: a.id,
       cancel: true,
@@ -209,7 +210,7 @@ describe('job tokens', () => {
     }
   });
 
-  it('counts against the rate limits of the key that asked for it', async () => {
+  it("has a rate limit of its own, a tenth of its key's (at least 1), which leaves the key's untouched", async () => {
     await using s = await listening({ jobTokenSecret: SECRET, rateLimits: { base: { status: 3 }, perWorker: 0 } });
     const r = await req(s.url, 'POST', '/v2/echo/run', API_KEY, { input: {}, token: {} });
     for (let i = 0; i < 2; i++)
@@ -217,6 +218,7 @@ describe('job tokens', () => {
     expect((await req(s.url, 'GET', `/v2/echo/status/${r.body.id}`, r.body.token)).status).toBe(200);
     const over = await req(s.url, 'GET', `/v2/echo/status/${r.body.id}`, r.body.token);
     expect([over.status, over.body.code]).toEqual([429, 'rate_limited']);
+    expect((await req(s.url, 'GET', `/v2/echo/status/${r.body.id}`, API_KEY)).status).toBe(200);
   });
 
   it('dies with the revocation of the stored key that asked for it; another server with the same secret accepts it', async () => {

@@ -1,20 +1,20 @@
+import { timingSafeEqual } from 'node:crypto';
 import { BerthError, LIMITS, type JobTokenRequest } from '@berth/protocol';
 import type { Clock } from '../clock.js';
 import type { Principal } from '../http/guard.js';
-import type { KeyStore } from '../keys/key-store.js';
 import { JobTokenSigner, type JobTokenClaims } from './job-token.js';
+import type { IssuingKeys } from './issuing-keys.js';
 
 /** Routes a job token may call, by the path segment after the endpoint; `cancel` only with the cancel scope. */
 const TOKEN_ROUTES: ReadonlySet<string> = new Set(['status', 'status-sync', 'stream', 'logs', 'cancel']);
 
-/** Ids of stored API keys (`berth_sk_<id>_...`): a token they issued dies with their revocation. */
-const STORED_KEY_ID_RE = /^[a-z0-9]{12}$/;
-
 /**
  * Issues and checks job tokens (docs/job-tokens.md): short-lived, read-only credentials for one job of one
  * endpoint, which a browser may hold instead of an API key. A token is not an API key: it has no admin scope, no
- * submit, no retry, no purge, no health, no webhook log; it counts against the rate limits of the key that asked
- * for it, and dies with that key's revocation (stored keys).
+ * submit, no retry, no purge, no health, no webhook log; it has rate limits of its own (`rate-limit-guard.ts`),
+ * and on every use the key that asked for it is looked up again (`IssuingKeys`): revoked, rotated (its
+ * fingerprint differs) or no longer covering the endpoint, the token is refused; a key now read-only keeps its
+ * tokens' reads but not their cancel.
  */
 export class JobTokens {
   private signer: Promise<JobTokenSigner> | undefined;
@@ -23,7 +23,7 @@ export class JobTokens {
     /** The server secret the signing key is derived from (the same on every replica). */
     private readonly secret: () => Promise<string>,
     private readonly clock: Clock,
-    private readonly keyStore: KeyStore | undefined,
+    private readonly keys: IssuingKeys,
   ) {}
 
   private sign(): Promise<JobTokenSigner> {
@@ -38,20 +38,24 @@ export class JobTokens {
   /** A token for `jobId`, as `"token": {...}` of a submit asked for. Refused to a caller that is itself a token. */
   async issue(principal: Principal, endpointId: string, jobId: string, req: JobTokenRequest): Promise<string> {
     if (principal.jobToken) throw new BerthError('job_token_not_allowed', 'a job token cannot issue job tokens');
+    const signer = await this.sign();
+    const key = await this.keys.get(principal.keyId);
+    if ('gone' in key) throw new BerthError('unauthorized', key.gone);
     const ttl = req.ttlSeconds ?? LIMITS.jobTokenTtlDefaultSeconds;
     const claims: JobTokenClaims = {
       keyId: principal.keyId,
+      keyFp: signer.keyFingerprint(key.hash),
       endpointId,
       jobId,
       cancel: req.cancel === true,
       expiresAt: this.clock.now() + ttl * 1000,
     };
-    return (await this.sign()).sign(claims);
+    return signer.sign(claims);
   }
 
   /**
    * The caller a job token stands for, or 401: `unauthorized` (not a token this server signed, or its issuing key
-   * was revoked), `job_token_expired`. Its scope is checked per route by `assertTokenRoute`.
+   * was revoked, rotated or removed), `job_token_expired`. Its scope is checked per route by `assertTokenRoute`.
    */
   async authenticate(token: string): Promise<Principal> {
     const r = (await this.sign()).verify(token);
@@ -60,25 +64,39 @@ export class JobTokens {
         'unauthorized',
         r.reason === 'signature' ? 'job token signature does not match' : 'malformed job token',
       );
-    const c = r.claims;
+    return this.check(r.claims);
+  }
+
+  /**
+   * The principal of verified claims, checked again now: expiry on the server clock, then the issuing key (its
+   * fingerprint and its current scope). Throws like `authenticate`. An open `/stream` calls it again while it runs.
+   */
+  async check(c: JobTokenClaims): Promise<Principal> {
     const now = this.clock.now();
     if (now >= c.expiresAt)
       throw new BerthError(
         'job_token_expired',
         `job token for job ${c.jobId} expired ${Math.ceil((now - c.expiresAt) / 1000)} s ago; ask the app for a new one`,
       );
-    if (this.keyStore && STORED_KEY_ID_RE.test(c.keyId)) {
-      const k = await this.keyStore.get(c.keyId);
-      if (!k || k.revokedAt !== null)
-        throw new BerthError('unauthorized', `API key ${c.keyId} that issued this job token was revoked`);
-    }
+    const key = await this.keys.get(c.keyId);
+    if ('gone' in key) throw new BerthError('unauthorized', key.gone);
+    const fp = (await this.sign()).keyFingerprint(key.hash);
+    if (!safeEqual(fp, c.keyFp))
+      throw new BerthError('unauthorized', `API key ${c.keyId} that issued this job token has changed since`);
+    const { endpoints, readOnly } = key.scope;
     return {
       keyId: c.keyId,
-      scope: { endpoints: [c.endpointId], readOnly: !c.cancel },
+      // What the token allows, within what its key allows now (the scope guard answers 403 for the rest).
+      scope: {
+        endpoints: endpoints === null || endpoints.includes(c.endpointId) ? [c.endpointId] : [],
+        readOnly: readOnly || !c.cancel,
+      },
       jobToken: c,
     };
   }
 }
+
+const safeEqual = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /**
  * 403 `job_token_not_allowed` unless a job token's caller calls one of its routes (`status`, `status-sync`,

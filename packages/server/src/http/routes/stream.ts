@@ -6,6 +6,7 @@ import { QUERY, intParam } from '../query.js';
 import { SSE_HEADERS, sseEvent } from '../sse-frame.js';
 import type { RouteContext } from './route-context.js';
 import { resumableSse, streamCursor } from './stream-resume.js';
+import { untilTokenEnds } from '../../tokens/token-stream.js';
 
 const SSE_KEEPALIVE_MS = 15_000;
 
@@ -24,10 +25,19 @@ export async function stream(rc: RouteContext) {
       `the workers of endpoint ${rc.endpointId} do not stream: use a generator handler or return_aggregate_stream`,
     );
   }
+  const token = rc.principal.jobToken;
   if ((rc.req.headers['accept'] ?? '').includes('text/event-stream')) {
-    const cursor = streamCursor(rc);
-    return { status: 200, headers: SSE_HEADERS, events: cursor ? resumableSse(rc, cursor) : sse(rc) };
+    // A job token reads by position, from the first chunk no taking reader took, and never takes (the backend's
+    // reader gets every chunk); its stream ends when the token does.
+    const cursor = streamCursor(rc) ?? (token ? { attempt: 0, n: 0 } : undefined);
+    const events = (r: RouteContext) => (cursor ? resumableSse(r, cursor) : sse(r));
+    return {
+      status: 200,
+      headers: SSE_HEADERS,
+      events: token && rc.tokens ? untilTokenEnds(rc, rc.tokens, token, events) : events(rc),
+    };
   }
+  if (token) return peek(rc, wait);
   const waiter = armWaiter(rc.service.events, rc.jobId);
   try {
     const deadline = performance.now() + wait;
@@ -81,6 +91,41 @@ async function* sse(rc: RouteContext): AsyncGenerator<string> {
         if (pushed === undefined) break;
         if (pushed.length) yield data(pushed);
       }
+    }
+  } finally {
+    waiter.dispose();
+  }
+}
+
+/**
+ * JSON `/stream` for a job token: the chunks no taking reader took yet, from position `?from=` (default 0: the
+ * first one left), long-polling like `/stream`; nothing is taken. `next` is the `?from=` of the following call.
+ */
+async function peek(rc: RouteContext, wait: number) {
+  const raw = rc.req.query.get('from') ?? '0';
+  if (!/^\d{1,12}$/.test(raw))
+    throw new BerthError('invalid_request', `query from must be a whole number of chunks, got "${raw.slice(0, 40)}"`);
+  const from = Number(raw);
+  const waiter = armWaiter(rc.service.events, rc.jobId);
+  try {
+    const deadline = performance.now() + wait;
+    for (;;) {
+      waiter.takeChunks(); // read back by position below
+      const job = await rc.service.get(rc.endpointId, rc.jobId);
+      const slice = await rc.service.readStream(rc.jobId, from);
+      const chunks = slice?.chunks ?? [];
+      const left = deadline - performance.now();
+      if (chunks.length > 0 || isTerminal(job.status) || left <= 0 || rc.req.signal?.aborted) {
+        const reply: StreamReply & { next: number } = {
+          id: job.id,
+          status: job.status,
+          stream: chunks.map((output) => ({ output })),
+          next: (slice?.from ?? from) + chunks.length,
+        };
+        if (job.error !== undefined && isTerminal(job.status)) reply.error = job.error;
+        return { status: 200, json: reply };
+      }
+      if ((await waiter.wait(left, rc.req.signal)) === 'aborted') continue;
     }
   } finally {
     waiter.dispose();
