@@ -36,7 +36,8 @@ export function fastComplete(v: Record<string, unknown>): z.infer<typeof Complet
     !isJobId(v['id']) ||
     !isAttempt(v['attempt']) ||
     !('output' in v) ||
-    v['output'] === undefined
+    v['output'] === undefined ||
+    'outputBlob' in v // a blob reference: zod checks it
   )
     return undefined;
   return { type: 'job.complete', id: v['id'], attempt: v['attempt'], output: v['output'] };
@@ -66,7 +67,8 @@ export function fastAssign(v: Record<string, unknown>): z.infer<typeof AssignMes
     !isJobId(v['id']) ||
     !isAttempt(v['attempt']) ||
     !isPlainJsonObject(v['input']) ||
-    's3Config' in v
+    's3Config' in v ||
+    'inputBlob' in v // a blob reference: zod checks it
   )
     return undefined;
   const out: z.infer<typeof AssignMessage> = {

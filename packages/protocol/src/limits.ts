@@ -11,6 +11,11 @@ export const LIMITS = {
    * files or S3 (docs/output-storage.md).
    */
   workerFrameBytes: 24 * 1024 * 1024,
+  /**
+   * Bodies and worker outputs past this size are blobs (issue #35): streamed to a file on the control plane, the
+   * job row holding a reference; workers fetch such inputs and upload such outputs over HTTP.
+   */
+  blobValueBytes: 256 * 1024,
   /** Highest worker concurrency (`hello.concurrency`, `concurrency` messages, `concurrencyModifier`). */
   workerConcurrencyMax: 1024,
   /** Most in-flight job attempts a worker lists in `hello.inflight`. */

@@ -37,6 +37,11 @@ export const HelloMessage = z.object({
   inputSchema: z.record(z.string(), z.unknown()).optional(),
   /** A batch handler (`start({ batch })`): the most jobs it takes in one call. The dispatcher assigns in groups of it. */
   batch: z.object({ maxSize: z.number().int().min(1).max(LIMITS.workerConcurrencyMax) }).optional(),
+  /**
+   * The worker fetches a big input by reference (`job.assign`'s `inputBlob`) and may upload a big output over
+   * HTTP (`job.complete`'s `outputBlob`), when the server's `welcome` says it keeps blobs (docs/worker-protocol.md).
+   */
+  blobs: z.boolean().optional(),
 });
 /** A batch handler started a batch of `size` jobs (for `berth_batch_size` and `/health`). */
 export const BatchMessage = z.object({
@@ -55,7 +60,16 @@ export const StreamMessage = z.object({
   seq: z.number().int().min(0),
   chunks: z.array(z.unknown()).min(1),
 });
-export const CompleteMessage = z.object({ type: z.literal('job.complete'), ...jobRef, output: z.unknown() });
+export const CompleteMessage = z.object({
+  type: z.literal('job.complete'),
+  ...jobRef,
+  output: z.unknown(),
+  /**
+   * The output was uploaded first (`POST /v2/_worker/jobs/<id>/output?attempt=<n>`, its answer's `blob`): the
+   * result is that blob, and `output` is ignored.
+   */
+  outputBlob: z.string().max(300).optional(),
+});
 export const FailMessage = z.object({
   type: z.literal('job.fail'),
   ...jobRef,
@@ -117,6 +131,11 @@ export const WelcomeMessage = z.object({
    * result (and announces the job in `hello.inflight`) until then, and sends it again after a reconnect.
    */
   acks: z.boolean().default(false),
+  /**
+   * The server keeps big values as blobs: a worker that said `blobs` in `hello` gets big inputs by reference
+   * (`inputBlob`) and may upload outputs past `BLOB_VALUE_BYTES` instead of sending them in `job.complete`.
+   */
+  blobs: z.boolean().default(false),
 });
 export const AckMessage = z.object({
   type: z.literal('job.ack'),
@@ -131,6 +150,11 @@ export const AssignMessage = z.object({
   deadline: z.number().int().optional(),
   /** W3C `traceparent` of the job's run span, with tracing on: the worker's handler span is its child. */
   traceparent: z.string().max(256).optional(),
+  /**
+   * A big input kept as a blob (to a worker that said `blobs`): `input` is `{}` and the input is the JSON object
+   * at `url` (a path on the control plane, read with the worker token), `size` bytes.
+   */
+  inputBlob: z.object({ url: z.string().max(600), size: z.number().int().min(0) }).optional(),
 });
 export const CancelMessage = z.object({
   type: z.literal('job.cancel'),

@@ -18,6 +18,7 @@ export const SERVER_DEFAULTS = {
   maxFileBytes: 100 * 1024 * 1024,
   // Ten 20 MB /runsync bodies (the spec's limit) at once, with room for smaller requests (docs/api.md says why).
   maxBodyBytesInFlight: 256 * 1024 * 1024,
+  maxBlobBytes: 16 * 1024 * 1024 * 1024,
   maxConnections: 10_000,
   maxWorkerFrameBytes: LIMITS.workerFrameBytes,
   workerMessagesPerSecond: 5000,

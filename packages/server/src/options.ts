@@ -1,10 +1,12 @@
-import { berthTracer, createLogger, ENDPOINT_ID_RE, type Logger } from '@berth/protocol';
+import { ENDPOINT_ID_RE } from '@berth/protocol';
+import { createLogger, type Logger } from '@berth/protocol/log';
+import { berthTracer } from '@berth/protocol/tracing';
 import type { Tracer } from '@opentelemetry/api';
 import { systemClock, type Clock } from './clock.js';
 import { MemoryStore } from './store/memory/memory-store.js';
 import { SERVER_DEFAULTS as D, SERVER_LIMITS } from './defaults.js';
 import { ConfigError } from './errors.js';
-import type { JobRecord, RetentionPolicy, Store } from './store/types.js';
+import type { RetentionPolicy, Store } from './store/types.js';
 import { allowAll, type Guard } from './http/guard.js';
 import { resolveModels } from './models/registry.js';
 import type { ModelConfig, PublicModel } from './models/types.js';
@@ -55,15 +57,11 @@ export interface ServerOptions {
   pullHoldMs?: number;
   /** Checks run before each operation after authentication (rate limits plug in here). Default: allow all. */
   guard?: Guard;
-  /** Called when a worker has connected and been welcomed (a supervisor learns its process reached the control plane). */
-  onWorkerConnected?: (workerId: string, endpointId: string) => void;
   /**
    * Endpoints' scaling policies (CLI: the config's minWorkers, maxWorkers, scaler, ...): served read-only at
    * `GET /v2/<endpoint_id>/scaling` for an external autoscaler (KEDA). Default: none (no such route).
    */
   scaling?: Record<string, ScalingPolicy>;
-  /** Called when a job reaches a terminal state in this process (a scaler times its workers' cold starts). */
-  onJobFinished?: (job: JobRecord) => void;
   /**
    * Public models served under `/v2/<model_slug>/...`: slug (lowercase words joined by hyphens) to its endpoint,
    * kind (`image`, `upscale`), description, price table and input limits (`docs/public-models.md`). CLI: the
@@ -116,6 +114,13 @@ export interface ServerOptions {
    */
   maxBodyBytesInFlight?: number;
   /**
+   * Bytes of blob files on disk (issue #35: inputs and outputs of big jobs, kept beside the SQLite database in
+   * `blobs/`, or spooled through a temp folder for stores that keep values inline); past it a big submit or
+   * upload is refused with 503 `overloaded` and `Retry-After: 1`. A full disk answers 507 `insufficient_storage`.
+   * CLI: `BERTH_MAX_BLOB_BYTES`. Default: 16 GiB.
+   */
+  maxBlobBytes?: number;
+  /**
    * Open TCP connections (API clients and workers together); past it new connections are closed at once. CLI:
    * `BERTH_MAX_CONNECTIONS`. Default: 10,000.
    */
@@ -145,8 +150,6 @@ export interface ResolvedServerOptions {
   pullHoldMs: number;
   maxAttempts: number;
   guard: Guard;
-  onWorkerConnected: (workerId: string, endpointId: string) => void;
-  onJobFinished: ((job: JobRecord) => void) | undefined;
   scaling: Record<string, ScalingPolicy> | undefined;
   models: Map<string, PublicModel>;
   filesDir: string | undefined;
@@ -160,6 +163,7 @@ export interface ResolvedServerOptions {
   webhooks: ResolvedWebhookOptions;
   httpTimeouts: ResolvedHttpTimeouts;
   maxBodyBytesInFlight: number;
+  maxBlobBytes: number;
   maxConnections: number;
   maxWorkerFrameBytes: number;
   workerMessagesPerSecond: number;
@@ -222,8 +226,6 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     pullHoldMs: pullHold(o.pullHoldMs),
     maxAttempts,
     guard: o.guard ?? allowAll,
-    onWorkerConnected: o.onWorkerConnected ?? (() => {}),
-    onJobFinished: o.onJobFinished,
     scaling: o.scaling,
     models,
     filesDir: o.filesDir,
@@ -237,6 +239,7 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     webhooks: resolveWebhookOptions(o.webhooks),
     httpTimeouts: resolveHttpTimeouts(o.httpTimeouts),
     maxBodyBytesInFlight: nonNegative('maxBodyBytesInFlight', o.maxBodyBytesInFlight, D.maxBodyBytesInFlight),
+    maxBlobBytes: nonNegative('maxBlobBytes', o.maxBlobBytes, D.maxBlobBytes),
     maxConnections: nonNegative('maxConnections', o.maxConnections, D.maxConnections),
     maxWorkerFrameBytes: nonNegative('maxWorkerFrameBytes', o.maxWorkerFrameBytes, D.maxWorkerFrameBytes),
     workerMessagesPerSecond: Math.max(

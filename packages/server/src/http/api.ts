@@ -1,4 +1,5 @@
-import { BerthError, ENDPOINT_ID_RE, LIMITS, type Logger, toErrorBody } from '@berth/protocol';
+import { BerthError, ENDPOINT_ID_RE, LIMITS, toErrorBody } from '@berth/protocol';
+import type { Logger } from '@berth/protocol/log';
 import type { JobService } from '../jobs/job-service.js';
 import type { WorkerRegistry } from '../ws/worker-registry.js';
 import type { Authenticator } from './auth.js';
@@ -81,6 +82,8 @@ export interface ApiDeps {
    * undefined at once (no promise) for other paths, as `pull` does: two awaits less on every other request.
    */
   files?: (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined;
+  /** A worker's big inputs and outputs (`/v2/_worker/jobs/<id>/input|output`, blobs/blob-routes.ts). */
+  blobs?: (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined;
   /** RunPod's worker protocol (`/v2/<ep>/job-take/<worker>`, ...: `../pull/`). */
   pull?: (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined;
   /** Public model slugs in place of endpoint ids. */
@@ -147,6 +150,9 @@ function createRoutes(deps: ApiDeps): (req: ApiRequest) => Promise<ApiResponse> 
       const fileAnswer = deps.files?.(req);
       const file = fileAnswer && (await fileAnswer);
       if (file) return file;
+      const blobAnswer = deps.blobs?.(req);
+      const blob = blobAnswer && (await blobAnswer);
+      if (blob) return blob;
       // Also before the drain check: results of jobs finishing during a graceful shutdown are still taken.
       const pullAnswer = deps.pull?.(req);
       const pulled = pullAnswer && (await pullAnswer);

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { overloaded, type BodyBudget } from './body-budget.js';
 import { ClientGone } from './client-gone.js';
-import { jsonBytes } from '../jobs/raw-json.js';
+import { jsonParts, type RawJson } from '../jobs/raw-json.js';
 import { splitTarget } from './request-target.js';
 import type { ApiRequest, ApiResponse } from './types.js';
 
@@ -39,6 +39,11 @@ export function nodeHandler(
       path: target.path,
       headers,
       body: bodyOf(req, budget, held),
+      release: (bytes) => {
+        const n = Math.min(bytes, held.bytes);
+        held.bytes -= n;
+        budget?.give(n);
+      },
       // Parsed only when a route reads it.
       get query() {
         return (query ??= new URLSearchParams(target.search));
@@ -158,7 +163,16 @@ function bodyOf(
 async function write(res: ServerResponse, out: ApiResponse): Promise<void> {
   if (res.destroyed) return;
   if ('json' in out) {
-    const body = jsonBytes(out.json); // a big output or input kept as received (`RawJson`) is spliced in as its bytes
+    // A big output or input kept as received (`RawJson`) is spliced in as its bytes; one kept in a blob file is
+    // streamed from the file around the envelope (issue #35).
+    const parts = jsonParts(out.json);
+    const streamed = typeof parts !== 'string' && parts.some((p) => !Buffer.isBuffer(p) && p.pieces() !== undefined);
+    if (streamed) {
+      const length = parts.reduce((n, p) => n + p.length, 0);
+      const headers = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(length) };
+      return pipe(res, out.status, { ...headers, ...out.headers }, pieces(parts));
+    }
+    const body = typeof parts === 'string' ? parts : Buffer.concat(parts.map((p) => (Buffer.isBuffer(p) ? p : p.bytes())));
     res.writeHead(out.status, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(body),
@@ -211,6 +225,14 @@ async function pipe(
     res.destroy(err as Error); // the headers are gone: cut the connection so the client sees a short body
   } finally {
     await it.return?.();
+  }
+}
+
+/** The pieces of an answer: buffers as they are, values kept in files read a piece at a time. */
+async function* pieces(parts: (Buffer | RawJson)[]): AsyncIterable<Uint8Array> {
+  for (const p of parts) {
+    if (Buffer.isBuffer(p)) yield p;
+    else yield* p.pieces() ?? [p.bytes()];
   }
 }
 

@@ -15,6 +15,11 @@ export interface ApiRequest {
   body?: AsyncIterable<Uint8Array> | Uint8Array | string;
   /** Aborts when the client goes away (an `AbortSignal`, or the adapter's cheaper `ClientGone`). */
   signal?: AbortLike;
+  /**
+   * A reader that no longer holds `bytes` of the body in memory (streamed to a blob file) gives them back to the
+   * server's in-flight budget, which otherwise holds them until the answer is sent.
+   */
+  release?: (bytes: number) => void;
 }
 
 export type ApiResponse =

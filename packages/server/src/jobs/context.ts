@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { Logger } from '@berth/protocol';
+import type { Logger } from '@berth/protocol/log';
 import type { ResolvedServerOptions } from '../options.js';
 import type { JobRecord, Store } from '../store/types.js';
 import type { WorkerRegistry } from '../ws/worker-registry.js';
@@ -7,6 +7,8 @@ import type { BatchStats } from './batch-stats.js';
 import type { JobEvents } from './job-events.js';
 import type { JobTracer } from './job-tracer.js';
 import type { EventWebhooks } from '../webhooks/event-webhooks.js';
+import type { WorkerEvents } from '../scaling/worker-control.js';
+import type { JobBlobs } from '../blobs/job-blobs.js';
 
 /** What the job machinery shares: the store, wake-ups, connected workers, time and logs. */
 export interface CoreContext {
@@ -16,6 +18,8 @@ export interface CoreContext {
   clock: Clock;
   logger: Logger;
   options: ResolvedServerOptions;
+  /** `server.workers`' events: a worker connected, a job finished (a scaler listens). */
+  workerEvents: WorkerEvents;
   /**
    * Called once for every job that reaches a terminal state. The webhook sender listens here to deliver at once;
    * the outbox row itself is written by the store inside the terminal transition (see `Store.claimWebhooks`).
@@ -29,6 +33,8 @@ export interface CoreContext {
   onColdStart?: (endpointId: string) => void;
   /** The `start`, `progress` and `output` webhooks of jobs that asked for them (`webhookEvents`). */
   eventWebhooks?: EventWebhooks;
+  /** Big inputs and outputs as blob files (issue #35). */
+  blobs: JobBlobs;
   /** Asks for a sweep at epoch-ms `t` (a deadline was just set). */
   wakeAt(t: number): void;
 }

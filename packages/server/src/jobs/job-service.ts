@@ -10,8 +10,10 @@ import { armWaiter, type Waiter } from './job-events.js';
 import type { AbortLike } from '../http/client-gone.js';
 import { claimPushed } from './stream-claim.js';
 import { toJobObject } from './job-view.js';
+import { withQueueInfo } from './queue-info.js';
 import type { Context } from '@opentelemetry/api';
 import type { JobTracer } from './job-tracer.js';
+import type { JobBlobs } from '../blobs/job-blobs.js';
 
 /** How a job is submitted. */
 export interface SubmitOptions {
@@ -46,6 +48,7 @@ export class JobService {
     const job = newJob(endpointId, req, sync, now);
     if (cost !== undefined) job.cost = cost;
     if (idem) job.id = idempotentJobId(idem, endpointId, sync);
+    await this.ctx.blobs.bind(job); // a streamed input gets its job's name before the row refers to it
     for (let tries = 0; ; tries++) {
       try {
         this.ctx.tracer?.queued(job, trace); // before the insert: its claim may join the insert's store batch
@@ -76,6 +79,11 @@ export class JobService {
     this.dispatcher.pump(endpointId);
   }
 
+  /** Big inputs and outputs as blob files. */
+  get blobs(): JobBlobs {
+    return this.ctx.blobs;
+  }
+
   /** Job spans, with tracing on. */
   get tracer(): JobTracer | undefined {
     return this.ctx.tracer;
@@ -99,6 +107,11 @@ export class JobService {
   /** After a wake-up: the chunks the events carried (see `claimPushed`), or undefined: read the store. */
   pushedChunks(id: string, waiter: Waiter): Promise<unknown[] | undefined> {
     return claimPushed(this.ctx.store, id, waiter);
+  }
+
+  /** The job object of `/status`: with `queuePosition` and `waitingFor` while IN_QUEUE (`queue-info.ts`). */
+  statusObject(job: JobRecord): Promise<JobObject> {
+    return withQueueInfo(this.ctx, job);
   }
 
   /** The job, or 404 `job_not_found` (unknown, other endpoint, expired by ttl or past retention). */
@@ -201,6 +214,14 @@ export class JobService {
     const jobs = await this.ctx.store.counts(endpointId);
     const workers = this.ctx.registry.health(endpointId, performance.now(), this.ctx.options.heartbeatMs);
     const batch = this.ctx.batches.health(endpointId, this.ctx.registry.batchMaxSize(endpointId));
-    return batch ? { jobs, workers, batch } : { jobs, workers };
+    const reply: HealthReply = batch ? { jobs, workers, batch } : { jobs, workers };
+    if (jobs.inQueue > 0)
+      reply.waitingFor = this.ctx.registry.waitingFor(
+        endpointId,
+        false,
+        performance.now(),
+        this.ctx.options.heartbeatMs,
+      );
+    return reply;
   }
 }

@@ -11,12 +11,23 @@ export class RawJson {
   private parsed: unknown;
   private done = false;
 
-  /** `text`: valid JSON (checked by whoever made it), as UTF-8 bytes or a string. */
-  constructor(readonly text: Buffer | string) {}
+  /** `source`: valid JSON (checked by whoever made it), as UTF-8 bytes or a string. */
+  constructor(private readonly source: Buffer | string) {}
+
+  /** The JSON text (a subclass may read it from elsewhere: `BlobJson` reads its file). */
+  get text(): Buffer | string {
+    return this.source;
+  }
+
+  /** Its length in bytes (or characters, for a string). */
+  get length(): number {
+    return this.source.length;
+  }
 
   get value(): unknown {
     if (!this.done) {
-      this.parsed = JSON.parse(typeof this.text === 'string' ? this.text : this.text.toString('utf8'));
+      const text = this.text;
+      this.parsed = JSON.parse(typeof text === 'string' ? text : text.toString('utf8'));
       this.done = true;
     }
     return this.parsed;
@@ -24,12 +35,22 @@ export class RawJson {
 
   /** The JSON text as a string (a store column). */
   string(): string {
-    return typeof this.text === 'string' ? this.text : this.text.toString('utf8');
+    const text = this.text;
+    return typeof text === 'string' ? text : text.toString('utf8');
   }
 
   /** The JSON text as UTF-8 bytes. */
   bytes(): Buffer {
-    return typeof this.text === 'string' ? Buffer.from(this.text) : this.text;
+    const text = this.text;
+    return typeof text === 'string' ? Buffer.from(text) : text;
+  }
+
+  /**
+   * The bytes as pieces to stream, for a value kept outside memory (`BlobJson`: a file); undefined for bytes held
+   * here. An answer holding such a value is written piece by piece (`jsonParts`), never built whole.
+   */
+  pieces(): AsyncIterable<Uint8Array> | undefined {
+    return undefined;
   }
 
   toJSON(): unknown {
@@ -49,6 +70,16 @@ const RAW_DEPTH = 4;
  * call, so no string of the value can be mistaken for one.
  */
 export function jsonBytes(value: unknown): string | Buffer {
+  const parts = jsonParts(value);
+  if (typeof parts === 'string') return parts;
+  return Buffer.concat(parts.map((p) => (p instanceof RawJson ? p.bytes() : p)));
+}
+
+/**
+ * `jsonBytes` as pieces: the JSON text of `value` (a string when it holds no `RawJson`), else the text around each
+ * `RawJson` as Buffers with the `RawJson` values between them, for a writer that streams the ones kept in files.
+ */
+export function jsonParts(value: unknown): string | (Buffer | RawJson)[] {
   // The common case (no `RawJson` anywhere: every small job) costs a walk, no nonce and no copy.
   if (!holdsRaw(value, 0)) return JSON.stringify(value);
   const raws: RawJson[] = [];
@@ -56,17 +87,17 @@ export function jsonBytes(value: unknown): string | Buffer {
   const swapped = swap(value, raws, nonce, 0);
   const text = JSON.stringify(swapped);
   if (raws.length === 0) return text;
-  const parts: Buffer[] = [];
+  const parts: (Buffer | RawJson)[] = [];
   let from = 0;
   for (let i = 0; i < raws.length; i++) {
     const token = JSON.stringify(placeholder(nonce, i));
     const at = text.indexOf(token, from);
     if (at < 0) continue; // dropped by JSON.stringify (e.g. under a key holding a function): nothing to splice
-    parts.push(Buffer.from(text.slice(from, at)), raws[i]!.bytes());
+    parts.push(Buffer.from(text.slice(from, at)), raws[i]!);
     from = at + token.length;
   }
   parts.push(Buffer.from(text.slice(from)));
-  return Buffer.concat(parts);
+  return parts;
 }
 
 /** Whether `v` holds a `RawJson` within `RAW_DEPTH` levels (the same places `swap` looks). */

@@ -50,29 +50,20 @@ export class WorkerReports {
         if (this.ctx.eventWebhooks?.has(msg.id)) await this.ctx.eventWebhooks.finishing(msg.id);
         s.inflight.delete(msg.id); // held by this session (checked above)
         let after: JobRecord | undefined;
-        if (msg.type === 'job.complete') {
-          const finishing = store.finish(
-            msg.id,
-            msg.attempt,
-            { status: 'COMPLETED', output: msg.output },
-            clock.now(),
-            options.retention,
-          );
-          this.dispatcher.pump(s.endpointId); // the freed credit's next claim joins the finish's store batch (one commit)
-          after = await finishing;
-        } else if (msg.aborted) {
-          // The worker gave the job up (its own shutdown) without being told to: hand it to another worker.
-          const job = await store.get(msg.id);
-          if (job && job.status === 'IN_PROGRESS' && job.attempt === msg.attempt)
-            await this.dispatcher.requeue(job, 'worker abandoned it');
-        } else {
-          after = await store.finish(
-            msg.id,
-            msg.attempt,
-            { status: 'FAILED', error: msg.error },
-            clock.now(),
-            options.retention,
-          );
+        try {
+          after = await this.applyResult(s, msg);
+        } catch (err) {
+          // Not stored (a full disk, the store unreachable): not acknowledged, so the worker keeps the result.
+          // Closing the connection makes it reconnect and send the result again, until it can be stored.
+          s.inflight.set(msg.id, msg.attempt);
+          logger.error('job result not stored; the worker will send it again', {
+            jobId: msg.id,
+            workerId: s.workerId,
+            attempt: msg.attempt,
+            err: String(err),
+          });
+          s.close(1013, 'store unavailable: result not stored');
+          return;
         }
         // Stored (or refused as stale): either way the worker can forget the result now.
         s.send({ type: 'job.ack', id: msg.id, attempt: msg.attempt });
@@ -110,6 +101,33 @@ export class WorkerReports {
       case 'hello':
         return;
     }
+  }
+
+  /** Stores a worker's result (finish, or a requeue of an abandoned attempt): the job after, if it finished. */
+  private async applyResult(
+    s: WorkerSession,
+    msg: Extract<WorkerMessage, { type: 'job.complete' | 'job.fail' }>,
+  ): Promise<JobRecord | undefined> {
+    const { store, clock, options } = this.ctx;
+    if (msg.type === 'job.complete') {
+      // An output uploaded as a blob (issue #35) is that blob; one that cannot be found fails the job.
+      const output = msg.outputBlob === undefined ? msg.output : await this.ctx.blobs.output(msg.id, msg.outputBlob);
+      const patch =
+        output === undefined
+          ? ({ status: 'FAILED', error: `the worker's uploaded output ${msg.outputBlob} was not found` } as const)
+          : ({ status: 'COMPLETED', output } as const);
+      const finishing = store.finish(msg.id, msg.attempt, patch, clock.now(), options.retention);
+      this.dispatcher.pump(s.endpointId); // the freed credit's next claim joins the finish's store batch (one commit)
+      return finishing;
+    }
+    if (msg.aborted) {
+      // The worker gave the job up (its own shutdown) without being told to: hand it to another worker.
+      const job = await store.get(msg.id);
+      if (job && job.status === 'IN_PROGRESS' && job.attempt === msg.attempt)
+        await this.dispatcher.requeue(job, 'worker abandoned it');
+      return undefined;
+    }
+    return store.finish(msg.id, msg.attempt, { status: 'FAILED', error: msg.error }, clock.now(), options.retention);
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { JobStatus, WebhookEvent } from '@berth/protocol';
 import { RawJson } from '../jobs/raw-json.js';
+import { BlobJson } from '../blobs/blob-json.js';
 import type { JobLogLine, JobRecord, WebhookAttempt, WebhookDelivery } from './types.js';
 
 /**
@@ -54,9 +55,18 @@ export function readWebhookColumn(rec: JobRecord, text: string): void {
   rec.webhookEvents = text.slice(nl + 1).split(',') as WebhookEvent[];
 }
 
-/** JSON text for a column; `undefined` stays NULL. A value kept as received (`RawJson`) is its text, not re-serialized. */
+/**
+ * JSON text for a column; `undefined` stays NULL. A value kept as received (`RawJson`) is its text, not
+ * re-serialized; one kept in a blob file (`BlobJson`) is its reference.
+ */
 export const json = (v: unknown): string | null =>
-  v === undefined ? null : v instanceof RawJson ? v.string() : (JSON.stringify(v) ?? null);
+  v === undefined
+    ? null
+    : v instanceof BlobJson
+      ? v.marker()
+      : v instanceof RawJson
+        ? v.string()
+        : (JSON.stringify(v) ?? null);
 
 /** The job record of a row (absent optional fields for NULL columns). */
 export function toRecord(r: JobRow): JobRecord {

@@ -1,7 +1,9 @@
-import type { JobStatus, Logger, S3Config, WebhookEvent } from '@berth/protocol';
+import type { JobStatus, S3Config, WebhookEvent } from '@berth/protocol';
+import type { Logger } from '@berth/protocol/log';
 import type { Clock } from '../clock.js';
 import type { OutputFileStore } from '../files/types.js';
 import type { ClusterBus } from '../cluster/types.js';
+import type { ScalingLease } from './scaling-lease.js';
 
 /** One job as the store keeps it. Times are epoch ms. */
 export interface JobRecord {
@@ -180,6 +182,19 @@ export interface Store {
    * (PostgreSQL: LISTEN/NOTIFY). `createServer` uses it unless its `cluster` option says otherwise.
    */
   clusterBus?(): ClusterBus;
+  /**
+   * Stores that several replicas can share offer the scaling lease here (PostgreSQL: an advisory lock), so that
+   * one replica alone starts and stops workers (`berth serve --scale`). `name`: the scaler's name (replicas of
+   * one deployment use the same). Without it, the process scales alone.
+   */
+  scalingLease?(name: string): ScalingLease;
+  /**
+   * The folder of the store's blob files: inputs and outputs of big jobs streamed to disk and kept there, the job
+   * row holding a reference (`blobs/`, issue #35). Undefined: big values are kept inline in the store.
+   */
+  readonly blobDir?: string | undefined;
+  /** `full`: blob files are fsynced before the job that refers to them commits (the store's durability level). */
+  readonly durability?: 'normal' | 'full';
   /** Stores a new IN_QUEUE job. Resolves only once the job is durable. An id already stored: `DuplicateJobError`. */
   insert(job: JobRecord): Promise<void>;
   get(id: string): Promise<JobRecord | undefined>;
@@ -258,6 +273,11 @@ export interface Store {
   due(now: number, limit: number): Promise<DueJobs>;
   counts(endpointId: string): Promise<EndpointCounts>;
   queueDepth(endpointId: string): Promise<number>;
+  /**
+   * How many IN_QUEUE jobs of its endpoint are ahead of an IN_QUEUE job (0: it is the next one claimed), counted up
+   * to `cap`; `undefined` when the job is not queued. PostgreSQL's answer is approximate (`postgres/queue-position.ts`).
+   */
+  queuePosition?(id: string, cap: number): Promise<number | undefined>;
   /*
    * Webhook outbox. The store itself writes a `WebhookDelivery` (see `newWebhookDelivery` in
    * `webhooks/delivery.ts`) inside every terminal transition of a job that has a `webhook` (finish, cancel,

@@ -227,6 +227,7 @@ export class Gateway {
       heartbeatMs: ctx.options.heartbeatMs,
       stale,
       acks: true,
+      blobs: ctx.blobs.kept,
     });
     ctx.logger.info('worker connected', {
       workerId: session.workerId,
@@ -234,7 +235,7 @@ export class Gateway {
       concurrency: session.concurrency,
       adopted: session.inflight.size,
     });
-    ctx.options.onWorkerConnected(session.workerId, session.endpointId);
+    ctx.workerEvents.emit('connected', session.workerId, session.endpointId);
     dispatcher.pump(session.endpointId);
     return session;
   }

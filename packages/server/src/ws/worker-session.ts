@@ -1,6 +1,7 @@
 import type { HelloMessage, ServerMessage, WorkerMessage } from '@berth/protocol';
 import { sendCoalesced } from '@berth/protocol/internal';
 import { RawJson, jsonBytes } from '../jobs/raw-json.js';
+import { BlobJson } from '../blobs/blob-json.js';
 
 /** What a session needs of its connection: a `ws` WebSocket (pull sessions, `../pull/`, override the methods that use it). */
 export interface SessionSocket {
@@ -23,6 +24,8 @@ export class WorkerSession {
   concurrency: number;
   /** `hello.batch.maxSize` of a batch handler: the dispatcher assigns it jobs in groups of up to this many. */
   readonly batchMaxSize: number | undefined;
+  /** The worker fetches big inputs by reference (`hello.blobs`). */
+  readonly blobs: boolean;
   /** Running jobs: id -> attempt. */
   readonly inflight = new Map<string, number>();
   /** Credits taken by a dispatch whose claim is still being written. */
@@ -51,6 +54,7 @@ export class WorkerSession {
     this.inputSchema = hello.inputSchema;
     this.concurrency = hello.concurrency;
     this.batchMaxSize = hello.batch?.maxSize;
+    this.blobs = hello.blobs === true;
     this.lastSeen = now;
   }
 
@@ -82,8 +86,12 @@ export class WorkerSession {
 
   send(msg: ServerMessage): boolean {
     if (this.closed || this.socket.readyState !== this.socket.OPEN) return false;
-    // A big input kept as received (`RawJson`) is spliced into the frame as its bytes: no parse, no stringify.
-    if (msg.type === 'job.assign' && msg.input instanceof RawJson)
+    // A big input kept as a blob goes by reference to a worker that fetches it (issue #35); one kept as received
+    // (`RawJson`) is spliced into the frame as its bytes: no parse, no stringify.
+    if (msg.type === 'job.assign' && msg.input instanceof BlobJson && this.blobs) {
+      const inputBlob = { url: `/v2/_worker/jobs/${encodeURIComponent(msg.id)}/input`, size: msg.input.length };
+      sendCoalesced(this.socket, JSON.stringify({ ...msg, input: {}, inputBlob }));
+    } else if (msg.type === 'job.assign' && msg.input instanceof RawJson)
       this.socket.send(jsonBytes(msg) as Buffer, { binary: false });
     else sendCoalesced(this.socket, JSON.stringify(msg)); // the frames of one turn leave in one write
     return true;

@@ -1,22 +1,36 @@
 import { BerthError, LIMITS, decodeJobRequest, type JobRequest } from '@berth/protocol';
 import { SpanStatusCode, type Context } from '@opentelemetry/api';
-import { readBody, parseBigJsonBody } from '../body.js';
+import { parseJsonBody } from '../body.js';
+import { receiveBody } from '../../blobs/body-ingest.js';
+import { readRange } from '../../blobs/job-blobs.js';
 import { QUERY, intParam } from '../query.js';
 import type { RouteContext } from './route-context.js';
 import { idempotencyKey, type IdempotencyScope } from '../../jobs/idempotency.js';
 
 async function readJobRequest(rc: RouteContext, limit: number): Promise<JobRequest> {
-  const buf = await readBody(rc.req.body, limit, rc.req.headers['content-length']);
-  // A big body's input stays the bytes it came as (`RawJson`): checked off the event loop, never re-serialized.
-  const big = await parseBigJsonBody(buf, 'input');
-  const parsed = big.value as Record<string, unknown>;
-  let raw = big.raw;
-  if (raw) {
-    // An object (its first byte is `{`) is checked as {} here and replaced by its bytes below; anything else goes
-    // through the checks parsed, for their error message.
-    if (raw.bytes()[0] === 0x7b) parsed['input'] = {};
-    else [parsed['input'], raw] = [raw.value, undefined];
+  const got = await receiveBody(rc.req, limit, rc.service.blobs.files, 'input');
+  if ('small' in got) return decodeRequest(parseJsonBody(got.small));
+  // A big body was streamed to a blob file and checked off the event loop: its other fields come parsed, its
+  // input stays bytes in the file (issue #35).
+  const { result } = got.big;
+  try {
+    const parsed: Record<string, unknown> = { ...result.fields };
+    // An object input is checked as {} here and replaced by its reference below; anything else gets a
+    // stand-in of its kind, for the checks' error message.
+    if (result.keyKind === 'other') parsed['input'] = result.span ? await standIn(got.big.temp.path, result.span) : null;
+    else if (result.keyKind === 'object') parsed['input'] = {};
+    const req = decodeRequest(parsed);
+    if (result.keyKind === 'object' && result.span)
+      req.input = (await rc.service.blobs.value(got.big, result.span)) as unknown as JobRequest['input'];
+    else await rc.service.blobs.drop(got.big);
+    return req;
+  } catch (err) {
+    await rc.service.blobs.drop(got.big);
+    throw err;
   }
+}
+
+function decodeRequest(parsed: unknown): JobRequest {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new BerthError('invalid_request', 'request body must be a JSON object like {"input": {...}}');
   }
@@ -24,8 +38,17 @@ async function readJobRequest(rc: RouteContext, limit: number): Promise<JobReque
   if (!r.ok) throw new BerthError('invalid_request', r.error, r.issues);
   if (r.value.webhookEvents !== undefined && r.value.webhook === undefined)
     throw new BerthError('invalid_request', 'webhookEvents: needs a webhook URL in "webhook"');
-  if (raw) r.value.input = raw as unknown as JobRequest['input'];
   return r.value;
+}
+
+/** A value of the same JSON kind as the one at `span` (a string, array, number...), to word the check's error. */
+async function standIn(path: string, span: [number, number]): Promise<unknown> {
+  const first = (await readRange(path, span[0], span[0] + 1))[0];
+  if (first === 0x22) return '';
+  if (first === 0x5b) return [];
+  if (first === 0x74 || first === 0x66) return true;
+  if (first === 0x6e) return null;
+  return 0;
 }
 
 /** The job token a submit asked for with `"token": {...}` (docs/job-tokens.md), or undefined. */

@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { RawJson } from '../../jobs/raw-json.js';
+import { BlobJson } from '../../blobs/blob-json.js';
 import type { JobRecord } from '../types.js';
 
 /**
@@ -14,7 +15,14 @@ export class BigInputs {
   private readonly put: Statement;
   private readonly read: Statement;
 
-  constructor(db: Database) {
+  /**
+   * `blobDir`: the folder of the store's blob files (issue #35: inputs and outputs of big jobs, streamed to disk),
+   * which a column's blob reference names a file of; undefined for a database in memory.
+   */
+  constructor(
+    db: Database,
+    readonly blobDir?: string,
+  ) {
     this.put = db.prepare('INSERT OR REPLACE INTO job_inputs (job_id, data) VALUES (?, ?)');
     this.read = db.prepare('SELECT data FROM job_inputs WHERE job_id = ?').pluck();
   }
@@ -24,7 +32,8 @@ export class BigInputs {
    * sent as (`RawJson`, a big body) is stored as those bytes (a BLOB), never serialized.
    */
   column(id: string, input: unknown): string {
-    if (input instanceof RawJson && input.text.length >= BIG_INPUT_CHARS) {
+    if (input instanceof BlobJson) return input.marker();
+    if (input instanceof RawJson && input.length >= BIG_INPUT_CHARS) {
       this.put.run(id, input.text);
       return '';
     }

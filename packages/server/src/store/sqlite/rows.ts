@@ -2,6 +2,7 @@ import type { JobStatus } from '@berth/protocol';
 import type { JobRecord } from '../types.js';
 import { json, readWebhookColumn, webhookColumn } from '../job-row.js';
 import type { BigInputs } from './big-inputs.js';
+import { readJsonColumn } from '../../blobs/blob-json.js';
 
 export { json } from '../job-row.js';
 
@@ -28,7 +29,7 @@ export function toRecord(r: RawJobRow, big?: BigInputs): JobRecord {
     id: r[0] as string,
     endpointId: r[1] as string,
     status: r[2] as JobStatus,
-    input: aside ? {} : (JSON.parse(r[3] as string) as Record<string, unknown>),
+    input: aside ? {} : (readJsonColumn(r[3] as string, big?.blobDir) as Record<string, unknown>),
     executionTimeout: r[6] as number,
     lowPriority: r[7] === 1,
     sync: r[8] === 1,
@@ -41,7 +42,7 @@ export function toRecord(r: RawJobRow, big?: BigInputs): JobRecord {
   if (r[4] !== null) readWebhookColumn(rec, r[4] as string);
   if (r[5] !== null) rec.s3Config = JSON.parse(r[5] as string) as NonNullable<JobRecord['s3Config']>;
   if (r[11] !== null) rec.workerId = r[11] as string;
-  if (r[12] !== null) rec.output = JSON.parse(r[12] as string);
+  if (r[12] !== null) rec.output = readJsonColumn(r[12] as string, big?.blobDir);
   if (r[13] !== null) rec.progress = JSON.parse(r[13] as string);
   if (r[14] !== null) rec.error = r[14] as string;
   if (r[17] !== null) rec.startedAt = r[17] as number;

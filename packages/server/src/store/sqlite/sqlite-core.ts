@@ -34,9 +34,12 @@ export class SqliteCore {
   private readonly jobLogs: SqliteJobLogs;
   private readonly big: BigInputs;
 
-  constructor(readonly db: Database) {
+  constructor(
+    readonly db: Database,
+    blobDir?: string,
+  ) {
     this.st = prepareStatements(db);
-    this.big = new BigInputs(db);
+    this.big = new BigInputs(db, blobDir);
     this.outbox = new SqliteWebhookOutbox(db);
     this.jobLogs = new SqliteJobLogs(db, this.big);
     this.live = new LiveCounts(this.st);

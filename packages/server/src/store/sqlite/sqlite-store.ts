@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import type {
   DeleteCondition,
@@ -22,6 +22,7 @@ import { GroupCommit } from './group-commit.js';
 import { WalSync } from './wal-sync.js';
 import { openStoreDatabase } from './open-database.js';
 import { SqliteCore } from './sqlite-core.js';
+import { SqliteQueuePositions } from './queue-position.js';
 
 /** Options of `SqliteStore`. */
 export interface SqliteStoreOptions {
@@ -52,6 +53,11 @@ export class SqliteStore implements Store {
   private closed = false;
   private readonly lock: DataLock | undefined;
   private readonly walSync: WalSync | undefined;
+  private positions: SqliteQueuePositions | undefined;
+  /** The folder of big inputs and outputs (`blobs/` beside the database file); undefined in memory. */
+  readonly blobDir: string | undefined;
+  /** `full` durability fsyncs blob files before the job that refers to them commits. */
+  readonly durability: 'normal' | 'full';
 
   constructor(opts: SqliteStoreOptions) {
     if (opts.file !== ':memory:') {
@@ -59,6 +65,8 @@ export class SqliteStore implements Store {
       this.lock = DataLock.acquire(opts.file);
     }
     const durability = opts.durability ?? 'normal';
+    this.durability = durability;
+    this.blobDir = opts.file === ':memory:' ? undefined : join(dirname(opts.file), 'blobs');
     // Durability full on a file: SQLite writes the WAL, `WalSync` fsyncs it off the event loop (group-commit.ts).
     const ownSync = durability === 'full' && opts.file !== ':memory:';
     let db: Database | undefined;
@@ -71,7 +79,7 @@ export class SqliteStore implements Store {
       throw err;
     }
     this.db = db;
-    const core = new SqliteCore(db);
+    const core = new SqliteCore(db, this.blobDir);
     this.core = core;
     this.tx = new GroupCommit(db, () => core.live.rebuild(), this.walSync);
   }
@@ -211,6 +219,10 @@ export class SqliteStore implements Store {
 
   queueDepth(endpointId: string): Promise<number> {
     return Promise.resolve(this.core.live.queued(endpointId));
+  }
+
+  queuePosition(id: string, cap: number): Promise<number | undefined> {
+    return this.read(() => (this.positions ??= new SqliteQueuePositions(this.db)).of(id, cap));
   }
 
   recover(leaseUntil: number): Promise<RecoveryReport> {

@@ -18,6 +18,8 @@ type JobMessage = Extract<WorkerMessage, { type: 'job.progress' | 'job.stream' |
 export class JobEntry {
   readonly key: string;
   readonly spec: JobSpec;
+  /** A big input kept as a blob on the control plane: fetched before the handler runs (`spec.input` is `{}`). */
+  readonly inputBlob: { url: string; size: number } | undefined;
   /** The job's cancel switch; its `AbortSignal` is made only if the handler reads `job.signal`. */
   readonly aborter = new LazyAbort();
   state: 'queued' | 'running' | 'finished' = 'queued';
@@ -46,6 +48,7 @@ export class JobEntry {
     this.spec = { id: assign.id, input: assign.input, attempt: assign.attempt };
     if (assign.s3Config !== undefined) this.spec.s3Config = assign.s3Config;
     if (assign.deadline !== undefined) this.spec.deadline = assign.deadline;
+    this.inputBlob = assign.inputBlob;
     this.traceparent = assign.traceparent;
   }
 
@@ -96,12 +99,18 @@ export class JobEntry {
     this.emit({ type: 'job.progress', id: this.spec.id, attempt: this.spec.attempt, progress: value });
   }
 
-  complete(output: unknown): void {
+  /** Records the result; `outputBlob`: the output was uploaded as that blob (the message names it instead). */
+  complete(output: unknown, outputBlob?: string): void {
     if (this.state === 'finished') return;
     if (this.cancelled) return this.fail('cancelled', { aborted: true });
     this.flushChunks();
     this.state = 'finished';
-    this.emit({ type: 'job.complete', id: this.spec.id, attempt: this.spec.attempt, output });
+    const { id, attempt } = this.spec;
+    this.emit(
+      outputBlob === undefined
+        ? { type: 'job.complete', id, attempt, output }
+        : { type: 'job.complete', id, attempt, output: null, outputBlob },
+    );
   }
 
   /** Records a failure; `aborted` (cancelled, or handed back at shutdown) drops the outputs not yet sent. */

@@ -5,6 +5,7 @@ import { executeWithRetry } from '../execute/retry.js';
 import { withConsoleForwarding } from '../logs/console-capture.js';
 import type { LogShipper } from '../logs/log-shipper.js';
 import type { JobEntry } from './job-entry.js';
+import { fetchInput, InputFetchError, uploadOutput } from './blob-transfer.js';
 import type { WorkerRuntimeOptions } from './runtime-types.js';
 
 /** What running one assigned job needs. */
@@ -15,6 +16,8 @@ export interface RunJobDeps {
   >;
   shipper: LogShipper;
   outputTarget: OutputTarget;
+  /** The connected server keeps big values as blobs (`welcome.blobs`): big outputs are uploaded. */
+  serverBlobs: () => boolean;
 }
 
 /**
@@ -29,6 +32,18 @@ export async function runAssignedJob(entry: JobEntry, deps: RunJobDeps): Promise
   const started = Date.now();
   const { id, attempt } = entry.spec;
   const handlerLog = shipper.wrap(entry.log, id, attempt);
+  const ref = entry.inputBlob;
+  if (ref) {
+    // A big input kept as a blob: fetched over HTTP and parsed here, so the handler sees `job.input` as always.
+    try {
+      entry.spec.input = await fetchInput(deps.outputTarget, ref, entry.aborter.signal);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      entry.log.warn('job input not fetched', { error: message, bytes: ref.size });
+      // The server could not be reached: the job goes back to the queue; an input that is not JSON fails it.
+      return entry.fail(message, { aborted: err instanceof InputFetchError });
+    }
+  }
   const execute = (span?: Span) =>
     executeWithRetry(
       {
@@ -59,7 +74,10 @@ export async function runAssignedJob(entry: JobEntry, deps: RunJobDeps): Promise
     json,
   );
   shipper.flush(); // what the handler logged reaches the control plane before its result
-  if (result.status === 'COMPLETED') entry.complete(result.output);
+  if (result.status === 'COMPLETED') {
+    const blob = deps.serverBlobs() ? await uploadOutput(deps.outputTarget, id, attempt, result.output) : undefined;
+    entry.complete(result.output, blob);
+  }
   else entry.fail(result.error, { aborted: result.status === 'CANCELLED' });
   const ms = Date.now() - started;
   if (result.status === 'FAILED') entry.log.warn('job failed', { ms, error: result.error });

@@ -29,6 +29,8 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
   const table = new JobTable();
   /** The connected server acknowledges results (welcome.acks). */
   let serverAcks = false;
+  /** The connected server keeps big values as blobs (welcome.blobs). */
+  let serverBlobs = false;
   const shipper = new LogShipper((msg) => conn.ready && conn.send(msg));
   const inputJsonSchema = options.inputSchema ? toInputJsonSchema(options.inputSchema, log) : undefined;
   const send = (msg: Parameters<Connection['send']>[0]): boolean => conn.send(msg);
@@ -48,6 +50,7 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
       stream,
       inflight: table.refs(LIMITS.workerInflightMax),
       sdkVersion: SDK_VERSION,
+      blobs: true,
       ...(inputJsonSchema ? { inputSchema: inputJsonSchema } : {}),
       ...(options.batcher ? { batch: { maxSize: options.batcher.options.maxSize } } : {}),
     }),
@@ -73,7 +76,12 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
     drainTimeoutMs: options.drainTimeoutMs,
     abortGraceMs: options.timings.abortGraceMs,
   });
-  const runDeps = { options, shipper, outputTarget: { baseUrl: httpBaseOf(options.url), token: options.token } };
+  const runDeps = {
+    options,
+    shipper,
+    outputTarget: { baseUrl: httpBaseOf(options.url), token: options.token },
+    serverBlobs: () => serverBlobs,
+  };
   const assignment: Assignment = new Assignment({
     table,
     log,
@@ -90,6 +98,7 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
   function onWelcome(welcome: WelcomeMessage): void {
     serverDrain.end({ recycle: false });
     serverAcks = welcome.acks;
+    serverBlobs = welcome.blobs;
     dropStale(table, welcome.stale);
     if (assignment.concurrency === 0) conn.send({ type: 'concurrency', concurrency: 0 });
     if (shutdown.draining) conn.send({ type: 'draining' });

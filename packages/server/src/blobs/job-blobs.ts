@@ -1,0 +1,97 @@
+import { open, writeFile } from 'node:fs/promises';
+import { parseJsonBody } from '../http/body.js';
+import { RawJson } from '../jobs/raw-json.js';
+import type { JobRecord } from '../store/types.js';
+import { diskError, type BlobFiles } from './blob-files.js';
+import { BlobJson } from './blob-json.js';
+import type { IngestedBody, ReceivedBody } from './body-ingest.js';
+
+/**
+ * Big job values as blob files (issue #35). With a store that keeps blob references (`Store.blobDir`: SQLite on a
+ * file), a streamed body's `input` stays in its file and the job row refers to it; with one that keeps values
+ * inline (PostgreSQL, memory), the checked bytes are read back once (off the event loop, by the file system's
+ * threads) and the temp file removed.
+ */
+export class JobBlobs {
+  constructor(
+    readonly files: BlobFiles,
+    /** The store keeps blob references (its `blobDir` is `files.dir`). */
+    readonly kept: boolean,
+  ) {}
+
+  /** The value at `span` of a streamed body (the `input`): a blob reference, or its bytes. */
+  async value(body: IngestedBody, span: [number, number]): Promise<RawJson> {
+    if (this.kept) return new BlobJson(this.files.dir, body.temp.name, span[0], span[1]);
+    try {
+      return new RawJson(await readRange(body.temp.path, span[0], span[1]));
+    } finally {
+      await this.files.discard(body.temp.name);
+    }
+  }
+
+  /** A streamed body that did not become a job (refused, or only its fields were wanted): its file goes. */
+  async drop(body: IngestedBody): Promise<void> {
+    await this.files.discard(body.temp.name);
+  }
+
+  /**
+   * Before `job` is inserted: an input still in its temp file gets its job's name, so that a sweep keeps it while
+   * the job exists and removes it after.
+   */
+  async bind(job: JobRecord): Promise<void> {
+    const input = job.input as unknown;
+    if (!(input instanceof BlobJson) || input.dir !== this.files.dir || !input.name.startsWith('tmp-')) return;
+    input.name = await this.files.keep(input.name, job.id, 'in', input.end);
+  }
+
+  /** An output a worker uploaded (checked JSON), kept as a blob of `jobId`: its name for `job.complete`. */
+  async keepOutput(jobId: string, got: ReceivedBody): Promise<{ blob: string; size: number }> {
+    let temp: string;
+    let size: number;
+    if ('small' in got) {
+      parseJsonBody(got.small); // checked here; small values are not worth a thread
+      const t = this.files.reserve(got.small.length);
+      try {
+        await writeFile(t.path, got.small);
+      } catch (err) {
+        await this.files.discard(t.name);
+        throw diskError(err);
+      }
+      [temp, size] = [t.name, got.small.length];
+    } else [temp, size] = [got.big.temp.name, got.big.result.size];
+    return { blob: await this.files.keep(temp, jobId, 'out', size), size };
+  }
+
+  /** The output blob `name` a worker's `job.complete` names, if it is one of `jobId`'s; undefined otherwise. */
+  async output(jobId: string, name: string): Promise<BlobJson | undefined> {
+    if (!this.kept || !name.startsWith(`${jobId}~`) || !name.endsWith('.out') || name.includes('/')) return undefined;
+    const size = await this.files.has(name);
+    return size === undefined ? undefined : new BlobJson(this.files.dir, name, 0, size);
+  }
+
+  /** Removes blob files whose job the store no longer holds (and stale temp files); answers how many. */
+  sweep(store: { get(id: string): Promise<JobRecord | undefined> }, startup = false): Promise<number> {
+    return this.files.sweep(async (ids) => {
+      const held = new Set<string>();
+      for (const id of ids) if (await store.get(id)) held.add(id);
+      return held;
+    }, startup);
+  }
+}
+
+/** Bytes `[start, end)` of a file. */
+export async function readRange(path: string, start: number, end: number): Promise<Buffer> {
+  const fd = await open(path, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(end - start);
+    let done = 0;
+    while (done < buf.length) {
+      const { bytesRead } = await fd.read(buf, done, buf.length - done, start + done);
+      if (bytesRead === 0) throw new Error(`${path} is shorter than expected`);
+      done += bytesRead;
+    }
+    return buf;
+  } finally {
+    await fd.close();
+  }
+}
