@@ -42,15 +42,15 @@ export function createBlobRoutes(
 
 async function runningJob(deps: BlobRoutesDeps, req: ApiRequest, jobId: string): Promise<JobRecord> {
   const job = await deps.store.get(jobId);
-  if (job?.status !== 'IN_PROGRESS')
-    throw new BerthError('job_not_found', `job ${jobId.slice(0, 100)} is not running`);
+  if (job?.status !== 'IN_PROGRESS') throw new BerthError('job_not_found', `job ${jobId.slice(0, 100)} is not running`);
   if (!(await deps.authorize(req.headers['authorization'], job.endpointId)))
     throw new BerthError('unauthorized', "needs a worker token of the job's endpoint: Authorization: Bearer <token>");
   return job;
 }
 
 async function input(deps: BlobRoutesDeps, req: ApiRequest, jobId: string): Promise<ApiResponse> {
-  if (req.method !== 'GET') throw new BerthError('method_not_allowed', `${req.method} is not allowed; use GET`, ['GET']);
+  if (req.method !== 'GET')
+    throw new BerthError('method_not_allowed', `${req.method} is not allowed; use GET`, ['GET']);
   const job = await runningJob(deps, req, jobId);
   const value = job.input as unknown;
   if (value instanceof BlobJson) {

@@ -16,7 +16,10 @@ function bigBody(mb: number, extra: Record<string, unknown> = {}) {
     .map((_, i) => (i * 131) % 251)
     .toString('base64');
   const input = `{"data":"${data}","n":${mb}}`;
-  return { input, text: `{"input":${input}${Object.keys(extra).length ? `,${JSON.stringify(extra).slice(1, -1)}` : ''}}` };
+  return {
+    input,
+    text: `{"input":${input}${Object.keys(extra).length ? `,${JSON.stringify(extra).slice(1, -1)}` : ''}}`,
+  };
 }
 
 async function setup(clock = new ManualClock(1_700_000_000_000)) {
@@ -132,5 +135,28 @@ describe('big inputs and outputs as blob files (SQLite)', () => {
     await t.server.sweep();
     await t.server.sweep();
     expect(t.blobFiles()).toHaveLength(0);
+  });
+
+  it('the pull protocol (RunPod job-take / job-done) gets the same bytes and stores a big result as a blob', async () => {
+    await using t = await setup();
+    const { input, text } = bigBody(2);
+    const { id } = (await (await t.post('/v2/echo/run', text)).json()) as { id: string };
+    const take = await fetch(`${t.url}/v2/echo/job-take/pw1?gpu=local&job_in_progress=0`, {
+      headers: { authorization: WORKER_TOKEN },
+    });
+    expect(take.status).toBe(200);
+    const taken = await take.text();
+    expect(taken).toBe(`{"id":"${id}","input":${input}}`);
+    // runpod-python posts {"output": ...} with a form content type
+    const done = await fetch(`${t.url}/v2/echo/job-done/pw1/${id}?isStream=false`, {
+      method: 'POST',
+      headers: { authorization: WORKER_TOKEN, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `{"output":${input}}`,
+    });
+    expect(done.status).toBe(200);
+    expect(t.blobFiles().filter((f) => f.startsWith(`${id}~`))).toHaveLength(2); // the input and the output
+    const body = await (await t.get(`/v2/echo/status/${id}`)).text();
+    expect(body).toContain(`"status":"COMPLETED"`);
+    expect(body).toContain(`"output":${input}`);
   });
 });

@@ -2,7 +2,7 @@ import { open, writeFile } from 'node:fs/promises';
 import { parseJsonBody } from '../http/body.js';
 import { RawJson } from '../jobs/raw-json.js';
 import type { JobRecord } from '../store/types.js';
-import { diskError, type BlobFiles } from './blob-files.js';
+import { diskError, type BlobFiles, type BlobKind } from './blob-files.js';
 import { BlobJson } from './blob-json.js';
 import type { IngestedBody, ReceivedBody } from './body-ingest.js';
 
@@ -19,9 +19,18 @@ export class JobBlobs {
     readonly kept: boolean,
   ) {}
 
-  /** The value at `span` of a streamed body (the `input`): a blob reference, or its bytes. */
-  async value(body: IngestedBody, span: [number, number]): Promise<RawJson> {
-    if (this.kept) return new BlobJson(this.files.dir, body.temp.name, span[0], span[1]);
+  /**
+   * The value at `span` of a streamed body (a submit's `input`, a pull worker's `output`): a blob reference, or its
+   * bytes. With `owner`, the file is kept at once under that job's name (`kind`: which value of the job it is);
+   * else it stays a temp file until `bind` names it.
+   */
+  async value(body: IngestedBody, span: [number, number], owner?: { jobId: string; kind: BlobKind }): Promise<RawJson> {
+    if (this.kept) {
+      const name = owner
+        ? await this.files.keep(body.temp.name, owner.jobId, owner.kind, body.result.size)
+        : body.temp.name;
+      return new BlobJson(this.files.dir, name, span[0], span[1]);
+    }
     try {
       return new RawJson(await readRange(body.temp.path, span[0], span[1]));
     } finally {

@@ -172,7 +172,8 @@ async function write(res: ServerResponse, out: ApiResponse): Promise<void> {
       const headers = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(length) };
       return pipe(res, out.status, { ...headers, ...out.headers }, pieces(parts));
     }
-    const body = typeof parts === 'string' ? parts : Buffer.concat(parts.map((p) => (Buffer.isBuffer(p) ? p : p.bytes())));
+    const body =
+      typeof parts === 'string' ? parts : Buffer.concat(parts.map((p) => (Buffer.isBuffer(p) ? p : p.bytes())));
     res.writeHead(out.status, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(body),

@@ -28,7 +28,7 @@ export class WorkerReports {
 
   /** Applies one decoded message from a worker. */
   async onWorkerMessage(s: WorkerSession, msg: WorkerMessage): Promise<void> {
-    const { store, clock, events, options, logger } = this.ctx;
+    const { store, events, logger } = this.ctx;
     if (isJobReport(msg) && s.inflight.get(msg.id) !== msg.attempt) return this.refuseReport(s, msg);
     switch (msg.type) {
       case 'job.progress':

@@ -2,6 +2,7 @@ import { BerthError } from '@berth/protocol';
 import type { CoreContext } from '../jobs/context.js';
 import type { WorkerReports } from '../jobs/worker-reports.js';
 import { parseJsonBody, readBody } from '../http/body.js';
+import { receiveBody } from '../blobs/body-ingest.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { PullSession } from './pull-session.js';
 
@@ -14,7 +15,10 @@ const OK: ApiResponse = { status: 200, json: {} };
 
 /** The JSON object a worker posted, whatever its Content-Type says (runpod-python sends JSON as a form type). */
 async function reportBody(req: ApiRequest): Promise<Record<string, unknown>> {
-  const body = parseJsonBody(await readBody(req.body, MAX_REPORT_BYTES, req.headers['content-length']));
+  return reportObject(parseJsonBody(await readBody(req.body, MAX_REPORT_BYTES, req.headers['content-length'])));
+}
+
+function reportObject(body: unknown): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw new BerthError('invalid_request', 'the body must be a JSON object like {"output": ...} or {"error": "..."}');
   return body as Record<string, unknown>;
@@ -46,7 +50,17 @@ export async function jobDone(
   req: ApiRequest,
   jobId: string,
 ): Promise<ApiResponse> {
-  const body = await reportBody(req);
+  // A big result streams into a blob file, checked off the event loop; its output stays bytes (issue #35).
+  const got = await receiveBody(req, MAX_REPORT_BYTES, ctx.blobs.files, 'output');
+  let body: Record<string, unknown>;
+  if ('small' in got) body = reportObject(parseJsonBody(got.small));
+  else {
+    const { result } = got.big;
+    body = result.fields;
+    if (result.span && result.keyKind !== 'absent')
+      body['output'] = await ctx.blobs.value(got.big, result.span, { jobId, kind: 'out' });
+    else await ctx.blobs.drop(got.big);
+  }
   const attempt = await attemptOf(ctx, s, jobId);
   const progress = body['status'] === 'IN_PROGRESS';
   if (attempt === undefined) {

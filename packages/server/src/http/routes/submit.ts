@@ -17,7 +17,8 @@ async function readJobRequest(rc: RouteContext, limit: number): Promise<JobReque
     const parsed: Record<string, unknown> = { ...result.fields };
     // An object input is checked as {} here and replaced by its reference below; anything else gets a
     // stand-in of its kind, for the checks' error message.
-    if (result.keyKind === 'other') parsed['input'] = result.span ? await standIn(got.big.temp.path, result.span) : null;
+    if (result.keyKind === 'other')
+      parsed['input'] = result.span ? await standIn(got.big.temp.path, result.span) : null;
     else if (result.keyKind === 'object') parsed['input'] = {};
     const req = decodeRequest(parsed);
     if (result.keyKind === 'object' && result.span)

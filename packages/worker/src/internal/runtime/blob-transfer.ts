@@ -49,14 +49,11 @@ export async function uploadOutput(
   const text = JSON.stringify(output);
   if (text === undefined || text.length < LIMITS.blobValueBytes) return undefined;
   try {
-    const res = await fetch(
-      `${target.baseUrl}/v2/_worker/jobs/${encodeURIComponent(id)}/output?attempt=${attempt}`,
-      {
-        method: 'POST',
-        headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/json' },
-        body: text,
-      },
-    );
+    const res = await fetch(`${target.baseUrl}/v2/_worker/jobs/${encodeURIComponent(id)}/output?attempt=${attempt}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/json' },
+      body: text,
+    });
     if (!res.ok) {
       await res.body?.cancel();
       return undefined;

@@ -77,8 +77,7 @@ export async function runAssignedJob(entry: JobEntry, deps: RunJobDeps): Promise
   if (result.status === 'COMPLETED') {
     const blob = deps.serverBlobs() ? await uploadOutput(deps.outputTarget, id, attempt, result.output) : undefined;
     entry.complete(result.output, blob);
-  }
-  else entry.fail(result.error, { aborted: result.status === 'CANCELLED' });
+  } else entry.fail(result.error, { aborted: result.status === 'CANCELLED' });
   const ms = Date.now() - started;
   if (result.status === 'FAILED') entry.log.warn('job failed', { ms, error: result.error });
   else entry.log.info(result.status === 'COMPLETED' ? 'job completed' : 'job aborted', { ms });
