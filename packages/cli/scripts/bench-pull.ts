@@ -53,7 +53,7 @@ async function measure(ep: string, n: number, spawnWorker: () => PyWorker): Prom
   const worker = spawnWorker();
   try {
     const up = performance.now() + 60_000;
-    while (server.connectedWorkers(ep).length === 0) {
+    while (server.workers.connected(ep).length === 0) {
       if (performance.now() > up) throw new Error(`${ep} worker did not connect:\n${worker.output.slice(-2000)}`);
       await new Promise((r) => setTimeout(r, 2));
     }

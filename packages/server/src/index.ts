@@ -14,7 +14,7 @@ export {
   type LoggerOptions,
   type LogFormat,
   type LogLevel,
-} from '@berth/protocol';
+} from '@berth/protocol/log';
 export { systemClock, type Clock } from './clock.js';
 export type {
   Store,
@@ -47,13 +47,6 @@ export {
 export type { RateLimitOptions } from './limits/rate-limit-options.js';
 export type { AllowableKind } from './webhooks/address-policy.js';
 export type { WebhookOptions } from './webhooks/webhook-options.js';
-export {
-  decide,
-  desiredWorkers,
-  nextWorkerId,
-  type EndpointSnapshot,
-  type ScalerConfig,
-  type ScalingDecision,
-  type ScalingPolicy,
-} from './scaling/policy.js';
-export { QueueWait } from './scaling/queue-wait.js';
+export type { ScalerConfig, ScalingPolicy } from './scaling/policy.js';
+export type { ConnectedWorker, WorkerControl, WorkerEventMap } from './scaling/worker-control.js';
+export type { ScalingLease } from './store/scaling-lease.js';

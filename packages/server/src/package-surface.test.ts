@@ -18,14 +18,10 @@ describe('@berth/server package surface', () => {
       'ConfigError',
       'DuplicateJobError',
       'MissingDependencyError',
-      'QueueWait',
       'StoreUnavailableError',
       'createApiKey',
       'createLogger',
       'createServer',
-      'decide',
-      'desiredWorkers',
-      'nextWorkerId',
       'resolveModels',
       'resolveServerOptions',
       'silentLogger',
@@ -38,6 +34,8 @@ describe('@berth/server package surface', () => {
       'PgKeyStore',
       'PgStore',
     ]);
+    // The scale loop and its pool interface: for programs that start and stop workers (the CLI).
+    expect(Object.keys(await import('@berth/server/scaling')).sort()).toEqual(['ScaleLoop', 'nextWorkerId']);
     // One subpath each: silentLogger from the root, MemoryStore from /memory, /testing only what tests add.
     expect(Object.keys(await import('@berth/server/testing'))).toEqual(['ManualClock']);
   });

@@ -29,7 +29,7 @@ import { Fleet } from '../dev/fleet.js';
 import { EXIT, UsageError } from '../internal/usage-error.js';
 import type { WatchMode } from '../dev/watcher.js';
 import { startServerTracing } from '../internal/tracing.js';
-import { stopTracing } from '@berth/protocol';
+import { stopTracing } from '@berth/protocol/tracing';
 import {
   dataLine,
   openStoreOrExit,
@@ -153,7 +153,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   const firstHelloSeen = new Promise<void>((r) => (firstHello = r));
   const tracingFailed = await startServerTracing(io);
   if (tracingFailed !== undefined) return tracingFailed;
-  const edge = edgeServerOptions(io.env, 'dev');
+  const edge = edgeServerOptions(io.env, 'dev', config.rateLimits);
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
   const started = await startServer(
@@ -165,11 +165,6 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
       models: config.models,
       // Job events once: the workers berth dev runs print their own "job completed" lines.
       logger: withoutWorkerEcho(logger, (workerId) => supervisor.pids().has(workerId)),
-      // At once, not on the scaler's next tick: a worker killed right after connecting is not a handler that failed to load.
-      onWorkerConnected: (workerId, endpointId) => {
-        supervisor.markConnected(workerId);
-        if (endpointId === ids[0]) firstHello();
-      },
       ...storeServerOptions(args.store),
       ...edge,
       webhooks: webhookOptions(edge.webhooks, config.webhooks, args.webhookRetries),
@@ -181,6 +176,9 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   );
   if (typeof started === 'number') return started;
   const { server, url, recovered } = started;
+  server.workers.on('connected', (_workerId, endpointId) => {
+    if (endpointId === ids[0]) firstHello();
+  });
 
   // 4. Workers: the fleet checks each handler compiles, then starts minWorkers and scales.
   const workerEnv = { ...io.env, BERTH_LOG_LEVEL: args.logLevel, BERTH_LOG_FORMAT: 'json' };

@@ -16,7 +16,7 @@ import { startServer } from '../internal/listen.js';
 import { shutdownSignal } from '../internal/signals.js';
 import { EXIT } from '../internal/usage-error.js';
 import { startServerTracing } from '../internal/tracing.js';
-import { stopTracing } from '@berth/protocol';
+import { stopTracing } from '@berth/protocol/tracing';
 import { findConfigFile, loadConfig } from '../config/index.js';
 import {
   dataLine,
@@ -38,8 +38,8 @@ import {
   scaledImages,
   startScaling,
   type ScaleArgs,
+  type Scaling,
 } from '../scale/scale-options.js';
-import type { DockerScaler } from '../scale/docker-scaler.js';
 
 export const SERVE_HELP = `Usage: berth serve [--port <n>] [--host <addr>] [--endpoint <id,...>] [--accept-worker-endpoints] [--config <file>] [--store sqlite|memory] [--data-dir <dir>] [--scale docker [--image <ep>=<image>]] [--log-level <level>] [--log-format json|pretty] [--webhook-retries <n>]
 
@@ -150,13 +150,17 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
 
   const tracingFailed = await startServerTracing(io);
   if (tracingFailed !== undefined) return tracingFailed;
-  const edge = edgeServerOptions(io.env, 'serve');
+  const edge = edgeServerOptions(io.env, 'serve', config?.rateLimits);
+  if (!edge.webhooks?.secret)
+    logger.warn(
+      'webhooks are unsigned: receivers cannot tell them from forged ones; set BERTH_WEBHOOK_SECRET=whsec_<base64> (docs/webhooks.md)',
+    );
   const opened = await openStoreOrExit(args.store, io.stderr);
   if (typeof opened === 'number') return opened;
   // Scaled endpoints get stored worker tokens; the memory store has no key store of its own.
   const keyStore =
     opened.keyStore ?? (images.size > 0 ? new (await import('@berth/server/memory')).MemoryKeyStore() : undefined);
-  let scaler: DockerScaler | undefined;
+  let scaler: Scaling | undefined;
   const started = await startServer(
     {
       apiKeys: [apiKey.key],
@@ -172,12 +176,6 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
       ...edge,
       webhooks: webhookOptions(edge.webhooks, config?.webhooks, args.webhookRetries),
       ...(keyStore ? { keyStore } : {}),
-      ...(images.size > 0
-        ? {
-            onJobFinished: (job) => scaler?.onJobFinished(job),
-            onWorkerConnected: (workerId, endpointId) => scaler?.onWorkerConnected(workerId, endpointId),
-          }
-        : {}),
     },
     args.port,
     args.host,

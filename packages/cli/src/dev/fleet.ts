@@ -1,15 +1,15 @@
 import { relative } from 'node:path';
 import type { BerthServer } from '@berth/server';
+import { ScaleLoop } from '@berth/server/scaling';
 import type { ResolvedEndpoint } from '../config/index.js';
-import type { Logger } from '@berth/protocol';
+import type { Logger } from '@berth/protocol/log';
 import type { WorkerSpec, WorkerSupervisor } from '../internal/supervisor.js';
 import { checkHandler } from './handler-check.js';
-import { decide, nextWorkerId, QueueWait } from '@berth/server';
+import { ProcessPool } from './process-pool.js';
 import { FileWatcher, type WatchMode } from './watcher.js';
 
 export interface FleetOptions {
-  server: Pick<BerthServer, 'connectedWorkers' | 'setExpectedWorkers' | 'setHandlerBroken' | 'health'> &
-    Partial<Pick<BerthServer, 'workerStopping'>>;
+  server: Pick<BerthServer, 'workers' | 'health'>;
   supervisor: WorkerSupervisor;
   endpoints: readonly ResolvedEndpoint[];
   /** The folder paths are shown relative to. */
@@ -40,35 +40,46 @@ interface EndpointState {
    * until one of them connects. Later failures (a cold start, a reload) are reported and wait for a fix.
    */
   fatal: boolean;
-  idleSince: Map<string, number>;
-  /** Workers stopped by scale-down that have not exited yet: their ids are not reused until they have. */
-  retiring: Set<string>;
 }
 
 /**
  * Keeps each endpoint's workers as `berth dev` promises: `minWorkers` to `maxWorkers` by queue depth with an
- * idle timeout (scale to zero), hot reload of changed handler files (running jobs are requeued), `/health`
- * counting spawned-but-unconnected workers as initializing, and a clear failure when a handler cannot load.
+ * idle timeout (scale to zero: the scale loop over the process pool), hot reload of changed handler files
+ * (running jobs are requeued), `/health` counting spawned-but-unconnected workers as initializing, and a clear
+ * failure when a handler cannot load.
  */
 export class Fleet {
   readonly #o: FleetOptions;
   readonly #state = new Map<string, EndpointState>();
   readonly #watcher: FileWatcher | undefined;
-  readonly #queueWait = new QueueWait();
-  #timer: NodeJS.Timeout | undefined;
-  #ticking = false;
+  readonly #pool: ProcessPool;
+  readonly #loop: ScaleLoop;
+  readonly #unsubscribe: () => void;
 
   constructor(o: FleetOptions) {
     this.#o = o;
     for (const ep of o.endpoints)
-      this.#state.set(ep.id, {
-        ep,
-        inputs: [],
-        broken: undefined,
-        fatal: ep.minWorkers > 0,
-        idleSince: new Map(),
-        retiring: new Set(),
-      });
+      this.#state.set(ep.id, { ep, inputs: [], broken: undefined, fatal: ep.minWorkers > 0 });
+    this.#pool = new ProcessPool({
+      supervisor: o.supervisor,
+      workers: o.server.workers,
+      specFor: (id, workerId) => o.specFor(this.#state.get(id)!.ep, workerId),
+      broken: (id) => this.#state.get(id)?.broken !== undefined,
+    });
+    // Endpoints with a fixed count are kept by the supervisor's restarts; the loop scales the others.
+    this.#loop = new ScaleLoop({
+      server: o.server,
+      pool: this.#pool,
+      endpoints: o.endpoints.filter((ep) => ep.minWorkers < ep.maxWorkers),
+      logger: o.logger,
+      ...(o.tickMs !== undefined ? { tickMs: o.tickMs } : {}),
+    });
+    // At once, not on the loop's next look: a worker killed right after connecting is not a handler that failed to load.
+    this.#unsubscribe = o.server.workers.on('connected', (workerId, endpointId) => {
+      o.supervisor.markConnected(workerId);
+      const st = this.#state.get(endpointId);
+      if (st) st.fatal = false;
+    });
     this.#watcher =
       o.watch === false
         ? undefined
@@ -92,14 +103,14 @@ export class Fleet {
     }
     if (problems.length) return problems.join('\n');
     this.#watcher?.update(this.#allInputs());
-    for (const st of this.#state.values()) for (let i = 0; i < st.ep.minWorkers; i++) this.#add(st);
-    this.#timer = setInterval(() => void this.tick(), this.#o.tickMs ?? 100);
-    this.#timer.unref();
+    for (const st of this.#state.values()) for (let i = 0; i < st.ep.minWorkers; i++) this.#pool.start(st.ep.id);
+    this.#loop.start();
     return undefined;
   }
 
   stop(): void {
-    clearInterval(this.#timer);
+    void this.#loop.stop();
+    this.#unsubscribe();
     this.#watcher?.close();
   }
 
@@ -121,89 +132,14 @@ export class Fleet {
     if (st) this.#syncExpected(st);
   }
 
-  /** One scaler pass (also run by the timer). */
-  async tick(): Promise<void> {
-    if (this.#ticking) return;
-    this.#ticking = true;
-    try {
-      const now = Date.now();
-      for (const st of this.#state.values()) await this.#tickEndpoint(st, now);
-    } catch (err) {
-      this.#o.logger.error('scaler failed', { error: err instanceof Error ? err.message : String(err) });
-    } finally {
-      this.#ticking = false;
-    }
-  }
-
-  async #tickEndpoint(st: EndpointState, now: number): Promise<void> {
-    const { supervisor, server } = this.#o;
-    const running = new Map<string, number>();
-    for (const w of server.connectedWorkers(st.ep.id)) {
-      running.set(w.workerId, w.running);
-      supervisor.markConnected(w.workerId);
-      st.fatal = false;
-      if (w.running > 0 || w.draining) st.idleSince.delete(w.workerId);
-      else if (!st.idleSince.has(w.workerId)) st.idleSince.set(w.workerId, now);
-    }
-    for (const id of st.idleSince.keys()) if (!running.has(id)) st.idleSince.delete(id);
-    if (st.ep.minWorkers < st.ep.maxWorkers && !st.broken) {
-      const { jobs } = await server.health(st.ep.id);
-      const workers = supervisor.workerIds(st.ep.id);
-      const queuedForMs = this.#queueWait.observe(st.ep.id, jobs.inQueue, now);
-      const d = decide(
-        st.ep,
-        {
-          inQueue: jobs.inQueue,
-          inProgress: jobs.inProgress,
-          ...(queuedForMs !== undefined ? { queuedForMs } : {}),
-          workers,
-          running,
-          idleSince: st.idleSince,
-        },
-        now,
-      );
-      if (d.start > 0)
-        this.#o.logger.info(`scaling ${st.ep.id} up`, {
-          endpointId: st.ep.id,
-          from: workers.length,
-          to: workers.length + d.start,
-          inQueue: jobs.inQueue,
-        });
-      for (let i = 0; i < d.start; i++) this.#add(st);
-      for (const id of d.stop) {
-        this.#o.logger.info(`scaling ${st.ep.id} down: worker idle`, {
-          endpointId: st.ep.id,
-          workerId: id,
-          idleMs: now - (st.idleSince.get(id) ?? now),
-        });
-        st.idleSince.delete(id);
-        st.retiring.add(id);
-        void supervisor.retire(id).then(() => {
-          st.retiring.delete(id);
-          this.#syncExpected(st);
-        });
-        // After the SIGTERM: no new job for it, and a pull worker's held polls answered so that it exits now.
-        setTimeout(() => server.workerStopping?.(id), 200).unref();
-      }
-    }
-    this.#syncExpected(st);
-  }
-
-  #add(st: EndpointState): void {
-    const id = nextWorkerId(st.ep.id, [...this.#o.supervisor.workerIds(st.ep.id), ...st.retiring]);
-    this.#o.supervisor.add(this.#o.specFor(st.ep, id));
-    this.#syncExpected(st);
-  }
-
   /** Why the endpoint cannot start workers (undefined: it can); /health shows it as one `unhealthy` worker. */
   #setBroken(st: EndpointState, why: string | undefined): void {
     st.broken = why;
-    this.#o.server.setHandlerBroken(st.ep.id, why !== undefined);
+    this.#o.server.workers.setBroken(st.ep.id, why !== undefined);
   }
 
-  /** Workers with a process count as expected; those not connected yet are `initializing` in /health. */
   #syncExpected(st: EndpointState): void {
-    this.#o.server.setExpectedWorkers(st.ep.id, this.#o.supervisor.workerIds(st.ep.id).length);
+    this.#pool.sync(st.ep.id);
   }
 
   async #onChange(files: string[]): Promise<void> {
@@ -232,7 +168,7 @@ export class Fleet {
       );
       for (const id of ids) this.#o.supervisor.respawn(id);
       // Workers the scaler had given up on or that failed to load come back with minWorkers.
-      for (let i = this.#o.supervisor.workerIds(st.ep.id).length; i < st.ep.minWorkers; i++) this.#add(st);
+      for (let i = this.#o.supervisor.workerIds(st.ep.id).length; i < st.ep.minWorkers; i++) this.#pool.start(st.ep.id);
     }
     this.#watcher?.update(this.#allInputs());
   }

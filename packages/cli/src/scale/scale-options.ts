@@ -1,12 +1,12 @@
-import type { Logger } from '@berth/protocol';
+import type { Logger } from '@berth/protocol/log';
 import { createApiKey, type BerthServer, type KeyStore, type Store } from '@berth/server';
 import type { FlagOptions } from '../args.js';
 import type { ResolvedConfig } from '../config/index.js';
 import { UsageError } from '../internal/usage-error.js';
 import type { ScaledEndpoint } from './container-spec.js';
+import { ScaleLoop } from '@berth/server/scaling';
 import { DockerApi, dockerAddress } from './docker-api.js';
-import { DockerScaler } from './docker-scaler.js';
-import { PgAdvisoryLease, soleLease, type LockClient } from './scaling-lease.js';
+import { DockerPool } from './docker-pool.js';
 
 /** `berth serve`'s scaling flags. */
 export const SCALE_FLAGS: FlagOptions = {
@@ -98,11 +98,16 @@ export interface StartScalingOptions {
   env: NodeJS.ProcessEnv;
 }
 
+/** The running scaler: `stop()` ends it (the containers keep running; the next start adopts them). */
+export interface Scaling {
+  stop(): Promise<void>;
+}
+
 /**
- * Starts the docker scaler: one stored worker token per scaled endpoint (scoped to it), the scaling lease (an
- * advisory lock on PostgreSQL, else this process alone), and the scaler's loop.
+ * Starts the docker scaler: one stored worker token per scaled endpoint (scoped to it), the scale loop over the
+ * Docker pool, under the store's scaling lease (an advisory lock on PostgreSQL; else this process alone).
  */
-export async function startScaling(o: StartScalingOptions): Promise<DockerScaler> {
+export async function startScaling(o: StartScalingOptions): Promise<Scaling> {
   const endpoints: ScaledEndpoint[] = [];
   for (const ep of o.config.endpoints) {
     const image = o.images.get(ep.id);
@@ -114,28 +119,29 @@ export async function startScaling(o: StartScalingOptions): Promise<DockerScaler
     });
     endpoints.push({ ep, image, workerToken: secret });
   }
-  const pg = postgresOf(o.store);
-  const scaler = new DockerScaler({
-    server: o.server,
+  const pool = new DockerPool({
+    workers: o.server.workers,
     docker: new DockerApi(o.env),
     endpoints,
     name: o.args.name,
     url: o.args.workerUrl ?? o.url,
-    lease: pg
-      ? new PgAdvisoryLease(() => pg.pool.connect(), `berth-scale:${pg.schema ?? ''}:${o.args.name}`)
-      : soleLease,
     logger: o.logger,
-    // On PostgreSQL a look between ticks is a query per endpoint at zero: the 250 ms tick only.
-    ...(pg ? { wakeMs: 0 } : {}),
   });
-  scaler.start();
-  return scaler;
-}
-
-/** The PostgreSQL store's pool and schema (the scaling lease's connection, and a query per look), else undefined. */
-function postgresOf(store: Store): { pool: { connect(): Promise<LockClient> }; schema?: string } | undefined {
-  const pg = store as Partial<{ pool: { connect(): Promise<LockClient> }; schema: string }>;
-  return pg.pool === undefined
-    ? undefined
-    : { pool: pg.pool, ...(pg.schema !== undefined ? { schema: pg.schema } : {}) };
+  const lease = o.store.scalingLease?.(o.args.name);
+  const loop = new ScaleLoop({
+    server: o.server,
+    pool,
+    endpoints: endpoints.map((s) => s.ep),
+    ...(lease ? { lease } : {}),
+    logger: o.logger,
+    // Replicas sharing a store: a look between ticks would be a query per endpoint at zero; the tick only.
+    ...(lease ? { wakeMs: 0 } : {}),
+  });
+  loop.start();
+  return {
+    stop: async () => {
+      await loop.stop();
+      pool.close();
+    },
+  };
 }

@@ -27,12 +27,9 @@ export interface Tracked {
 export interface EndpointState {
   s: ScaledEndpoint;
   workers: Map<string, Tracked>;
-  idleSince: Map<string, number>;
   crashesInARow: number;
   /** No start before this (crash backoff, or the next look for a missing image). */
   notBefore: number;
-  /** Since when the endpoint has had no job queued or running (undefined: it has some). */
-  noJobsSince: number | undefined;
   /** Why no worker can start (a missing image, crashes): /health counts it as one unhealthy worker. */
   problem: string | undefined;
 }
@@ -46,10 +43,8 @@ export function newEndpointState(s: ScaledEndpoint): EndpointState {
   return {
     s,
     workers: new Map(),
-    idleSince: new Map(),
     crashesInARow: 0,
     notBefore: 0,
-    noJobsSince: undefined,
     problem: undefined,
   };
 }

@@ -141,7 +141,7 @@ describe.skipIf(skip !== undefined)(`replicas on one PostgreSQL schema${skip ? `
     const cat = async (r: Replica) =>
       (await call(r.server, 'GET', '/v2/_berth/catalog')).body.endpoints.find((e: { id: string }) => e.id === 'echo');
     expect((await cat(a!)).workers).toEqual((await cat(b!)).workers);
-    expect(a!.server.connectedWorkers('echo')).toHaveLength(0); // the worker really is on B only
+    expect(a!.server.workers.connected('echo')).toHaveLength(0); // the worker really is on B only
     w.send({ type: 'job.complete', id: assign.id, attempt: assign.attempt, output: 1 });
     await w.close();
     await until(

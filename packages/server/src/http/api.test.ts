@@ -203,7 +203,7 @@ describe('HTTP API without a socket', () => {
 
   it('health reports expected-but-unconnected workers as initializing', async () => {
     const s = testServer();
-    s.setExpectedWorkers('echo', 2);
+    s.workers.setExpected('echo', 2);
     expect((await call(s, 'GET', '/v2/echo/health')).body.workers.initializing).toBe(2);
   });
 

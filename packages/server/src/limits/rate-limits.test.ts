@@ -99,11 +99,11 @@ describe('rate limits through the API', () => {
     expect(measured).toEqual([4, 4, 6, 9]); // max(4, 0), max(4, 3), max(4, 6), max(4, 9)
     // A draining worker does not count.
     workers[2]!.send({ type: 'draining' });
-    await until(() => t.server.connectedWorkers('echo').some((w) => w.draining), 2000, 'the worker to be draining');
+    await until(() => t.server.workers.connected('echo').some((w) => w.draining), 2000, 'the worker to be draining');
     clock.advance(10_000);
     expect(await allowed(t.server, '/v2/echo/health', 20)).toBe(6);
     for (const w of workers) await w.close();
-    await until(() => t.server.connectedWorkers('echo').length === 0, 2000, 'workers gone');
+    await until(() => t.server.workers.connected('echo').length === 0, 2000, 'workers gone');
     clock.advance(10_000);
     expect(await allowed(t.server, '/v2/echo/health', 20)).toBe(4);
   });

@@ -85,7 +85,7 @@ export class PullWorkers {
     this.byId.set(workerId, s);
     ctx.registry.add(s);
     ctx.logger.info('pull worker connected', { workerId, endpointId, adopted: s.inflight.size });
-    ctx.options.onWorkerConnected(workerId, endpointId);
+    ctx.workerEvents.emit('connected', workerId, endpointId);
     return s;
   }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import { isTerminal, type JobStatus, type Logger } from '@berth/protocol';
+import { isTerminal, type JobStatus } from '@berth/protocol';
+import type { Logger } from '@berth/protocol/log';
 import type {
   DeleteCondition,
   DueJobs,
@@ -26,6 +27,7 @@ import { PgPools } from './pg-pools.js';
 import { pgTransitions } from './transitions.js';
 import { DuplicateJobError } from '../../errors.js';
 import { pgMaintenance } from './maintenance.js';
+import { pgQueuePosition } from './queue-position.js';
 import { LiveCounts } from './live-counts.js';
 import { pgJobLogs } from './job-logs.js';
 import { pgOutbox } from './webhook-outbox.js';
@@ -33,6 +35,7 @@ import { PgStreams } from './pg-streams.js';
 import { PgFileStore } from './pg-file-store.js';
 import { PgClusterBus } from '../../cluster/pg-cluster-bus.js';
 import type { ClusterBus } from '../../cluster/types.js';
+import { PgScalingLease } from './pg-scaling-lease.js';
 import type { OutputFileStore } from '../../files/types.js';
 import type { Clock } from '../../clock.js';
 
@@ -92,6 +95,11 @@ export class PgStore implements Store {
   /** Replicas sharing this database talk over LISTEN/NOTIFY (`Store.clusterBus`). */
   clusterBus(): ClusterBus {
     return new PgClusterBus(this);
+  }
+
+  /** The scaling lease (`Store.scalingLease`): an advisory lock on a connection of its own, per schema and name. */
+  scalingLease(name: string): PgScalingLease {
+    return new PgScalingLease(() => this.pool.connect(), `berth-scale:${this.schema}:${name}`);
   }
 
   /** Connects, creates the schema if needed and applies pending migrations (under an advisory lock). */
@@ -294,6 +302,10 @@ export class PgStore implements Store {
 
   queueDepth(endpointId: string): Promise<number> {
     return pgMaintenance.queueDepth(this.db.run, endpointId);
+  }
+
+  queuePosition(id: string, cap: number): Promise<number | undefined> {
+    return pgQueuePosition(this.db.run, id, cap);
   }
 
   /**

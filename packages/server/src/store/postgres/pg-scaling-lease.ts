@@ -1,15 +1,7 @@
-/** Who may scale: only the holder starts and stops containers; the others serve the API and wait. */
-export interface ScalingLease {
-  /** Whether this process holds the lease now (tries to take it when it does not). */
-  held(): Promise<boolean>;
-  close(): Promise<void>;
-}
+import type { ScalingLease } from '../scaling-lease.js';
 
-/** One process (SQLite or the memory store): always the holder. */
-export const soleLease: ScalingLease = { held: async () => true, close: async () => {} };
-
-/** The part of a `pg` client (or pool client) the advisory lock needs. */
-export interface LockClient {
+/** The part of a `pg` pool client the advisory lock needs. */
+interface LockClient {
   query(sql: string, params?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
   release(err?: Error | boolean): void;
   on(event: 'error', fn: (err: Error) => void): unknown;
@@ -23,7 +15,7 @@ const CHECK_MS = 2_000;
  * dedicated connection. A replica that dies (even kill -9) closes its connection, PostgreSQL frees the lock, and
  * the next replica to try (every scaler tick) takes it. A holder whose connection fails stops scaling at once.
  */
-export class PgAdvisoryLease implements ScalingLease {
+export class PgScalingLease implements ScalingLease {
   readonly #connect: () => Promise<LockClient>;
   readonly #key: string;
   #client: LockClient | undefined;

@@ -1,9 +1,10 @@
-import { createLogger } from '@berth/protocol';
+import { createLogger } from '@berth/protocol/log';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../config/index.js';
 import { DockerError, type ContainerSpec, type ContainerSummary, type DockerApi } from './docker-api.js';
-import { coldStartParts, DockerScaler, type DockerScalerOptions } from './docker-scaler.js';
-import { soleLease } from './scaling-lease.js';
+import type { WorkerControl } from '@berth/server';
+import { ScaleLoop } from '@berth/server/scaling';
+import { coldStartParts, DockerPool } from './docker-pool.js';
 
 /**
  * A daemon in memory whose containers exit as soon as they start (a worker that crashes at once), and whose
@@ -69,44 +70,57 @@ class RunningDaemon {
   }
 }
 
-/** A scaler of one endpoint (`maxWorkers` 2 or as given) on `docker`, its log lines into `lines`. */
+/** The scale loop over a Docker pool of one endpoint (`maxWorkers` 1 or as given) on `docker`, its log lines into `lines`. */
 function scaler(
   docker: DockerApi,
   lines: string[],
-  o: { maxWorkers?: number; inQueue?: () => number; onHealth?: () => void; events?: string[] } & Partial<
-    Pick<DockerScalerOptions, 'tickMs' | 'wakeMs'>
-  > = {},
-): DockerScaler {
+  o: {
+    maxWorkers?: number;
+    inQueue?: () => number;
+    onHealth?: () => void;
+    events?: string[];
+    tickMs?: number;
+    wakeMs?: number;
+  } = {},
+): ScaleLoop {
   const config = resolveConfig(
     { endpoints: { ep: { worker: './ep.ts', minWorkers: 0, maxWorkers: o.maxWorkers ?? 1 } } },
     '/p/berth.config.json',
   );
-  const server: DockerScalerOptions['server'] = {
-    connectedWorkers: () => [],
-    setExpectedWorkers: () => {},
-    setHandlerBroken: (id, broken) => void o.events?.push(`broken ${id} ${broken}`),
-    health: async () => {
-      o.onHealth?.();
-      return { jobs: { inQueue: o.inQueue?.() ?? 1, inProgress: 0 } } as never;
-    },
-    workerStopping: () => {},
-    workerColdStart: () => {},
-    workerStartFailed: (id, reason) => void o.events?.push(`start failed ${id} ${reason}`),
+  const workers: WorkerControl = {
+    connected: () => [],
+    setExpected: () => {},
+    setBroken: (id, broken) => void o.events?.push(`broken ${id} ${broken}`),
+    stopping: () => {},
+    coldStart: () => {},
+    startFailed: (id, reason) => void o.events?.push(`start failed ${id} ${reason}`),
+    on: () => () => {},
   };
-  return new DockerScaler({
-    server,
+  const logger = createLogger({ write: (line) => void lines.push(line) });
+  const ep = config.endpoints[0]!;
+  const pool = new DockerPool({
+    workers,
     docker,
-    endpoints: [{ ep: config.endpoints[0]!, image: 'ep-image', workerToken: 'berth_wk_x' }],
+    endpoints: [{ ep, image: 'ep-image', workerToken: 'berth_wk_x' }],
     name: 'test',
     url: 'http://127.0.0.1:1',
-    lease: soleLease,
-    logger: createLogger({ write: (line) => void lines.push(line) }),
+    logger,
+  });
+  const health = async () => {
+    o.onHealth?.();
+    return { jobs: { inQueue: o.inQueue?.() ?? 1, inProgress: 0 } } as never;
+  };
+  return new ScaleLoop({
+    server: { workers, health },
+    pool,
+    endpoints: [ep],
+    logger,
     ...(o.tickMs !== undefined ? { tickMs: o.tickMs } : {}),
     ...(o.wakeMs !== undefined ? { wakeMs: o.wakeMs } : {}),
   });
 }
 
-describe('DockerScaler', () => {
+describe('ScaleLoop over the DockerPool', () => {
   it('a container that exits before its start call returns is one crash, not two', async () => {
     const daemon = new CrashingDaemon();
     const lines: string[] = [];

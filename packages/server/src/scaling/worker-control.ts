@@ -1,0 +1,60 @@
+import type { JobRecord } from '../store/types.js';
+import type { ColdStartPhase, StartFailure } from '../metrics/scaler-metrics.js';
+
+/** A worker connected to this control plane, with the jobs it runs now. */
+export interface ConnectedWorker {
+  workerId: string;
+  running: number;
+  draining: boolean;
+}
+
+/** What the control plane tells a scaler, as events. */
+export interface WorkerEventMap {
+  /** A worker has connected and been welcomed (its process reached the control plane): its id and endpoint. */
+  connected: [workerId: string, endpointId: string];
+  /** A job reached a terminal state in this process (a scaler times its workers' cold starts). */
+  jobFinished: [job: JobRecord];
+}
+
+/**
+ * The server's one surface for whoever starts and stops workers (`server.workers`): what it sees of them, what
+ * it is told about them, and its events. `berth dev`, `berth serve --scale docker` and an embedding program use
+ * it; the API does not.
+ */
+export interface WorkerControl {
+  /** Connected workers of an endpoint, with the jobs each runs now. */
+  connected(endpointId: string): ConnectedWorker[];
+  /** Workers started for an endpoint (those not yet connected count as `initializing` in /health). */
+  setExpected(endpointId: string, n: number): void;
+  /** Whether no worker of the endpoint can start (a handler that fails to load, a missing image): one `unhealthy` worker in /health. */
+  setBroken(endpointId: string, broken: boolean): void;
+  /**
+   * This worker is being stopped (scale-down): no new job goes to it, and a pull worker's held polls are answered
+   * (runpod-python exits on SIGTERM only once they return).
+   */
+  stopping(workerId: string): void;
+  /** A worker's cold start was timed (`berth_worker_cold_start_seconds` in /metrics). */
+  coldStart(endpointId: string, phase: ColdStartPhase, ms: number): void;
+  /** A worker could not be started (`berth_worker_start_failures_total` in /metrics). */
+  startFailed(endpointId: string, reason: StartFailure): void;
+  /** Subscribes to an event; returns the unsubscribe function. */
+  on<K extends keyof WorkerEventMap>(event: K, fn: (...args: WorkerEventMap[K]) => void): () => void;
+}
+
+/** The listeners of `WorkerControl.on`, and their calls (the server emits; a listener that throws is its own bug). */
+export class WorkerEvents {
+  readonly #listeners: { [K in keyof WorkerEventMap]: Set<(...args: WorkerEventMap[K]) => void> } = {
+    connected: new Set(),
+    jobFinished: new Set(),
+  };
+
+  on<K extends keyof WorkerEventMap>(event: K, fn: (...args: WorkerEventMap[K]) => void): () => void {
+    const set = this.#listeners[event] as Set<(...args: WorkerEventMap[K]) => void>;
+    set.add(fn);
+    return () => void set.delete(fn);
+  }
+
+  emit<K extends keyof WorkerEventMap>(event: K, ...args: WorkerEventMap[K]): void {
+    for (const fn of this.#listeners[event] as Set<(...args: WorkerEventMap[K]) => void>) fn(...args);
+  }
+}
