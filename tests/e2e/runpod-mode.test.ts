@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import { silentLogger, type JobObject } from '@berth/protocol';
+import type { JobObject } from '@berth/protocol';
+import { silentLogger } from '@berth/protocol/log';
 import { createServer, type BerthServer } from '@berth/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PyWorker, runpodEnv, runpodSkipReason } from '../python/runpod-python.test-helpers.js';

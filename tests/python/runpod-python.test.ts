@@ -1,4 +1,5 @@
-import { silentLogger, type HealthReply, type JobObject } from '@berth/protocol';
+import type { HealthReply, JobObject } from '@berth/protocol';
+import { silentLogger } from '@berth/protocol/log';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type BerthServer } from '../../packages/server/src/server.js';
 import { PyWorker, runpodEnv, runpodSkipReason } from './runpod-python.test-helpers.js';

@@ -1,13 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import {
-  ENDPOINT_ID_RE,
-  isLogFormat,
-  isLogLevel,
-  LOG_FORMATS,
-  LOG_LEVELS,
-  type LogFormat,
-  type LogLevel,
-} from '@berth/protocol';
+import { ENDPOINT_ID_RE } from '@berth/protocol';
+import { isLogFormat, isLogLevel, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '@berth/protocol/log';
 import { UsageError } from './internal/usage-error.js';
 
 /** The option definitions `parseArgs` takes. */

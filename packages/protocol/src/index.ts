@@ -1,8 +1,8 @@
 // The root of `@berth/protocol`: the wire contract (zod schemas and types of the request body, job object, replies,
-// WebSocket messages; error codes; limits and id patterns) and the few concepts every Berth package shares (log
-// levels, the `Logger` shape and `createLogger`, `ConfigError`, OpenTelemetry start-up, W3C `traceparent`).
-// Named exports only: a module's other exports are internal. Plumbing the server and worker share outside the
-// contract is in `@berth/protocol/internal` (not public API).
+// WebSocket messages; error codes; limits and id patterns), `ConfigError` and `describeValue`. The logger is
+// `@berth/protocol/log`, OpenTelemetry start-up and W3C `traceparent` `@berth/protocol/tracing`. Named exports only:
+// a module's other exports are internal. Plumbing the toolkit's packages share outside the contract is in
+// `@berth/protocol/internal` (not public API).
 
 // Errors: the stable codes, their HTTP statuses, the error body.
 export {
@@ -69,24 +69,3 @@ export {
   type DecodeIssue,
   type DecodeResult,
 } from './decode.js';
-
-// Logging: one logger for the server, `berth` and workers.
-export {
-  isLogFormat,
-  isLogLevel,
-  LOG_FORMATS,
-  LOG_LEVELS,
-  silentLogger,
-  type LogEventLevel,
-  type LogFields,
-  type LogFormat,
-  type Logger,
-  type LogLevel,
-} from './log.js';
-export { createLogger, type LoggerOptions, type LogRecord, type LogSink } from './create-logger.js';
-export { parseJsonLogLine, prettyLine, safeJson, type ParsedLogLine } from './log-line.js';
-export { lineBatcher } from './line-batcher.js';
-
-// Tracing.
-export { berthTracer, startTracing, stopTracing } from './tracing.js';
-export { formatTraceparent, parseTraceparent } from './traceparent.js';

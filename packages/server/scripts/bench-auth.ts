@@ -20,7 +20,7 @@ import { SqliteKeyStore } from '../src/keys/sqlite-key-store.js';
 import { createRateLimitGuard } from '../src/limits/rate-limit-guard.js';
 import { resolveRateLimits } from '../src/limits/rate-limit-options.js';
 import { systemClock } from '../src/clock.js';
-import { silentLogger } from '@berth/protocol';
+import { silentLogger } from '@berth/protocol/log';
 import { createServer, type BerthServer } from '../src/server.js';
 import { MemoryStore } from '../src/store/memory/memory-store.js';
 

@@ -8,7 +8,7 @@
  *   node --import tsx packages/server/scripts/bench-logs.ts 2>/dev/null
  */
 import { setImmediate as turn } from 'node:timers/promises';
-import { createLogger, type LogLevel } from '@berth/protocol';
+import { createLogger, type LogLevel } from '@berth/protocol/log';
 
 async function perJobUs(level: LogLevel, jobs: number): Promise<number> {
   const server = createLogger({ level });

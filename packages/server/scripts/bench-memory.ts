@@ -22,7 +22,7 @@ const MB = 1024 * 1024;
 
 async function child(unbounded: boolean): Promise<void> {
   const { createServer } = await import('../src/server.js');
-  const { silentLogger } = await import('@berth/protocol');
+  const { silentLogger } = await import('@berth/protocol/log');
   const server = createServer({
     apiKeys: [KEY],
     workerTokens: [TOKEN],

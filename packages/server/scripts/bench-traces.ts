@@ -10,7 +10,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setImmediate as turn } from 'node:timers/promises';
-import { startTracing, stopTracing } from '@berth/protocol';
+import { startTracing, stopTracing } from '@berth/protocol/tracing';
 import { JobTracer } from '../src/jobs/job-tracer.js';
 import type { JobRecord } from '../src/store/types.js';
 

@@ -1,4 +1,4 @@
-// The toolkit's one logger (@berth/protocol), re-exported for handlers: `job.log` is one of these, its lines
+// The toolkit's one logger (@berth/protocol/log), re-exported for handlers: `job.log` is one of these, its lines
 // carrying `jobId`, `endpointId`, `workerId` and `attempt`.
 export {
   createLogger,
@@ -12,4 +12,4 @@ export {
   type LogLevel,
   type LogRecord,
   type LogSink,
-} from '@berth/protocol';
+} from '@berth/protocol/log';

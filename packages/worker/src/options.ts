@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { BatchHandler, BatchOptions } from './batch.js';
 import type { Handler } from './handler.js';
 import { isLogLevel, type LogFormat, type LogLevel } from './logger.js';
-import { isLogFormat } from '@berth/protocol';
+import { isLogFormat } from '@berth/protocol/log';
 import { isStreamingHandler } from './internal/execute/handler-kind.js';
 import { WORKER_ID_RE, defaultWorkerId } from './internal/transport/worker-id.js';
 import { isInputSchema, type InputSchema } from './internal/execute/input-schema.js';

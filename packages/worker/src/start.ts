@@ -1,4 +1,4 @@
-import { startTracing, stopTracing } from '@berth/protocol';
+import { startTracing, stopTracing } from '@berth/protocol/tracing';
 import { createLogger, type Logger } from './logger.js';
 import {
   ConfigError,

@@ -1,4 +1,4 @@
-import type { LogFormat, Logger } from '@berth/protocol';
+import type { LogFormat, Logger } from '@berth/protocol/log';
 
 /** One worker process to keep running. */
 export interface WorkerSpec {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createLogger } from '@berth/protocol';
+import { createLogger } from '@berth/protocol/log';
 import { WorkerSupervisor, type WorkerSpec } from './supervisor.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'berth-supervisor-'));

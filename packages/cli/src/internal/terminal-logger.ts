@@ -1,4 +1,4 @@
-import { lineBatcher } from '@berth/protocol';
+import { lineBatcher } from '@berth/protocol/internal';
 import { createLogger, type Logger, type LogFormat, type LogLevel } from '@berth/server';
 import type { Io } from './io.js';
 

@@ -1,4 +1,4 @@
-import { startTracing } from '@berth/protocol';
+import { startTracing } from '@berth/protocol/tracing';
 import type { Io } from './io.js';
 import { EXIT } from './usage-error.js';
 

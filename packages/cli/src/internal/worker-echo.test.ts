@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '@berth/protocol';
+import { createLogger } from '@berth/protocol/log';
 import { withoutWorkerEcho } from './worker-echo.js';
 
 describe('withoutWorkerEcho', () => {

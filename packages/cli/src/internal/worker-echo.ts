@@ -1,4 +1,4 @@
-import type { Logger } from '@berth/protocol';
+import type { Logger } from '@berth/protocol/log';
 
 /** Per-job lines of the control plane that a worker berth dev runs prints itself, with more detail. */
 const ECHOED = new Set(['job completed', 'job failed']);

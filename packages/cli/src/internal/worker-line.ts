@@ -1,4 +1,5 @@
-import { parseJsonLogLine, prettyLine, type LogEventLevel } from '@berth/protocol';
+import type { LogEventLevel } from '@berth/protocol/log';
+import { parseJsonLogLine, prettyLine } from '@berth/protocol/internal';
 
 /**
  * A worker's output line as berth dev shows it, and the level it was logged at (undefined: not a log line). Its

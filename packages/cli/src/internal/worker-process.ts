@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { LogFormat } from '@berth/protocol';
+import type { LogFormat } from '@berth/protocol/log';
 import { createInterface } from 'node:readline';
 import { killGroup, trackGroup } from './process-group.js';
 import type { WorkerSpec } from './supervisor-types.js';

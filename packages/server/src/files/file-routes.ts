@@ -1,4 +1,5 @@
-import { BerthError, type Logger } from '@berth/protocol';
+import { BerthError } from '@berth/protocol';
+import type { Logger } from '@berth/protocol/log';
 import type { Clock } from '../clock.js';
 import { readBody } from '../http/body.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';

@@ -4,7 +4,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
-import type { Logger } from '@berth/protocol';
+import type { Logger } from '@berth/protocol/log';
 
 import { FILE_NAME_RE as NAME_RE, type FileMeta, type OutputFileStore } from './types.js';
 

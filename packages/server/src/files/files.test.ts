@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.js';
-import { silentLogger } from '@berth/protocol';
+import { silentLogger } from '@berth/protocol/log';
 import { FileStore } from './file-store.js';
 import { API_KEY, ScriptedWorker, WORKER_TOKEN, call, listening } from '../testing.test-helpers.js';
 

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
-import type { Logger } from '@berth/protocol';
+import type { Logger } from '@berth/protocol/log';
 import type { Store } from '../store/types.js';
 import { createFileRoutes, type FileRoutesDeps } from './file-routes.js';
 import { FileStore } from './file-store.js';

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '@berth/protocol';
+import { createLogger } from '@berth/protocol/log';
 import { API_KEY, ScriptedWorker, listening, until } from '../testing.test-helpers.js';
 
 // Issue #16 item 9: memory is bounded by limits: a budget for request bodies in flight, a worker frame limit,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '@berth/protocol';
+import { silentLogger } from '@berth/protocol/log';
 import { MemoryStore } from '../store/memory/memory-store.js';
 import type { CoreContext } from './context.js';
 import { JobEvents, type ChunkData } from './job-events.js';

@@ -1,4 +1,5 @@
-import { BerthError, decode, JobRequest, LIMITS, type Logger } from '@berth/protocol';
+import { BerthError, decode, JobRequest, LIMITS } from '@berth/protocol';
+import type { Logger } from '@berth/protocol/log';
 import { plainJson } from '../jobs/raw-json.js';
 import type { Clock } from '../clock.js';
 import { parseJsonBody, readBody } from '../http/body.js';

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { Logger } from '@berth/protocol';
+import type { Logger } from '@berth/protocol/log';
 import type { EndpointCounts, JobRecord } from '../store/types.js';
 import type { WorkerRegistry } from '../ws/worker-registry.js';
 import { EndpointRing, SLOT_MS, SLOTS, type RingWindow } from './endpoint-ring.js';

@@ -1,4 +1,5 @@
-import type { HealthReply, LogFields, Logger } from '@berth/protocol';
+import type { HealthReply } from '@berth/protocol';
+import type { LogFields, Logger } from '@berth/protocol/log';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createServer, type BerthServer } from '../server.js';
 

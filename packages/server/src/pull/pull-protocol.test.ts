@@ -1,4 +1,5 @@
-import { silentLogger, type JobObject } from '@berth/protocol';
+import type { JobObject } from '@berth/protocol';
+import { silentLogger } from '@berth/protocol/log';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.js';
 import { createServer, type BerthServer } from '../server.js';

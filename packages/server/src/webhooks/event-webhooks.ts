@@ -1,4 +1,5 @@
-import type { Logger, WebhookEvent } from '@berth/protocol';
+import type { WebhookEvent } from '@berth/protocol';
+import type { Logger } from '@berth/protocol/log';
 import type { Clock } from '../clock.js';
 import type { JobRecord, Store, WebhookDelivery } from '../store/types.js';
 import { newEventDelivery } from './delivery.js';

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { Logger } from '@berth/protocol';
+import type { Logger } from '@berth/protocol/log';
 import type { Store, WebhookAttempt, WebhookDelivery } from '../store/types.js';
 import { postWebhook, type PostResult } from './post.js';
 import { signatureHeaders } from './signing.js';
@@ -14,18 +14,46 @@ function inJobOrder(a: WebhookDelivery, b: WebhookDelivery): number {
   return a.createdAt - b.createdAt || EVENT_RANK[eventOf(a.id)] - EVENT_RANK[eventOf(b.id)];
 }
 
-/** Deliveries taken from the outbox per pass. */
+/** Deliveries taken from the outbox per claim. */
 const BATCH = 32;
-/** Attempts in flight at once; more due deliveries wait in the outbox (not in memory) until one finishes. */
+/** Attempts on the wire at once. */
 const MAX_IN_FLIGHT = 64;
+/** Attempts on the wire at once to one target host: a slow receiver cannot take every slot. */
+const MAX_PER_HOST = 16;
+/** Claimed deliveries held in memory (on the wire or waiting for their job or host); more wait in the outbox. */
+const MAX_HELD = 128;
+/** Room an attempt needs left on its lease beyond `timeoutMs` (recording it included), ms. */
+const LEASE_MARGIN_MS = 5_000;
+
+/** A claimed delivery this process holds, with the lease its last claim took. */
+interface Held {
+  d: WebhookDelivery;
+  leaseUntil: number;
+  host: string;
+}
+
+const hostOf = (url: string): string => {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+};
 
 /**
- * Delivers the store's webhook outbox: takes due deliveries (leased, so a crash mid-attempt retries after the
- * lease), POSTs each (one at a time per job, in order; `webhook-event` names its event), records the attempt, and
- * schedules the next one `retryDelay()` later (constant or exponential with a cap) until a 2xx or `attempts` are
- * used up (a target refused by the address policy is not retried). Polls every `pollMs` (this is
- * also how a restarted server picks up what the previous one left) and runs at once when `kick()` says a job
- * just finished.
+ * Delivers the store's webhook outbox. The store hands out each job's deliveries one at a time, oldest first
+ * (its later ones wait until it is delivered or failed for good), and replaces a job's undelivered `progress` and
+ * `output` with newer ones, so a slow receiver sees the newest state, not a backlog. The sender claims due
+ * deliveries (leased: a crash mid-attempt retries after the lease), POSTs each (`webhook-event` names its event),
+ * records the attempt and schedules the next one `retryDelay()` later (constant or exponential with a cap) until a
+ * 2xx or `attempts` are used up (a target refused by the address policy is not retried).
+ *
+ * Fair sharing: a delivery takes one of `MAX_IN_FLIGHT` slots only while its attempt is on the wire, a target
+ * host gets at most `MAX_PER_HOST` of them, jobs take turns, and claimed deliveries waiting for a slot stay in
+ * memory (at most `MAX_HELD`). A delivery this process holds that a claim returns again (its lease ran out while
+ * it waited) is not added twice: the claim renewed its lease. An attempt only starts with `timeoutMs` + 5 s left
+ * on its lease; one that waited too long is let go and claimed again later, never sent twice at once. Polls every
+ * `pollMs` (also how a restarted server picks up what the previous one left) and runs at once on `kick()`.
  */
 export class WebhookSender {
   private timer: NodeJS.Timeout | undefined;
@@ -34,8 +62,11 @@ export class WebhookSender {
   private again = false;
   private stopped = false;
   private readonly inflight = new Set<Promise<void>>();
-  /** Per job, its last attempt started: the next delivery of the same job waits for it (events arrive in order). */
-  private readonly chains = new Map<string, Promise<void>>();
+  private readonly held = new Map<string, Held>();
+  /** Per job, its held deliveries in order; the first is on the wire when the job is in `busy`. Jobs take turns. */
+  private readonly queues = new Map<string, Held[]>();
+  private readonly busy = new Set<string>();
+  private readonly perHost = new Map<string, number>();
 
   constructor(
     private readonly store: Store,
@@ -52,7 +83,7 @@ export class WebhookSender {
     this.kick();
   }
 
-  /** Runs a pass now (a job with a webhook just reached a terminal state). */
+  /** Runs a pass now (a delivery was just stored). */
   kick(): void {
     if (!this.opts.enabled || this.stopped) return;
     if (this.running) {
@@ -86,30 +117,81 @@ export class WebhookSender {
 
   private async pass(): Promise<void> {
     for (;;) {
-      const room = Math.min(BATCH, MAX_IN_FLIGHT - this.inflight.size);
-      if (room <= 0 || this.stopped) return; // an attempt that ends kicks another pass
+      const room = Math.min(BATCH, MAX_HELD - this.held.size);
+      if (room <= 0 || this.stopped) break; // an attempt that ends kicks another pass
       const now = this.clock.now();
-      // The lease covers an attempt that waits for the earlier deliveries of its job claimed with it.
-      const due = await this.store.claimWebhooks(now, room, now + (this.opts.timeoutMs + 5_000) * 2);
-      due.sort(inJobOrder);
+      const leaseUntil = now + (this.opts.timeoutMs + LEASE_MARGIN_MS) * 2;
+      const due = await this.store.claimWebhooks(now, room, leaseUntil);
+      let added = 0;
       for (const d of due) {
-        // One attempt at a time per job, in claim order: a job's start, progress, output and completed arrive in
-        // the order they happened (a failed one retried later may arrive after newer ones).
-        const before = this.chains.get(d.jobId);
-        const run = () =>
-          this.attempt(d).catch((err: unknown) =>
-            this.logger.error('webhook attempt not recorded', { webhookId: d.id, err: String(err) }),
-          );
-        const p: Promise<void> = (before ? before.then(run) : run()).finally(() => {
-          this.inflight.delete(p);
-          if (this.chains.get(d.jobId) === p) this.chains.delete(d.jobId);
-          if (this.inflight.size === MAX_IN_FLIGHT - 1) this.kick(); // there may be a backlog
-        });
-        this.chains.set(d.jobId, p);
-        this.inflight.add(p);
+        const known = this.held.get(d.id);
+        if (known) known.leaseUntil = leaseUntil; // held here already (waiting): the claim renewed its lease
+        else {
+          this.hold({ d, leaseUntil, host: hostOf(d.url) });
+          added++;
+        }
       }
-      if (due.length < room) return;
+      this.pump();
+      if (due.length < room || added === 0) break;
     }
+    this.pump();
+  }
+
+  private hold(h: Held): void {
+    this.held.set(h.d.id, h);
+    const q = this.queues.get(h.d.jobId);
+    if (!q) this.queues.set(h.d.jobId, [h]);
+    else {
+      q.push(h);
+      // The store hands out a job's deliveries of one time together: start first, completed last.
+      const first = this.busy.has(h.d.jobId) ? 1 : 0;
+      const rest = q.splice(first).sort((a, b) => inJobOrder(a.d, b.d));
+      q.push(...rest);
+    }
+  }
+
+  /** Starts the attempts that may start: one per job, `MAX_PER_HOST` per host, `MAX_IN_FLIGHT` in all. */
+  private pump(): void {
+    if (this.stopped) return;
+    const now = this.clock.now();
+    for (const [jobId, q] of this.queues) {
+      if (this.inflight.size >= MAX_IN_FLIGHT) return;
+      if (this.busy.has(jobId)) continue;
+      const h = q[0]!;
+      if ((this.perHost.get(h.host) ?? 0) >= MAX_PER_HOST) continue;
+      if (h.leaseUntil - now < this.opts.timeoutMs + LEASE_MARGIN_MS) {
+        // Waited too long for a slot: let the job's deliveries go; a later claim takes them again, in order.
+        for (const x of q) this.held.delete(x.d.id);
+        this.queues.delete(jobId);
+        continue;
+      }
+      this.launch(jobId, h);
+    }
+  }
+
+  private launch(jobId: string, h: Held): void {
+    this.busy.add(jobId);
+    this.perHost.set(h.host, (this.perHost.get(h.host) ?? 0) + 1);
+    const p: Promise<void> = this.attempt(h.d)
+      .catch((err: unknown) =>
+        this.logger.error('webhook attempt not recorded', { webhookId: h.d.id, err: String(err) }),
+      )
+      .finally(() => {
+        this.inflight.delete(p);
+        this.busy.delete(jobId);
+        this.held.delete(h.d.id);
+        const left = (this.perHost.get(h.host) ?? 1) - 1;
+        if (left > 0) this.perHost.set(h.host, left);
+        else this.perHost.delete(h.host);
+        const q = this.queues.get(jobId);
+        this.queues.delete(jobId);
+        q?.shift();
+        if (q?.length) this.queues.set(jobId, q); // to the back of the line: jobs take turns
+        // The job's next delivery is claimable now; the outbox may hold more than fitted in memory.
+        this.kick();
+        this.pump();
+      });
+    this.inflight.add(p);
   }
 
   private async attempt(d: WebhookDelivery): Promise<void> {

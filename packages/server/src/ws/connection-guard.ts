@@ -1,4 +1,4 @@
-import type { Logger } from '@berth/protocol';
+import type { Logger } from '@berth/protocol/log';
 
 /** Replies to malformed frames per summary window, past which they are only counted. */
 const MAX_ERROR_REPLIES = 100;

@@ -1,4 +1,4 @@
-import type { Logger } from '@berth/protocol';
+import type { Logger } from '@berth/protocol/log';
 import type { RouteContext } from '../routes/route-context.js';
 
 /** What an OpenAI route handler gets. */

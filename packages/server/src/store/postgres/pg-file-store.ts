@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { Clock } from '../../clock.js';
 import { FILE_NAME_RE, type FileMeta, type OutputFileStore } from '../../files/types.js';
-import type { Logger } from '@berth/protocol';
+import type { Logger } from '@berth/protocol/log';
 import { toUnavailable } from './connect.js';
 
 /** Bytes per stored piece: a download or a Range reads only the pieces it needs, `PIECES_PER_READ` at a time. */

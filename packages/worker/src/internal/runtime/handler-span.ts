@@ -1,4 +1,4 @@
-import { parseTraceparent } from '@berth/protocol';
+import { parseTraceparent } from '@berth/protocol/tracing';
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
 import type { JobResult } from '../execute/execute.js';
 

@@ -1,4 +1,4 @@
-import { prettyLine } from '@berth/protocol';
+import { prettyLine } from '@berth/protocol/internal';
 import { createLogger, type LogRecord } from '../../logger.js';
 import type { FakeControlPlane } from '../testing/fake-control-plane.test-helpers.js';
 import { resolveStartOptions } from '../../options.js';

@@ -6,7 +6,7 @@ import {
   type LogFormat,
   type Logger,
   type LogLevel,
-} from './log.js';
+} from '../log.js';
 import { jsonFragment, jsonLine, prettyLine, safeJson } from './log-line.js';
 import { lineBatcher } from './line-batcher.js';
 

@@ -1,4 +1,4 @@
-import { formatLogFields, type LogEventLevel, type LogFields } from './log.js';
+import { formatLogFields, type LogEventLevel, type LogFields } from '../log.js';
 
 /** pino's level numbers: a JSON line's `level` (so pino-pretty, and log pipelines set up for pino, read it). */
 export const PINO_LEVELS: Readonly<Record<LogEventLevel, number>> = { debug: 20, info: 30, warn: 40, error: 50 };
