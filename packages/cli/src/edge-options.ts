@@ -1,5 +1,6 @@
-import type { ServerOptions } from '@berth/server';
+import type { RateLimitOptions, ServerOptions } from '@berth/server';
 import { UsageError } from './internal/usage-error.js';
+import { mergeRateLimits, rateLimitsProblem } from './config/rate-limits.js';
 
 const ALLOWABLE = ['loopback', 'private', 'link-local'] as const;
 type Allowable = (typeof ALLOWABLE)[number];
@@ -7,20 +8,27 @@ type Allowable = (typeof ALLOWABLE)[number];
 export const EDGE_ENV_HELP = `  BERTH_WEBHOOK_SECRET    sign webhooks with this Standard Webhooks secret (whsec_...; default: unsigned)
   BERTH_WEBHOOK_ALLOW     non-public webhook targets to allow: loopback, private, link-local, comma-separated,
                           or none (default: loopback for berth dev, none for berth serve)
-  BERTH_RATE_LIMITS       off to turn rate limits off (local benchmarks); default on
+  BERTH_RATE_LIMITS       off to turn rate limits off (local benchmarks), on, or a JSON object such as
+                          {"base":{"run":5000},"perWorker":100} (createServer's rateLimits), applied over the
+                          config file's "rateLimits" (docs/rate-limits.md); default on
   BERTH_PUBLIC_URL        base of output file URLs, e.g. https://berth.example.com (default: http://<Host header>)
   BERTH_FILES_SECRET      secret signing output file URLs (default: kept in <data-dir>/files/.url-secret)
   BERTH_JOB_TOKEN_SECRET  secret job tokens are signed with, the same on every replica (default: derived from
                           the output file URL secret)
   BERTH_MAX_BODY_BYTES_IN_FLIGHT
-                          bytes of request bodies held at once; past it 503 overloaded (default 104857600)
+                          bytes of request bodies held at once; past it 503 overloaded (default 268435456,
+                          256 MiB)
   BERTH_MAX_CONNECTIONS   open connections, clients and workers together (default 10000)
 `;
 
-/** Webhook and rate-limit options from the environment (`docs/webhooks.md`, `docs/rate-limits.md`). */
+/**
+ * Webhook and rate-limit options from the environment (`docs/webhooks.md`, `docs/rate-limits.md`); `rateLimits` is
+ * the config file's (`fileRateLimits`) with `BERTH_RATE_LIMITS` over it.
+ */
 export function edgeServerOptions(
   env: NodeJS.ProcessEnv,
   command: 'dev' | 'serve',
+  fileRateLimits?: RateLimitOptions,
 ): Pick<
   ServerOptions,
   'webhooks' | 'rateLimits' | 'publicUrl' | 'filesSecret' | 'jobTokenSecret' | 'maxBodyBytesInFlight' | 'maxConnections'
@@ -57,9 +65,7 @@ export function edgeServerOptions(
     }
     allow = parts as Allowable[];
   }
-  const limits = env['BERTH_RATE_LIMITS']?.trim().toLowerCase();
-  if (limits !== undefined && limits !== '' && limits !== 'on' && limits !== 'off')
-    throw new UsageError(`BERTH_RATE_LIMITS must be on or off (got "${limits}")`, command);
+  const limits = envRateLimits(env['BERTH_RATE_LIMITS']?.trim(), command);
   // Memory and connection bounds (docs/api.md, limits).
   const bounds: Pick<ServerOptions, 'maxBodyBytesInFlight' | 'maxConnections'> = {};
   for (const [name, key] of [
@@ -74,8 +80,30 @@ export function edgeServerOptions(
   }
   return {
     webhooks: { allow, ...(secret ? { secret } : {}) },
-    rateLimits: { enabled: limits !== 'off' },
+    rateLimits: mergeRateLimits(fileRateLimits, limits),
     ...files,
     ...bounds,
   };
+}
+
+/** `BERTH_RATE_LIMITS`: `on`, `off`, or a JSON `rateLimits` object checked by the server's rules. */
+function envRateLimits(raw: string | undefined, command: string): RateLimitOptions | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const word = raw.toLowerCase();
+  if (word === 'on' || word === 'off') return { enabled: word === 'on' };
+  const usage = (why: string) =>
+    new UsageError(
+      `BERTH_RATE_LIMITS must be on, off or a JSON object like {"base":{"run":5000},"perWorker":100}: ${why}`,
+      command,
+    );
+  if (!raw.startsWith('{')) throw usage(`got "${raw}"`);
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (err) {
+    throw usage(`not valid JSON (${err instanceof Error ? err.message : String(err)})`);
+  }
+  const problem = rateLimitsProblem(value as RateLimitOptions);
+  if (problem) throw usage(problem);
+  return value as RateLimitOptions;
 }

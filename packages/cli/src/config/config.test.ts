@@ -226,7 +226,27 @@ describe('resolveConfig', () => {
       { endpoints: { echo: { worker: 'a.ts', drainTimeoutMs: -1 } } },
       'endpoints.echo.drainTimeoutMs: must be at least 0 (got -1)',
     ],
-    [{ endpoint: {} }, '(top level): unknown field "endpoint" (known: endpoints, models, webhooks)'],
+    [{ endpoint: {} }, '(top level): unknown field "endpoint" (known: endpoints, models, webhooks, rateLimits)'],
+    [
+      { endpoints: { echo: { worker: 'a.ts' } }, rateLimits: { perworker: 5 } },
+      'rateLimits: unknown field "perworker" (known: enabled, base, perWorker)',
+    ],
+    [
+      { endpoints: { echo: { worker: 'a.ts' } }, rateLimits: { base: { run: -1 } } },
+      'rateLimits.base.run: must be at least 0 (got -1)',
+    ],
+    [
+      { endpoints: { echo: { worker: 'a.ts' } }, rateLimits: { perWorker: 2.5 } },
+      'rateLimits.perWorker: must be a whole number (got 2.5)',
+    ],
+    [
+      { endpoints: { echo: { worker: 'a.ts' } }, rateLimits: { enabled: 'no' } },
+      'rateLimits.enabled: must be true or false (got "no")',
+    ],
+    [
+      { endpoints: { echo: { worker: 'a.ts' } }, rateLimits: false },
+      'rateLimits: must be an object like {"base": {"run": 5000}, "perWorker": 100} or {"enabled": false} (got false)',
+    ],
     [{ endpoints: {} }, 'endpoints: must name at least one endpoint'],
     [{ endpoints: [] }, 'endpoints: must be an object mapping endpoint ids to {"worker": ...} (got an array)'],
     [[], '(top level): must be an object like {"endpoints": {...}} (got an array)'],
@@ -292,6 +312,26 @@ describe('loadConfig', () => {
     await expect(loadConfig(f)).rejects.toThrow(
       /models\.shapes-diffusion\.kind must be one of image, upscale, audio, video \(got "speech"\)/,
     );
+  });
+
+  it('rateLimits: the object createServer takes, operation names checked with the server rules', async () => {
+    const f = join(tmp, 'limits.config.json');
+    const rateLimits = { base: { run: 5000, 'purge-queue': 10 }, perWorker: 100 };
+    writeFileSync(f, JSON.stringify({ endpoints: { echo: { worker: './echo.ts' } }, rateLimits }));
+    expect((await loadConfig(f)).rateLimits).toEqual(rateLimits);
+    writeFileSync(f, JSON.stringify({ endpoints: { echo: { worker: './echo.ts' } }, rateLimits: { enabled: false } }));
+    expect((await loadConfig(f)).rateLimits).toEqual({ enabled: false });
+    writeFileSync(
+      f,
+      JSON.stringify({ endpoints: { echo: { worker: './echo.ts' } }, rateLimits: { base: { runn: 5 } } }),
+    );
+    const err = await loadConfig(f).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).problems).toEqual([
+      expect.stringMatching(/^rateLimits\.base: unknown operation "runn" \(known: runsync, run, status, /),
+    ]);
+    writeFileSync(f, JSON.stringify({ endpoints: { echo: { worker: './echo.ts' } } }));
+    expect((await loadConfig(f)).rateLimits).toBeUndefined();
   });
 
   it('loads JSON', async () => {

@@ -79,7 +79,15 @@ export async function loadConfig(file: string): Promise<ResolvedConfig> {
   }
   const config = resolveConfig(value, abs);
   await checkModels(config);
+  await checkRateLimits(config);
   return config;
+}
+
+/** Checks `rateLimits` with the server's own rules (operation names, counts). */
+async function checkRateLimits(config: ResolvedConfig): Promise<void> {
+  if (!config.rateLimits) return;
+  const problem = (await import('./rate-limits.js')).rateLimitsProblem(config.rateLimits);
+  if (problem) throw fileError(config.file, `invalid config file ${config.file}`, [problem]);
 }
 
 /** Checks the `models` section with the server's own rules, and that each model's endpoint is in the file. */

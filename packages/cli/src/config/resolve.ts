@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError, describeValue, ENDPOINT_ID_RE } from '@berth/protocol';
-import type { ModelConfig } from '@berth/server';
+import type { ModelConfig, RateLimitOptions } from '@berth/server';
 import type { ResolvedConfig } from './types.js';
 
 /** The config file is missing, unreadable or invalid. `berth` prints the message and exits with code 2. */
@@ -34,6 +34,33 @@ const ENDPOINT_FIELDS = [
 ];
 
 const WEBHOOK_FIELDS = ['retries', 'retryDelayMs', 'retryBackoff', 'maxRetryDelayMs'];
+
+/** The fields of `createServer`'s `rateLimits` (`RateLimitOptions`). */
+export const RATE_LIMIT_FIELDS: readonly string[] = [
+  'enabled',
+  'base',
+  'perWorker',
+] satisfies (keyof RateLimitOptions)[];
+
+/** Requests per 10 s window: the largest accepted, far above any real limit. */
+const MAX_RATE = 1_000_000_000;
+
+/** The `rateLimits` object of `createServer`; operation names and the rest are checked by the server's rules in `loadConfig`. */
+const RateLimitsSchema = z.strictObject(
+  {
+    enabled: z.boolean({ error: (i) => `must be true or false (got ${describeValue(i.input)})` }).optional(),
+    base: z
+      .record(z.string(), int(0, MAX_RATE), {
+        error: (i) => `must be an object like {"run": 5000, "purge-queue": 10} (got ${describeValue(i.input)})`,
+      })
+      .optional(),
+    perWorker: int(0, MAX_RATE).optional(),
+  },
+  {
+    error: (i) =>
+      `must be an object like {"base": {"run": 5000}, "perWorker": 100} or {"enabled": false} (got ${describeValue(i.input)})`,
+  },
+);
 
 /** A Debian package name, optionally pinned (`ffmpeg`, `espeak-ng=1.51+dfsg-10`). */
 const APT_PACKAGE_RE = /^[a-z0-9][a-z0-9+.-]*(=[A-Za-z0-9.+~:-]+)?$/;
@@ -190,6 +217,7 @@ const ConfigSchema = z.strictObject(
         },
       )
       .optional(),
+    rateLimits: RateLimitsSchema.optional(),
   },
   { error: (i) => `must be an object like {"endpoints": {...}} (got ${describeValue(i.input)})` },
 );
@@ -202,14 +230,16 @@ function formatIssue(issue: z.ZodError['issues'][number]): string {
   if (issue.code === 'unrecognized_keys') {
     const known =
       path.length === 0
-        ? ['endpoints', 'models', 'webhooks']
+        ? ['endpoints', 'models', 'webhooks', 'rateLimits']
         : path[0] === 'webhooks'
           ? WEBHOOK_FIELDS
-          : path.at(-1) === 'docker'
-            ? ['network', 'mounts', 'gpus']
-            : path.at(-1) === 'scaler'
-              ? ['type', 'seconds (queue-delay)', 'jobsPerWorker (request-count)']
-              : ENDPOINT_FIELDS;
+          : path[0] === 'rateLimits'
+            ? RATE_LIMIT_FIELDS
+            : path.at(-1) === 'docker'
+              ? ['network', 'mounts', 'gpus']
+              : path.at(-1) === 'scaler'
+                ? ['type', 'seconds (queue-delay)', 'jobsPerWorker (request-count)']
+                : ENDPOINT_FIELDS;
     const keys = issue.keys.map((k) => `"${k}"`).join(', ');
     return `${path.join('.') || '(top level)'}: unknown field${issue.keys.length > 1 ? 's' : ''} ${keys} (known: ${known.join(', ')})`;
   }
@@ -233,6 +263,7 @@ export function resolveConfig(value: unknown, file: string): ResolvedConfig {
     dir,
     models: (parsed.data.models ?? {}) as unknown as Record<string, ModelConfig>,
     ...(parsed.data.webhooks ? { webhooks: stripUndefined(parsed.data.webhooks) } : {}),
+    ...(parsed.data.rateLimits ? { rateLimits: stripUndefined(parsed.data.rateLimits) } : {}),
     endpoints: Object.entries(parsed.data.endpoints).map(([id, ep]) => {
       const scaling = ep.minWorkers !== undefined || ep.maxWorkers !== undefined;
       const minWorkers = scaling ? (ep.minWorkers ?? 0) : (ep.workers ?? 1);

@@ -1,4 +1,4 @@
-import type { ModelConfig, ScalerConfig } from '@berth/server';
+import type { ModelConfig, RateLimitOptions, ScalerConfig } from '@berth/server';
 
 /** One endpoint that `berth dev` serves and runs workers for. */
 export interface EndpointConfig {
@@ -103,6 +103,14 @@ export interface BerthConfig {
   models?: Record<string, ModelConfig>;
   /** Retry schedule of webhook deliveries. Default: 2 retries, 10 s apart. */
   webhooks?: WebhookSchedule;
+  /**
+   * Rate limits of `berth dev` / `berth serve`: the `rateLimits` object `createServer` takes, per API key x endpoint
+   * x operation per 10 s window (`docs/rate-limits.md`). `base` is merged over the defaults; `BERTH_RATE_LIMITS`
+   * (`off`, `on` or a JSON object) is applied over it. Default: on, the server's limits.
+   *
+   * @example { "base": { "run": 5000, "purge-queue": 10 }, "perWorker": 100 }
+   */
+  rateLimits?: RateLimitOptions;
 }
 
 /**
@@ -155,4 +163,6 @@ export interface ResolvedConfig {
   models: Record<string, ModelConfig>;
   /** As in the file; undefined when it has no `webhooks` section. */
   webhooks?: WebhookSchedule;
+  /** As in the file (checked by `loadConfig` with the server's rules); undefined when it has no `rateLimits`. */
+  rateLimits?: RateLimitOptions;
 }
