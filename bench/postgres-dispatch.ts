@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { closedLoop, request } from './lib/http.js';
 import { startBerth } from './targets/berth/index.js';
-import { dropBenchSchema } from './targets/berth-postgres/index.js';
+import { dropSchema } from './lib/pg.js';
 import type { Running } from './targets/types.js';
 import { input, isEcho } from './workloads/types.js';
 
@@ -78,6 +78,6 @@ try {
   );
 } finally {
   await Promise.all(started.map((r) => r.stop()));
-  await dropBenchSchema(schema);
+  await dropSchema(schema);
   rmSync(dir, { recursive: true, force: true });
 }

@@ -10,6 +10,7 @@ import { diffGoal, ratioGoal, type GoalSpec, type Pick } from './goal-spec.js';
 import { BIG_GOALS } from './big-goals.js';
 import { POSTGRES_GOALS } from './postgres-goals.js';
 import { OBSERVE_GOALS } from './observe-goals.js';
+import { PG_PEER_GOALS } from './pg-peer-goals.js';
 
 export type Verdict = 'PASS' | 'MISS' | 'UNDECIDED';
 
@@ -57,7 +58,7 @@ export const DURABLE_PATH_GOALS: GoalSpec[] = [
 ];
 
 /** Every goal set the table shows, in order. */
-export const GOAL_SETS: GoalSpec[][] = [DURABLE_PATH_GOALS, POSTGRES_GOALS, OBSERVE_GOALS, BIG_GOALS];
+export const GOAL_SETS: GoalSpec[][] = [DURABLE_PATH_GOALS, POSTGRES_GOALS, PG_PEER_GOALS, OBSERVE_GOALS, BIG_GOALS];
 
 /**
  * PASS or MISS when the whole spread (min–max over rounds) is on one side of the limit, UNDECIDED when it

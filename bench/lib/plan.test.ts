@@ -11,7 +11,11 @@ const ALL: Workload[] = ['runsync', 'run', 'status', 'fill', 'stream'];
 const t = (name: string): Target => ({ name, description: '', workloads: ALL, start: () => Promise.reject() });
 const targets = ['L0', 'A', 'B', 'C'].map(t);
 const sets = [
-  [ratioGoal('A', 'B', 'runsync_c50_rps', 'min', 2, 'c50'), ratioGoal('C', 'B', 'drain_jobs_per_s', 'min', 1, 'drain')],
+  [
+    ratioGoal('A', 'B', 'runsync_c50_rps', 'min', 2, 'c50'),
+    ratioGoal('C', 'B', 'drain_jobs_per_s', 'min', 1, 'drain'),
+    ratioGoal('A', 'L0', 'runsync_c1_p50_ms', 'max', 1, 'c1'),
+  ],
 ];
 
 describe('bench plan', () => {
@@ -25,6 +29,7 @@ describe('bench plan', () => {
       ['A', ['runsync']],
       ['B', ['runsync', 'fill']],
       ['C', ['fill']],
+      ['L0', ['runsync']],
     ]);
   });
 
@@ -35,14 +40,18 @@ describe('bench plan', () => {
     expect(r0.map((s) => s.target.name)).toEqual(['A', 'B', 'C', 'L0']);
     expect(r0.find((s) => s.target.name === 'L0')!.workloads).toEqual(['runsync', 'run', 'status', 'stream']);
     expect(r0.find((s) => s.target.name === 'A')!.cfg.c50Seconds).toBe(QUICK.goalSeconds);
-    expect(r0.find((s) => s.target.name === 'L0')!.cfg.c50Seconds).toBe(QUICK.c50Seconds);
+    expect(r0.find((s) => s.target.name === 'L0')!.cfg.c50Seconds).toBe(QUICK.goalSeconds);
+    // The longer c=1 run only where a goal reads the c=1 latency (A and L0), not B's.
+    expect(r0.find((s) => s.target.name === 'A')!.cfg.c1Calls).toBe(QUICK.goalC1Calls);
+    expect(r0.find((s) => s.target.name === 'B')!.cfg.c1Calls).toBe(QUICK.c1Calls);
     const r1 = roundPlan(targets, cfg, 1, sets);
     expect(r1.map((s) => [s.target.name, s.workloads])).toEqual([
+      ['L0', ['runsync']],
       ['C', ['fill']],
       ['B', ['runsync', 'fill']],
       ['A', ['runsync']],
     ]);
-    expect(roundPlan(targets, cfg, 2, sets).map((s) => s.target.name)).toEqual(['A', 'B', 'C']);
+    expect(roundPlan(targets, cfg, 2, sets).map((s) => s.target.name)).toEqual(['A', 'B', 'C', 'L0']);
   });
 
   it('the full preset runs every row every round and the fill in round 1 only', () => {

@@ -49,6 +49,9 @@ export const totalRounds = (cfg: BenchConfig) => Math.max(cfg.rounds, cfg.goalRo
 /** The steps of round `round` (0-based), in the order they run. */
 export function roundPlan(targets: readonly Target[], cfg: BenchConfig, round: number, sets = GOAL_SETS): Step[] {
   const used = goalWorkloads(sets);
+  const c1Read = new Set(
+    sets.flatMap((g) => g.flatMap((spec) => spec.uses.filter(([, k]) => k.startsWith('runsync_c1_')).map(([n]) => n))),
+  );
   const order = [...used.keys()];
   const rank = (t: Target) => {
     const i = order.indexOf(t.name.replace(/@base$/, ''));
@@ -69,11 +72,13 @@ export function roundPlan(targets: readonly Target[], cfg: BenchConfig, round: n
     if (!goalUse?.has('big')) workloads = workloads.filter((w) => w !== 'big');
     if (workloads.length === 0) continue;
     const longer = goalUse?.has('runsync') || goalUse?.has('run');
+    // More calls at c=1 only where a goal reads the c=1 latency (they take a second or more per row and round).
+    const c1 = c1Read.has(t.name.replace(/@base$/, ''));
     steps.push({
       target: t,
       workloads,
       cfg: longer
-        ? { ...cfg, c50Seconds: cfg.goalSeconds ?? cfg.c50Seconds, c1Calls: cfg.goalC1Calls ?? cfg.c1Calls }
+        ? { ...cfg, c50Seconds: cfg.goalSeconds ?? cfg.c50Seconds, c1Calls: (c1 ? cfg.goalC1Calls : 0) || cfg.c1Calls }
         : cfg,
     });
   }

@@ -20,7 +20,7 @@ const EXPECTED: Record<string, string[]> = {
 
 describe('bench harness (smoke run of every target)', () => {
   it('runs every available target and every workload it lists, with well-formed results', {
-    timeout: 240_000,
+    timeout: 420_000,
   }, async () => {
     const runnable: Target[] = [];
     for (const t of TARGETS) {

@@ -5,57 +5,16 @@
  * postgres://root@127.0.0.1:5432/test. Each start uses a new schema, dropped on stop.
  */
 import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { BENCH_DIR, startTs, release, until, REPO_ROOT, totalCpuMs } from '../../lib/proc.js';
+import { backendCpuMs, DATABASE_URL, dropSchema, schemaBytes } from '../../lib/pg.js';
+import { BENCH_DIR, startTs, release, until } from '../../lib/proc.js';
 import { health } from '../common.js';
 import { startBerth } from '../berth/index.js';
 import type { Running, Target, Workload } from '../types.js';
 import { roundRobin } from './proxy.js';
 
-const URL_ = process.env['BENCH_DATABASE_URL'] ?? 'postgres://root@127.0.0.1:5432/test';
 const ALL: Workload[] = ['runsync', 'run', 'status', 'fill', 'stream'];
 const TOKEN = 'berthw_bench_token';
-
-type PgClient = {
-  connect(): Promise<void>;
-  query(sql: string): Promise<{ rows: { n: string }[] }>;
-  end(): Promise<void>;
-};
-async function sql(text: string): Promise<{ n: string }[]> {
-  const { Client } = createRequire(join(REPO_ROOT, 'packages/server/package.json'))('pg') as {
-    Client: new (o: { connectionString: string }) => PgClient;
-  };
-  const c = new Client({ connectionString: URL_ });
-  await c.connect();
-  try {
-    return (await c.query(text)).rows;
-  } finally {
-    await c.end();
-  }
-}
-
-/** Drops a bench schema and everything in it. */
-export async function dropBenchSchema(schema: string): Promise<void> {
-  await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-}
-
-/** Bytes the schema's tables and indexes take. */
-async function schemaBytes(schema: string): Promise<number> {
-  const rows =
-    await sql(`SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::text AS n FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
-    WHERE s.nspname = '${schema}' AND c.relkind = 'r'`);
-  return Number(rows[0]?.n ?? NaN);
-}
-
-/**
- * CPU time (ms) of the PostgreSQL backends serving the schema's replicas so far (their pools and listening
- * connections: `application_name` berth:<schema>): they share the machine's cores with everything else measured.
- */
-async function backendCpuMs(schema: string): Promise<number> {
-  const rows = await sql(`SELECT pid::text AS n FROM pg_stat_activity WHERE application_name = 'berth:${schema}'`);
-  return totalCpuMs(rows.map((r) => Number(r.n)));
-}
 
 /** Another checkout's `berth serve` and worker (`BENCH_BERTH_BASELINE`), or this one's. */
 interface Build {
@@ -68,7 +27,7 @@ export async function startSet(replicas: number, dir: string, build: Build = {})
   const flavour = {
     name: 'pg',
     description: '',
-    args: () => ['--store', 'postgres', '--database-url', URL_, '--database-schema', schema],
+    args: () => ['--store', 'postgres', '--database-url', DATABASE_URL, '--database-schema', schema],
     ...build,
   };
   const t0 = performance.now();
@@ -78,8 +37,9 @@ export async function startSet(replicas: number, dir: string, build: Build = {})
   );
   const all = [first, ...rest];
   const readyMs = performance.now() - t0;
-  const drop = () => dropBenchSchema(schema);
-  const dbCpuMs = () => backendCpuMs(schema);
+  const drop = () => dropSchema(schema);
+  // The backends of the replicas' pools and listening connections (application_name berth:<schema>).
+  const dbCpuMs = () => backendCpuMs(`berth:${schema}`);
   if (replicas === 1)
     return {
       ...first,
