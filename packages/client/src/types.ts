@@ -26,7 +26,26 @@ export interface Job<O = unknown> {
   workerId?: string;
   /** The job token a submit asked for with `token` (docs/job-tokens.md). */
   token?: string;
+  /** Berth, `/status` of an `IN_QUEUE` job: how many queued jobs of the endpoint are ahead of it (0: next), at most 10,000. */
+  queuePosition?: number;
+  /** Berth, `/status` of an `IN_QUEUE` job: why it is not running yet. */
+  waitingFor?: WaitingFor;
 }
+
+/**
+ * Why a queued job waits (docs/api.md, "Why a job waits"). A newer server may send a reason not listed here,
+ * hence the open `string`.
+ */
+export type WaitingFor =
+  | 'no_worker'
+  | 'workers_busy'
+  | 'cold_start'
+  | 'image_missing'
+  | 'crash_loop'
+  | 'low_priority'
+  | 'workers_unhealthy'
+  | 'handler_broken'
+  | (string & {});
 
 /** The answer of `/run` and `/retry`. */
 export interface Queued {
@@ -64,6 +83,8 @@ export interface Health {
     throttled: number;
     unhealthy: number;
   };
+  /** Berth, while jobs are queued: why they wait. */
+  waitingFor?: WaitingFor | undefined;
 }
 
 /** One line of `/logs/<id>`. */

@@ -118,6 +118,10 @@ export const JobObject = z.object({
   webhook: z.string().optional(),
   /** The job token asked for with `token` (runsync answers only). */
   token: z.string().optional(),
+  /** Berth, `/status` of an IN_QUEUE job: queued jobs of the endpoint ahead of it (0: next), at most 10,000. */
+  queuePosition: z.number().int().min(0).optional(),
+  /** Berth, `/status` of an IN_QUEUE job: why it waits (`no_worker`, `workers_busy`, `cold_start`, ...: docs/api.md). */
+  waitingFor: z.string().optional(),
 });
 export type JobObject = z.infer<typeof JobObject>;
 
@@ -152,4 +156,6 @@ export interface HealthReply {
    * announce (0 when none is connected), and the batches they started since this process started.
    */
   batch?: { maxSize: number; batches: number; jobs: number; meanSize: number } | undefined;
+  /** Berth, while jobs are queued: why they wait (the `waitingFor` of an interactive job's `/status`; docs/api.md). */
+  waitingFor?: string | undefined;
 }

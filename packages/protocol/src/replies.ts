@@ -38,6 +38,10 @@ export const HealthReplySchema = z
       .meta({
         description: 'Batch handlers: largest announced batch.maxSize and the batches started (docs/batching.md).',
       }),
+    waitingFor: z
+      .string()
+      .optional()
+      .meta({ description: 'Berth, while jobs are queued: why they wait (docs/api.md, "Why a job waits").' }),
   })
   .meta({ description: 'Reply of GET /health.' });
 export const ErrorBodySchema = z

@@ -11,7 +11,7 @@ describe('HTTP API without a socket', () => {
     expect(r.body.id).toMatch(JOB_ID_RE);
     expect(r.body.id.startsWith('sync-')).toBe(false);
     const st = await call(s, 'GET', `/v2/echo/status/${r.body.id}`);
-    expect(st.body).toEqual({ id: r.body.id, status: 'IN_QUEUE' });
+    expect(st.body).toEqual({ id: r.body.id, status: 'IN_QUEUE', queuePosition: 0, waitingFor: 'no_worker' });
     const post = await call(s, 'POST', `/v2/echo/status/${r.body.id}`);
     expect(post.status).toBe(200);
   });

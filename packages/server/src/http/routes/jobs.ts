@@ -1,16 +1,18 @@
-import { toJobObject } from '../../jobs/job-view.js';
 import { assertMayWrite } from '../../keys/scope-guard.js';
 import { QUERY, intParam } from '../query.js';
 import type { RouteContext } from './route-context.js';
 
-/** GET|POST /status/<id>[?ttl=]: the job object; `ttl` resets the remaining lifespan. */
+/**
+ * GET|POST /status/<id>[?ttl=]: the job object (while IN_QUEUE with `queuePosition` and `waitingFor`); `ttl` resets
+ * the remaining lifespan.
+ */
 export async function status(rc: RouteContext) {
   const ttl = intParam(rc.req.query, QUERY.ttl);
   if (ttl !== undefined) {
     assertMayWrite(rc.principal, 'changing ttl');
     await rc.service.setTtl(rc.endpointId, rc.jobId, ttl);
   }
-  return { status: 200, json: toJobObject(await rc.service.get(rc.endpointId, rc.jobId)) };
+  return { status: 200, json: await rc.service.statusObject(await rc.service.get(rc.endpointId, rc.jobId)) };
 }
 
 /** GET|POST /status-sync/<id>?wait=: long-polls until terminal or the wait elapses. */

@@ -6,6 +6,7 @@ import { bigPayloadTests } from './big-payloads.test-helpers.js';
 import { lifecycleTests } from './lifecycle.test-helpers.js';
 import { jobLogTests } from './logs.test-helpers.js';
 import { pricedTests } from './priced.test-helpers.js';
+import { queuePositionTests } from './queue-position.test-helpers.js';
 import { recoveryTests } from './recovery.test-helpers.js';
 import { retryStreamTests } from './retries-streams.test-helpers.js';
 import { webhookOutboxTests } from './webhooks.test-helpers.js';
@@ -42,5 +43,6 @@ export function runStoreConformance(name: string, makeStore: MakeStore): void {
     pricedTests(makeStore);
     webhookOutboxTests(makeStore);
     jobLogTests(makeStore);
+    queuePositionTests(makeStore);
   });
 }

@@ -388,6 +388,21 @@ export class MemoryStore implements Store {
     return this.endpoints.get(endpointId)?.byStatus.IN_QUEUE ?? 0;
   }
 
+  async queuePosition(id: string, cap: number): Promise<number | undefined> {
+    const e = this.jobs.get(id);
+    const s = e && this.endpoints.get(e.rec.endpointId);
+    if (!e || !s || e.rec.status !== 'IN_QUEUE') return undefined;
+    let ahead = 0;
+    // The queue is in seq order from `head`; entries of jobs that left it (or were queued again) are skipped.
+    for (let i = s.head; i < s.queue.length && ahead < cap; i++) {
+      const item = s.queue[i]!;
+      if (item.seq >= e.queueSeq) break;
+      const other = this.jobs.get(item.id);
+      if (other?.rec.status === 'IN_QUEUE' && other.queueSeq === item.seq) ahead++;
+    }
+    return ahead;
+  }
+
   async recover(leaseUntil: number): Promise<RecoveryReport> {
     const report = { queued: 0, running: 0, endpoints: [] as string[] };
     const endpoints = new Set<string>();
