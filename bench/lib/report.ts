@@ -36,6 +36,13 @@ export const FIGURES: [key: string, label: string][] = [
   ['big_c10_ms', '19 MiB /runsync, ten at once: all answered (ms)'],
   ['big_c10_stall_ms', 'longest event-loop stall in the server during the ten (ms)'],
   ['big_c10_retries', '503 overloaded retries during the ten'],
+  ['big_bystander_p50_ms', 'small /runsync every 20 ms during the ten, p50 (ms)'],
+  ['big_bystander_p99_ms', 'small /runsync every 20 ms during the ten, p99 (ms)'],
+  ['big_bystander_max_ms', 'small /runsync every 20 ms during the ten, max (ms)'],
+  ['big_c10_rss_growth_mb', 'server RSS growth during the ten (MB)'],
+  ['big_pad_refused', 'three 19 MiB padding bodies refused (413/400)'],
+  ['big_pad_cpu_ms_each', 'server CPU per padding body (ms)'],
+  ['big_pad_rss_growth_mb', 'server RSS growth with three padding bodies (MB)'],
 ];
 
 /** Side-by-side ratios (per round, then median): each target's /runsync c=50 against L1 and the peer. */

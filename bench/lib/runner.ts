@@ -42,7 +42,7 @@ async function measure(step: Step, errors: string[]): Promise<Figures> {
         await worker.go();
         const pids = () => [...run.serverProcs().map((p) => p.pid), worker.proc.pid];
         if (has('runsync') || has('run')) Object.assign(f, await throughput(run, cfg, workloads, pids));
-        if (has('big')) await big(run, cfg, f);
+        if (has('big')) await big(run, cfg, f, t.name);
         await worker.stop();
         if (has('stream')) Object.assign(f, await stream(run, cfg));
       });

@@ -7,7 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { request } from '../lib/http.js';
-import { sleep, stallStart, stallStop } from '../lib/proc.js';
+import { cpuMs, rssBytes, sleep, stallStart, stallStop } from '../lib/proc.js';
+import { percentile } from '../lib/stats.js';
 import type { Running } from '../targets/types.js';
 import type { BenchConfig, Figures } from './types.js';
 
@@ -47,7 +48,7 @@ async function once(run: Running, n: number, retries: { count: number }): Promis
 }
 
 /** Writes its figures into `f` as it goes: the single-request figure survives a failure of the ten at once. */
-export async function big(run: Running, cfg: BenchConfig, f: Figures): Promise<void> {
+export async function big(run: Running, cfg: BenchConfig, f: Figures, name = ''): Promise<void> {
   const retries = { count: 0 };
   await once(run, 0, retries); // warm-up: the first one pays for compiling the paths
   const one: number[] = [];
@@ -60,6 +61,11 @@ export async function big(run: Running, cfg: BenchConfig, f: Figures): Promise<v
   const server = run.serverProcs()[0]!;
   await stallStart(server);
   retries.count = 0;
+  // A bystander: a small /runsync every 20 ms while the ten are in flight (issue #35), and the server's RSS.
+  const bystander = startBystander(run);
+  const rss0 = rssBytes(server.pid);
+  let rssMax = rss0;
+  const rssTimer = setInterval(() => (rssMax = Math.max(rssMax, rssBytes(server.pid))), 20);
   const t0 = performance.now();
   try {
     await Promise.all(Array.from({ length: 10 }, (_, n) => once(run, n, retries)));
@@ -67,6 +73,58 @@ export async function big(run: Running, cfg: BenchConfig, f: Figures): Promise<v
     // The stall is the server's, measured whether or not all ten were answered correctly.
     f['big_c10_stall_ms'] = await stallStop(server);
     f['big_c10_retries'] = retries.count;
+    clearInterval(rssTimer);
+    const waits = await bystander.stop();
+    f['big_bystander_p50_ms'] = percentile(waits, 50);
+    f['big_bystander_p99_ms'] = percentile(waits, 99);
+    f['big_bystander_max_ms'] = Math.max(...waits);
+    f['big_c10_rss_growth_mb'] = (rssMax - rss0) / 1024 / 1024;
   }
   f['big_c10_ms'] = performance.now() - t0;
+  // The bare echo parses the padding like any body (the figure issue #35 started from): measured on Berth rows.
+  if (name.startsWith('berth')) await padding(run, server.pid, f);
+}
+
+/** Small `/runsync` calls, one every 20 ms (each waits for its answer before the next may start late). */
+function startBystander(run: Running): { stop(): Promise<number[]> } {
+  const waits: number[] = [];
+  let on = true;
+  const loop = (async () => {
+    while (on) {
+      const t0 = performance.now();
+      const r = await request(
+        `${run.base('echo')}/runsync`,
+        'POST',
+        Buffer.from('{"input":{"small":1}}'),
+        run.headers,
+        60_000,
+      );
+      if (r.status === 200) waits.push(performance.now() - t0);
+      const left = 20 - (performance.now() - t0);
+      if (left > 0) await sleep(left);
+    }
+  })();
+  return {
+    async stop() {
+      on = false;
+      await loop;
+      return waits.length > 0 ? waits : [Number.NaN];
+    },
+  };
+}
+
+/**
+ * Three 19 MiB bodies whose bulk is outside `input` (`{"input":{},"pad":[{},{},...]}`) at once: each must be
+ * refused (413 or 400), and the figure is the server's CPU per refused body.
+ */
+async function padding(run: Running, pid: number, f: Figures): Promise<void> {
+  const body = Buffer.from(`{"input":{},"pad":[${'{},'.repeat(Math.floor(BIG_CHARS / 3) - 2)}{}]}`);
+  const cpu0 = cpuMs(pid);
+  const rss0 = rssBytes(pid);
+  const answers = await Promise.all(
+    [0, 1, 2].map(() => request(`${run.base('echo')}/runsync`, 'POST', body, run.headers, 60_000)),
+  );
+  f['big_pad_cpu_ms_each'] = (cpuMs(pid) - cpu0) / 3;
+  f['big_pad_rss_growth_mb'] = (rssBytes(pid) - rss0) / 1024 / 1024;
+  f['big_pad_refused'] = answers.filter((r) => r.status === 413 || r.status === 400).length;
 }

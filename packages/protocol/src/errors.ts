@@ -87,5 +87,22 @@ export function toErrorBody(err: unknown): { status: number; body: ErrorBody } {
     if (err.details !== undefined) body.details = err.details;
     return { status: err.status, body };
   }
+  if (isDiskFull(err))
+    return {
+      status: ERROR_STATUS.insufficient_storage,
+      body: {
+        error: 'the server has no disk space left; nothing was stored, retry later',
+        code: 'insufficient_storage',
+      },
+    };
   return { status: 500, body: { error: 'internal error', code: 'internal_error' } };
+}
+
+/**
+ * A store or file system out of space: SQLite's `SQLITE_FULL` ("database or disk is full"), PostgreSQL's
+ * `disk_full` (SQLSTATE 53100), ENOSPC or EDQUOT from the file system.
+ */
+export function isDiskFull(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_FULL' || code === '53100' || code === 'ENOSPC' || code === 'EDQUOT';
 }
