@@ -1,4 +1,4 @@
-import { ENDPOINT_ID_RE } from '@berth/protocol';
+import { describeValue, ENDPOINT_ID_RE } from '@berth/protocol';
 import { createLogger, type Logger } from '@berth/protocol/log';
 import { berthTracer } from '@berth/protocol/tracing';
 import type { Tracer } from '@opentelemetry/api';
@@ -43,6 +43,12 @@ export interface ServerOptions {
    * `OTEL_EXPORTER_OTLP_ENDPOINT` is set), else none: tracing off, at no cost.
    */
   tracer?: Tracer;
+  /**
+   * Whether a request's W3C `traceparent` is trusted. `true`: the request span is its child (the caller's trace and
+   * sampling decision). `false`: a new root span with a link to the caller's, so a caller outside your system can
+   * neither force sampling nor join your spans to its trace. CLI: `BERTH_TRUST_TRACEPARENT=off`. Default: `true`.
+   */
+  trustTraceparent?: boolean;
   /** Retention after a terminal state, ms. Default: `{ async: 1_800_000, sync: 60_000 }`. */
   retention?: Partial<RetentionPolicy>;
   /** How often deadlines are swept, ms. `0` disables the timer (tests call `server.sweep()`). Default: 1000. */
@@ -143,6 +149,7 @@ export interface ResolvedServerOptions {
   clock: Clock;
   logger: Logger;
   tracer: Tracer | undefined;
+  trustTraceparent: boolean;
   retention: RetentionPolicy;
   sweepIntervalMs: number;
   heartbeatMs: number;
@@ -184,6 +191,14 @@ function pullHold(v: number | undefined): number {
   return ms;
 }
 
+/** A string `"false"` must not read as trusted: only a boolean is accepted. */
+function trustTraceparent(v: unknown): boolean {
+  if (v === undefined) return true;
+  if (typeof v !== 'boolean')
+    throw new ConfigError(`option trustTraceparent must be true or false (got ${describeValue(v)})`);
+  return v;
+}
+
 /** Applies defaults (`SERVER_DEFAULTS`) and checks every option; a bad option throws a `ConfigError` naming it and its value. */
 export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptions {
   for (const id of o.endpoints ?? []) {
@@ -216,6 +231,7 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
     clock: o.clock ?? systemClock,
     logger: o.logger ?? createLogger({ level: 'info' }),
     tracer: o.tracer ?? berthTracer(),
+    trustTraceparent: trustTraceparent(o.trustTraceparent),
     retention: {
       async: nonNegative('retention.async', o.retention?.async, D.retention.async),
       sync: nonNegative('retention.sync', o.retention?.sync, D.retention.sync),

@@ -1,4 +1,4 @@
-import { formatTraceparent, parseTraceparent } from '@berth/protocol';
+import { formatTraceparent, parseTraceparent } from '@berth/protocol/tracing';
 import {
   ROOT_CONTEXT,
   SpanKind,
@@ -25,9 +25,20 @@ interface JobSpans {
 /** Jobs followed at most; past it the oldest are closed (a job deleted while queued never reaches a terminal state). */
 const MAX_FOLLOWED = 20_000;
 
+/** How a request's W3C `traceparent` is used (`ServerOptions.trustTraceparent`). */
+export interface JobTracerOptions {
+  /**
+   * `true` (default): the request span continues the caller's trace (its child, its sampling decision). `false`: a
+   * new root span, sampled by this process's own sampler, with a link to the caller's span, so a caller can neither
+   * force sampling nor put the control plane's spans into another trace.
+   */
+  trustTraceparent?: boolean;
+}
+
 /**
  * The control plane's part of a job's trace (OpenTelemetry), made only with tracing on: the HTTP request span of
- * `/run` and `/runsync` (child of the request's W3C `traceparent`, else a new root), under it `berth.job` until the
+ * `/run` and `/runsync` (child of the request's W3C `traceparent` when trusted, else a new root linked to it), under
+ * it `berth.job` until the
  * job is terminal, holding `berth.queue_wait` while queued and `berth.run` from the assignment to the result, whose
  * `traceparent` goes to the worker in `job.assign`. A requeue closes the run span and opens a new queue wait.
  * Followed in this process only: a job another replica claims, or one left from before a restart, is not traced here.
@@ -35,15 +46,30 @@ const MAX_FOLLOWED = 20_000;
 export class JobTracer {
   private readonly jobs = new Map<string, JobSpans>();
 
-  constructor(private readonly tracer: Tracer) {}
+  private readonly trustTraceparent: boolean;
 
-  /** The span of an HTTP request (`POST /v2/:endpoint/runsync`), continuing the caller's `traceparent` if any. */
+  constructor(
+    private readonly tracer: Tracer,
+    options: JobTracerOptions = {},
+  ) {
+    this.trustTraceparent = options.trustTraceparent ?? true;
+  }
+
+  /**
+   * The span of an HTTP request (`POST /v2/:endpoint/runsync`): continuing the caller's `traceparent` if any and
+   * trusted; untrusted, a new root linked to it.
+   */
   request(method: string, route: string, headers: Record<string, string | undefined>): { span: Span; ctx: Context } {
     const caller = parseTraceparent(headers['traceparent']);
-    const parent = caller ? trace.setSpanContext(ROOT_CONTEXT, caller) : ROOT_CONTEXT;
+    const trusted = caller !== undefined && this.trustTraceparent;
+    const parent = trusted ? trace.setSpanContext(ROOT_CONTEXT, caller) : ROOT_CONTEXT;
     const span = this.tracer.startSpan(
       `${method} ${route}`,
-      { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': route } },
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'http.request.method': method, 'http.route': route },
+        ...(caller && !trusted ? { root: true, links: [{ context: caller }] } : {}),
+      },
       parent,
     );
     return { span, ctx: trace.setSpan(parent, span) };
@@ -105,7 +131,10 @@ export class JobTracer {
     for (const span of [t.queued, t.run, t.job]) span?.end();
   }
 
-  /** Terminal: closes every span of the job, with its status. */
+  /**
+   * Terminal: closes every span of the job, with its status. The status message is the job's status, never its
+   * `error` (handler text, which may hold input or secrets, stays in the job object and logs).
+   */
   finished(job: JobRecord): void {
     const t = this.jobs.get(job.id);
     if (!t) return;
@@ -114,7 +143,7 @@ export class JobTracer {
     for (const span of [t.queued, t.run, t.job]) {
       if (!span) continue;
       span.setAttribute('berth.job.status', job.status);
-      if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: job.error ?? job.status });
+      if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: job.status });
       span.end();
     }
   }
