@@ -56,3 +56,14 @@ describe('edgeServerOptions: rateLimits from the config file and BERTH_RATE_LIMI
     expect(() => edgeServerOptions({ BERTH_RATE_LIMITS: value }, 'serve')).toThrow(message);
   });
 });
+
+describe('edgeServerOptions: BERTH_TRUST_TRACEPARENT', () => {
+  it('off distrusts incoming trace context, on trusts it, unset leaves the server default; anything else is refused', () => {
+    expect(edgeServerOptions({ BERTH_TRUST_TRACEPARENT: 'off' }, 'serve').trustTraceparent).toBe(false);
+    expect(edgeServerOptions({ BERTH_TRUST_TRACEPARENT: ' ON ' }, 'dev').trustTraceparent).toBe(true);
+    expect(edgeServerOptions({}, 'serve')).not.toHaveProperty('trustTraceparent');
+    expect(() => edgeServerOptions({ BERTH_TRUST_TRACEPARENT: 'false' }, 'serve')).toThrow(
+      'BERTH_TRUST_TRACEPARENT must be on or off (got "false")',
+    );
+  });
+});

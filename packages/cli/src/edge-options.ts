@@ -15,6 +15,8 @@ export const EDGE_ENV_HELP = `  BERTH_WEBHOOK_SECRET    sign webhooks with this 
   BERTH_FILES_SECRET      secret signing output file URLs (default: kept in <data-dir>/files/.url-secret)
   BERTH_JOB_TOKEN_SECRET  secret job tokens are signed with, the same on every replica (default: derived from
                           the output file URL secret)
+  BERTH_TRUST_TRACEPARENT off: a request's W3C traceparent starts a new trace linked to the caller's instead of
+                          continuing it (callers cannot force sampling); default on (docs/observability.md)
   BERTH_MAX_BODY_BYTES_IN_FLIGHT
                           bytes of request bodies held at once; past it 503 overloaded (default 268435456,
                           256 MiB)
@@ -31,7 +33,14 @@ export function edgeServerOptions(
   fileRateLimits?: RateLimitOptions,
 ): Pick<
   ServerOptions,
-  'webhooks' | 'rateLimits' | 'publicUrl' | 'filesSecret' | 'jobTokenSecret' | 'maxBodyBytesInFlight' | 'maxConnections'
+  | 'webhooks'
+  | 'rateLimits'
+  | 'publicUrl'
+  | 'filesSecret'
+  | 'jobTokenSecret'
+  | 'maxBodyBytesInFlight'
+  | 'maxConnections'
+  | 'trustTraceparent'
 > {
   // Output file URLs (docs/output-storage.md).
   const publicUrl = env['BERTH_PUBLIC_URL']?.trim();
@@ -78,8 +87,12 @@ export function edgeServerOptions(
       throw new UsageError(`${name} must be a positive whole number (got "${raw}")`, command);
     bounds[key] = Number(raw);
   }
+  const trust = env['BERTH_TRUST_TRACEPARENT']?.trim().toLowerCase();
+  if (trust !== undefined && trust !== '' && trust !== 'on' && trust !== 'off')
+    throw new UsageError(`BERTH_TRUST_TRACEPARENT must be on or off (got "${trust}")`, command);
   return {
     webhooks: { allow, ...(secret ? { secret } : {}) },
+    ...(trust === 'on' || trust === 'off' ? { trustTraceparent: trust === 'on' } : {}),
     rateLimits: mergeRateLimits(fileRateLimits, limits),
     ...files,
     ...bounds,
