@@ -2,16 +2,25 @@ import { deploySettings } from '../build/deploy.js';
 import type { ResolvedEndpoint } from '../config/index.js';
 import type { ContainerSpec } from './docker-api.js';
 
-/** Labels on every container a scaler starts: the control plane that owns it and the endpoint it serves. */
+/**
+ * Labels on every container a scaler starts: the control plane that owns it (`--scale-name`), the deployment
+ * (an id stored with the data: two deployments sharing a scale name on one daemon leave each other's containers
+ * alone) and the endpoint it serves.
+ */
 export const LABEL_CONTROL_PLANE = 'berth.control-plane';
+export const LABEL_DEPLOYMENT = 'berth.deployment';
 export const LABEL_ENDPOINT = 'berth.endpoint';
 
 /** What one endpoint's containers need beyond its config. */
 export interface ScaledEndpoint {
   ep: ResolvedEndpoint;
   image: string;
-  /** The endpoint's own worker token (a stored `berth_wk_...` token scoped to it). */
-  workerToken: string;
+}
+
+/** Whose containers: the scale name and the deployment id. */
+export interface Owner {
+  controlPlane: string;
+  deployment: string;
 }
 
 /**
@@ -20,20 +29,30 @@ export interface ScaledEndpoint {
  * config's `docker` settings (network, mounts, GPUs), the stop timeout from `deploy.json`, `--init` (the signal
  * reaches node) and no restart policy (the scaler restarts, with backoff).
  */
-export function containerSpec(s: ScaledEndpoint, name: string, controlPlane: string, url: string): ContainerSpec {
+export function containerSpec(
+  s: ScaledEndpoint,
+  name: string,
+  owner: Owner,
+  url: string,
+  workerToken: string,
+): ContainerSpec {
   const deploy = deploySettings(s.ep);
   const env: Record<string, string> = {
     ...deploy.env,
     BERTH_URL: url,
     BERTH_ENDPOINT_ID: s.ep.id,
     BERTH_WORKER_ID: name,
-    BERTH_WORKER_TOKEN: s.workerToken,
+    BERTH_WORKER_TOKEN: workerToken,
   };
   const docker = s.ep.docker;
   return {
     Image: s.image,
     Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
-    Labels: { [LABEL_CONTROL_PLANE]: controlPlane, [LABEL_ENDPOINT]: s.ep.id },
+    Labels: {
+      [LABEL_CONTROL_PLANE]: owner.controlPlane,
+      [LABEL_DEPLOYMENT]: owner.deployment,
+      [LABEL_ENDPOINT]: s.ep.id,
+    },
     StopTimeout: deploy.stopTimeoutSeconds,
     HostConfig: {
       ...(docker.network !== undefined ? { NetworkMode: docker.network } : {}),

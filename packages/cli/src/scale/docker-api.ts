@@ -1,15 +1,61 @@
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { request as tlsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 
-/** Where the Docker Engine API answers: `DOCKER_HOST` (`unix:///path` or `tcp://host:port`), else the default socket. */
-export function dockerAddress(env: NodeJS.ProcessEnv): { socketPath: string } | { host: string; port: number } {
+/** The client certificate and the CA of a daemon reached over TLS (`DOCKER_CERT_PATH`'s ca.pem, cert.pem, key.pem). */
+interface DockerTls {
+  ca: Buffer;
+  cert: Buffer;
+  key: Buffer;
+}
+
+type DockerAddress = { socketPath: string } | { host: string; port: number; tls?: DockerTls };
+
+/**
+ * Where the Docker Engine API answers: `DOCKER_HOST` (`unix:///path` or `tcp://host:port`), else the default
+ * socket. Over TCP the scaler sends worker tokens, so a daemon that is not on a loopback address needs TLS
+ * (`DOCKER_TLS_VERIFY=1`, certificates in `DOCKER_CERT_PATH`, default `~/.docker`: ca.pem, cert.pem, key.pem), or
+ * `BERTH_DOCKER_INSECURE=1` to accept plain TCP knowingly.
+ */
+export function dockerAddress(env: NodeJS.ProcessEnv): DockerAddress {
   const host = env['DOCKER_HOST'];
   if (host === undefined || host === '') return { socketPath: '/var/run/docker.sock' };
   if (host.startsWith('unix://')) return { socketPath: host.slice('unix://'.length) };
-  const m = /^(?:tcp|http):\/\/([^:/]+|\[[^\]]+\]):(\d+)\/?$/.exec(host);
-  if (m) return { host: m[1]!.replace(/^\[|\]$/g, ''), port: Number(m[2]) };
-  throw new Error(
-    `DOCKER_HOST=${host}: expected unix:///path/to/docker.sock or tcp://host:port (TLS is not supported)`,
-  );
+  const m = /^(?:tcp|http|https):\/\/([^:/]+|\[[^\]]+\]):(\d+)\/?$/.exec(host);
+  if (!m) throw new Error(`DOCKER_HOST=${host}: expected unix:///path/to/docker.sock or tcp://host:port`);
+  const address = { host: m[1]!.replace(/^\[|\]$/g, ''), port: Number(m[2]) };
+  const verify = env['DOCKER_TLS_VERIFY'];
+  if (verify !== undefined && verify !== '' && verify !== '0') {
+    const dir = env['DOCKER_CERT_PATH'] || join(homedir(), '.docker');
+    const read = (file: string) => {
+      try {
+        return readFileSync(join(dir, file));
+      } catch (err) {
+        throw new Error(
+          `DOCKER_TLS_VERIFY is set but ${join(dir, file)} cannot be read (${(err as Error).message}): DOCKER_CERT_PATH names the folder of ca.pem, cert.pem and key.pem`,
+        );
+      }
+    };
+    return { ...address, tls: { ca: read('ca.pem'), cert: read('cert.pem'), key: read('key.pem') } };
+  }
+  if (env['DOCKER_CERT_PATH'])
+    throw new Error(
+      `DOCKER_CERT_PATH is set but DOCKER_TLS_VERIFY is not: set DOCKER_TLS_VERIFY=1 to reach ${host} over TLS`,
+    );
+  if (!isLoopback(address.host) && env['BERTH_DOCKER_INSECURE'] !== '1')
+    throw new Error(
+      `DOCKER_HOST=${host} is not a loopback address and has no TLS: worker tokens would cross the network in clear text. Set DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH (ca.pem, cert.pem, key.pem), or BERTH_DOCKER_INSECURE=1 to accept plain TCP`,
+    );
+  return address;
+}
+
+function isLoopback(host: string): boolean {
+  if (host === 'localhost') return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1';
 }
 
 /** The Docker daemon answered with an error status (`status`: 404 for a missing image or container). */
@@ -35,6 +81,16 @@ export interface ContainerSummary {
   Created: number;
 }
 
+/** A container as `GET /containers/<id>/json` describes it: what the scaler compares with this start's config. */
+export interface ContainerDetails {
+  id: string;
+  name: string;
+  /** The image it was created from, as named at create (`Config.Image`). */
+  image: string;
+  env: Record<string, string>;
+  labels: Record<string, string>;
+}
+
 /** What `createContainer` sends (`POST /containers/create`), the fields Berth uses. */
 export interface ContainerSpec {
   Image: string;
@@ -55,7 +111,7 @@ export interface ContainerSpec {
  * Every call has a timeout, so a daemon that hangs is an error, not a stuck scaler.
  */
 export class DockerApi {
-  readonly #address: ReturnType<typeof dockerAddress>;
+  readonly #address: DockerAddress;
 
   constructor(env: NodeJS.ProcessEnv = process.env) {
     this.#address = dockerAddress(env);
@@ -63,9 +119,9 @@ export class DockerApi {
 
   /** Where the daemon is, for log lines. */
   describe(): string {
-    return 'socketPath' in this.#address
-      ? `unix://${this.#address.socketPath}`
-      : `tcp://${this.#address.host}:${this.#address.port}`;
+    if ('socketPath' in this.#address) return `unix://${this.#address.socketPath}`;
+    const { host, port, tls } = this.#address;
+    return `tcp://${host.includes(':') ? `[${host}]` : host}:${port}${tls ? ' (TLS)' : ''}`;
   }
 
   async ping(): Promise<void> {
@@ -109,6 +165,21 @@ export class DockerApi {
     await this.#call('POST', `/containers/${id}/stop?t=${timeoutS}`, undefined, (timeoutS + 30) * 1000);
   }
 
+  /** What a container was created with (its name, image, environment, labels) and its state. */
+  async inspectContainer(idOrName: string): Promise<ContainerDetails> {
+    const r = (await this.#call('GET', `/containers/${encodeURIComponent(idOrName)}/json`)) as {
+      Id: string;
+      Name: string;
+      Config: { Image: string; Env: string[] | null; Labels: Record<string, string> | null };
+    };
+    const env: Record<string, string> = {};
+    for (const kv of r.Config.Env ?? []) {
+      const i = kv.indexOf('=');
+      if (i > 0) env[kv.slice(0, i)] = kv.slice(i + 1);
+    }
+    return { id: r.Id, name: r.Name.replace(/^\//, ''), image: r.Config.Image, env, labels: r.Config.Labels ?? {} };
+  }
+
   async removeContainer(id: string): Promise<void> {
     try {
       await this.#call('DELETE', `/containers/${id}?force=1`);
@@ -133,10 +204,13 @@ export class DockerApi {
 
   #call(method: string, path: string, body?: unknown, timeoutMs = 30_000, raw = false): Promise<unknown> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const { tls, ...address } = 'tls' in this.#address ? this.#address : { ...this.#address, tls: undefined };
+    const send = tls ? tlsRequest : request;
     return new Promise((resolve, reject) => {
-      const req = request(
+      const req = send(
         {
-          ...this.#address,
+          ...address,
+          ...(tls ?? {}),
           method,
           path: `/v1.41${path}`,
           headers: payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {},

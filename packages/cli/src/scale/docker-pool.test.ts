@@ -4,7 +4,9 @@ import { resolveConfig } from '../config/index.js';
 import { DockerError, type ContainerSpec, type ContainerSummary, type DockerApi } from './docker-api.js';
 import type { WorkerControl } from '@berth/server';
 import { ScaleLoop } from '@berth/server/scaling';
-import { coldStartParts, DockerPool } from './docker-pool.js';
+import { coldStartParts } from './cold-start.js';
+import { DockerPool } from './docker-pool.js';
+import { inspectFrom } from './fake-daemon.test-helpers.js';
 
 /**
  * A daemon in memory whose containers exit as soon as they start (a worker that crashes at once), and whose
@@ -40,6 +42,7 @@ class CrashingDaemon {
       exitOf: async () => ({ exitCode: 1, tail: 'boom' }),
       stopContainer: async () => {},
       storageDriver: async () => this.driver,
+      inspectContainer: inspectFrom(this.containers),
     };
     return api as DockerApi;
   }
@@ -65,6 +68,7 @@ class RunningDaemon {
       storageDriver: async () => 'overlay2',
       removeContainer: async (id: string) => void this.containers.delete(id),
       stopContainer: async () => {},
+      inspectContainer: inspectFrom(this.containers),
     };
     return api as DockerApi;
   }
@@ -101,9 +105,10 @@ function scaler(
   const pool = new DockerPool({
     workers,
     docker,
-    endpoints: [{ ep, image: 'ep-image', workerToken: 'berth_wk_x' }],
+    endpoints: [{ ep, image: 'ep-image' }],
     name: 'test',
     url: 'http://127.0.0.1:1',
+    tokens: { deployment: 'd0d0d0d0', settle: async () => ({ token: 'berth_wk_x', revoked: 0 }) },
     logger,
   });
   const health = async () => {
@@ -181,6 +186,7 @@ describe('ScaleLoop over the DockerPool', () => {
       startedAt: 1_300,
       connectedAt: 1_550,
       adopted: false,
+      verified: true,
       connected: true,
       draining: false,
       starting: false,

@@ -1,10 +1,19 @@
 import type { Logger } from '@berth/protocol/log';
-import type { JobRecord, WorkerControl } from '@berth/server';
+import type { WorkerControl } from '@berth/server';
 import { nextWorkerId, type PoolWorker, type WorkerPool } from '@berth/server/scaling';
 import { DEFAULT_RESTART_POLICY } from '../internal/supervisor-types.js';
-import { containerSpec, LABEL_CONTROL_PLANE, LABEL_ENDPOINT, type ScaledEndpoint } from './container-spec.js';
-import { DockerError, type ContainerSummary, type DockerApi } from './docker-api.js';
+import {
+  containerSpec,
+  LABEL_CONTROL_PLANE,
+  LABEL_DEPLOYMENT,
+  LABEL_ENDPOINT,
+  type Owner,
+  type ScaledEndpoint,
+} from './container-spec.js';
+import { DockerError, type ContainerDetails, type ContainerSummary, type DockerApi } from './docker-api.js';
 import { deploySettings } from '../build/deploy.js';
+import { reportColdStart } from './cold-start.js';
+import { configDifference } from './adoption.js';
 import {
   backoffDelay,
   errorText,
@@ -23,7 +32,20 @@ export interface DockerPoolOptions {
   name: string;
   /** `BERTH_URL` of the workers: where they reach the control plane (a balancer in front of replicas). */
   url: string;
+  /**
+   * This deployment's id (labels and worker ids) and the endpoints' worker tokens: settled by the lease holder
+   * from the tokens its containers carry (`WorkerTokens`).
+   */
+  tokens: {
+    readonly deployment: string;
+    settle(endpointId: string, inUse: readonly string[]): Promise<{ token: string; revoked: number }>;
+  };
   logger: Logger;
+  /**
+   * How long an adopted container whose config differs from this start (URL, image, token) has to connect
+   * before it is stopped and removed; until it connects it is not counted. Default 60 s.
+   */
+  adoptTimeoutMs?: number;
   /** Clock (epoch ms). Default Date.now. */
   now?: () => number;
 }
@@ -44,15 +66,23 @@ export class DockerPool implements WorkerPool {
   readonly #removing = new Set<string>();
   readonly #now: () => number;
   readonly #unsubscribe: (() => void)[];
+  readonly #owner: Owner;
+  /** Containers inspected at adoption (by id): what they were created with. */
+  readonly #details = new Map<string, ContainerDetails>();
   #daemonDown: string | undefined;
+  #othersSaid = false;
 
   constructor(o: DockerPoolOptions) {
     this.#o = o;
     this.#now = o.now ?? Date.now;
+    this.#owner = { controlPlane: o.name, deployment: o.tokens.deployment };
     for (const s of o.endpoints) this.#state.set(s.ep.id, newEndpointState(s));
     this.#unsubscribe = [
       o.workers.on('connected', (workerId, endpointId) => this.#connected(workerId, endpointId)),
-      o.workers.on('jobFinished', (job) => this.#jobFinished(job)),
+      o.workers.on('jobFinished', (job) => {
+        const t = job.workerId === undefined ? undefined : this.#state.get(job.endpointId)?.workers.get(job.workerId);
+        if (t) reportColdStart(t, job, o.workers, o.logger, this.#now());
+      }),
     ];
   }
 
@@ -65,6 +95,12 @@ export class DockerPool implements WorkerPool {
     let list: ContainerSummary[];
     try {
       list = await this.#o.docker.listContainers([`${LABEL_CONTROL_PLANE}=${this.#o.name}`]);
+      list = this.#ours(list);
+      // Containers not started by this process: what they were created with (their token, URL and image).
+      const known = new Set([...this.#state.values()].flatMap((st) => [...st.workers.values()].map((t) => t.id)));
+      for (const c of list)
+        if (!known.has(c.Id) && !this.#details.has(c.Id))
+          this.#details.set(c.Id, await this.#o.docker.inspectContainer(c.Id));
     } catch (err) {
       this.#setDaemonDown(errorText(err));
       return false;
@@ -72,9 +108,11 @@ export class DockerPool implements WorkerPool {
     if (leading) {
       this.#o.logger.info(`scaling worker containers with ${this.#o.docker.describe()}`, {
         controlPlane: this.#o.name,
+        deployment: this.#owner.deployment,
         found: list.length,
       });
       void this.#checkStorageDriver();
+      if (!(await this.#settleTokens(list))) return false;
     }
     this.#setDaemonDown(undefined);
     for (const c of list) if (!this.#state.has(c.Labels[LABEL_ENDPOINT] ?? '')) this.#removeStray(c);
@@ -91,14 +129,14 @@ export class DockerPool implements WorkerPool {
     const st = this.#state.get(endpointId);
     if (!st) return [];
     return [...st.workers.values()]
-      .filter((t) => !t.draining)
+      .filter((t) => !t.draining && t.verified)
       .sort((a, b) => a.createdAt - b.createdAt)
       .map((t) => ({ id: t.name, startedAt: t.createdAt, pending: t.id === '' }));
   }
 
   canStart(endpointId: string, now: number): boolean {
     const st = this.#state.get(endpointId);
-    return st !== undefined && this.#daemonDown === undefined && now >= st.notBefore;
+    return st?.token !== undefined && this.#daemonDown === undefined && now >= st.notBefore;
   }
 
   start(endpointId: string): void {
@@ -127,22 +165,36 @@ export class DockerPool implements WorkerPool {
       seen.add(name);
       let t = st.workers.get(name);
       if (!t) {
+        // Counted at once only when it was started as this start would (URL, image, token); else once it connects.
+        const differs = configDifference(this.#details.get(c.Id), {
+          url: this.#o.url,
+          image: st.s.image,
+          token: st.token,
+        });
         t = {
           name,
           id: c.Id,
           createdAt: c.Created * 1000,
           adopted: true,
+          verified: differs === undefined,
+          ...(differs !== undefined ? { differs, adoptedAt: now } : {}),
           connected: false,
           draining: false,
           starting: false,
           timed: true,
         };
         st.workers.set(name, t);
-        if (c.State === 'running') this.#o.logger.info(`adopted worker container ${name}`, { endpointId: ep.id });
+        if (c.State === 'running')
+          this.#o.logger.info(
+            `adopted worker container ${name}${differs ? `: not counted until it connects (${differs})` : ''}`,
+            { endpointId: ep.id },
+          );
       }
       // Not while its start call is pending: a container that exits at once is listed as exited before the call
       // returns, and handling it twice (here, and as a failed start) would count one crash twice.
       if ((c.State === 'exited' || c.State === 'dead') && !t.starting) await this.#exited(st, t, now);
+      else if (!t.verified && !t.draining && now - (t.adoptedAt ?? now) >= (this.#o.adoptTimeoutMs ?? 60_000))
+        this.#replaceStale(st, t);
     }
     for (const t of st.workers.values()) if (t.id !== '' && !t.starting && !seen.has(t.name)) st.workers.delete(t.name);
     for (const w of this.#o.workers.connected(ep.id)) this.#connected(w.workerId, ep.id, now);
@@ -154,42 +206,27 @@ export class DockerPool implements WorkerPool {
     const t = st?.workers.get(workerId);
     if (!st || !t || t.connected) return;
     t.connected = true;
+    if (!t.verified) {
+      t.verified = true;
+      this.#o.logger.info(`adopted worker container ${t.name} connected: counted`, { endpointId });
+    }
     t.connectedAt ??= now;
     st.crashesInARow = 0;
     this.#setProblem(st, undefined);
   }
 
-  /**
-   * A job finished: the first one of a container started here times its cold start (the metric), and an info
-   * line gives its parts: the job's wait for the scaler, the create and start calls, the boot inside the container
-   * up to its hello, the assignment and the run.
-   */
-  #jobFinished(job: JobRecord): void {
-    const t = job.workerId === undefined ? undefined : this.#state.get(job.endpointId)?.workers.get(job.workerId);
-    if (!t || t.adopted || t.timed || job.startedAt === undefined) return;
-    t.timed = true;
-    const ep = job.endpointId;
-    const finishedAt = job.finishedAt ?? this.#now();
-    this.#o.workers.coldStart(ep, 'first_job_assigned', job.startedAt - t.createdAt);
-    this.#o.workers.coldStart(ep, 'first_job_done', finishedAt - t.createdAt);
-    const parts = coldStartParts(t, job, finishedAt);
-    const text = Object.entries(parts)
-      .map(([k, v]) => `${k} ${v} ms`)
-      .join(', ');
-    this.#o.logger.info(`cold start of ${t.name}: ${finishedAt - t.createdAt} ms (${text})`, {
-      endpointId: ep,
-      ...parts,
-    });
-  }
-
   #create(st: EndpointState, now: number): void {
     const ep = st.s.ep;
-    const name = nextWorkerId(`${this.#o.name}-${ep.id}`, [...st.workers.keys()]);
+    const name = nextWorkerId(`${this.#o.name}-${this.#owner.deployment}-${ep.id}`, [
+      ...st.workers.keys(),
+      ...st.foreign,
+    ]);
     const t: Tracked = {
       name,
       id: '',
       createdAt: now,
       adopted: false,
+      verified: true,
       connected: false,
       draining: false,
       starting: true,
@@ -200,7 +237,7 @@ export class DockerPool implements WorkerPool {
     void (async () => {
       try {
         t.createdAt = this.#now();
-        t.id = await docker.createContainer(name, containerSpec(st.s, name, this.#o.name, this.#o.url));
+        t.id = await docker.createContainer(name, containerSpec(st.s, name, this.#owner, this.#o.url, st.token!));
         t.createdDoneAt = this.#now();
         await docker.startContainer(t.id);
         t.startedAt = this.#now();
@@ -219,10 +256,7 @@ export class DockerPool implements WorkerPool {
             `endpoint ${ep.id}: image ${st.s.image} not found in the docker daemon (build it: berth build, then docker build -t ${st.s.image} <folder>); looking again in ${IMAGE_RETRY_MS / 1000} s`,
           );
         }
-        if (err instanceof DockerError && err.status === 409) {
-          // A container of that name is left from elsewhere: remove it, the next tick starts a new one.
-          return void docker.removeContainer(name).catch(() => {});
-        }
+        if (err instanceof DockerError && err.status === 409) return void this.#nameTaken(st, name);
         this.#o.workers.startFailed(ep.id, 'create_failed');
         this.#backoff(st, `endpoint ${ep.id}: could not start a worker container: ${errorText(err)}`);
       }
@@ -237,6 +271,14 @@ export class DockerPool implements WorkerPool {
       const { exitCode, tail } = await this.#o.docker.exitOf(t.id).catch(() => ({ exitCode: -1, tail: '' }));
       await this.#o.docker.removeContainer(t.id);
       st.workers.delete(t.name);
+      this.#details.delete(t.id);
+      if (!t.verified) {
+        // A container of an earlier start that never connected here: not a crash of this start's workers.
+        this.#o.logger.info(`removed adopted worker container ${t.name} (exit ${exitCode}; ${t.differs})`, {
+          endpointId: st.s.ep.id,
+        });
+        return;
+      }
       if (t.draining) {
         this.#o.logger.info(`worker container ${t.name} stopped (exit ${exitCode})`, { endpointId: st.s.ep.id });
         return;
@@ -253,6 +295,69 @@ export class DockerPool implements WorkerPool {
     } finally {
       this.#removing.delete(t.id);
     }
+  }
+
+  /** Only this deployment's containers (and those of starts before deployments had ids): others are left alone. */
+  #ours(list: ContainerSummary[]): ContainerSummary[] {
+    const ours = list.filter((c) => (c.Labels[LABEL_DEPLOYMENT] ?? this.#owner.deployment) === this.#owner.deployment);
+    if (ours.length < list.length && !this.#othersSaid) {
+      this.#othersSaid = true;
+      this.#o.logger.warn(
+        `${list.length - ours.length} container(s) labelled ${LABEL_CONTROL_PLANE}=${this.#o.name} belong to another deployment (another data folder or database): left alone; give each deployment its own --scale-name`,
+      );
+    }
+    return ours;
+  }
+
+  /** The lease holder's first look: each endpoint's token, reused from its containers when still valid. */
+  async #settleTokens(list: ContainerSummary[]): Promise<boolean> {
+    try {
+      for (const st of this.#state.values()) {
+        const inUse = list
+          .filter((c) => c.Labels[LABEL_ENDPOINT] === st.s.ep.id && c.State === 'running')
+          .map((c) => this.#details.get(c.Id)?.env['BERTH_WORKER_TOKEN'])
+          .filter((x): x is string => x !== undefined);
+        const { token, revoked } = await this.#o.tokens.settle(st.s.ep.id, inUse);
+        st.token = token;
+        if (revoked > 0)
+          this.#o.logger.info(`endpoint ${st.s.ep.id}: revoked ${revoked} worker token(s) no container uses`);
+      }
+      return true;
+    } catch (err) {
+      this.#o.logger.error('could not settle the worker tokens', { error: errorText(err) });
+      return false;
+    }
+  }
+
+  /** An adopted container that differs from this start and did not connect in time: stopped, then removed. */
+  #replaceStale(st: EndpointState, t: Tracked): void {
+    t.draining = true;
+    const s = Math.round((this.#o.adoptTimeoutMs ?? 60_000) / 1000);
+    this.#o.logger.warn(
+      `stopping adopted worker container ${t.name}: it did not connect within ${s} s and was started with another config (${t.differs}); a new one starts in its place`,
+      { endpointId: st.s.ep.id },
+    );
+    this.#o.docker.stopContainer(t.id, 10).catch((err: unknown) => {
+      this.#o.logger.warn(`could not stop ${t.name}`, { error: errorText(err) });
+    });
+  }
+
+  /** A create met a container of that name: removed only when it carries this deployment's labels. */
+  async #nameTaken(st: EndpointState, name: string): Promise<void> {
+    const d = await this.#o.docker.inspectContainer(name).catch(() => undefined);
+    if (
+      d &&
+      d.labels[LABEL_CONTROL_PLANE] === this.#o.name &&
+      d.labels[LABEL_DEPLOYMENT] === this.#owner.deployment &&
+      d.labels[LABEL_ENDPOINT] === st.s.ep.id
+    ) {
+      // Ours, created since the last listing: the next look adopts it.
+      return;
+    }
+    st.foreign.add(name);
+    this.#o.logger.warn(
+      `a container named ${name} exists without this deployment's labels: left alone; the next worker of ${st.s.ep.id} takes another name`,
+    );
   }
 
   /** A crash in a row: the next start waits berth dev's backoff (500 ms doubling to 8 s; 60 s after 5 in a row). */
@@ -311,28 +416,4 @@ export class DockerPool implements WorkerPool {
       .catch((err: unknown) => this.#o.logger.warn(`could not remove ${name}`, { error: errorText(err) }))
       .finally(() => this.#removing.delete(c.Id));
   }
-}
-
-/**
- * The parts of a cold start (ms): `scaler` the job's wait before the create call (when it was queued first),
- * `create` and `start` the Docker calls, `boot` from the start call's return to the worker's hello (node, the
- * bundle, the WebSocket), `assign` from the hello to the job's start, `run` the job itself.
- */
-export function coldStartParts(t: Tracked, job: JobRecord, finishedAt: number): Record<string, number> {
-  const parts: Record<string, number> = {};
-  if (job.queuedAt <= t.createdAt) parts['scaler'] = t.createdAt - job.queuedAt;
-  const marks: [string, number | undefined][] = [
-    ['create', t.createdDoneAt],
-    ['start', t.startedAt],
-    ['boot', t.connectedAt],
-    ['assign', job.startedAt],
-    ['run', finishedAt],
-  ];
-  let last = t.createdAt;
-  for (const [k, at] of marks) {
-    if (at === undefined) continue;
-    parts[k] = Math.max(0, at - last);
-    last = at;
-  }
-  return parts;
 }

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../config/index.js';
 import { parseServeArgs } from '../commands/serve.js';
 import { containerSpec } from './container-spec.js';
-import { dockerAddress } from './docker-api.js';
 import { scaledImages } from './scale-options.js';
 import { backoffDelay } from './scaler-state.js';
 
@@ -62,10 +61,11 @@ describe('containerSpec', () => {
   it("the endpoint's environment, labels, docker settings, deploy.json's stop timeout, init, no restart", () => {
     const [echo, sleep] = config.endpoints;
     const spec = containerSpec(
-      { ep: echo!, image: 'echo-worker', workerToken: 'berth_wk_x' },
-      'b-echo-1',
-      'b',
+      { ep: echo!, image: 'echo-worker' },
+      'b-1a2b3c4d-echo-1',
+      { controlPlane: 'b', deployment: '1a2b3c4d' },
       'http://127.0.0.1:8080',
+      'berth_wk_x',
     );
     expect(spec).toEqual({
       Image: 'echo-worker',
@@ -74,15 +74,16 @@ describe('containerSpec', () => {
         'BERTH_CONCURRENCY=4',
         'BERTH_URL=http://127.0.0.1:8080',
         'BERTH_ENDPOINT_ID=echo',
-        'BERTH_WORKER_ID=b-echo-1',
+        'BERTH_WORKER_ID=b-1a2b3c4d-echo-1',
         'BERTH_WORKER_TOKEN=berth_wk_x',
       ],
-      Labels: { 'berth.control-plane': 'b', 'berth.endpoint': 'echo' },
+      Labels: { 'berth.control-plane': 'b', 'berth.deployment': '1a2b3c4d', 'berth.endpoint': 'echo' },
       StopTimeout: 10,
       HostConfig: { NetworkMode: 'host', RestartPolicy: { Name: 'no' }, Init: true },
     });
     const gpu = { ...sleep!, docker: { mounts: ['/srv/m:/models:ro'], gpus: '2' } };
-    const s2 = containerSpec({ ep: gpu, image: 's', workerToken: 't' }, 'b-sleep-1', 'b', 'http://lb:80');
+    const owner = { controlPlane: 'b', deployment: '1a2b3c4d' };
+    const s2 = containerSpec({ ep: gpu, image: 's' }, 'b-1a2b3c4d-sleep-1', owner, 'http://lb:80', 't');
     expect(s2.StopTimeout).toBe(63);
     expect(s2.HostConfig).toEqual({
       Binds: ['/srv/m:/models:ro'],
@@ -90,19 +91,6 @@ describe('containerSpec', () => {
       Init: true,
       DeviceRequests: [{ Driver: '', Count: 2, Capabilities: [['gpu']] }],
     });
-  });
-});
-
-describe('dockerAddress (DOCKER_HOST)', () => {
-  it('unix socket by default or as named, tcp host:port; anything else is refused', () => {
-    expect(dockerAddress({})).toEqual({ socketPath: '/var/run/docker.sock' });
-    expect(dockerAddress({ DOCKER_HOST: 'unix:///tmp/d.sock' })).toEqual({ socketPath: '/tmp/d.sock' });
-    expect(dockerAddress({ DOCKER_HOST: 'tcp://127.0.0.1:2375' })).toEqual({ host: '127.0.0.1', port: 2375 });
-    expect(() => dockerAddress({ DOCKER_HOST: 'ssh://me@box' })).toThrow(/expected unix:\/\/\/path/);
-    // berth serve --scale docker refuses it at once, as a usage error (exit 2).
-    expect(() => scale(['--scale', 'docker'], { DOCKER_HOST: 'ssh://me@box' })).toThrow(
-      'DOCKER_HOST=ssh://me@box: expected unix:///path/to/docker.sock or tcp://host:port (TLS is not supported)',
-    );
   });
 });
 

@@ -1,5 +1,5 @@
 import type { Logger } from '@berth/protocol/log';
-import { createApiKey, type BerthServer, type KeyStore, type Store } from '@berth/server';
+import type { BerthServer, KeyStore, Store } from '@berth/server';
 import type { FlagOptions } from '../args.js';
 import type { ResolvedConfig } from '../config/index.js';
 import { UsageError } from '../internal/usage-error.js';
@@ -7,6 +7,7 @@ import type { ScaledEndpoint } from './container-spec.js';
 import { ScaleLoop } from '@berth/server/scaling';
 import { DockerApi, dockerAddress } from './docker-api.js';
 import { DockerPool } from './docker-pool.js';
+import { WorkerTokens } from './worker-tokens.js';
 
 /** `berth serve`'s scaling flags. */
 export const SCALE_FLAGS: FlagOptions = {
@@ -18,7 +19,9 @@ export const SCALE_FLAGS: FlagOptions = {
 
 export const SCALE_HELP = `      --scale docker      start and stop each endpoint's worker containers with its queue (minWorkers to
                           maxWorkers, scale to zero) through the Docker Engine API (DOCKER_HOST, else
-                          /var/run/docker.sock); needs --config; endpoints without an image are not scaled
+                          /var/run/docker.sock; a remote tcp:// daemon needs DOCKER_TLS_VERIFY=1 and
+                          DOCKER_CERT_PATH, or BERTH_DOCKER_INSECURE=1); needs --config; endpoints
+                          without an image are not scaled
       --image <ep>=<image>
                           the image of an endpoint's containers (repeatable; default: its "image" in the config)
       --scale-name <name> the label naming this control plane on its containers; replicas share it (default berth)
@@ -104,20 +107,15 @@ export interface Scaling {
 }
 
 /**
- * Starts the docker scaler: one stored worker token per scaled endpoint (scoped to it), the scale loop over the
- * Docker pool, under the store's scaling lease (an advisory lock on PostgreSQL; else this process alone).
+ * Starts the docker scaler: the scale loop over the Docker pool, under the store's scaling lease (an advisory
+ * lock on PostgreSQL; else this process alone). The lease holder settles one stored worker token per scaled
+ * endpoint (scoped to it, reused from its containers) and revokes the others (`WorkerTokens`).
  */
 export async function startScaling(o: StartScalingOptions): Promise<Scaling> {
   const endpoints: ScaledEndpoint[] = [];
   for (const ep of o.config.endpoints) {
     const image = o.images.get(ep.id);
-    if (image === undefined) continue;
-    const { secret } = await createApiKey(o.keyStore, {
-      worker: true,
-      endpoints: [ep.id],
-      name: `berth serve --scale ${o.args.name}: ${ep.id}`,
-    });
-    endpoints.push({ ep, image, workerToken: secret });
+    if (image !== undefined) endpoints.push({ ep, image });
   }
   const pool = new DockerPool({
     workers: o.server.workers,
@@ -125,6 +123,7 @@ export async function startScaling(o: StartScalingOptions): Promise<Scaling> {
     endpoints,
     name: o.args.name,
     url: o.args.workerUrl ?? o.url,
+    tokens: await WorkerTokens.open(o.keyStore, o.args.name),
     logger: o.logger,
   });
   const lease = o.store.scalingLease?.(o.args.name);

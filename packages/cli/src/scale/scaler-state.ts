@@ -12,6 +12,12 @@ export interface Tracked {
   createdAt: number;
   /** Found at start (started by an earlier process): its cold start is not timed. */
   adopted: boolean;
+  /** Counted as a worker: started here, adopted with this start's config, or connected since. */
+  verified: boolean;
+  /** How an adopted container's config differs from this start's (while not verified). */
+  differs?: string;
+  /** When it was adopted (epoch ms): one that differs is stopped if it does not connect in time. */
+  adoptedAt?: number;
   connected: boolean;
   draining: boolean;
   /** The create and start calls are under way: an exit seen meanwhile is handled once they have returned. */
@@ -27,6 +33,10 @@ export interface Tracked {
 export interface EndpointState {
   s: ScaledEndpoint;
   workers: Map<string, Tracked>;
+  /** Names taken by containers without this deployment's labels: never used, never removed. */
+  foreign: Set<string>;
+  /** The worker token of new containers (settled when this process takes the scaling lease). */
+  token: string | undefined;
   crashesInARow: number;
   /** No start before this (crash backoff, or the next look for a missing image). */
   notBefore: number;
@@ -43,6 +53,8 @@ export function newEndpointState(s: ScaledEndpoint): EndpointState {
   return {
     s,
     workers: new Map(),
+    foreign: new Set(),
+    token: undefined,
     crashesInARow: 0,
     notBefore: 0,
     problem: undefined,
