@@ -105,10 +105,14 @@ export class JsonChecker {
   private state = S_BOM;
   private bomAt = 0;
   private depth = 0;
-  private readonly kinds: Uint8Array;
+  /** OBJ or ARR per open level (a plain array: a typed one costs microseconds to allocate, per small body). */
+  private readonly kinds: number[] = [0];
   private readonly index: number[] = [];
   /** The key (raw string contents) each open object is at, for the path of an error. */
   private readonly keys: Uint8Array[] = [];
+  /** Where in `keys[d]` the key is (the chunk it was read in is kept, not copied: no allocation per key). */
+  private readonly keyFrom: number[] = [];
+  private readonly keyTo: number[] = [];
   // Strings
   private strIsKey = false;
   private strStart = 0;
@@ -145,7 +149,6 @@ export class JsonChecker {
     this.key = opts.key;
     this.maxOther = opts.maxOtherBytes ?? MAX_OTHER_BYTES;
     this.hash = opts.hash === false ? undefined : createHash('sha256');
-    this.kinds = new Uint8Array(this.maxDepth + 2);
   }
 
   /** Checks the next bytes; throws the body's `BerthError` (and again on every later call) once it is known bad. */
@@ -244,7 +247,7 @@ export class JsonChecker {
           if (c === 0x22) {
             this.strIsKey = true;
             this.strStart = i + 1;
-            this.strCarry = [];
+            if (this.strCarry.length > 0) this.strCarry = [];
             state = S_STR;
           } else if (c === 0x7d && state === S_FIRST_KEY) state = this.close(b, i, OBJ);
           else this.fail(b, i);
@@ -289,7 +292,7 @@ export class JsonChecker {
     if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
       this.numState = c === 0x2d ? N_MINUS : c === 0x30 ? N_ZERO : N_INT;
       this.numStart = i;
-      this.numCarry = [];
+      if (this.numCarry.length > 0) this.numCarry = [];
       this.intDigits = c === 0x2d ? 0 : 1;
       this.exp = 0;
       this.expNeg = false;
@@ -316,12 +319,21 @@ export class JsonChecker {
   }
 
   private keyEnd(b: Uint8Array, quote: number): number {
-    const bytes = concat(this.strCarry, b.subarray(this.strStart, quote));
-    this.strCarry = [];
-    this.keys[this.depth] = bytes;
+    const d = this.depth;
+    if (this.strCarry.length === 0) {
+      this.keys[d] = b;
+      this.keyFrom[d] = this.strStart;
+      this.keyTo[d] = quote;
+    } else {
+      const bytes = concat(this.strCarry, b.subarray(this.strStart, quote));
+      this.strCarry = [];
+      this.keys[d] = bytes;
+      this.keyFrom[d] = 0;
+      this.keyTo[d] = bytes.length;
+    }
     if (this.depth === 1 && this.fieldMode) {
-      this.fieldName = decodeKey(bytes);
-      this.capBytes += bytes.length;
+      this.fieldName = this.keyAt(1);
+      this.capBytes += this.keyTo[1]! - this.keyFrom[1]!;
       if (this.capBytes > this.maxOther) throw jsonErrors.otherFieldsTooLarge(this.key!, this.fieldName, this.maxOther);
     }
     return S_COLON;
@@ -483,17 +495,28 @@ export class JsonChecker {
     return i;
   }
 
+  private utfSeq(need: number, lo: number, hi: number): void {
+    this.utfNeed = need;
+    this.utfLo = lo;
+    this.utfHi = hi;
+  }
+
   /** A UTF-8 lead byte in a string: the state of the continuation bytes it needs. */
   private utf8Lead(c: number): number {
-    if (c >= 0xc2 && c <= 0xdf) [this.utfNeed, this.utfLo, this.utfHi] = [1, 0x80, 0xbf];
-    else if (c === 0xe0) [this.utfNeed, this.utfLo, this.utfHi] = [2, 0xa0, 0xbf];
-    else if (c === 0xed) [this.utfNeed, this.utfLo, this.utfHi] = [2, 0x80, 0x9f];
-    else if (c >= 0xe1 && c <= 0xef) [this.utfNeed, this.utfLo, this.utfHi] = [2, 0x80, 0xbf];
-    else if (c === 0xf0) [this.utfNeed, this.utfLo, this.utfHi] = [3, 0x90, 0xbf];
-    else if (c >= 0xf1 && c <= 0xf3) [this.utfNeed, this.utfLo, this.utfHi] = [3, 0x80, 0xbf];
-    else if (c === 0xf4) [this.utfNeed, this.utfLo, this.utfHi] = [3, 0x80, 0x8f];
+    if (c >= 0xc2 && c <= 0xdf) this.utfSeq(1, 0x80, 0xbf);
+    else if (c === 0xe0) this.utfSeq(2, 0xa0, 0xbf);
+    else if (c === 0xed) this.utfSeq(2, 0x80, 0x9f);
+    else if (c >= 0xe1 && c <= 0xef) this.utfSeq(2, 0x80, 0xbf);
+    else if (c === 0xf0) this.utfSeq(3, 0x90, 0xbf);
+    else if (c >= 0xf1 && c <= 0xf3) this.utfSeq(3, 0x80, 0xbf);
+    else if (c === 0xf4) this.utfSeq(3, 0x80, 0x8f);
     else throw jsonErrors.notUtf8();
     return S_UTF8;
+  }
+
+  /** The key level `d` is at, as the string JSON.parse makes of it. */
+  private keyAt(d: number): string {
+    return decodeKey(this.keys[d]!.subarray(this.keyFrom[d], this.keyTo[d]));
   }
 
   /** The dotted path of the value being read (`input.list[2]`), '' at the top. */
@@ -502,7 +525,7 @@ export class JsonChecker {
     for (let d = 1; d <= this.depth; d++) {
       if (this.kinds[d] === ARR) path += `[${this.index[d]}]`;
       else {
-        const k = decodeKey(this.keys[d]!);
+        const k = this.keyAt(d);
         path = path === '' ? k : `${path}.${k}`;
       }
     }
