@@ -27,8 +27,12 @@ export interface IngestOptions {
 export type IngestResult = JsonCheckResult;
 
 export interface Ingest {
-  /** Sends bytes (copied: the caller may reuse `chunk`); resolves when the thread's backlog is under 1 MiB. */
-  write(chunk: Uint8Array): Promise<void>;
+  /**
+   * Sends bytes (copied: the caller may reuse `chunk`; with `give`, the caller gives it up and a chunk owning its
+   * whole ArrayBuffer, like a socket read's, is transferred without a copy); resolves when the thread's backlog
+   * is under 1 MiB.
+   */
+  write(chunk: Uint8Array, give?: boolean): Promise<void>;
   /** The check's result once every byte is written (and fsynced); a bad body rejects with its `BerthError`. */
   end(): Promise<IngestResult>;
   /** Stops the ingest and deletes its file. */
@@ -151,12 +155,15 @@ export function startIngest(path: string, opts: IngestOptions): Ingest {
   post(start);
   let endPromise: Promise<IngestResult> | undefined;
   return {
-    write(chunk) {
+    write(chunk, give = false) {
       if (error) return Promise.reject(error);
       if (endPromise || aborted) return Promise.reject(new Error('write after end() or abort()'));
-      const copy = new Uint8Array(chunk); // its own ArrayBuffer, transferred
+      // Transferred: a chunk that owns its whole ArrayBuffer (a socket read's) as it is, else a copy of it.
+      const buf = chunk.buffer;
+      const own = give && buf instanceof ArrayBuffer && chunk.byteOffset === 0 && chunk.byteLength === buf.byteLength;
+      const copy = own ? chunk : new Uint8Array(chunk);
       backlog += copy.length;
-      post({ op: 'write', id, chunk: copy }, [copy.buffer]);
+      post({ op: 'write', id, chunk: copy }, [own ? buf : (copy.buffer as ArrayBuffer)]);
       if (backlog < BACKLOG_BYTES) return Promise.resolve();
       return new Promise((resolve, reject) => waiters.push({ resolve, reject }));
     },
