@@ -19,10 +19,10 @@ export function toJobObject(r: JobRecord): JobObject {
   return o;
 }
 
-/** The webhook body: the job object plus `input` and `webhook`. */
-export function toWebhookBody(r: JobRecord): JobObject {
+/** The webhook body: the job object plus `input` (unless `withInput` is false) and `webhook`. */
+export function toWebhookBody(r: JobRecord, withInput = true): JobObject {
   const o = toJobObject(r);
-  o.input = r.input;
+  if (withInput) o.input = r.input;
   if (r.webhook !== undefined) o.webhook = r.webhook;
   return o;
 }

@@ -33,7 +33,9 @@ export function newWebhookDelivery(job: JobRecord, now: number): WebhookDelivery
 
 /**
  * A delivery of a non-terminal event (`start`, `progress`, `output`): the job object as `job` holds it plus
- * `event` and `extra` (the chunks of an `output`). Its id `msg_<job id>_<event>_<random>` names the event.
+ * `webhook`, `event` and `extra` (the chunks of an `output`), without `input` (the `completed` one carries it: a
+ * big input copied into every `progress` row was most of the outbox). Its id `msg_<job id>_<event>_<random>`
+ * names the event.
  */
 export function newEventDelivery(
   job: JobRecord & { webhook: string },
@@ -46,7 +48,7 @@ export function newEventDelivery(
     jobId: job.id,
     endpointId: job.endpointId,
     url: job.webhook,
-    body: JSON.stringify({ ...toWebhookBody(job), event, ...extra }),
+    body: JSON.stringify({ ...toWebhookBody(job, false), event, ...extra }),
     createdAt: now,
     nextAttemptAt: now,
     attempts: [],
@@ -57,6 +59,26 @@ export function newEventDelivery(
 export function eventOf(deliveryId: string): WebhookEvent {
   const kind = deliveryId.split('_')[2];
   return kind === 'start' || kind === 'progress' || kind === 'output' ? kind : 'completed';
+}
+
+/**
+ * The prefix of the ids of a job's deliveries of a coalescing event (`progress`, `output`), or undefined for the
+ * others: a newer one of these replaces the job's undelivered ones (the store's `enqueueWebhook`).
+ */
+export function coalescingPrefix(d: WebhookDelivery): string | undefined {
+  const kind = eventOf(d.id);
+  return kind === 'progress' || kind === 'output' ? `msg_${d.jobId}_${kind}_` : undefined;
+}
+
+/**
+ * The body of an `output` delivery that replaces undelivered older ones (bodies in order): their chunks, then its
+ * own, in its `stream`. Progress deliveries are replaced as they are (the newest progress is what counts).
+ */
+export function mergedOutputBody(older: readonly string[], body: string): string {
+  const stream = (b: string) => ((JSON.parse(b) as { stream?: unknown[] }).stream ?? []) as unknown[];
+  const merged = JSON.parse(body) as Record<string, unknown>;
+  merged['stream'] = [...older.flatMap(stream), ...stream(body)];
+  return JSON.stringify(merged);
 }
 
 /** How a delivery stands, for the debugging view. */

@@ -9,6 +9,11 @@ import { EventThrottle, realSchedule, type Schedule } from './event-throttle.js'
 export const EVENT_THROTTLE_MS = 500;
 /** A tracked job whose end this process never saw (finished on another replica) is forgotten this long after its deadline. */
 const FORGET_AFTER_MS = 60_000;
+/**
+ * Bytes of `progress` and `output` bodies one job may put in the outbox; past them its later ones are dropped (the
+ * `completed` delivery still carries the output). Bounds what an undelivered job's merged `output` can grow to.
+ */
+export const MAX_EVENT_BYTES_PER_JOB = 4 * 1024 * 1024;
 
 type Tracked = {
   job: JobRecord & { webhook: string };
@@ -16,6 +21,8 @@ type Tracked = {
   output?: EventThrottle<unknown[]>;
   /** The job's deliveries being stored, in order: `finishing` waits for them. */
   writes: Promise<void>;
+  /** Bytes of its `progress` and `output` bodies stored so far (`MAX_EVENT_BYTES_PER_JOB`). */
+  bytes: number;
 };
 
 /**
@@ -56,7 +63,8 @@ export class EventWebhooks {
     if (job.webhook === undefined || job.webhookEvents === undefined) return undefined;
     if (job.webhookEvents.length === 1 && job.webhookEvents[0] === 'completed') return undefined;
     this.forgetStale();
-    const t: Tracked = { job: { ...job, webhook: job.webhook }, writes: Promise.resolve() };
+    // The input is not kept: no event but completed (written by the store) carries it.
+    const t: Tracked = { job: { ...job, input: {}, webhook: job.webhook }, writes: Promise.resolve(), bytes: 0 };
     const wants = (e: WebhookEvent) => job.webhookEvents!.includes(e);
     if (wants('progress'))
       t.progress = new EventThrottle<unknown>(
@@ -110,6 +118,16 @@ export class EventWebhooks {
   }
 
   private enqueue(t: Tracked, d: WebhookDelivery): void {
+    if (!d.id.includes('_start_')) {
+      const over = t.bytes <= MAX_EVENT_BYTES_PER_JOB && t.bytes + d.body.length > MAX_EVENT_BYTES_PER_JOB;
+      t.bytes += d.body.length;
+      if (over)
+        this.logger.warn('webhook events of this job exceed their budget: later progress and output are not sent', {
+          jobId: d.jobId,
+          maxBytes: MAX_EVENT_BYTES_PER_JOB,
+        });
+      if (t.bytes > MAX_EVENT_BYTES_PER_JOB) return;
+    }
     t.writes = t.writes
       .then(() => this.store.enqueueWebhook(d))
       .then(() => this.kick())

@@ -125,7 +125,8 @@ export class WebhookSender {
       let added = 0;
       for (const d of due) {
         const known = this.held.get(d.id);
-        if (known) known.leaseUntil = leaseUntil; // held here already (waiting): the claim renewed its lease
+        if (known)
+          known.leaseUntil = leaseUntil; // held here already (waiting): the claim renewed its lease
         else {
           this.hold({ d, leaseUntil, host: hostOf(d.url) });
           added++;

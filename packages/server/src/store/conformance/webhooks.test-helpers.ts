@@ -176,7 +176,7 @@ export function webhookOutboxTests(makeStore: MakeStore): void {
       expect((await ctx.store.get(plain.id))?.webhookEvents).toBeUndefined();
     });
 
-    it('enqueueWebhook stores an event delivery: listed, claimed in order with the terminal one, recorded', async () => {
+    it('enqueueWebhook stores an event delivery: listed, claimed before the terminal one, which waits for it', async () => {
       const job = await ctx.start({ webhook: HOOK, webhookEvents: ['start', 'completed'] });
       const d = {
         id: `msg_${job.id}_start_0a0b0c`,
@@ -195,9 +195,67 @@ export function webhookOutboxTests(makeStore: MakeStore): void {
       expect(listed.map((x) => x.id)).toEqual([d.id, `msg_${job.id}_0`]);
       expect(must(listed[0]).body).toBe('{"event":"start"}');
       const due = await ctx.store.claimWebhooks(FAR, 10, FAR + 1);
-      expect(due.filter((x) => x.jobId === job.id).map((x) => x.id)).toEqual([d.id, `msg_${job.id}_0`]);
+      expect(due.filter((x) => x.jobId === job.id).map((x) => x.id)).toEqual([d.id]);
+      expect(await ctx.store.claimWebhooks(FAR, 10, FAR + 2)).toEqual([]); // still leased: completed waits
       expect(await ctx.store.recordWebhookAttempt(d.id, ok(FAR), null)).toBe(true);
       expect(must((await ctx.store.webhookDeliveries(job.id))[0]).attempts).toEqual([ok(FAR)]);
+      expect((await ctx.store.claimWebhooks(FAR, 10, FAR + 1)).map((x) => x.id)).toEqual([`msg_${job.id}_0`]);
+    });
+
+    const event = (jobId: string, kind: string, at: number, body: object) => ({
+      id: `msg_${jobId}_${kind}_${at.toString(16)}`,
+      jobId,
+      endpointId: 'ep',
+      url: HOOK,
+      body: JSON.stringify({ id: jobId, event: kind, ...body }),
+      createdAt: at,
+      nextAttemptAt: at,
+      attempts: [],
+    });
+
+    it("a job's deliveries are claimed one at a time, oldest first; a failed one waiting for its retry holds the later ones", async () => {
+      const job = await ctx.start({ webhook: HOOK, webhookEvents: ['progress', 'completed'] });
+      const other = await ctx.start({ webhook: HOOK, webhookEvents: ['progress'] });
+      const p1 = event(job.id, 'start', T0 + 10, {});
+      await ctx.store.enqueueWebhook(p1);
+      await ctx.store.enqueueWebhook(event(job.id, 'progress', T0 + 20, { progress: 1 }));
+      await ctx.store.enqueueWebhook(event(other.id, 'progress', T0 + 30, { progress: 9 }));
+      const first = await ctx.store.claimWebhooks(T0 + 100, 10, T0 + 1_000);
+      const otherId = `msg_${other.id}_progress_${(T0 + 30).toString(16)}`;
+      expect(first.map((x) => x.id).sort()).toEqual([p1.id, otherId].sort());
+      expect(await ctx.store.recordWebhookAttempt(otherId, ok(T0 + 100), null)).toBe(true);
+      expect(await ctx.store.recordWebhookAttempt(p1.id, bad(T0 + 100), T0 + 5_000)).toBe(true);
+      expect(await ctx.store.claimWebhooks(T0 + 4_999, 10, T0 + 6_000)).toEqual([]);
+      expect((await ctx.store.claimWebhooks(T0 + 5_000, 10, T0 + 6_000)).map((x) => x.id)).toEqual([p1.id]);
+      expect(await ctx.store.recordWebhookAttempt(p1.id, ok(T0 + 5_000), null)).toBe(true);
+      const next = await ctx.store.claimWebhooks(T0 + 5_000, 10, T0 + 6_000);
+      expect(next.map((x) => JSON.parse(x.body).progress)).toEqual([1]);
+    });
+
+    it("a progress replaces the job's unclaimed ones; an output takes their chunks; claimed or tried ones stay", async () => {
+      const job = await ctx.start({ webhook: HOOK, webhookEvents: ['progress', 'output'] });
+      const head = event(job.id, 'start', T0 + 1, {});
+      await ctx.store.enqueueWebhook(head);
+      for (let i = 1; i <= 3; i++)
+        await ctx.store.enqueueWebhook(event(job.id, 'progress', T0 + 10 * i, { progress: i }));
+      await ctx.store.enqueueWebhook(event(job.id, 'output', T0 + 11, { stream: [{ output: 'a' }, { output: 'b' }] }));
+      await ctx.store.enqueueWebhook(event(job.id, 'output', T0 + 21, { stream: [{ output: 'c' }] }));
+      await ctx.store.enqueueWebhook(event(job.id, 'output', T0 + 31, { stream: [{ output: 'd' }] }));
+      const held = await ctx.store.webhookDeliveries(job.id);
+      expect(held.map((x) => [x.id.split('_')[2], JSON.parse(x.body).progress ?? JSON.parse(x.body).stream])).toEqual([
+        ['start', undefined],
+        ['progress', 3],
+        ['output', [{ output: 'a' }, { output: 'b' }, { output: 'c' }, { output: 'd' }]],
+      ]);
+      // A claimed delivery (on the wire) is never replaced: the next one is stored beside it.
+      expect((await ctx.store.claimWebhooks(T0 + 40, 10, T0 + 9_000)).map((x) => x.id)).toEqual([head.id]);
+      expect(await ctx.store.recordWebhookAttempt(head.id, ok(T0 + 40), null)).toBe(true);
+      const [p3] = await ctx.store.claimWebhooks(T0 + 41, 10, T0 + 9_000);
+      expect(JSON.parse(must(p3).body).progress).toBe(3);
+      await ctx.store.enqueueWebhook(event(job.id, 'progress', T0 + 50, { progress: 4 }));
+      await ctx.store.enqueueWebhook(event(job.id, 'progress', T0 + 60, { progress: 5 }));
+      const after = (await ctx.store.webhookDeliveries(job.id)).filter((x) => x.id.includes('_progress_'));
+      expect(after.map((x) => JSON.parse(x.body).progress)).toEqual([3, 5]);
     });
   });
 }

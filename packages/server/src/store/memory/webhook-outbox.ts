@@ -1,5 +1,5 @@
 import type { JobRecord, WebhookAttempt, WebhookDelivery } from '../types.js';
-import { newWebhookDelivery } from '../../webhooks/delivery.js';
+import { coalescingPrefix, mergedOutputBody, newWebhookDelivery } from '../../webhooks/delivery.js';
 
 const copy = (d: WebhookDelivery): WebhookDelivery => ({ ...d, attempts: d.attempts.map((a) => ({ ...a })) });
 
@@ -21,10 +21,31 @@ export class MemoryWebhookOutbox {
     if (d) this.enqueue(d);
   }
 
-  /** Stores a delivery (an event's, or a terminal one); an id already held is left as it is. */
+  /**
+   * Stores a delivery (an event's, or a terminal one); an id already held is left as it is. A `progress` or
+   * `output` replaces the job's ones of the same event that were never attempted nor claimed (an `output` takes
+   * their chunks first).
+   */
   enqueue(d: WebhookDelivery): void {
     if (this.byId.has(d.id)) return;
+    const prefix = coalescingPrefix(d);
+    const older = prefix
+      ? [...(this.byJob.get(d.jobId) ?? [])]
+          .map((id) => this.byId.get(id)!)
+          .filter((o) => o.id.startsWith(prefix) && o.attempts.length === 0 && o.nextAttemptAt !== null)
+          .filter((o) => o.nextAttemptAt! <= d.createdAt)
+          .sort((a, b) => a.createdAt - b.createdAt)
+      : [];
+    for (const o of older) {
+      this.pending.delete(o);
+      this.drop(o.id, o.jobId);
+    }
     const held = copy(d);
+    if (older.length > 0 && prefix?.endsWith('_output_'))
+      held.body = mergedOutputBody(
+        older.map((o) => o.body),
+        d.body,
+      );
     this.byId.set(d.id, held);
     this.pending.add(held);
     let s = this.byJob.get(d.jobId);
@@ -32,8 +53,17 @@ export class MemoryWebhookOutbox {
     s.add(d.id);
   }
 
+  /**
+   * Due deliveries, earliest first, each the oldest pending one of its job (ties: all of that time): a job's
+   * later deliveries wait until its earlier ones are delivered or failed for good, so they arrive in order.
+   */
   claim(now: number, limit: number, leaseUntil: number): WebhookDelivery[] {
-    const due = [...this.pending].filter((d) => d.nextAttemptAt !== null && d.nextAttemptAt <= now);
+    const first = new Map<string, number>();
+    for (const d of this.pending)
+      if (d.nextAttemptAt !== null) first.set(d.jobId, Math.min(first.get(d.jobId) ?? Infinity, d.createdAt));
+    const due = [...this.pending].filter(
+      (d) => d.nextAttemptAt !== null && d.nextAttemptAt <= now && d.createdAt === first.get(d.jobId),
+    );
     due.sort((a, b) => a.nextAttemptAt! - b.nextAttemptAt! || a.createdAt - b.createdAt);
     return due.slice(0, limit).map((d) => {
       d.nextAttemptAt = leaseUntil;

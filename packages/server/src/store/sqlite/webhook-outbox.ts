@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { newWebhookDelivery } from '../../webhooks/delivery.js';
+import { coalescingPrefix, mergedOutputBody, newWebhookDelivery } from '../../webhooks/delivery.js';
 import type { JobRecord, WebhookAttempt, WebhookDelivery } from '../types.js';
 import { toDelivery as fromRow, type DeliveryRow } from '../job-row.js';
 
@@ -25,14 +25,23 @@ export class SqliteWebhookOutbox {
       );
       CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE next_attempt_at IS NOT NULL;
       CREATE INDEX IF NOT EXISTS webhook_deliveries_job ON webhook_deliveries (job_id);
+      CREATE INDEX IF NOT EXISTS webhook_deliveries_job_pending ON webhook_deliveries (job_id, created_at) WHERE next_attempt_at IS NOT NULL;
     `);
     this.st = {
       insert: db.prepare(
         'INSERT OR IGNORE INTO webhook_deliveries (id, job_id, endpoint_id, url, body, created_at, next_attempt_at) VALUES (@id, @jobId, @endpointId, @url, @body, @createdAt, @nextAttemptAt)',
       ),
+      // Each the oldest pending delivery of its job: a job's later ones wait for it (they arrive in order).
       due: db.prepare<[number, number], DeliveryRow>(
-        'SELECT * FROM webhook_deliveries WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ? ORDER BY next_attempt_at, created_at LIMIT ?',
+        `SELECT * FROM webhook_deliveries w WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries o WHERE o.job_id = w.job_id AND o.next_attempt_at IS NOT NULL AND o.created_at < w.created_at)
+         ORDER BY next_attempt_at, created_at LIMIT ?`,
       ),
+      replaced: db.prepare<[string, number, string, number], { id: string; body: string }>(
+        `SELECT id, body FROM webhook_deliveries WHERE job_id = ? AND substr(id, 1, ?) = ? AND attempts = '[]'
+         AND next_attempt_at IS NOT NULL AND next_attempt_at <= ? ORDER BY created_at, id`,
+      ),
+      drop: db.prepare('DELETE FROM webhook_deliveries WHERE id = ?'),
       lease: db.prepare('UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?'),
       get: db.prepare<[string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ?'),
       record: db.prepare('UPDATE webhook_deliveries SET attempts = ?, next_attempt_at = ? WHERE id = ?'),
@@ -52,14 +61,27 @@ export class SqliteWebhookOutbox {
     if (d) this.enqueue(d);
   }
 
-  /** Stores a delivery (an event's, or a terminal one); an id already stored is left as it is. */
+  /**
+   * Stores a delivery (an event's, or a terminal one); an id already stored is left as it is. A `progress` or
+   * `output` replaces the job's ones of the same event never attempted nor claimed (an `output` takes their chunks).
+   */
   enqueue(d: WebhookDelivery): void {
+    const prefix = coalescingPrefix(d);
+    const older = prefix ? this.st.replaced.all(d.jobId, prefix.length, prefix, d.createdAt) : [];
+    for (const o of older) this.st.drop.run(o.id);
+    const body =
+      older.length > 0 && prefix?.endsWith('_output_')
+        ? mergedOutputBody(
+            older.map((o) => o.body),
+            d.body,
+          )
+        : d.body;
     this.st.insert.run({
       id: d.id,
       jobId: d.jobId,
       endpointId: d.endpointId,
       url: d.url,
-      body: d.body,
+      body,
       createdAt: d.createdAt,
       nextAttemptAt: d.nextAttemptAt,
     });
