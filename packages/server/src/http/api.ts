@@ -16,6 +16,7 @@ import type { ModelRoutes } from '../models/model-routes.js';
 import type { Store } from '../store/types.js';
 import { webhookLog } from '../webhooks/webhook-log-route.js';
 import { jobLogs, recentJobs } from './routes/observe.js';
+import { listRequests } from './routes/requests.js';
 import { scaling, type ScalingDeps } from './routes/scaling.js';
 import { catalog, estimate, type CatalogDeps } from './routes/catalog.js';
 import { openApi } from './openapi/route.js';
@@ -52,6 +53,7 @@ const HANDLERS: Record<Exclude<QueueRouteName, 'estimate'>, Handler> = {
   webhooks: (rc, deps) => webhookLog(rc, deps.store),
   logs: (rc, deps) => jobLogs(rc, deps.store),
   jobs: (rc, deps) => recentJobs(rc, deps.store),
+  requests: (rc, deps) => listRequests(rc, deps.store),
   token: (rc) => issueToken(rc),
   scaling: (rc, deps) => {
     if (!deps.scaling) throw new BerthError('route_not_found', `no route GET ${rc.req.path}`);

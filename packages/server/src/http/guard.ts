@@ -11,6 +11,7 @@ export type Operation =
   | 'retry'
   | 'purge-queue'
   | 'health'
+  | 'requests'
   | 'openai';
 
 /** What a stored API key may do (see `docs/api-keys.md`). Absent: everything. */

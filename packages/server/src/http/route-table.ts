@@ -140,6 +140,21 @@ export const QUEUE_ROUTES = {
     job: false,
     doc: { id: 'jobs', summary: 'Recent jobs, newest first', query: [QUERY.jobsLimit], reply: 'object' },
   },
+  requests: {
+    methods: ['GET'],
+    operation: 'requests',
+    job: false,
+    doc: {
+      id: 'requests',
+      summary: "The endpoint's requests, newest first, a page at a time (RunPod's /requests: 10 per 10 s)",
+      query: [
+        QUERY.jobsLimit,
+        { name: 'status', type: 'string', description: 'Only these states, comma-separated (IN_QUEUE,COMPLETED,...)' },
+        { name: 'cursor', type: 'string', description: 'The nextCursor of the previous page' },
+      ],
+      reply: 'object',
+    },
+  },
   token: {
     methods: ['POST'],
     operation: 'status',

@@ -18,6 +18,8 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<Operation, number>> = {
   retry: 1000,
   'purge-queue': 2,
   health: 2000,
+  // RunPod's `/requests` limit: 10 per 10 s.
+  requests: 10,
   openai: 2000,
 };
 

@@ -278,6 +278,11 @@ export interface Store {
    * to `cap`; `undefined` when the job is not queued. PostgreSQL's answer is approximate (`postgres/queue-position.ts`).
    */
   queuePosition?(id: string, cap: number): Promise<number | undefined>;
+  /**
+   * A page of the endpoint's jobs, newest `createdAt` first (ties: newest id first), as `recent` orders them: those
+   * strictly after `q.after` in that order, of the states in `q.statuses` (all when absent), at most `q.limit`.
+   */
+  listJobs?(endpointId: string, q: JobListQuery): Promise<JobRecord[]>;
   /*
    * Webhook outbox. The store itself writes a `WebhookDelivery` (see `newWebhookDelivery` in
    * `webhooks/delivery.ts`) inside every terminal transition of a job that has a `webhook` (finish, cancel,
@@ -319,6 +324,14 @@ export interface Store {
   recover(leaseUntil: number): Promise<RecoveryReport>;
   /** Commits what is pending and closes; later calls fail. */
   close(): Promise<void>;
+}
+
+/** What `Store.listJobs` reads. */
+export interface JobListQuery {
+  limit: number;
+  /** The last job of the previous page: this page starts after it. */
+  after?: { createdAt: number; id: string };
+  statuses?: readonly JobStatus[];
 }
 
 export interface DeleteCondition {

@@ -3,6 +3,7 @@ import { countRaceTests } from './counts-races.test-helpers.js';
 import { deadlineTests } from './deadlines.test-helpers.js';
 import type { MakeStore } from './fixtures.test-helpers.js';
 import { bigPayloadTests } from './big-payloads.test-helpers.js';
+import { jobListingTests } from './job-listing.test-helpers.js';
 import { lifecycleTests } from './lifecycle.test-helpers.js';
 import { jobLogTests } from './logs.test-helpers.js';
 import { pricedTests } from './priced.test-helpers.js';
@@ -44,5 +45,6 @@ export function runStoreConformance(name: string, makeStore: MakeStore): void {
     webhookOutboxTests(makeStore);
     jobLogTests(makeStore);
     queuePositionTests(makeStore);
+    jobListingTests(makeStore);
   });
 }

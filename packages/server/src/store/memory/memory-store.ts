@@ -7,6 +7,7 @@ import type {
   EndpointCounts,
   FinishPatch,
   JobLog,
+  JobListQuery,
   JobLogLine,
   JobRecord,
   RecoveryReport,
@@ -446,6 +447,19 @@ export class MemoryStore implements Store {
 
   async logs(id: string): Promise<JobLog | undefined> {
     return this.jobs.has(id) ? this.jobLogs.get(id) : undefined;
+  }
+
+  async listJobs(endpointId: string, q: JobListQuery): Promise<JobRecord[]> {
+    const { after, statuses } = q;
+    const all: JobRecord[] = [];
+    for (const { rec } of this.jobs.values()) {
+      if (rec.endpointId !== endpointId || (statuses && !statuses.includes(rec.status))) continue;
+      if (after && (rec.createdAt > after.createdAt || (rec.createdAt === after.createdAt && rec.id >= after.id)))
+        continue;
+      all.push(rec);
+    }
+    all.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    return all.slice(0, Math.max(0, q.limit));
   }
 
   async recent(endpointId: string, limit: number): Promise<JobRecord[]> {

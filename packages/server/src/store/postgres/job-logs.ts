@@ -1,5 +1,5 @@
 import type { Queryable } from './pg-pools.js';
-import { JOB_LOG_MAX_LINES, type JobLog, type JobLogLine, type JobRecord } from '../types.js';
+import { JOB_LOG_MAX_LINES, type JobListQuery, type JobLog, type JobLogLine, type JobRecord } from '../types.js';
 import { toRecord, type JobRow } from './rows.js';
 import { COLS } from './statements.js';
 import { toLogLine, type LogRow } from '../job-row.js';
@@ -55,6 +55,18 @@ export const pgJobLogs = {
   /** With the job's row (delete, purge). */
   async jobsDeleted(c: Queryable, ids: string[]): Promise<void> {
     if (ids.length) await c.query(`DELETE FROM job_logs WHERE job_id = ANY($1)`, [ids]);
+  },
+
+  /** `Store.listJobs`: after a (created_at, id) key (ids compared bytewise, as `recent` orders them). */
+  async page(c: Queryable, endpointId: string, q: JobListQuery): Promise<JobRecord[]> {
+    const r = await c.query<JobRow>(
+      `SELECT ${COLS} FROM jobs WHERE endpoint_id = $1
+       AND ($2::bigint IS NULL OR created_at < $2 OR (created_at = $2 AND id COLLATE "C" < $3 COLLATE "C"))
+       AND ($4::text[] IS NULL OR status = ANY($4))
+       ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $5`,
+      [endpointId, q.after?.createdAt ?? null, q.after?.id ?? '', q.statuses ?? null, Math.max(0, q.limit)],
+    );
+    return r.rows.map(toRecord);
   },
 
   async recent(c: Queryable, endpointId: string, limit: number): Promise<JobRecord[]> {

@@ -8,6 +8,7 @@ import type {
   EndpointCounts,
   FinishPatch,
   JobLog,
+  JobListQuery,
   JobLogLine,
   JobRecord,
   RecoveryReport,
@@ -153,6 +154,10 @@ export class PgStore implements Store {
 
   logs(id: string): Promise<JobLog | undefined> {
     return this.db.use((p) => pgJobLogs.get(p, id));
+  }
+
+  listJobs(endpointId: string, q: JobListQuery): Promise<JobRecord[]> {
+    return this.db.use((p) => pgJobLogs.page(p, endpointId, q));
   }
 
   recent(endpointId: string, limit: number): Promise<JobRecord[]> {

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { JOB_LOG_MAX_LINES, type JobLog, type JobLogLine } from '../types.js';
+import { JOB_LOG_MAX_LINES, type JobListQuery, type JobLog, type JobLogLine } from '../types.js';
 import { JOB_COLUMNS, toRecord, type RawJobRow } from './rows.js';
 import { toLogLine, type LogRow } from '../job-row.js';
 import type { JobRecord } from '../types.js';
@@ -28,6 +28,14 @@ export class SqliteJobLogs {
       drop: db.prepare(`DELETE FROM job_logs WHERE job_id = ?`),
       recent: db
         .prepare(`SELECT ${JOB_COLUMNS} FROM jobs WHERE endpoint_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`)
+        .raw(true),
+      // `listJobs`: after a (created_at, id) key, states as ',A,B,' (or NULL: all), on the jobs_recent index.
+      page: db
+        .prepare(
+          `SELECT ${JOB_COLUMNS} FROM jobs WHERE endpoint_id = :ep AND (created_at, id) < (:at, :id)
+           AND (:states IS NULL OR instr(:states, ',' || status || ',') > 0)
+           ORDER BY created_at DESC, id DESC LIMIT :limit`,
+        )
         .raw(true),
     };
   }
@@ -62,6 +70,17 @@ export class SqliteJobLogs {
   /** With the job's row. */
   jobDeleted(id: string): void {
     this.st.drop.run(id);
+  }
+
+  page(endpointId: string, q: JobListQuery): JobRecord[] {
+    const rows = this.st.page.all({
+      ep: endpointId,
+      at: q.after?.createdAt ?? Number.MAX_SAFE_INTEGER,
+      id: q.after?.id ?? '\uffff',
+      states: q.statuses ? `,${q.statuses.join(',')},` : null,
+      limit: Math.max(0, q.limit),
+    }) as RawJobRow[];
+    return rows.map((r) => toRecord(r, this.big));
   }
 
   recent(endpointId: string, limit: number): JobRecord[] {

@@ -7,6 +7,7 @@ import type {
   FinishPatch,
   JobLog,
   JobLogLine,
+  JobListQuery,
   JobRecord,
   RecoveryReport,
   RequeueOptions,
@@ -286,6 +287,10 @@ export class SqliteCore {
 
   logs(id: string): JobLog | undefined {
     return this.jobLogs.get(id);
+  }
+
+  listJobs(endpointId: string, q: JobListQuery): JobRecord[] {
+    return this.jobLogs.page(endpointId, q);
   }
 
   recent(endpointId: string, limit: number): JobRecord[] {

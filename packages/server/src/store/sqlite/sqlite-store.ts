@@ -7,6 +7,7 @@ import type {
   EndpointCounts,
   FinishPatch,
   JobLog,
+  JobListQuery,
   JobLogLine,
   JobRecord,
   RecoveryReport,
@@ -251,6 +252,10 @@ export class SqliteStore implements Store {
 
   logs(id: string): Promise<JobLog | undefined> {
     return this.read((c) => c.logs(id));
+  }
+
+  listJobs(endpointId: string, q: JobListQuery): Promise<JobRecord[]> {
+    return this.read((c) => c.listJobs(endpointId, q));
   }
 
   recent(endpointId: string, limit: number): Promise<JobRecord[]> {
