@@ -15,6 +15,7 @@ export type {
   Purged,
   Queued,
   TokenRequest,
+  WaitingFor,
   WebhookEvent,
 } from './types.js';
 export {
