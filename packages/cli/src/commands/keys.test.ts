@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, silentLogger } from '@berth/server';
 import { SqliteKeyStore, SqliteStore } from '@berth/server/sqlite';
-import { WorkerAuth } from '../../../server/src/workers/worker-auth.js';
+import { WorkerAuth } from '../../../server/src/keys/worker-auth.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runBerth } from '../internal/run-berth.test-helpers.js';
 import { edgeServerOptions } from '../edge-options.js';

@@ -1,7 +1,7 @@
 import { BerthError } from '@berth/protocol';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { JobRecord } from '../store/types.js';
-import { BlobJson } from './blob-json.js';
+import { BlobJson } from '../core/blob-json.js';
 import { receiveBody } from './body-ingest.js';
 import type { JobBlobs } from './job-blobs.js';
 

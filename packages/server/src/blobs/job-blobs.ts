@@ -1,9 +1,9 @@
 import { open, writeFile } from 'node:fs/promises';
 import { parseJsonBody } from '../http/body.js';
-import { RawJson } from '../jobs/raw-json.js';
+import { RawJson } from '../core/raw-json.js';
 import type { JobRecord } from '../store/types.js';
 import { diskError, type BlobFiles, type BlobKind } from './blob-files.js';
-import { BlobJson } from './blob-json.js';
+import { BlobJson } from '../core/blob-json.js';
 import type { IngestedBody, ReceivedBody } from './body-ingest.js';
 
 /**

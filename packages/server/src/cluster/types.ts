@@ -1,7 +1,7 @@
 import type { CancelMessage } from '@berth/protocol';
-import type { ChunkData, JobEventKind } from '../jobs/job-events.js';
+import type { ChunkData, JobEventKind } from '../core/job-event-kinds.js';
 import type { PresenceSnapshot } from './presence.js';
-import type { JobRecord } from '../store/types.js';
+import type { JobRecord } from '../store/records.js';
 
 /** What one control-plane replica tells the others. */
 export type ClusterMessage =

@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import { readBody } from '../http/body.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { Store } from '../store/types.js';
-import type { OutputFileStore } from './types.js';
+import type { OutputFileStore } from '../store/output-files.js';
 import { byteRange } from './byte-range.js';
 import type { UrlSigner } from './url-signer.js';
 

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Logger } from '@berth/protocol/log';
 
-import { FILE_NAME_RE as NAME_RE, type FileMeta, type OutputFileStore } from './types.js';
+import { FILE_NAME_RE as NAME_RE, type FileMeta, type OutputFileStore } from '../store/output-files.js';
 
-export type { FileMeta } from './types.js';
+export type { FileMeta } from '../store/output-files.js';
 
 export interface FileStoreOptions {
   /** Folder holding the files. Undefined: a fresh temp folder, removed by `close()`. */

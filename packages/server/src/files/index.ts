@@ -4,11 +4,11 @@ import type { Logger } from '@berth/protocol/log';
 import type { Store } from '../store/types.js';
 import { createFileRoutes, type FileRoutesDeps } from './file-routes.js';
 import { FileStore } from './file-store.js';
-import type { OutputFileStore } from './types.js';
+import type { OutputFileStore } from '../store/output-files.js';
 import { UrlSigner } from './url-signer.js';
 
 export { FileStore, type FileMeta } from './file-store.js';
-export type { OutputFileStore } from './types.js';
+export type { OutputFileStore } from '../store/output-files.js';
 export { UrlSigner } from './url-signer.js';
 export { DOWNLOAD_PREFIX, UPLOAD_PREFIX } from './file-routes.js';
 

@@ -1,7 +1,7 @@
 import { BerthError, ENDPOINT_ID_RE, LIMITS, toErrorBody } from '@berth/protocol';
 import type { Logger } from '@berth/protocol/log';
 import type { JobService } from '../jobs/job-service.js';
-import type { WorkerRegistry } from '../ws/worker-registry.js';
+import type { WorkerRegistry } from '../workers/worker-registry.js';
 import type { Authenticator } from './auth.js';
 import { readBody } from './body.js';
 import { OVERLOADED_RETRY_AFTER_S } from './body-budget.js';
@@ -14,7 +14,7 @@ import { openAiRoute, toOpenAiError } from './openai/index.js';
 import type { ApiRequest, ApiResponse } from './types.js';
 import type { ModelRoutes } from '../models/model-routes.js';
 import type { Store } from '../store/types.js';
-import { webhookLog } from '../webhooks/webhook-log-route.js';
+import { webhookLog } from './routes/webhook-log.js';
 import { jobLogs, recentJobs } from './routes/observe.js';
 import { listRequests } from './routes/requests.js';
 import { scaling, type ScalingDeps } from './routes/scaling.js';

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { overloaded, type BodyBudget } from './body-budget.js';
 import { ClientGone } from './client-gone.js';
-import { jsonParts, type RawJson } from '../jobs/raw-json.js';
+import { jsonParts, type RawJson } from '../core/raw-json.js';
 import { splitTarget } from './request-target.js';
 import type { ApiRequest, ApiResponse } from './types.js';
 

@@ -1,4 +1,4 @@
-import type { AbortLike } from './client-gone.js';
+import type { AbortLike } from '../core/abort.js';
 
 /**
  * The socket-free core of the HTTP API: `handle(ApiRequest) -> ApiResponse`. Tests call it directly; the node

@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '@berth/protocol/log';
 import type { ResolvedServerOptions } from '../options.js';
 import type { JobRecord, Store } from '../store/types.js';
-import type { WorkerRegistry } from '../ws/worker-registry.js';
+import type { WorkerRegistry } from '../workers/worker-registry.js';
 import type { BatchStats } from './batch-stats.js';
 import type { JobEvents } from './job-events.js';
 import type { JobTracer } from './job-tracer.js';

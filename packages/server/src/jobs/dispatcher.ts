@@ -1,6 +1,6 @@
 import type { CancelMessage, ServerMessage } from '@berth/protocol';
 import type { JobRecord } from '../store/types.js';
-import type { WorkerSession } from '../ws/worker-session.js';
+import type { WorkerSession } from '../workers/worker-session.js';
 import type { CoreContext } from './context.js';
 import { finishedJob } from './terminal.js';
 import { SERVER_LIMITS } from '../defaults.js';

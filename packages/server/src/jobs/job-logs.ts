@@ -1,6 +1,6 @@
 import type { LogMessage } from '@berth/protocol';
 import type { JobLogLine } from '../store/types.js';
-import type { WorkerSession } from '../ws/worker-session.js';
+import type { WorkerSession } from '../workers/worker-session.js';
 import type { CoreContext } from './context.js';
 
 /**

@@ -7,7 +7,7 @@ import { newJob } from './new-job.js';
 import { DuplicateJobError } from '../errors.js';
 import { idempotentJobId, sameRequestOrRefuse, type IdempotencyScope } from './idempotency.js';
 import { armWaiter, type Waiter } from './job-events.js';
-import type { AbortLike } from '../http/client-gone.js';
+import type { AbortLike } from '../core/abort.js';
 import { claimPushed } from './stream-claim.js';
 import { toJobObject } from './job-view.js';
 import { withQueueInfo } from './queue-info.js';

@@ -2,7 +2,7 @@ import type { JobObject } from '@berth/protocol';
 import { silentLogger } from '@berth/protocol/log';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createServer, type BerthServer } from '../server.js';
-import { WorkerRegistry } from '../ws/worker-registry.js';
+import { WorkerRegistry } from '../workers/worker-registry.js';
 
 const KEY = 'k';
 const TOKEN = 'tok';

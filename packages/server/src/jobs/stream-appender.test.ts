@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger } from '@berth/protocol/log';
 import { MemoryStore } from '../store/memory/memory-store.js';
 import type { CoreContext } from './context.js';
-import { JobEvents, type ChunkData } from './job-events.js';
+import type { ChunkData } from '../core/job-event-kinds.js';
+import { JobEvents } from './job-events.js';
 import { StreamAppender } from './stream-appender.js';
 
 /** A memory store whose appends take a while, counting them. */

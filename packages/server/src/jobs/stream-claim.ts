@@ -1,5 +1,6 @@
 import type { Store } from '../store/types.js';
-import type { ChunkData, Waiter } from './job-events.js';
+import type { ChunkData } from '../core/job-event-kinds.js';
+import type { Waiter } from './job-events.js';
 
 /**
  * After a reader's wake-up: the chunks its events carried, claimed with one conditional write instead of read

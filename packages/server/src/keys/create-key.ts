@@ -1,5 +1,5 @@
 import { BerthError, ENDPOINT_ID_RE } from '@berth/protocol';
-import { newWorkerToken } from '../workers/worker-token.js';
+import { newWorkerToken } from './worker-token.js';
 import { hashApiKey, newApiKey, newKeyId } from './key-format.js';
 import type { KeyStore, StoredKey } from './key-store.js';
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { MemoryKeyStore } from '../keys/key-store.js';
 import { createApiKey } from '../keys/create-key.js';
-import { WorkerRegistry } from '../ws/worker-registry.js';
+import { WorkerRegistry } from '../workers/worker-registry.js';
 import { API_KEY, call, listening, ScriptedWorker, until, untilStatus } from '../testing.test-helpers.js';
 import { Histogram, TIME_BUCKETS_MS } from './histogram.js';
 import { Metrics } from './metrics.js';

@@ -1,5 +1,5 @@
 import type { EndpointCounts, JobRecord } from '../store/types.js';
-import type { WorkerRegistry } from '../ws/worker-registry.js';
+import type { WorkerRegistry } from '../workers/worker-registry.js';
 import { BATCH_BUCKETS, TIME_BUCKETS_MS } from './histogram.js';
 import { httpMetrics } from './http-metrics.js';
 import { processMetrics } from './process-metrics.js';

@@ -1,6 +1,6 @@
 import { BerthError, decode, JobRequest, LIMITS } from '@berth/protocol';
 import type { Logger } from '@berth/protocol/log';
-import { plainJson } from '../jobs/raw-json.js';
+import { plainJson } from '../core/raw-json.js';
 import type { Clock } from '../clock.js';
 import { parseJsonBody, readBody } from '../http/body.js';
 import type { Operation } from '../http/guard.js';

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Logger } from '@berth/protocol/log';
 import type { EndpointCounts, JobRecord } from '../store/types.js';
-import type { WorkerRegistry } from '../ws/worker-registry.js';
+import type { WorkerRegistry } from '../workers/worker-registry.js';
 import { EndpointRing, SLOT_MS, SLOTS, type RingWindow } from './endpoint-ring.js';
 
 export interface MonitorDeps {

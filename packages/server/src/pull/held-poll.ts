@@ -1,4 +1,4 @@
-import type { AbortLike } from '../http/client-gone.js';
+import type { AbortLike } from '../core/abort.js';
 
 /** How a held poll ended: answered with a value, held for its whole time, or dropped by the client. */
 export type PollEnd<T> = { kind: 'answered'; value: T } | { kind: 'timeout' } | { kind: 'aborted' };

@@ -2,7 +2,7 @@ import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
 import type { WorkerReports } from '../jobs/worker-reports.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
-import type { WorkerIdentity } from '../workers/worker-auth.js';
+import type { WorkerIdentity } from '../keys/worker-auth.js';
 import { createPullRoutes } from './pull-routes.js';
 import { PullWorkers } from './pull-workers.js';
 

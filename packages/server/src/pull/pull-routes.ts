@@ -5,7 +5,7 @@ import type { WorkerReports } from '../jobs/worker-reports.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import { pollStops, takeJobs } from './poll-handlers.js';
 import type { PullWorkers } from './pull-workers.js';
-import type { WorkerIdentity } from '../workers/worker-auth.js';
+import type { WorkerIdentity } from '../keys/worker-auth.js';
 import { RepollLimiter } from './repoll-limiter.js';
 import { fitnessReport, jobDone, jobStream, pingIds } from './report-handlers.js';
 

@@ -1,5 +1,5 @@
 import { PROTOCOL_VERSION, type AssignMessage, type ServerMessage } from '@berth/protocol';
-import { WorkerSession, type SessionSocket } from '../ws/worker-session.js';
+import { WorkerSession, type SessionSocket } from '../workers/worker-session.js';
 import type { HeldPoll } from './held-poll.js';
 
 /** The job object job-take answers: RunPod's `{"id", "input", ...}`. */

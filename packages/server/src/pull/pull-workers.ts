@@ -3,7 +3,7 @@ import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
 import type { WorkerReports } from '../jobs/worker-reports.js';
 import { PullSession } from './pull-session.js';
-import type { WorkerIdentity } from '../workers/worker-auth.js';
+import type { WorkerIdentity } from '../keys/worker-auth.js';
 
 /** A job the worker got must show up in its pings after this long; two pings in a row without it and it is gone. */
 const PING_GRACE_MS = 1000;

@@ -1,6 +1,6 @@
 import type { JobStatus, WebhookEvent } from '@berth/protocol';
-import { RawJson } from '../jobs/raw-json.js';
-import { BlobJson } from '../blobs/blob-json.js';
+import { RawJson } from '../core/raw-json.js';
+import { BlobJson } from '../core/blob-json.js';
 import type { JobLogLine, JobRecord, WebhookAttempt, WebhookDelivery } from './types.js';
 
 /**

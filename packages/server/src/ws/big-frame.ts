@@ -1,6 +1,6 @@
 import { WorkerMessage, decode, type DecodeResult } from '@berth/protocol';
 import { parseOffThread } from '../http/json-pool.js';
-import { RawJson } from '../jobs/raw-json.js';
+import { RawJson } from '../core/raw-json.js';
 
 /**
  * Decodes a big worker frame (`BIG_JSON_BYTES` or more: a 19 MB result) on a pool thread: the same checks as

@@ -1,6 +1,6 @@
 import type { JobRecord } from '../../store/types.js';
 import { openAiErrorBody, type OpenAiErrorBody } from './errors.js';
-import { plainJson } from '../../jobs/raw-json.js';
+import { plainJson } from '../../core/raw-json.js';
 
 /**
  * What an OpenAI-route job answers once terminal. COMPLETED: the worker's output (an OpenAI object; a list of

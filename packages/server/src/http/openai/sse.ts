@@ -4,7 +4,7 @@ import { sseEvent } from '../sse-frame.js';
 import { openAiErrorBody } from './errors.js';
 import { chunksOf, failure, terminalAnswer, workerError } from './job-output.js';
 import type { OpenAiContext } from './context.js';
-import { plainJson } from '../../jobs/raw-json.js';
+import { plainJson } from '../../core/raw-json.js';
 
 const KEEPALIVE_MS = 15_000;
 

@@ -3,7 +3,7 @@ import { checkInput, inputSchemaOf } from '../../models/input.js';
 import { costOf } from '../../models/pricing.js';
 import type { PublicModel } from '../../models/types.js';
 import type { JobService } from '../../jobs/job-service.js';
-import type { WorkerRegistry } from '../../ws/worker-registry.js';
+import type { WorkerRegistry } from '../../workers/worker-registry.js';
 import { parseJsonBody, readBody } from '../body.js';
 import type { Principal } from '../guard.js';
 import type { ApiRequest, ApiResponse } from '../types.js';

@@ -1,5 +1,5 @@
 import type { JobService } from '../../jobs/job-service.js';
-import type { WorkerRegistry } from '../../ws/worker-registry.js';
+import type { WorkerRegistry } from '../../workers/worker-registry.js';
 import type { JobTokens } from '../../tokens/job-tokens.js';
 import type { Principal } from '../guard.js';
 import type { ApiRequest } from '../types.js';

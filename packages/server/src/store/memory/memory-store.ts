@@ -20,7 +20,7 @@ import type {
 } from '../types.js';
 import { MemoryWebhookOutbox } from './webhook-outbox.js';
 import { MemoryJobLogs } from './memory-logs.js';
-import { plainJson } from '../../jobs/raw-json.js';
+import { plainJson } from '../../core/raw-json.js';
 
 interface Entry {
   rec: JobRecord;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { Clock } from '../../clock.js';
-import { FILE_NAME_RE, type FileMeta, type OutputFileStore } from '../../files/types.js';
+import { FILE_NAME_RE, type FileMeta, type OutputFileStore } from '../output-files.js';
 import type { Logger } from '@berth/protocol/log';
 import { toUnavailable } from './connect.js';
 

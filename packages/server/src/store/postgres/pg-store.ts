@@ -8,8 +8,8 @@ import type {
   EndpointCounts,
   FinishPatch,
   JobLog,
-  JobListQuery,
   JobLogLine,
+  JobListQuery,
   JobRecord,
   RecoveryReport,
   RequeueOptions,
@@ -37,7 +37,7 @@ import { PgFileStore } from './pg-file-store.js';
 import { PgClusterBus } from '../../cluster/pg-cluster-bus.js';
 import type { ClusterBus } from '../../cluster/types.js';
 import { PgScalingLease } from './pg-scaling-lease.js';
-import type { OutputFileStore } from '../../files/types.js';
+import type { OutputFileStore } from '../output-files.js';
 import type { Clock } from '../../clock.js';
 
 /** Options of `PgStore`. */

@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { RawJson } from '../../jobs/raw-json.js';
-import { BlobJson } from '../../blobs/blob-json.js';
+import { RawJson } from '../../core/raw-json.js';
+import { BlobJson } from '../../core/blob-json.js';
 import type { JobRecord } from '../types.js';
 
 /**

@@ -2,7 +2,7 @@ import type { JobStatus } from '@berth/protocol';
 import type { JobRecord } from '../types.js';
 import { json, readWebhookColumn, webhookColumn } from '../job-row.js';
 import type { BigInputs } from './big-inputs.js';
-import { readJsonColumn } from '../../blobs/blob-json.js';
+import { readJsonColumn } from '../../core/blob-json.js';
 
 export { json } from '../job-row.js';
 

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { KeyChecker } from '../http/auth.js';
-import type { KeyStore } from '../keys/key-store.js';
-import { hashApiKey } from '../keys/key-format.js';
+import type { KeyStore } from './key-store.js';
+import { hashApiKey } from './key-format.js';
 import { workerTokenIdOf } from './worker-token.js';
 
 /** Who a worker is, by the credential it presented: the credential's id (never the secret) and its endpoints. */

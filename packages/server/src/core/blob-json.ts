@@ -1,6 +1,6 @@
 import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { RawJson } from '../jobs/raw-json.js';
+import { RawJson } from './raw-json.js';
 
 /**
  * A column holding this prefix refers to a blob file instead of holding JSON: `\u0000blob:<name>:<start>:<end>`.

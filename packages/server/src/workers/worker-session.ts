@@ -1,7 +1,7 @@
 import type { HelloMessage, ServerMessage, WorkerMessage } from '@berth/protocol';
 import { sendCoalesced } from '@berth/protocol/internal';
-import { RawJson, jsonBytes } from '../jobs/raw-json.js';
-import { BlobJson } from '../blobs/blob-json.js';
+import { RawJson, jsonBytes } from '../core/raw-json.js';
+import { BlobJson } from '../core/blob-json.js';
 
 /** What a session needs of its connection: a `ws` WebSocket (pull sessions, `../pull/`, override the methods that use it). */
 export interface SessionSocket {

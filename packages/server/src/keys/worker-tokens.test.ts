@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { PgKeyStore } from '../keys/pg-key-store.js';
-import { createApiKey } from '../keys/create-key.js';
-import { MemoryKeyStore, type KeyStore } from '../keys/key-store.js';
+import { PgKeyStore } from './pg-key-store.js';
+import { createApiKey } from './create-key.js';
+import { MemoryKeyStore, type KeyStore } from './key-store.js';
 import { dropSchema, PG_TEST_URL, pgUnavailable, testSchema } from '../store/postgres/pg-test-db.test-helpers.js';
 import { ScriptedWorker, call, listening, WORKER_TOKEN } from '../testing.test-helpers.js';
 import { WorkerAuth } from './worker-auth.js';

@@ -1,6 +1,6 @@
-import type { CoreContext } from '../jobs/context.js';
-import type { Dispatcher } from '../jobs/dispatcher.js';
-import type { ClusterBus } from './types.js';
+import type { CoreContext } from './context.js';
+import type { Dispatcher } from './dispatcher.js';
+import type { ClusterBus } from '../cluster/types.js';
 
 const PRESENCE_CHECK_MS = 200;
 const PRESENCE_REPEAT_MS = 2_000;

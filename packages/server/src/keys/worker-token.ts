@@ -1,4 +1,4 @@
-import { API_KEY_PREFIX, newApiKey } from '../keys/key-format.js';
+import { API_KEY_PREFIX, newApiKey } from './key-format.js';
 
 /** Every stored worker token starts with this (API keys: `berth_sk_`), so a leaked one is recognised as such. */
 export const WORKER_TOKEN_PREFIX = 'berth_wk_';

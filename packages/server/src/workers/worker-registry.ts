@@ -2,7 +2,7 @@ import type { HealthReply } from '@berth/protocol';
 import { systemClock, type Clock } from '../clock.js';
 import { RemotePresence, type PresenceSnapshot } from '../cluster/presence.js';
 import type { WorkerSession } from './worker-session.js';
-import { FitnessReports } from '../pull/fitness-reports.js';
+import { FitnessReports } from './fitness-reports.js';
 
 /** Why an endpoint's queued jobs wait, as the scaler sees it (`setWaitReason`); the others the registry knows. */
 export type ScalerWaitReason = 'cold_start' | 'image_missing' | 'crash_loop' | 'low_priority';
