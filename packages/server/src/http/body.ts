@@ -1,7 +1,5 @@
 import { BerthError } from '@berth/protocol';
-import { RawJson } from '../core/raw-json.js';
 import { JsonChecker } from '../blobs/json-check.js';
-import { BIG_JSON_BYTES, parseOffThread } from './json-pool.js';
 
 /**
  * Reads a request body, counting bytes as they arrive: past `limit` it stops with 413 `payload_too_large`
@@ -57,16 +55,4 @@ export function parseJsonBody(buf: Buffer): unknown {
   checker.end();
   const bom = buf[0] === BOM[0] && buf[1] === BOM[1] && buf[2] === BOM[2] ? 3 : 0; // TextDecoder drops it too
   return JSON.parse(buf.toString('utf8', bom));
-}
-
-/**
- * `parseJsonBody` for a body whose top-level `key` (`input`) may be big: from `BIG_JSON_BYTES` on, the body is
- * parsed and checked on a pool thread (`json-pool.ts`) and the value under `key` comes back as the bytes it was
- * sent as (`raw`), left out of `value`; smaller bodies are parsed here as before (`raw` undefined).
- */
-export async function parseBigJsonBody(buf: Buffer, key: string): Promise<{ value: unknown; raw?: RawJson }> {
-  if (buf.length < BIG_JSON_BYTES) return { value: parseJsonBody(buf) };
-  const r = await parseOffThread(buf, key);
-  if (!r.ok) throw new BerthError(r.code, r.message, r.field === undefined ? undefined : { field: r.field });
-  return r.span ? { value: r.value, raw: new RawJson(buf.subarray(r.span[0], r.span[1])) } : { value: r.value };
 }
