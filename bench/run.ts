@@ -10,6 +10,7 @@ import { BENCH_DIR } from './lib/proc.js';
 import { markdown, toJson } from './lib/report.js';
 import { runBench } from './lib/runner.js';
 import { TARGETS } from './targets/index.js';
+import { volumeMarkdown, volumeRun } from './volume/run-volume.js';
 
 const USAGE = `usage: npm run bench -- [options]    (or: node --import tsx bench/run.ts [options])
 
@@ -27,6 +28,10 @@ Every target side by side in one run; prints a markdown table and the goals, wri
   --skip w,w            workloads to leave out: runsync, run, status, fill, stream, big
   --out FILE            the JSON (default bench/results/latest.json)
   --max-minutes M       hard stop (full 90, quick 5)
+  --volume              the volume run instead (bench/volume/): a deep queue on SQLite and PostgreSQL, drain,
+                        retention sweep under traffic; not in --quick
+  --volume-jobs N       jobs queued by the volume run (default 1000000; figures at N/100, N/10, N)
+  --volume-stores s,s   sqlite, postgres (default both)
   -h, --help            this text
 
 Environment: BENCH_BERTH_BASELINE=<other checkout, built> adds <name>@base rows; BENCH_CPU_PROF=<dir> writes
@@ -50,6 +55,9 @@ function parse() {
       skip: { type: 'string' },
       out: { type: 'string' },
       'max-minutes': { type: 'string' },
+      volume: { type: 'boolean', default: false },
+      'volume-jobs': { type: 'string' },
+      'volume-stores': { type: 'string' },
     },
   });
 }
@@ -72,6 +80,26 @@ function num(flag: string, v: string | undefined): number | undefined {
     process.exit(2);
   }
   return n;
+}
+if (values.volume) {
+  const jobs = num('volume-jobs', values['volume-jobs']) ?? 1_000_000;
+  const stores = (values['volume-stores'] ?? 'sqlite,postgres').split(',') as ('sqlite' | 'postgres')[];
+  const maxMinutes = num('max-minutes', values['max-minutes']) ?? 240;
+  setTimeout(() => {
+    process.stderr.write(`bench: still running after ${maxMinutes} min; giving up\n`);
+    process.exit(2);
+  }, maxMinutes * 60_000).unref();
+  const started = new Date().toISOString();
+  const results = [];
+  for (const kind of stores) results.push(await volumeRun(kind, jobs, (l) => process.stderr.write(`${l}\n`)));
+  const md = `Volume run, ${started}, ${cpus().length} CPUs, load ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')} at the end.\n\n${volumeMarkdown(results)}`;
+  process.stdout.write(`${md}\n`);
+  const file = resolve(values.out ?? `${BENCH_DIR}/results/volume.json`);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify({ date: started, results, markdown: md }, null, 2)}\n`);
+  process.exit(0);
 }
 const cfg = { ...(values.quick ? QUICK : FULL) };
 cfg.rounds = num('rounds', values.rounds) ?? cfg.rounds;
