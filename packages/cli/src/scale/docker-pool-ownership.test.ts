@@ -18,7 +18,7 @@ const ep = resolveConfig(
 
 /** One `berth serve --scale docker` start on `daemon` and `keys`: its loop, pool, clock, log and workers. */
 async function start(daemon: FakeDaemon, keys: MemoryKeyStore, o: { inQueue?: number; url?: string } = {}) {
-  const tokens = await WorkerTokens.open(keys, 'test');
+  const tokens = new WorkerTokens(keys, 'test');
   const lines: string[] = [];
   const connected: { workerId: string; running: number; draining: boolean }[] = [];
   const onConnected: ((workerId: string, endpointId: string) => void)[] = [];
@@ -61,7 +61,7 @@ async function start(daemon: FakeDaemon, keys: MemoryKeyStore, o: { inQueue?: nu
     for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
   };
   return {
-    deployment: tokens.deployment,
+    deployment: await tokens.deployment(),
     lines,
     tick,
     advance: (ms: number) => void (now += ms),

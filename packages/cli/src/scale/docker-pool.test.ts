@@ -108,7 +108,7 @@ function scaler(
     endpoints: [{ ep, image: 'ep-image' }],
     name: 'test',
     url: 'http://127.0.0.1:1',
-    tokens: { deployment: 'd0d0d0d0', settle: async () => ({ token: 'berth_wk_x', revoked: 0 }) },
+    tokens: { deployment: async () => 'd0d0d0d0', settle: async () => ({ token: 'berth_wk_x', revoked: 0 }) },
     logger,
   });
   const health = async () => {

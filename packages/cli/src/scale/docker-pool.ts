@@ -37,7 +37,7 @@ export interface DockerPoolOptions {
    * from the tokens its containers carry (`WorkerTokens`).
    */
   tokens: {
-    readonly deployment: string;
+    deployment(): Promise<string>;
     settle(endpointId: string, inUse: readonly string[]): Promise<{ token: string; revoked: number }>;
   };
   logger: Logger;
@@ -75,7 +75,8 @@ export class DockerPool implements WorkerPool {
   constructor(o: DockerPoolOptions) {
     this.#o = o;
     this.#now = o.now ?? Date.now;
-    this.#owner = { controlPlane: o.name, deployment: o.tokens.deployment };
+    // The deployment is read from the store by each new holder of the scaling lease (`refresh`).
+    this.#owner = { controlPlane: o.name, deployment: '' };
     for (const s of o.endpoints) this.#state.set(s.ep.id, newEndpointState(s));
     this.#unsubscribe = [
       o.workers.on('connected', (workerId, endpointId) => this.#connected(workerId, endpointId)),
@@ -92,6 +93,14 @@ export class DockerPool implements WorkerPool {
   }
 
   async refresh(now: number, leading: boolean): Promise<boolean> {
+    if (leading) {
+      try {
+        this.#owner.deployment = await this.#o.tokens.deployment();
+      } catch (err) {
+        this.#o.logger.error('could not read the deployment id from the key store', { error: errorText(err) });
+        return false;
+      }
+    }
     let list: ContainerSummary[];
     try {
       list = await this.#o.docker.listContainers([`${LABEL_CONTROL_PLANE}=${this.#o.name}`]);

@@ -123,7 +123,7 @@ export async function startScaling(o: StartScalingOptions): Promise<Scaling> {
     endpoints,
     name: o.args.name,
     url: o.args.workerUrl ?? o.url,
-    tokens: await WorkerTokens.open(o.keyStore, o.args.name),
+    tokens: new WorkerTokens(o.keyStore, o.args.name),
     logger: o.logger,
   });
   const lease = o.store.scalingLease?.(o.args.name);

@@ -13,27 +13,32 @@ const TOKEN_ID_RE = /^berth_wk_([a-z0-9]{12})_/;
 export class WorkerTokens {
   readonly #keys: KeyStore;
   readonly #scaleName: string;
-  readonly deployment: string;
+  /** The id this process makes up when the store names none yet (its tokens then name it). */
+  readonly #fresh = randomBytes(4).toString('hex');
+  #deployment: string | undefined;
 
-  private constructor(keys: KeyStore, scaleName: string, deployment: string) {
+  constructor(keys: KeyStore, scaleName: string) {
     this.#keys = keys;
     this.#scaleName = scaleName;
-    this.deployment = deployment;
   }
 
-  /** The deployment of this scale name on this key store: the one its tokens name, else a new id. */
-  static async open(keys: KeyStore, scaleName: string): Promise<WorkerTokens> {
-    const prefix = `berth serve --scale ${scaleName}: `;
-    let deployment: string | undefined;
-    for (const k of await keys.list()) {
+  /**
+   * The deployment of this scale name on this key store: the one its tokens name, else a new id. Read again by
+   * each new holder of the scaling lease, so that a replica taking over uses the id the first holder stored.
+   */
+  async deployment(): Promise<string> {
+    const prefix = `berth serve --scale ${this.#scaleName}: `;
+    let found: string | undefined;
+    for (const k of await this.#keys.list()) {
       const m = / \(deployment ([a-f0-9]{8})\)$/.exec(k.name);
-      if (k.kind === 'worker' && k.name.startsWith(prefix) && m) deployment = m[1]; // the newest one wins
+      if (k.kind === 'worker' && k.name.startsWith(prefix) && m) found = m[1]; // the newest one wins
     }
-    return new WorkerTokens(keys, scaleName, deployment ?? randomBytes(4).toString('hex'));
+    this.#deployment = found ?? this.#fresh;
+    return this.#deployment;
   }
 
   #name(endpointId: string): string {
-    return `berth serve --scale ${this.#scaleName}: ${endpointId} (deployment ${this.deployment})`;
+    return `berth serve --scale ${this.#scaleName}: ${endpointId} (deployment ${this.#deployment ?? this.#fresh})`;
   }
 
   /** Tokens of this endpoint's containers from this deployment, and from starts before deployments had ids. */
