@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -47,8 +47,10 @@ describe('kill -9 of the control plane', () => {
       while ((acked.length < JOBS || running) && submitted < JOBS * 20) {
         const n = submitted++;
         try {
-          // One job in 25 carries a 100 KB input: SQLite keeps those in a table of their own (big-inputs.ts).
-          const input = { n, ms: Math.floor(rand() * 300), ...(n % 25 === 0 ? { pad: 'x'.repeat(100_000) } : {}) };
+          // One job in 25 carries a 100 KB input (SQLite keeps those in a table of their own: big-inputs.ts), one
+          // in 25 a 400 KB one, streamed to a blob file, whose output is as big (blob files: issue #35).
+          const pad = n % 25 === 0 ? 100_000 : n % 25 === 12 ? 400_000 : 0;
+          const input = { n, ms: Math.floor(rand() * 300), ...(pad > 0 ? { pad: 'x'.repeat(pad) } : {}) };
           const r = await api(base, 'POST', '/v2/rec/run', { input });
           if (r.status === 200 && typeof r.json['id'] === 'string') acked.push(r.json['id']);
           else refused++;
@@ -87,6 +89,14 @@ describe('kill -9 of the control plane', () => {
     expect(report.lost).toBe(0);
     expect(report.stillPending).toBe(0);
     expect(report.completed).toBe(acked.length);
+    // No orphan blob after the restarts: no upload's temp file, and every blob file belongs to a job that exists.
+    await serve.kill('SIGTERM');
+    serve = await startServe(port, dataDir, ['--worker-grace-ms', '20000']);
+    const files = readdirSync(join(dataDir, 'blobs'));
+    expect(files.filter((f) => f.startsWith('tmp-'))).toEqual([]);
+    const owners = [...new Set(files.map((f) => f.slice(0, f.lastIndexOf('~'))))];
+    expect(owners.length).toBeGreaterThan(0);
+    for (const id of owners) expect((await api(base, 'GET', `/v2/rec/status/${id}`)).status).toBe(200);
     await serve.kill('SIGTERM');
   });
 });

@@ -13,6 +13,9 @@ start({
     appendFileSync(log, `${job.id} ${job.attempt} ${process.env['BERTH_WORKER_ID'] ?? ''}\n`);
     const ms = Number(job.input['ms'] ?? 0);
     if (ms > 0) await sleep(ms, undefined, { signal: job.signal });
-    return { n: job.input['n'] ?? null, worker: process.env['BERTH_WORKER_ID'] ?? '' };
+    const out: Record<string, unknown> = { n: job.input['n'] ?? null, worker: process.env['BERTH_WORKER_ID'] ?? '' };
+    // A big input gets a big output back (both blobs past 256 KiB: issue #35).
+    if (typeof job.input['pad'] === 'string' && job.input['pad'].length > 256 * 1024) out['pad'] = job.input['pad'];
+    return out;
   },
 });
