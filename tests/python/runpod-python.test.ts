@@ -1,7 +1,11 @@
 import type { HealthReply, JobObject } from '@berth/protocol';
 import { silentLogger } from '@berth/protocol/log';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type BerthServer } from '../../packages/server/src/server.js';
+import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.js';
 import { PyWorker, runpodEnv, runpodSkipReason } from './runpod-python.test-helpers.js';
 
 const skip = runpodSkipReason();
@@ -197,3 +201,39 @@ describe.skipIf(skip !== undefined)(
 );
 
 const quiet = silentLogger;
+
+/** Issue #35: big values through an unmodified runpod-python worker, with the SQLite store keeping them as blobs. */
+describe.skipIf(skip !== undefined)('runpod-python workers and blob files (SQLite)', () => {
+  it('a 3 MB input and its 3 MB echo come back byte-exact', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'berth-py-blobs-'));
+    const server = createServer({
+      apiKeys: [KEY],
+      workerTokens: [TOKEN],
+      endpoints: ['echo'],
+      pullHoldMs: 2000,
+      store: new SqliteStore({ file: join(dir, 'berth.sqlite') }),
+      logger: quiet,
+    });
+    const { url } = await server.listen({ port: 0 });
+    const w = new PyWorker({ ...runpodEnv(url, 'echo', 'py-big', TOKEN), BERTH_TEST_HANDLER: 'echo' });
+    try {
+      const input = JSON.stringify({ data: 'é'.repeat(1024 * 1024) + 'x'.repeat(1024 * 1024), n: 3 });
+      const res = await fetch(`${url}/v2/echo/runsync?wait=60000`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: `{"input":${input}}`,
+      });
+      const text = await res.text();
+      expect(JSON.parse(text).status).toBe('COMPLETED');
+      expect(JSON.parse(text).output).toEqual(JSON.parse(input));
+      // Both values went through blob files (the input as sent, the output as runpod-python serialized it).
+      const files = readdirSync(join(dir, 'blobs'));
+      expect(files.filter((f) => f.endsWith('.in'))).toHaveLength(1);
+      expect(files.filter((f) => f.endsWith('.out'))).toHaveLength(1);
+    } finally {
+      await w.stop();
+      await server.close({ drainMs: 100 });
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
