@@ -1,6 +1,21 @@
 import { createHash, type Hash } from 'node:crypto';
 import { type BerthError, LIMITS } from '@berth/protocol';
+import {
+  BOM,
+  concat,
+  decodeKey,
+  decodePartial,
+  EMPTY,
+  ESCAPES,
+  HEX,
+  PLAIN,
+  utf8Lead,
+  WORDS,
+  WS,
+} from './json-bytes.js';
 import { jsonErrors, unexpected } from './json-errors.js';
+import { TopFields } from './json-fields.js';
+import { JsonNumber } from './json-number.js';
 
 /**
  * A streaming JSON checker (issue #35): bytes in any chunks (split anywhere, inside a UTF-8 sequence, an escape or
@@ -63,41 +78,12 @@ const S_STR = 7,
   S_NUM = 11,
   S_LIT = 12,
   S_BOM = 13;
-// Inside a number: after '-', after a leading 0, integer digits, after '.', fraction digits, after 'e', after its
-// sign, exponent digits.
-const N_MINUS = 0,
-  N_ZERO = 1,
-  N_INT = 2,
-  N_DOT = 3,
-  N_FRAC = 4,
-  N_E = 5,
-  N_ESIGN = 6,
-  N_EXP = 7;
-const OBJ = 1,
-  ARR = 2;
-/** Number states a number may end in. */
-const ENDS_NUMBER = Uint8Array.from([0, 1, 1, 0, 1, 0, 0, 1]);
-
-const table = (f: (c: number) => boolean) => Uint8Array.from({ length: 256 }, (_, c) => (f(c) ? 1 : 0));
-/** Bytes a string holds as they are: not '"', not '\', not a control character, ASCII. */
-const PLAIN = table((c) => c >= 0x20 && c !== 0x22 && c !== 0x5c && c < 0x80);
-const WS = table((c) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d);
-const HEX = table((c) => (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102));
-const ESCAPES = table((c) => '"\\/bfnrt'.includes(String.fromCharCode(c)));
-const WORDS = { 116: Buffer.from('true'), 102: Buffer.from('false'), 110: Buffer.from('null') } as Record<
-  number,
-  Uint8Array
->;
-const BOM = [0xef, 0xbb, 0xbf];
-const EMPTY = new Uint8Array(0);
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-const concat = (parts: Uint8Array[], tail: Uint8Array) => (parts.length === 0 ? tail : Buffer.concat([...parts, tail]));
+const OBJ = 1;
+const ARR = 2;
 
 export class JsonChecker {
   private readonly maxDepth: number;
   private readonly key: string | undefined;
-  private readonly maxOther: number;
   private readonly hash: Hash | undefined;
   private error: BerthError | undefined;
   private size = 0;
@@ -123,32 +109,20 @@ export class JsonChecker {
   private utfLo = 0;
   private utfHi = 0;
   // Numbers and literals
-  private numState = 0;
-  private numStart = 0;
-  private numCarry: Uint8Array[] = [];
-  private intDigits = 0;
-  private exp = 0;
-  private expNeg = false;
+  private readonly num = new JsonNumber();
   private word: Uint8Array = EMPTY;
   private wordAt = 0;
   private nonFinite: string | undefined;
   // Top-level fields (with `key`)
   private topNotObject = false;
+  /** With `key`: the top-level fields, read once the top level is an object (`fieldMode`). */
+  private readonly top: TopFields | undefined;
   private fieldMode = false;
-  private fieldName = '';
-  private capturing = false;
-  private capStart = 0;
-  private capParts: Uint8Array[] = [];
-  private capBytes = 0;
-  private spanStart = 0;
-  private span: [number, number] | undefined;
-  private keyKind: JsonCheckResult['keyKind'] = 'absent';
-  private readonly fields: Record<string, unknown> = {};
 
   constructor(opts: JsonCheckOptions = {}) {
     this.maxDepth = opts.maxDepth ?? LIMITS.jsonMaxDepth;
     this.key = opts.key;
-    this.maxOther = opts.maxOtherBytes ?? MAX_OTHER_BYTES;
+    if (this.key !== undefined) this.top = new TopFields(this.key, opts.maxOtherBytes ?? MAX_OTHER_BYTES);
     this.hash = opts.hash === false ? undefined : createHash('sha256');
   }
 
@@ -187,7 +161,7 @@ export class JsonChecker {
     if (this.state === S_BOM && this.bomAt > 0 && this.bomAt < 3) throw jsonErrors.notUtf8();
     if (this.state === S_BOM || (this.state === S_VALUE && this.depth === 0)) throw jsonErrors.empty();
     if (this.state === S_UTF8) throw jsonErrors.notUtf8();
-    if (this.state === S_NUM && this.depth === 0 && ENDS_NUMBER[this.numState] === 1) {
+    if (this.state === S_NUM && this.depth === 0 && this.num.complete()) {
       this.numberEnd(EMPTY, 0);
       this.state = S_END;
     }
@@ -197,10 +171,10 @@ export class JsonChecker {
     const r: JsonCheckResult = {
       size: this.size,
       sha256: this.hash?.digest('hex') ?? '',
-      keyKind: this.keyKind,
-      fields: this.fields,
+      keyKind: this.top?.kind ?? 'absent',
+      fields: this.top?.fields ?? {},
     };
-    if (this.span) r.span = this.span;
+    if (this.top?.span) r.span = this.top.span;
     return r;
   }
 
@@ -217,12 +191,23 @@ export class JsonChecker {
         else if (c === 0x5c) state = S_ESC;
         else if (c < 0x20)
           throw jsonErrors.syntax(`control character 0x${c.toString(16)} in a string at byte ${this.base + i - 1}`);
-        else state = this.utf8Lead(c);
+        else {
+          const seq = utf8Lead(c);
+          if (seq === 0) throw jsonErrors.notUtf8();
+          this.utfNeed = seq & 0xff;
+          this.utfLo = (seq >> 8) & 0xff;
+          this.utfHi = seq >> 16;
+          state = S_UTF8;
+        }
         continue;
       }
       if (state === S_NUM) {
-        i = this.number(b, i, to);
-        if (i < to) state = this.afterValue(b, i);
+        i = this.num.scan(b, i, to);
+        if (i < 0) this.fail(b, -1 - i);
+        if (i < to) {
+          this.numberEnd(b, i);
+          state = this.afterValue(b, i);
+        }
         continue;
       }
       if (state >= S_ESC) {
@@ -279,7 +264,7 @@ export class JsonChecker {
     if (this.depth === 0 && this.key !== undefined) {
       if (c === 0x7b) this.fieldMode = true;
       else this.topNotObject = true;
-    } else if (this.depth === 1 && this.fieldMode) this.fieldStart(i, c);
+    } else if (this.depth === 1 && this.fieldMode) this.top!.valueStart(this.base, i, c);
     if (c === 0x22) {
       this.strIsKey = false;
       return S_STR;
@@ -291,12 +276,7 @@ export class JsonChecker {
       return c === 0x7b ? S_FIRST_KEY : S_FIRST_ITEM;
     }
     if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-      this.numState = c === 0x2d ? N_MINUS : c === 0x30 ? N_ZERO : N_INT;
-      this.numStart = i;
-      if (this.numCarry.length > 0) this.numCarry = [];
-      this.intDigits = c === 0x2d ? 0 : 1;
-      this.exp = 0;
-      this.expNeg = false;
+      this.num.begin(c, i);
       return S_NUM;
     }
     const word = WORDS[c];
@@ -315,7 +295,7 @@ export class JsonChecker {
   /** After a value ending before `b[end]`: the state next, and the top-level field it ended. */
   private afterValue(b: Uint8Array, end: number): number {
     if (this.depth === 0) return S_END;
-    if (this.depth === 1 && this.fieldMode) this.fieldEnd(b, end);
+    if (this.depth === 1 && this.fieldMode) this.top!.valueEnd(b, this.base, end);
     return S_AFTER;
   }
 
@@ -332,125 +312,35 @@ export class JsonChecker {
       this.keyFrom[d] = 0;
       this.keyTo[d] = bytes.length;
     }
-    if (this.depth === 1 && this.fieldMode) {
-      this.fieldName = this.keyAt(1);
-      this.capBytes += this.keyTo[1]! - this.keyFrom[1]!;
-      if (this.capBytes > this.maxOther) throw jsonErrors.otherFieldsTooLarge(this.key!, this.fieldName, this.maxOther);
-    }
+    if (this.depth === 1 && this.fieldMode) this.top!.keyRead(this.keyAt(1), this.keyTo[1]! - this.keyFrom[1]!);
     return S_COLON;
-  }
-
-  private fieldStart(i: number, c: number): void {
-    if (this.fieldName === this.key) {
-      this.spanStart = this.base + i;
-      this.keyKind = c === 0x7b ? 'object' : 'other';
-      this.capturing = false;
-    } else {
-      this.capturing = true;
-      this.capStart = i;
-      this.capParts = [];
-    }
-  }
-
-  private fieldEnd(b: Uint8Array, end: number): void {
-    if (!this.capturing) {
-      this.span = [this.spanStart, this.base + end];
-      return;
-    }
-    this.capturing = false;
-    const tail = b.subarray(this.capStart, end);
-    this.capBytes += tail.length;
-    if (this.capBytes > this.maxOther) throw jsonErrors.otherFieldsTooLarge(this.key!, this.fieldName, this.maxOther);
-    const bytes = concat(this.capParts, tail);
-    this.capParts = [];
-    const value: unknown = JSON.parse(utf8.decode(bytes));
-    Object.defineProperty(this.fields, this.fieldName, { value, enumerable: true, writable: true, configurable: true });
   }
 
   /** 413 as soon as the other fields pass their cap, counting the field or key being read up to `to`. */
   private checkCap(to: number): void {
     if (!this.fieldMode || this.depth === 0) return;
-    let pending = 0;
-    if (this.capturing) pending = to - this.capStart;
-    else if (this.depth === 1 && this.inKey())
-      pending = to - this.strStart + this.strCarry.reduce((n, p) => n + p.length, 0);
-    if (this.capBytes + pending <= this.maxOther) return;
-    const name = this.capturing ? this.fieldName : `${decodePartial(concat(this.strCarry, EMPTY))}...`;
-    throw jsonErrors.otherFieldsTooLarge(this.key!, name, this.maxOther);
+    const keyBytes =
+      this.depth === 1 && this.inKey() ? to - this.strStart + this.strCarry.reduce((n, p) => n + p.length, 0) : 0;
+    this.top!.check(to, keyBytes, () => decodePartial(concat(this.strCarry, EMPTY)));
   }
 
   /** At a chunk's end: copies of the bytes of a token or field that goes on into the next chunk. */
   private carry(b: Uint8Array): void {
-    const n = b.length;
-    if (this.capturing) {
-      this.capBytes += n - this.capStart;
-      this.capParts.push(b.slice(this.capStart, n));
-      this.capStart = 0;
-    }
+    if (this.fieldMode) this.top!.carry(b);
     if (this.inKey()) {
-      this.strCarry.push(b.slice(this.strStart, n));
+      this.strCarry.push(b.slice(this.strStart));
       this.strStart = 0;
     }
-    if (this.state === S_NUM) {
-      this.numCarry.push(b.slice(this.numStart, n));
-      this.numStart = 0;
-    }
+    if (this.state === S_NUM) this.num.carryOver(b);
   }
 
   private inKey(): boolean {
     return this.strIsKey && this.state >= S_STR && this.state <= S_UTF8;
   }
 
-  /** Scans a number from `b[i]`: where it ended (`to` if it goes on). */
-  private number(b: Uint8Array, i: number, to: number): number {
-    let ns = this.numState;
-    for (; i < to; i++) {
-      const c = b[i]!;
-      const digit = c >= 0x30 && c <= 0x39;
-      if (ns === N_INT || ns === N_FRAC) {
-        if (digit) {
-          if (ns === N_INT) this.intDigits++;
-          continue;
-        }
-        if (c === 0x2e && ns === N_INT) ns = N_DOT;
-        else if (c === 0x65 || c === 0x45) ns = N_E;
-        else break;
-      } else if (ns === N_EXP) {
-        if (!digit) break;
-        if (this.exp < 1e6) this.exp = this.exp * 10 + c - 0x30;
-      } else if (ns === N_ZERO) {
-        if (c === 0x2e) ns = N_DOT;
-        else if (c === 0x65 || c === 0x45) ns = N_E;
-        else break;
-      } else if (ns === N_MINUS) {
-        if (!digit) this.fail(b, i);
-        ns = c === 0x30 ? N_ZERO : N_INT;
-        this.intDigits = 1;
-      } else if (ns === N_DOT) {
-        if (!digit) this.fail(b, i);
-        ns = N_FRAC;
-      } else if (ns === N_E && (c === 0x2b || c === 0x2d)) {
-        this.expNeg = c === 0x2d;
-        ns = N_ESIGN;
-      } else {
-        if (!digit) this.fail(b, i);
-        this.exp = c - 0x30;
-        ns = N_EXP;
-      }
-    }
-    this.numState = ns;
-    if (i < to) {
-      if (ns === N_MINUS || ns === N_DOT || ns === N_E || ns === N_ESIGN) this.fail(b, i);
-      this.numberEnd(b, i);
-    }
-    return i;
-  }
-
   /** A number ended before `b[end]`: one that may be too big for a float is parsed, its path kept if it is. */
   private numberEnd(b: Uint8Array, end: number): void {
-    if (this.intDigits + (this.expNeg ? -this.exp : this.exp) < 309 || this.nonFinite !== undefined) return;
-    const text = Buffer.from(concat(this.numCarry, b.subarray(this.numStart, end))).toString('latin1');
-    if (!Number.isFinite(Number(text))) this.nonFinite = this.path();
+    if (this.nonFinite === undefined && this.num.isInfinite(b, end)) this.nonFinite = this.path();
   }
 
   /** Escapes, \u digits, UTF-8 continuation bytes and literals, from `b[i]`: where it stopped (sets `state`). */
@@ -496,25 +386,6 @@ export class JsonChecker {
     return i;
   }
 
-  private utfSeq(need: number, lo: number, hi: number): void {
-    this.utfNeed = need;
-    this.utfLo = lo;
-    this.utfHi = hi;
-  }
-
-  /** A UTF-8 lead byte in a string: the state of the continuation bytes it needs. */
-  private utf8Lead(c: number): number {
-    if (c >= 0xc2 && c <= 0xdf) this.utfSeq(1, 0x80, 0xbf);
-    else if (c === 0xe0) this.utfSeq(2, 0xa0, 0xbf);
-    else if (c === 0xed) this.utfSeq(2, 0x80, 0x9f);
-    else if (c >= 0xe1 && c <= 0xef) this.utfSeq(2, 0x80, 0xbf);
-    else if (c === 0xf0) this.utfSeq(3, 0x90, 0xbf);
-    else if (c >= 0xf1 && c <= 0xf3) this.utfSeq(3, 0x80, 0xbf);
-    else if (c === 0xf4) this.utfSeq(3, 0x80, 0x8f);
-    else throw jsonErrors.notUtf8();
-    return S_UTF8;
-  }
-
   /** The key level `d` is at, as the string JSON.parse makes of it. */
   private keyAt(d: number): string {
     return decodeKey(this.keys[d]!.subarray(this.keyFrom[d], this.keyTo[d]));
@@ -539,15 +410,4 @@ export class JsonChecker {
     if (c >= 0x80 && (c < 0xc2 || c > 0xf4)) throw jsonErrors.notUtf8();
     throw jsonErrors.syntax(unexpected(c, this.base + i));
   }
-}
-
-/** A key's string contents (valid, checked) as the string JSON.parse makes of them. */
-function decodeKey(bytes: Uint8Array): string {
-  const s = utf8.decode(bytes);
-  return s.includes('\\') ? (JSON.parse(`"${s}"`) as string) : s;
-}
-
-/** The start of a key cut anywhere (for an error message). */
-function decodePartial(bytes: Uint8Array): string {
-  return Buffer.from(bytes.subarray(0, 40)).toString('utf8');
 }
