@@ -59,6 +59,7 @@ describe('@berth/protocol package surface', () => {
       'LOG_FORMATS',
       'LOG_LEVELS',
       'createLogger',
+      'errorText',
       'isLogFormat',
       'isLogLevel',
       'safeJson',

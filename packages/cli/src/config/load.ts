@@ -3,6 +3,7 @@ import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { fileError, resolveConfig } from './resolve.js';
 import type { ResolvedConfig } from './types.js';
+import { errorText } from '@berth/protocol/log';
 
 /** Names tried, in order, when `--config` is not given. */
 export const DEFAULT_CONFIG_FILES = [
@@ -52,12 +53,12 @@ export async function loadConfig(file: string): Promise<ResolvedConfig> {
     try {
       text = readFileSync(abs, 'utf8');
     } catch (err) {
-      throw fileError(abs, `cannot read config file ${abs}: ${errorMessage(err)}`);
+      throw fileError(abs, `cannot read config file ${abs}: ${errorText(err)}`);
     }
     try {
       value = JSON.parse(text);
     } catch (err) {
-      throw fileError(abs, `config file ${abs} is not valid JSON: ${errorMessage(err)}`);
+      throw fileError(abs, `config file ${abs} is not valid JSON: ${errorText(err)}`);
     }
   } else if (['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs'].includes(ext)) {
     let mod: Record<string, unknown>;
@@ -65,7 +66,7 @@ export async function loadConfig(file: string): Promise<ResolvedConfig> {
       const { tsImport } = await import('tsx/esm/api');
       mod = (await tsImport(pathToFileURL(abs).href, import.meta.url)) as Record<string, unknown>;
     } catch (err) {
-      throw fileError(abs, `failed to load config file ${abs}: ${errorMessage(err)}`);
+      throw fileError(abs, `failed to load config file ${abs}: ${errorText(err)}`);
     }
     value = unwrapDefault(mod);
     if (value === undefined) {
@@ -106,7 +107,7 @@ async function checkModels(config: ResolvedConfig): Promise<void> {
     try {
       (await import('@berth/server')).resolveModels(config.models);
     } catch (err) {
-      problems.push(errorMessage(err).replace(/^option /, ''));
+      problems.push(errorText(err).replace(/^option /, ''));
     }
   }
   if (problems.length) throw fileError(config.file, `invalid config file ${config.file}`, problems);
@@ -135,8 +136,4 @@ export function checkWorkerFiles(config: ResolvedConfig): void {
       problems.push(`endpoints.${ep.id}.worker: is a folder, not a file: ${ep.worker}`);
   }
   if (problems.length) throw fileError(config.file, `worker file missing in ${config.file}`, problems);
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -36,7 +36,7 @@ export class Dispatcher {
     queueMicrotask(
       () =>
         void this.drainQueue(endpointId)
-          .catch((err) => this.ctx.logger.error('dispatch failed', { endpointId, err: String(err) }))
+          .catch((err) => this.ctx.logger.error('dispatch failed', { endpointId, err }))
           .finally(() => {
             this.pumping.delete(endpointId);
             if (this.again.delete(endpointId)) this.pump(endpointId);

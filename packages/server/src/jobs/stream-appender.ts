@@ -71,7 +71,7 @@ export class StreamAppender {
               chunks: p.chunks.slice(-n),
             });
         } catch (err) {
-          logger.error('stream chunks not stored', { jobId: id, attempt: p.attempt, err: String(err) });
+          logger.error('stream chunks not stored', { jobId: id, attempt: p.attempt, err });
           if (err instanceof StoreUnavailableError) p.unavailable?.();
         }
       }

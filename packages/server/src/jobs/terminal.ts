@@ -20,7 +20,7 @@ export function notifyTerminal(ctx: CoreContext, job: JobRecord): void {
     try {
       fn(job);
     } catch (err) {
-      ctx.logger.error('terminal hook failed', { jobId: job.id, err: String(err) });
+      ctx.logger.error('terminal hook failed', { jobId: job.id, err });
     }
   }
 }

@@ -60,7 +60,7 @@ export class WorkerReports {
             jobId: msg.id,
             workerId: s.workerId,
             attempt: msg.attempt,
-            err: String(err),
+            err,
           });
           s.close(1013, 'store unavailable: result not stored');
           return;

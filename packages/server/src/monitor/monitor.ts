@@ -98,7 +98,7 @@ export class Monitor {
       void this.sample().then(
         () => (failing = false),
         (err) => {
-          if (!failing) this.deps.logger.warn('monitor sample failed', { err: String(err) });
+          if (!failing) this.deps.logger.warn('monitor sample failed', { err });
           failing = true;
         },
       );

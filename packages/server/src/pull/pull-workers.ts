@@ -148,7 +148,7 @@ export class PullWorkers {
       const gone = s.abandoned && !s.take?.open && !s.stopPoll?.open && now - s.lastActive > ABANDONED_MS;
       if (gone || now - s.lastSeen > 3 * hb)
         void this.retire(s, gone ? 'it dropped its polls' : 'its polls stopped').catch((err) =>
-          this.deps.ctx.logger.error('pull worker retire failed', { workerId: s.workerId, err: String(err) }),
+          this.deps.ctx.logger.error('pull worker retire failed', { workerId: s.workerId, err }),
         );
     }
   }

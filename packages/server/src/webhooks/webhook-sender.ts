@@ -91,7 +91,7 @@ export class WebhookSender {
       return;
     }
     this.running = this.pass()
-      .catch((err) => this.logger.error('webhook pass failed', { err: String(err) }))
+      .catch((err) => this.logger.error('webhook pass failed', { err }))
       .finally(() => {
         this.running = undefined;
         if (this.again) {
@@ -174,9 +174,7 @@ export class WebhookSender {
     this.busy.add(jobId);
     this.perHost.set(h.host, (this.perHost.get(h.host) ?? 0) + 1);
     const p: Promise<void> = this.attempt(h.d)
-      .catch((err: unknown) =>
-        this.logger.error('webhook attempt not recorded', { webhookId: h.d.id, err: String(err) }),
-      )
+      .catch((err: unknown) => this.logger.error('webhook attempt not recorded', { webhookId: h.d.id, err }))
       .finally(() => {
         this.inflight.delete(p);
         this.busy.delete(jobId);

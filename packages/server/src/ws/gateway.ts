@@ -73,7 +73,7 @@ export class Gateway {
         this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, identity));
       },
       (err) => {
-        this.deps.ctx.logger.error('worker authentication failed', { err: String(err) });
+        this.deps.ctx.logger.error('worker authentication failed', { err });
         refuse(new BerthError('unavailable', 'credential store unavailable'));
       },
     );
@@ -84,7 +84,7 @@ export class Gateway {
     this.sockets.add(ws);
     let session: WorkerSession | undefined;
     const failed = (err: unknown): void => {
-      logger.error('worker message failed', { workerId: session?.workerId, err: String(err) });
+      logger.error('worker message failed', { workerId: session?.workerId, err });
       // The store is unreachable: drop the connection so the worker reconnects later and sends its unacknowledged
       // results again (1013: try again later).
       if (err instanceof StoreUnavailableError) ws.close(1013, 'store unavailable');
@@ -147,16 +147,14 @@ export class Gateway {
         await apply();
       });
     });
-    ws.on('error', (err) => logger.debug('worker socket error', { workerId: session?.workerId, err: String(err) }));
+    ws.on('error', (err) => logger.debug('worker socket error', { workerId: session?.workerId, err }));
     ws.on('close', () => {
       clearTimeout(helloTimer);
       guard.close();
       this.sockets.delete(ws);
       queue.push(() =>
         session
-          ? this.retire(session, 'socket closed').catch((err) =>
-              logger.error('worker close failed', { err: String(err) }),
-            )
+          ? this.retire(session, 'socket closed').catch((err) => logger.error('worker close failed', { err }))
           : undefined,
       );
     });

@@ -1,4 +1,5 @@
 import type { RunpodEnv } from './runpod-env.js';
+import { errorText } from '@berth/protocol/log';
 
 /** A job as job-take answers it: RunPod's `{"id", "input", ...}`. */
 export interface PulledJob {
@@ -144,12 +145,4 @@ export class PullClient {
 async function drop<T>(res: Response, value: T): Promise<T> {
   await res.body?.cancel();
   return value;
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error
-    ? err.cause instanceof Error
-      ? `${err.message}: ${err.cause.message}`
-      : err.message
-    : String(err);
 }
