@@ -26,7 +26,7 @@ export interface Job<O = unknown> {
   workerId?: string;
   /** The job token a submit asked for with `token` (docs/job-tokens.md). */
   token?: string;
-  /** Berth, `/status` of an `IN_QUEUE` job: how many queued jobs of the endpoint are ahead of it (0: next), at most 10,000. */
+  /** Berth, `/status` of an `IN_QUEUE` job: how many queued jobs of the endpoint are ahead of it (0: next), at most 1000. */
   queuePosition?: number;
   /** Berth, `/status` of an `IN_QUEUE` job: why it is not running yet. */
   waitingFor?: WaitingFor;

@@ -118,7 +118,7 @@ export const JobObject = z.object({
   webhook: z.string().optional(),
   /** The job token asked for with `token` (runsync answers only). */
   token: z.string().optional(),
-  /** Berth, `/status` of an IN_QUEUE job: queued jobs of the endpoint ahead of it (0: next), at most 10,000. */
+  /** Berth, `/status` of an IN_QUEUE job: queued jobs of the endpoint ahead of it (0: next), at most 1000. */
   queuePosition: z.number().int().min(0).optional(),
   /** Berth, `/status` of an IN_QUEUE job: why it waits (`no_worker`, `workers_busy`, `cold_start`, ...: docs/api.md). */
   waitingFor: z.string().optional(),

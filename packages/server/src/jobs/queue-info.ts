@@ -4,7 +4,7 @@ import type { CoreContext } from './context.js';
 import { toJobObject } from './job-view.js';
 
 /** Jobs counted ahead of a queued job at most: a larger queue answers this number (docs/api.md). */
-export const QUEUE_POSITION_CAP = 10_000;
+export const QUEUE_POSITION_CAP = 1000;
 
 /**
  * The job object of `/status`: for an IN_QUEUE job also `queuePosition` (jobs of the endpoint ahead of it, up to

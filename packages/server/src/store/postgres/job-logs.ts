@@ -57,14 +57,23 @@ export const pgJobLogs = {
     if (ids.length) await c.query(`DELETE FROM job_logs WHERE job_id = ANY($1)`, [ids]);
   },
 
-  /** `Store.listJobs`: after a (created_at, id) key (ids compared bytewise, as `recent` orders them). */
+  /**
+   * `Store.listJobs`: after a (created_at, id) key (ids compared bytewise, as `recent` orders them), as one range of
+   * the `jobs_recent` index (no key: a key past every job).
+   */
   async page(c: Queryable, endpointId: string, q: JobListQuery): Promise<JobRecord[]> {
     const r = await c.query<JobRow>(
       `SELECT ${COLS} FROM jobs WHERE endpoint_id = $1
-       AND ($2::bigint IS NULL OR created_at < $2 OR (created_at = $2 AND id COLLATE "C" < $3 COLLATE "C"))
+       AND (created_at, id COLLATE "C") < ($2::bigint, $3::text COLLATE "C")
        AND ($4::text[] IS NULL OR status = ANY($4))
        ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $5`,
-      [endpointId, q.after?.createdAt ?? null, q.after?.id ?? '', q.statuses ?? null, Math.max(0, q.limit)],
+      [
+        endpointId,
+        q.after?.createdAt ?? Number.MAX_SAFE_INTEGER,
+        q.after?.id ?? '\u{10ffff}',
+        q.statuses ?? null,
+        Math.max(0, q.limit),
+      ],
     );
     return r.rows.map(toRecord);
   },
