@@ -75,11 +75,6 @@ export class Batcher {
     this.handler = streaming ? (job) => join(job).stream() : (job) => join(job).result();
   }
 
-  /** Jobs waiting for a batch. */
-  get waiting(): number {
-    return this.forming.length;
-  }
-
   private schedule(): void {
     if (this.busy) return; // the running batch's end starts the next
     if (this.forming.length >= this.options.maxSize) return this.start();

@@ -27,16 +27,8 @@ export interface AssignmentDeps {
 /**
  * Takes `job.assign` messages into the job table and runs them through a queue bounded by the concurrency, which
  * `concurrencyModifier` may change after each job (0 takes no new jobs; the queue keeps one slot). The queue is a
- * plain FIFO with a running count: a job costs one promise chain, not a general-purpose queue's bookkeeping.
- *
- * Why not p-queue (the design card's choice; issue #32 asked for it unless it costs more than 3% CPU per job at
- * c=50): p-queue 9.3.5 in this place (its `concurrency` setter for the modifier, `onIdle()` for the drain; commit
- * 3b8804e on branch pqueue) measured against this FIFO, same run, interleaved, `bench/worker-ab.ts` (one
- * `berth serve --store memory`, echo worker, `/runsync` at c=50, worker `process.cpuUsage()` per job), three runs,
- * 18 rounds a side on the shared 2-core machine at load 7-18: 0.0276 ms/job with p-queue vs 0.0245 with the FIFO,
- * x1.13 (median round x1.14, rounds 0.81-1.64; p-queue higher in 15 of 18). The queue path alone (Assignment,
- * JobEntry, JobTable, 50 in flight, in process): 3.17 µs/job vs 1.86 (5 runs a side), +1.3 µs, about 5% of the
- * worker's CPU per job. Both above 3%: the FIFO stays.
+ * plain FIFO with a running count: a job costs one promise chain, not a general-purpose queue's bookkeeping (why
+ * not p-queue, measured: docs/benchmarks-history.md, "The worker's job queue: p-queue against the FIFO").
  */
 export class Assignment {
   private current: number;
