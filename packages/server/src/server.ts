@@ -23,7 +23,7 @@ import { DeadlineAlarm } from './jobs/deadline-alarm.js';
 import { Dispatcher } from './jobs/dispatcher.js';
 import { WorkerReports } from './jobs/worker-reports.js';
 import { sweepDeadlines, type SweepReport } from './jobs/deadline-sweep.js';
-import { wireCluster } from './cluster/wire-cluster.js';
+import { wireCluster } from './jobs/wire-cluster.js';
 import { JobEvents } from './jobs/job-events.js';
 import { JobService } from './jobs/job-service.js';
 import { resolveServerOptions, type ResolvedServerOptions, type ServerOptions } from './options.js';
@@ -40,11 +40,11 @@ import { Monitor } from './monitor/monitor.js';
 import { QueueWait } from './scaling/queue-wait.js';
 import { WorkerEvents, type WorkerControl } from './scaling/worker-control.js';
 import { servePlayground } from './playground/static.js';
-import { WorkerRegistry } from './ws/worker-registry.js';
+import { WorkerRegistry } from './workers/worker-registry.js';
 import { BlobFiles } from './blobs/blob-files.js';
 import { JobBlobs } from './blobs/job-blobs.js';
 import { createBlobRoutes } from './blobs/blob-routes.js';
-import { WorkerAuth, type WorkerIdentity } from './workers/worker-auth.js';
+import { WorkerAuth, type WorkerIdentity } from './keys/worker-auth.js';
 import { JobTokens } from './tokens/job-tokens.js';
 import { IssuingKeys } from './tokens/issuing-keys.js';
 
@@ -262,10 +262,10 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   runSweep = () => {
     if (sweeping) return void setTimeout(runSweep, 5).unref();
     sweeping = true;
-    files.sweep().catch((err) => opts.logger.error('file sweep failed', { err: String(err) }));
-    blobs.sweep(opts.store).catch((err) => opts.logger.error('blob sweep failed', { err: String(err) }));
+    files.sweep().catch((err) => opts.logger.error('file sweep failed', { err }));
+    blobs.sweep(opts.store).catch((err) => opts.logger.error('blob sweep failed', { err }));
     sweepDeadlines(ctx, dispatcher)
-      .catch((err) => opts.logger.error('sweep failed', { err: String(err) }))
+      .catch((err) => opts.logger.error('sweep failed', { err }))
       .finally(() => (sweeping = false));
   };
   const sweepTimer = opts.sweepIntervalMs > 0 ? setInterval(runSweep, opts.sweepIntervalMs) : undefined;
