@@ -27,7 +27,7 @@ export class JobEvents {
     return this.listeners.has(id);
   }
 
-  /** Sends to other replicas too (`cluster/wire-cluster.ts`); unset in a single process. */
+  /** Sends to other replicas too (`jobs/wire-cluster.ts`); unset in a single process. */
   forward: ((id: string, kind: JobEventKind, data?: ChunkData, job?: JobRecord) => void) | undefined;
 
   /** `job`: the record just stored by this change, so local waiters need not read it back. */
