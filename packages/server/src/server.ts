@@ -114,7 +114,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     options: opts,
     onTerminal: [],
     batches: new BatchStats((endpointId, size) => metrics.batchStarted(endpointId, size)),
-    tracer: opts.tracer ? new JobTracer(opts.tracer) : undefined,
+    tracer: opts.tracer ? new JobTracer(opts.tracer, { trustTraceparent: opts.trustTraceparent }) : undefined,
     // With the sweep timer off (tests drive `sweep()` with a manual clock), no alarm either.
     wakeAt: (t) => {
       if (opts.sweepIntervalMs > 0) alarm.at(t);
@@ -263,7 +263,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     if (sweeping) return void setTimeout(runSweep, 5).unref();
     sweeping = true;
     files.sweep().catch((err) => opts.logger.error('file sweep failed', { err }));
-    blobs.sweep(opts.store).catch((err) => opts.logger.error('blob sweep failed', { err }));
+    blobs.sweepSometimes(opts.store).catch((err) => opts.logger.error('blob sweep failed', { err }));
     sweepDeadlines(ctx, dispatcher)
       .catch((err) => opts.logger.error('sweep failed', { err }))
       .finally(() => (sweeping = false));

@@ -159,4 +159,17 @@ describe('big inputs and outputs as blob files (SQLite)', () => {
     expect(body).toContain(`"status":"COMPLETED"`);
     expect(body).toContain(`"output":${input}`);
   });
+
+  it('an idempotent retry of a big body answers the same job and keeps one file; another body gets 409', async () => {
+    await using t = await setup();
+    const { text } = bigBody(0.5);
+    const key = { 'idempotency-key': 'big-1' };
+    const first = (await (await t.post('/v2/echo/run', text, key)).json()) as { id: string };
+    const again = await t.post('/v2/echo/run', text, key);
+    expect(again.status).toBe(200);
+    expect(((await again.json()) as { id: string }).id).toBe(first.id);
+    const other = await t.post('/v2/echo/run', bigBody(0.6).text, key);
+    expect(other.status).toBe(409);
+    expect(t.blobFiles()).toHaveLength(1);
+  });
 });

@@ -78,6 +78,31 @@ export class JobBlobs {
     return size === undefined ? undefined : new BlobJson(this.files.dir, name, 0, size);
   }
 
+  /** A job that was not stored after `bind` (a refused insert, an idempotent replay): its input file goes now. */
+  async unbind(job: JobRecord): Promise<void> {
+    const input = job.input as unknown;
+    if (input instanceof BlobJson && input.dir === this.files.dir) await this.files.discard(input.name);
+  }
+
+  private lastSweep = 0;
+  private sweeping = false;
+
+  /**
+   * `sweep` from the server's periodic sweep: at most every `everyMs` (a sweep lists the folder and looks up each
+   * job that has files), never two at once.
+   */
+  async sweepSometimes(store: { get(id: string): Promise<JobRecord | undefined> }, everyMs = 30_000): Promise<void> {
+    const now = Date.now();
+    if (this.sweeping || now - this.lastSweep < everyMs) return;
+    this.sweeping = true;
+    this.lastSweep = now;
+    try {
+      await this.sweep(store);
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
   /** Removes blob files whose job the store no longer holds (and stale temp files); answers how many. */
   sweep(store: { get(id: string): Promise<JobRecord | undefined> }, startup = false): Promise<number> {
     return this.files.sweep(async (ids) => {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { BerthError } from '@berth/protocol';
 import type { JobRecord } from '../store/types.js';
+import { RawJson } from '../core/raw-json.js';
 
 /** What scopes an `Idempotency-Key`: the API key and the route (`/run` or `/runsync`) of one endpoint. */
 export interface IdempotencyScope {
@@ -36,6 +37,9 @@ export function idempotentJobId(scope: IdempotencyScope, endpointId: string, syn
 
 /** JSON text with sorted object keys: two bodies that differ only in key order are the same request. */
 function canonical(v: unknown): string {
+  // A big input kept as bytes (or in a blob file) is compared by its value: read and parsed here, which only an
+  // idempotent retry of a big body pays.
+  if (v instanceof RawJson) return canonical(v.value);
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v !== null && typeof v === 'object') {
     return `{${Object.keys(v)

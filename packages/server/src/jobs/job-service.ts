@@ -9,7 +9,7 @@ import { idempotentJobId, sameRequestOrRefuse, type IdempotencyScope } from './i
 import { armWaiter, type Waiter } from './job-events.js';
 import type { AbortLike } from '../core/abort.js';
 import { claimPushed } from './stream-claim.js';
-import { toJobObject } from './job-view.js';
+import { toJobObject } from '../store/job-view.js';
 import { withQueueInfo } from './queue-info.js';
 import type { Context } from '@opentelemetry/api';
 import type { JobTracer } from './job-tracer.js';
@@ -56,13 +56,23 @@ export class JobService {
         return job;
       } catch (err) {
         this.ctx.tracer?.abandon(job.id);
-        if (!idem || !(err instanceof DuplicateJobError)) throw err;
+        if (!idem || !(err instanceof DuplicateJobError)) {
+          await this.ctx.blobs.unbind(job); // not stored: its input file goes now, not at the next sweep
+          throw err;
+        }
         const stored = await this.ctx.store.get(job.id);
         if (stored) {
           this.ctx.logger.debug('idempotent retry answered with the stored job', { jobId: job.id, endpointId });
-          return { ...sameRequestOrRefuse(stored, job, idem.key), replayed: true };
+          try {
+            return { ...sameRequestOrRefuse(stored, job, idem.key), replayed: true };
+          } finally {
+            await this.ctx.blobs.unbind(job); // the stored job has its own input file
+          }
         }
-        if (tries >= 2) throw err; // deleted between the insert and the read, again and again
+        if (tries >= 2) {
+          await this.ctx.blobs.unbind(job);
+          throw err; // deleted between the insert and the read, again and again
+        }
       }
     }
   }
