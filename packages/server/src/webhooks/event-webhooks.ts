@@ -2,7 +2,7 @@ import type { WebhookEvent } from '@berth/protocol';
 import type { Logger } from '@berth/protocol/log';
 import type { Clock } from '../clock.js';
 import type { JobRecord, Store, WebhookDelivery } from '../store/types.js';
-import { newEventDelivery } from './delivery.js';
+import { newEventDelivery } from '../store/webhook-delivery.js';
 import { EventThrottle, realSchedule, type Schedule } from './event-throttle.js';
 
 /** Least time between two `progress` (or two `output`) deliveries of one job, ms. */
@@ -14,6 +14,14 @@ const FORGET_AFTER_MS = 60_000;
  * `completed` delivery still carries the output). Bounds what an undelivered job's merged `output` can grow to.
  */
 export const MAX_EVENT_BYTES_PER_JOB = 4 * 1024 * 1024;
+/** Bytes of `progress` and `output` bodies the running jobs this process tracks may put in the outbox in all. */
+const MAX_EVENT_BYTES_TOTAL = 256 * 1024 * 1024;
+
+/** What `progress` and `output` deliveries may add to the outbox: per job, and for all the jobs tracked at once. */
+interface EventBudget {
+  perJob: number;
+  total: number;
+}
 
 type Tracked = {
   job: JobRecord & { webhook: string };
@@ -23,6 +31,8 @@ type Tracked = {
   writes: Promise<void>;
   /** Bytes of its `progress` and `output` bodies stored so far (`MAX_EVENT_BYTES_PER_JOB`). */
   bytes: number;
+  /** Its events went over a budget (warned once): its later `progress` and `output` are dropped. */
+  over: boolean;
 };
 
 /**
@@ -44,7 +54,11 @@ export class EventWebhooks {
     private readonly kick: () => void,
     private readonly schedule: Schedule = realSchedule,
     private readonly intervalMs = EVENT_THROTTLE_MS,
+    private readonly budget: EventBudget = { perJob: MAX_EVENT_BYTES_PER_JOB, total: MAX_EVENT_BYTES_TOTAL },
   ) {}
+
+  /** Bytes of `progress` and `output` bodies of the jobs tracked now (`budget.total`). */
+  private total = 0;
 
   /** Whether `id` is tracked (a report about it must wait for `finishing` before its terminal write). */
   has(id: string): boolean {
@@ -64,7 +78,12 @@ export class EventWebhooks {
     if (job.webhookEvents.length === 1 && job.webhookEvents[0] === 'completed') return undefined;
     this.forgetStale();
     // The input is not kept: no event but completed (written by the store) carries it.
-    const t: Tracked = { job: { ...job, input: {}, webhook: job.webhook }, writes: Promise.resolve(), bytes: 0 };
+    const t: Tracked = {
+      job: { ...job, input: {}, webhook: job.webhook },
+      writes: Promise.resolve(),
+      bytes: 0,
+      over: false,
+    };
     const wants = (e: WebhookEvent) => job.webhookEvents!.includes(e);
     if (wants('progress'))
       t.progress = new EventThrottle<unknown>(
@@ -85,6 +104,8 @@ export class EventWebhooks {
         },
         this.schedule,
       );
+    const before = this.jobs.get(job.id);
+    if (before) this.total -= before.bytes; // a new attempt of the job replaces the one tracked
     this.jobs.set(job.id, t);
     return t;
   }
@@ -113,32 +134,41 @@ export class EventWebhooks {
     const t = this.jobs.size > 0 ? this.jobs.get(id) : undefined;
     if (!t) return;
     void this.finishing(id).finally(() => {
-      if (this.jobs.get(id) === t) this.jobs.delete(id); // not a later attempt's (a /retry started it again)
+      if (this.jobs.get(id) === t) this.forget(id, t); // not a later attempt's (a /retry started it again)
     });
   }
 
   private enqueue(t: Tracked, d: WebhookDelivery): void {
     if (!d.id.includes('_start_')) {
-      const over = t.bytes <= MAX_EVENT_BYTES_PER_JOB && t.bytes + d.body.length > MAX_EVENT_BYTES_PER_JOB;
-      t.bytes += d.body.length;
-      if (over)
-        this.logger.warn('webhook events of this job exceed their budget: later progress and output are not sent', {
+      if (t.over) return;
+      const n = d.body.length;
+      if (t.bytes + n > this.budget.perJob || this.total + n > this.budget.total) {
+        t.over = true;
+        this.logger.warn("webhook events over their budget: this job's later progress and output are not sent", {
           jobId: d.jobId,
-          maxBytes: MAX_EVENT_BYTES_PER_JOB,
+          jobBytes: t.bytes,
+          allBytes: this.total,
+          budget: this.budget,
         });
-      if (t.bytes > MAX_EVENT_BYTES_PER_JOB) return;
+        return;
+      }
+      t.bytes += n;
+      this.total += n;
     }
     t.writes = t.writes
       .then(() => this.store.enqueueWebhook(d))
       .then(() => this.kick())
-      .catch((err: unknown) =>
-        this.logger.error('webhook event not stored', { jobId: d.jobId, webhookId: d.id, err: String(err) }),
-      );
+      .catch((err: unknown) => this.logger.error('webhook event not stored', { jobId: d.jobId, webhookId: d.id, err }));
   }
 
   private forgetStale(): void {
     const before = this.clock.now() - FORGET_AFTER_MS;
     for (const [id, t] of this.jobs)
-      if (t.job.executionDeadline !== undefined && t.job.executionDeadline < before) this.jobs.delete(id);
+      if (t.job.executionDeadline !== undefined && t.job.executionDeadline < before) this.forget(id, t);
+  }
+
+  private forget(id: string, t: Tracked): void {
+    this.jobs.delete(id);
+    this.total -= t.bytes;
   }
 }
