@@ -107,9 +107,15 @@ export class DockerPool implements WorkerPool {
       list = this.#ours(list);
       // Containers not started by this process: what they were created with (their token, URL and image).
       const known = new Set([...this.#state.values()].flatMap((st) => [...st.workers.values()].map((t) => t.id)));
-      for (const c of list)
-        if (!known.has(c.Id) && !this.#details.has(c.Id))
-          this.#details.set(c.Id, await this.#o.docker.inspectContainer(c.Id));
+      for (const c of list) {
+        if (known.has(c.Id) || this.#details.has(c.Id)) continue;
+        // Gone since the listing (removed meanwhile): the next listing says so.
+        const d = await this.#o.docker.inspectContainer(c.Id).catch((err: unknown) => {
+          if (err instanceof DockerError && err.status === 404) return undefined;
+          throw err;
+        });
+        if (d) this.#details.set(c.Id, d);
+      }
     } catch (err) {
       this.#setDaemonDown(errorText(err));
       return false;
