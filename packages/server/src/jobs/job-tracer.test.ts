@@ -1,11 +1,22 @@
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
+import {
+  AlwaysOffSampler,
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  ParentBasedSampler,
+  type Sampler,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-node';
 import { describe, expect, it } from 'vitest';
+import { resolveServerOptions } from '../options.js';
 import { call, listening, ScriptedWorker, untilStatus } from '../testing.test-helpers.js';
 
 /** A tracer that keeps finished spans in memory; not registered globally (the server is handed it). */
-function memoryTracer() {
+function memoryTracer(sampler?: Sampler) {
   const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const provider = new BasicTracerProvider({
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+    ...(sampler ? { sampler } : {}),
+  });
   return { tracer: provider.getTracer('test'), spans: () => exporter.getFinishedSpans() };
 }
 
@@ -62,5 +73,75 @@ describe('job spans (OpenTelemetry) on the control plane', () => {
     expect(first.traceparent).toContain(runs[0]?.spanContext().spanId);
     expect(second.traceparent).toContain(runs[1]?.spanContext().spanId);
     expect(job?.attributes['berth.job.status']).toBe('COMPLETED');
+  });
+
+  const CALLER_TRACE = '0af7651916cd43dd8448eb211c80319c';
+  const CALLER_SPAN = 'b7ad6b7169203331';
+
+  it('trustTraceparent false: a new root span linked to the caller, whose trace the worker gets instead', async () => {
+    const { tracer, spans } = memoryTracer();
+    await using s = await listening({ tracer, trustTraceparent: false });
+    const w = await ScriptedWorker.connect(s.url);
+    const { body } = await call(s.server, 'POST', '/v2/echo/run', {
+      body: { input: { a: 1 } },
+      headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
+    });
+    const assign = await w.next('job.assign');
+    w.send({ type: 'job.complete', id: body.id, attempt: 1, output: { ok: true } });
+    await untilStatus(s.server, 'echo', body.id, 'COMPLETED');
+    await w.close();
+    const [request] = spans().filter((x) => x.name === 'POST /v2/:endpoint/run');
+    const traceId = request?.spanContext().traceId;
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(traceId).not.toBe(CALLER_TRACE);
+    expect(request?.parentSpanContext).toBeUndefined();
+    expect(request?.links.map((l) => [l.context.traceId, l.context.spanId])).toEqual([[CALLER_TRACE, CALLER_SPAN]]);
+    expect(assign.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
+    for (const x of spans()) expect(x.spanContext().traceId).toBe(traceId);
+  });
+
+  it("a caller cannot force sampling when untrusted (the tracer's own sampler decides); trusted, it can", async () => {
+    const off = () => new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    const sampled = { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` };
+    for (const trustTraceparent of [true, false]) {
+      const { tracer, spans } = memoryTracer(off());
+      await using s = await listening({ tracer, trustTraceparent });
+      const w = await ScriptedWorker.connect(s.url);
+      const { body } = await call(s.server, 'POST', '/v2/echo/run', { body: { input: {} }, headers: sampled });
+      const assign = await w.next('job.assign');
+      w.send({ type: 'job.complete', id: body.id, attempt: 1, output: {} });
+      await untilStatus(s.server, 'echo', body.id, 'COMPLETED');
+      await w.close();
+      if (trustTraceparent) {
+        expect(spans().map((x) => x.name)).toContain('berth.job');
+        expect(assign.traceparent).toMatch(new RegExp(`^00-${CALLER_TRACE}-[0-9a-f]{16}-01$`));
+      } else {
+        expect(spans()).toEqual([]);
+        expect(assign.traceparent).toMatch(/-00$/);
+      }
+    }
+  });
+
+  it("a failed job's spans say FAILED, without the job's error text", async () => {
+    const { tracer, spans } = memoryTracer();
+    await using s = await listening({ tracer });
+    const w = await ScriptedWorker.connect(s.url);
+    const { body } = await call(s.server, 'POST', '/v2/echo/run', { body: { input: {} } });
+    await w.next('job.assign');
+    const secret = 'token sk-live-1234 for user@example.com rejected';
+    w.send({ type: 'job.fail', id: body.id, attempt: 1, error: secret });
+    const failed = await untilStatus(s.server, 'echo', body.id, 'FAILED');
+    expect(failed.error).toContain('sk-live-1234'); // the job object keeps it
+    await w.close();
+    const failedSpans = spans().filter((x) => x.name.startsWith('berth.') || x.name.startsWith('POST'));
+    const [job] = failedSpans.filter((x) => x.name === 'berth.job');
+    expect(job?.status).toEqual({ code: 2, message: 'FAILED' }); // SpanStatusCode.ERROR
+    expect(JSON.stringify(failedSpans.map((x) => [x.status, x.attributes, x.events]))).not.toContain('sk-live');
+  });
+
+  it('trustTraceparent must be a boolean', () => {
+    expect(() => resolveServerOptions({ trustTraceparent: 'false' as unknown as boolean })).toThrow(
+      'option trustTraceparent must be true or false (got "false")',
+    );
   });
 });
