@@ -59,8 +59,15 @@ describe('GET /v2/<ep>/requests', () => {
   });
 
   it('allows 10 requests per 10 s, as RunPod does, then 429 with Retry-After', async () => {
-    for (let i = 0; i < 10; i++) expect((await get('')).status).toBe(200);
-    const res = await get('');
+    // Fixed 10 s windows: the run may straddle a boundary, so up to 20 pass before the first 429.
+    let ok = 0;
+    let res = await get('');
+    while (res.status === 200 && ok < 21) {
+      ok++;
+      res = await get('');
+    }
+    expect(ok).toBeGreaterThanOrEqual(10);
+    expect(ok).toBeLessThanOrEqual(20);
     expect(res.status).toBe(429);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await res.json()).toMatchObject({ code: 'rate_limited', details: { operation: 'requests', limit: 10 } });
