@@ -45,6 +45,31 @@ describe('startIngest', () => {
     expect((await ing.end()).size).toBe(3 * 1024 * 1024 + 2);
   });
 
+  it('runs six ingests at once on the two threads, each file and result its own', async () => {
+    const bodies = Array.from({ length: 6 }, (_, i) =>
+      Buffer.from(JSON.stringify({ input: { i, s: 'x'.repeat(300_000 + i) }, n: i })),
+    );
+    const paths = bodies.map(() => file());
+    const results = await Promise.all(bodies.map((b, i) => send(paths[i]!, b, 7_000 + i * 1_000)));
+    results.forEach((r, i) => {
+      expect(readFileSync(paths[i]!).equals(bodies[i]!)).toBe(true);
+      expect(r.fields).toEqual({ n: i });
+    });
+  });
+
+  it('with give, takes a chunk that owns its buffer by transfer (no copy), else copies it', async () => {
+    const path = file();
+    const ing = startIngest(path, { fsync: false });
+    const owned = new Uint8Array(Buffer.from('{"input":'));
+    const shared = Buffer.from('xx[1]}').subarray(2); // a view into a bigger buffer: copied
+    await ing.write(owned, true);
+    await ing.write(shared, true);
+    expect(owned.byteLength).toBe(0); // transferred: detached here
+    expect(shared.toString()).toBe('[1]}');
+    await ing.end();
+    expect(readFileSync(path, 'utf8')).toBe('{"input":[1]}');
+  });
+
   it('rejects a bad body with its error and deletes the file; the next write rejects too', async () => {
     const path = file();
     const ing = startIngest(path, { key: 'input', fsync: false });
