@@ -1,7 +1,7 @@
 import type { JobObject } from '@berth/protocol';
 import type { JobRecord } from '../store/types.js';
 import type { CoreContext } from './context.js';
-import { toJobObject } from './job-view.js';
+import { toJobObject } from '../store/job-view.js';
 
 /** Jobs counted ahead of a queued job at most: a larger queue answers this number (docs/api.md). */
 export const QUEUE_POSITION_CAP = 1000;

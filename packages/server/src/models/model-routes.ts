@@ -8,7 +8,7 @@ import type { RouteContext } from '../http/routes/route-context.js';
 import { sseEvent } from '../http/sse-frame.js';
 import type { ApiResponse } from '../http/types.js';
 import { newJob } from '../jobs/new-job.js';
-import { toJobObject } from '../jobs/job-view.js';
+import { toJobObject } from '../store/job-view.js';
 import type { JobRecord, RetentionPolicy, Store } from '../store/types.js';
 import { checkInput } from './input.js';
 import { costOf } from './pricing.js';

@@ -4,7 +4,7 @@ import type { Store, WebhookAttempt, WebhookDelivery } from '../store/types.js';
 import { postWebhook, type PostResult } from './post.js';
 import { signatureHeaders } from './signing.js';
 import { retryDelay, type ResolvedWebhookOptions } from './webhook-options.js';
-import { eventOf } from './delivery.js';
+import { eventOf } from '../store/webhook-delivery.js';
 
 /** Where an event falls among the deliveries of one job made in the same millisecond. */
 const EVENT_RANK = { start: 0, progress: 1, output: 1, completed: 2 } as const;

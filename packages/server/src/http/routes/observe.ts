@@ -1,4 +1,4 @@
-import { toJobObject } from '../../jobs/job-view.js';
+import { toJobObject } from '../../store/job-view.js';
 import type { Store } from '../../store/types.js';
 import { QUERY, intParam } from '../query.js';
 import type { ApiResponse } from '../types.js';

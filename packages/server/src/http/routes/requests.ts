@@ -1,5 +1,5 @@
 import { BerthError, JobStatus } from '@berth/protocol';
-import { toJobObject } from '../../jobs/job-view.js';
+import { toJobObject } from '../../store/job-view.js';
 import type { JobListQuery, Store } from '../../store/types.js';
 import { QUERY, intParam } from '../query.js';
 import type { ApiResponse } from '../types.js';

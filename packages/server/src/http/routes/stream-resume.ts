@@ -1,7 +1,7 @@
 import { BerthError, isTerminal } from '@berth/protocol';
 import { sseEvent } from '../sse-frame.js';
 import { armWaiter } from '../../jobs/job-events.js';
-import { toJobObject } from '../../jobs/job-view.js';
+import { toJobObject } from '../../store/job-view.js';
 import type { RouteContext } from './route-context.js';
 
 /** Where a resumable reader stands: the attempt its chunks belong to and how many of them it has (`<attempt>.<n>`). */

@@ -1,6 +1,6 @@
 import { BerthError, isTerminal, type StreamReply } from '@berth/protocol';
 import { armWaiter } from '../../jobs/job-events.js';
-import { toJobObject } from '../../jobs/job-view.js';
+import { toJobObject } from '../../store/job-view.js';
 import type { JobRecord } from '../../store/types.js';
 import { QUERY, intParam } from '../query.js';
 import { SSE_HEADERS, sseEvent } from '../sse-frame.js';

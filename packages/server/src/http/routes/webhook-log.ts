@@ -1,7 +1,7 @@
 import type { ApiResponse } from '../types.js';
 import type { RouteContext } from './route-context.js';
 import type { Store } from '../../store/types.js';
-import { deliveryState, eventOf } from '../../webhooks/delivery.js';
+import { deliveryState, eventOf } from '../../store/webhook-delivery.js';
 
 /**
  * `GET /v2/<ep>/webhooks/<job_id>`: the job's webhook deliveries (each with its `event`) and every attempt (status

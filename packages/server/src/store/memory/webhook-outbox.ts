@@ -1,5 +1,5 @@
 import type { JobRecord, WebhookAttempt, WebhookDelivery } from '../types.js';
-import { coalescingPrefix, mergedOutputBody, newWebhookDelivery } from '../../webhooks/delivery.js';
+import { coalescingPrefix, mergedOutputBody, newWebhookDelivery } from '../webhook-delivery.js';
 
 const copy = (d: WebhookDelivery): WebhookDelivery => ({ ...d, attempts: d.attempts.map((a) => ({ ...a })) });
 

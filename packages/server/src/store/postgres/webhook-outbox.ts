@@ -1,5 +1,5 @@
 import type { Queryable } from './pg-pools.js';
-import { coalescingPrefix, newWebhookDelivery } from '../../webhooks/delivery.js';
+import { coalescingPrefix, newWebhookDelivery } from '../webhook-delivery.js';
 import type { JobRecord, WebhookAttempt, WebhookDelivery } from '../types.js';
 import { toDelivery, type DeliveryRow } from './rows.js';
 

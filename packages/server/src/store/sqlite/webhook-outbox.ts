@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { coalescingPrefix, mergedOutputBody, newWebhookDelivery } from '../../webhooks/delivery.js';
+import { coalescingPrefix, mergedOutputBody, newWebhookDelivery } from '../webhook-delivery.js';
 import type { JobRecord, WebhookAttempt, WebhookDelivery } from '../types.js';
 import { toDelivery as fromRow, type DeliveryRow } from '../job-row.js';
 

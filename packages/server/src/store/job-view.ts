@@ -1,5 +1,5 @@
 import type { JobObject } from '@berth/protocol';
-import type { JobRecord } from '../store/types.js';
+import type { JobRecord } from './types.js';
 
 /**
  * The wire job object of a record (docs/api.md, "The job object"). While running, `output` carries the latest progress
