@@ -286,6 +286,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
           .map((s) => ({ workerId: s.workerId, running: s.inflight.size, draining: s.draining })),
       setExpected: (id, n) => ctx.registry.setExpected(id, n),
       setBroken: (id, broken) => ctx.registry.setHandlerBroken(id, broken),
+      setWaitReason: (id, reason) => ctx.registry.setWaitReason(id, reason),
       stopping: (id) => {
         const s = ctx.registry.get(id);
         if (!s) return;

@@ -53,6 +53,18 @@ describe('why a queued job waits', () => {
     expect(await status(c)).toMatchObject({ queuePosition: 1, waitingFor: 'workers_busy' });
   });
 
+  it("gives the scaler's reason set through server.workers, on /status and /health, until it clears it", async () => {
+    const id = await run();
+    const health = async () =>
+      ((await (await fetch(`${url}/v2/echo/health`, { headers: auth })).json()) as { waitingFor?: string }).waitingFor;
+    expect(await health()).toBe('no_worker');
+    server.workers.setWaitReason('echo', 'image_missing');
+    expect(await status(id)).toMatchObject({ queuePosition: 0, waitingFor: 'image_missing' });
+    expect(await health()).toBe('image_missing');
+    server.workers.setWaitReason('echo', undefined);
+    expect((await status(id)).waitingFor).toBe('no_worker');
+  });
+
   it('says workers_unhealthy when the only workers failed their fitness checks', async () => {
     const id = await run();
     await worker('ping/pod-1?status=unhealthy&check=check_gpu&reason=no%20GPU');

@@ -1,5 +1,6 @@
 import type { JobRecord } from '../store/types.js';
 import type { ColdStartPhase, StartFailure } from '../metrics/scaler-metrics.js';
+import type { ScalerWaitReason } from '../workers/worker-registry.js';
 
 /** A worker connected to this control plane, with the jobs it runs now. */
 export interface ConnectedWorker {
@@ -28,6 +29,13 @@ export interface WorkerControl {
   setExpected(endpointId: string, n: number): void;
   /** Whether no worker of the endpoint can start (a handler that fails to load, a missing image): one `unhealthy` worker in /health. */
   setBroken(endpointId: string, broken: boolean): void;
+  /**
+   * Why the endpoint's queued jobs wait, as the scaler sees it: a worker starting (`cold_start`), its image missing
+   * (`image_missing`), workers crash-looping (`crash_loop`), only lowPriority jobs queued and it starts no worker
+   * for them (`low_priority`); `undefined` once none holds. Queued jobs' `waitingFor` on `/status` and `/health`
+   * (docs/api.md, "Why a job waits"); on this process only.
+   */
+  setWaitReason(endpointId: string, reason: ScalerWaitReason | undefined): void;
   /**
    * This worker is being stopped (scale-down): no new job goes to it, and a pull worker's held polls are answered
    * (runpod-python exits on SIGTERM only once they return).
