@@ -48,21 +48,28 @@ async function stop(s: Serve): Promise<void> {
   await s.exited;
 }
 
-/** The statuses of `n` purge-queue calls, one after the other (limits count per key x endpoint x operation). */
+/**
+ * The statuses of `n` purge-queue calls, one after the other, all in one rate-limit window (limits count per key x
+ * endpoint x operation in fixed 10 s slices of the clock; a run that straddles two, a loaded machine's slow first
+ * answer, is made again in the next window, where the counts start from zero).
+ */
 async function purges(url: string, n: number): Promise<{ status: number; limit?: number }[]> {
-  // Windows are fixed 10 s slices of the clock: start the calls well inside one.
-  const inWindow = Date.now() % 10_000;
-  if (inWindow > 7_000) await new Promise((r) => setTimeout(r, 10_100 - inWindow));
-  const out: { status: number; limit?: number }[] = [];
-  for (let i = 0; i < n; i++) {
-    const res = await fetch(`${url}/v2/echo/purge-queue`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${KEY}` },
-    });
-    const body = (await res.json()) as { details?: { limit?: number } };
-    out.push(res.status === 429 ? { status: 429, limit: body.details?.limit ?? -1 } : { status: res.status });
+  for (let attempt = 1; ; attempt++) {
+    const inWindow = Date.now() % 10_000;
+    if (inWindow > 7_000) await new Promise((r) => setTimeout(r, 10_100 - inWindow));
+    const window = Math.floor(Date.now() / 10_000);
+    const out: { status: number; limit?: number }[] = [];
+    for (let i = 0; i < n; i++) {
+      const res = await fetch(`${url}/v2/echo/purge-queue`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}` },
+      });
+      const body = (await res.json()) as { details?: { limit?: number } };
+      out.push(res.status === 429 ? { status: 429, limit: body.details?.limit ?? -1 } : { status: res.status });
+    }
+    if (Math.floor(Date.now() / 10_000) === window || attempt === 3) return out;
+    await new Promise((r) => setTimeout(r, 10_100 - (Date.now() % 10_000))); // the next window, fresh counts
   }
-  return out;
 }
 
 function config(rateLimits: unknown): string {
