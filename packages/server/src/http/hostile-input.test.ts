@@ -515,8 +515,12 @@ function chunked(path: string, size: number): Send {
   return {
     stream: async (s) => {
       s.write(raw('POST', path, { headers: ['Transfer-Encoding: chunked'], length: false }));
+      // Valid JSON as far as it goes (an open string), so only the size can refuse it: a big body is checked as it
+      // streams, and filler that is not JSON would be refused at its first byte with 400 instead.
+      const head = '{"input":{"pad":"';
+      s.write(`${head.length.toString(16)}\r\n${head}\r\n`);
       const chunk = Buffer.alloc(256 * 1024, 0x61);
-      let sent = 0;
+      let sent = head.length;
       while (sent < size && !s.destroyed) {
         const n = Math.min(chunk.length, size - sent);
         s.write(`${n.toString(16)}\r\n`);
@@ -561,6 +565,13 @@ describe('hostile input over a real socket', () => {
     expect(CASES.length).toBeGreaterThanOrEqual(60);
     // Short client timeouts so the slow-client cases finish quickly.
     await using t = await listening({ httpTimeouts: { headersMs: 700, requestMs: 1200 } });
+    // Start the body-checking threads first: under vitest they load their TypeScript through tsx, seconds on a
+    // busy machine, which would eat the 1.2 s budget of the first big-body case (built, they start in ~50 ms).
+    // (A body refused after its check: no job is made.)
+    const warm = await call(t.server, 'POST', '/v2/echo/run', {
+      raw: `{"input":{"pad":"${'w'.repeat(300 * 1024)}"},"policy":{"warm":1}}`,
+    });
+    expect(warm.body.code).toBe('invalid_request');
     const w = await ScriptedWorker.connect(t.url);
     await w.next('welcome');
     // Before: one completed job, one queued job (the worker holds a running one so the queue keeps it).
