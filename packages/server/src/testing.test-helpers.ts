@@ -1,4 +1,10 @@
-import { decodeServerMessage, PROTOCOL_VERSION, type ServerMessage, WORKER_WS_PATH, type WorkerMessage } from '@berth/protocol';
+import {
+  decodeServerMessage,
+  PROTOCOL_VERSION,
+  type ServerMessage,
+  WORKER_WS_PATH,
+  type WorkerMessage,
+} from '@berth/protocol';
 import { silentLogger } from '@berth/protocol/log';
 import WebSocket from 'ws';
 import { createServer, type BerthServer } from './server.js';
