@@ -123,8 +123,8 @@ export class DockerPool implements WorkerPool {
     if (leading) {
       this.#o.logger.info(`scaling worker containers with ${this.#o.docker.describe()}`, {
         controlPlane: this.#o.name,
-        deployment: this.#owner.deployment,
         found: list.length,
+        deployment: this.#owner.deployment,
       });
       void this.#checkStorageDriver();
       if (!(await this.#settleTokens(list))) return false;
