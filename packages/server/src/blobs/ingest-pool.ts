@@ -28,11 +28,10 @@ export type IngestResult = JsonCheckResult;
 
 export interface Ingest {
   /**
-   * Sends bytes (copied: the caller may reuse `chunk`; with `give`, the caller gives it up and a chunk owning its
-   * whole ArrayBuffer, like a socket read's, is transferred without a copy); resolves when the thread's backlog
-   * is under 1 MiB.
+   * Sends bytes (copied, then the copy transferred: the caller may reuse `chunk`, as an in-process caller of
+   * `handle()` yielding one buffer again and again does); resolves when the thread's backlog is under 1 MiB.
    */
-  write(chunk: Uint8Array, give?: boolean): Promise<void>;
+  write(chunk: Uint8Array): Promise<void>;
   /** The check's result once every byte is written (and fsynced); a bad body rejects with its `BerthError`. */
   end(): Promise<IngestResult>;
   /** Stops the ingest and deletes its file. */
@@ -155,15 +154,12 @@ export function startIngest(path: string, opts: IngestOptions): Ingest {
   post(start);
   let endPromise: Promise<IngestResult> | undefined;
   return {
-    write(chunk, give = false) {
+    write(chunk) {
       if (error) return Promise.reject(error);
       if (endPromise || aborted) return Promise.reject(new Error('write after end() or abort()'));
-      // Transferred: a chunk that owns its whole ArrayBuffer (a socket read's) as it is, else a copy of it.
-      const buf = chunk.buffer;
-      const own = give && buf instanceof ArrayBuffer && chunk.byteOffset === 0 && chunk.byteLength === buf.byteLength;
-      const copy = own ? chunk : new Uint8Array(chunk);
+      const copy = new Uint8Array(chunk); // its own ArrayBuffer, transferred
       backlog += copy.length;
-      post({ op: 'write', id, chunk: copy }, [own ? buf : (copy.buffer as ArrayBuffer)]);
+      post({ op: 'write', id, chunk: copy }, [copy.buffer]);
       if (backlog < BACKLOG_BYTES) return Promise.resolve();
       return new Promise((resolve, reject) => waiters.push({ resolve, reject }));
     },
@@ -189,13 +185,14 @@ export function startIngest(path: string, opts: IngestOptions): Ingest {
 }
 
 /** Checks a whole buffer of JSON on a pool thread (`parseOffThread`); rejects with its `BerthError`. */
-export function checkOnPool(bytes: Uint8Array, opts: JsonCheckOptions): Promise<JsonCheckResult> {
+export function checkOnPool(bytes: Uint8Array, opts: Partial<JsonCheckOptions>): Promise<JsonCheckResult> {
   return new Promise((resolve, reject) => {
     const { t, id, done } = register((m) => {
       done();
       if (m.op === 'parsed') resolve(m.result);
       else if (m.op === 'failed') reject(toError(m.error));
     });
-    t.worker.postMessage({ op: 'parse', id, bytes, opts } satisfies ToThread);
+    const full: JsonCheckOptions = { ...opts, maxDepth: opts.maxDepth ?? LIMITS.jsonMaxDepth };
+    t.worker.postMessage({ op: 'parse', id, bytes, opts: full } satisfies ToThread);
   });
 }

@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import { BerthError } from '@berth/protocol';
 import { JsonChecker, type JsonCheckOptions } from './json-check.js';
+import { JsonCheckError } from './json-errors.js';
 import type { FromThread, ToThread, WireError } from './ingest-wire.js';
 
 /**
@@ -22,7 +22,7 @@ const send = (m: FromThread) => port.postMessage(m);
 
 /** A check failure as it is, a full disk as 507, any other I/O error as 500 with its code. */
 function wireError(err: unknown): WireError {
-  if (err instanceof BerthError) return { code: err.code, message: err.message, details: err.details };
+  if (err instanceof JsonCheckError) return { code: err.code, message: err.message, details: err.details };
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOSPC' || code === 'EDQUOT')
     return {

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { JsonChecker, type JsonCheckOptions, type JsonCheckResult } from './json-check.js';
+import { JsonCheckError } from './json-errors.js';
 
 type Outcome = { ok: true; value: unknown } | { ok: false; code: string };
 
@@ -37,8 +38,8 @@ function reference(buf: Uint8Array, key?: string, maxDepth = 64): Outcome {
 }
 
 /** Runs the checker over `chunks`; the value rebuilt from its result (fields + the span's bytes under `key`). */
-function check(chunks: Uint8Array[], opts: JsonCheckOptions = {}): Outcome & { result?: JsonCheckResult } {
-  const c = new JsonChecker(opts);
+function check(chunks: Uint8Array[], opts: Partial<JsonCheckOptions> = {}): Outcome & { result?: JsonCheckResult } {
+  const c = new JsonChecker({ maxDepth: 64, ...opts });
   try {
     for (const ch of chunks) c.push(ch);
     const result = c.end();
@@ -52,7 +53,8 @@ function check(chunks: Uint8Array[], opts: JsonCheckOptions = {}): Outcome & { r
       );
     return { ok: true, value, result };
   } catch (err) {
-    return { ok: false, code: (err as { code: string }).code };
+    expect(err).toBeInstanceOf(JsonCheckError);
+    return { ok: false, code: (err as JsonCheckError).code };
   }
 }
 
@@ -153,12 +155,12 @@ describe('JsonChecker against JSON.parse', () => {
 });
 
 describe('JsonChecker results', () => {
-  const run = (doc: string | Buffer, opts: JsonCheckOptions = {}) => {
-    const c = new JsonChecker(opts);
+  const run = (doc: string | Buffer, opts: Partial<JsonCheckOptions> = {}) => {
+    const c = new JsonChecker({ maxDepth: 64, ...opts });
     c.push(Buffer.from(doc));
     return c.end();
   };
-  const fails = (doc: string, opts: JsonCheckOptions = {}) => {
+  const fails = (doc: string, opts: Partial<JsonCheckOptions> = {}) => {
     try {
       run(doc, opts);
     } catch (err) {
@@ -205,7 +207,7 @@ describe('JsonChecker results', () => {
     expect(e.message).toContain('"webhook"');
     // A 19 MB body of padding outside input: refused within the first slice, in a few ms of CPU.
     const pad = Buffer.from(`{"input":{},"pad":[${'{},'.repeat(6_300_000)}{}]}`);
-    const c = new JsonChecker({ key: 'input' });
+    const c = new JsonChecker({ maxDepth: 64, key: 'input' });
     const cpu = process.cpuUsage();
     const t0 = performance.now();
     let err: { code?: string; details?: unknown } = {};
@@ -245,7 +247,7 @@ describe('JsonChecker results', () => {
   });
 
   it('throws the same error again on every call once the body is known bad', () => {
-    const c = new JsonChecker();
+    const c = new JsonChecker({ maxDepth: 64 });
     expect(() => c.push(Buffer.from('{]'))).toThrow(/unexpected '\]' at byte 1/);
     expect(() => c.push(Buffer.from('}'))).toThrow(/unexpected '\]' at byte 1/);
     expect(() => c.end()).toThrow(/unexpected '\]' at byte 1/);

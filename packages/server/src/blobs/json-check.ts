@@ -1,5 +1,4 @@
 import { createHash, type Hash } from 'node:crypto';
-import { type BerthError, LIMITS } from '@berth/protocol';
 import {
   BOM,
   concat,
@@ -13,7 +12,7 @@ import {
   WORDS,
   WS,
 } from './json-bytes.js';
-import { jsonErrors, unexpected } from './json-errors.js';
+import { type JsonCheckError, jsonErrors, unexpected } from './json-errors.js';
 import { TopFields } from './json-fields.js';
 import { JsonNumber } from './json-number.js';
 
@@ -35,8 +34,8 @@ import { JsonNumber } from './json-number.js';
  * small objects and numbers 240 ms (95 MB/s; JSON.parse 440 ms), 19 MB of padding outside `input` refused in 3 ms.
  */
 export interface JsonCheckOptions {
-  /** Deepest nesting allowed (default `LIMITS.jsonMaxDepth`). */
-  maxDepth?: number;
+  /** Deepest nesting allowed (`LIMITS.jsonMaxDepth` for bodies and results). */
+  maxDepth: number;
   /** The top-level key whose value is big (`input`): the top level must then be an object. */
   key?: string;
   /** Bytes of the other top-level fields (keys and values) kept and parsed, in all (default 64 KiB). */
@@ -85,7 +84,7 @@ export class JsonChecker {
   private readonly maxDepth: number;
   private readonly key: string | undefined;
   private readonly hash: Hash | undefined;
-  private error: BerthError | undefined;
+  private error: JsonCheckError | undefined;
   private size = 0;
   /** Offset in the stream of the chunk being scanned. */
   private base = 0;
@@ -119,14 +118,14 @@ export class JsonChecker {
   private readonly top: TopFields | undefined;
   private fieldMode = false;
 
-  constructor(opts: JsonCheckOptions = {}) {
-    this.maxDepth = opts.maxDepth ?? LIMITS.jsonMaxDepth;
+  constructor(opts: JsonCheckOptions) {
+    this.maxDepth = opts.maxDepth;
     this.key = opts.key;
     if (this.key !== undefined) this.top = new TopFields(this.key, opts.maxOtherBytes ?? MAX_OTHER_BYTES);
     this.hash = opts.hash === false ? undefined : createHash('sha256');
   }
 
-  /** Checks the next bytes; throws the body's `BerthError` (and again on every later call) once it is known bad. */
+  /** Checks the next bytes; throws the body's `JsonCheckError` (and again on every later call) once it is known bad. */
   push(chunk: Uint8Array): void {
     if (this.error) throw this.error;
     this.hash?.update(chunk);
@@ -140,18 +139,18 @@ export class JsonChecker {
       }
       this.carry(chunk);
     } catch (err) {
-      this.error = err as BerthError;
+      this.error = err as JsonCheckError;
       throw err;
     }
   }
 
-  /** The result once every byte is pushed; throws the body's `BerthError` if it is not a complete, valid one. */
+  /** The result once every byte is pushed; throws the body's `JsonCheckError` if it is not a complete, valid one. */
   end(): JsonCheckResult {
     if (this.error) throw this.error;
     try {
       return this.finish();
     } catch (err) {
-      this.error = err as BerthError;
+      this.error = err as JsonCheckError;
       throw err;
     }
   }

@@ -1,5 +1,6 @@
-import { BerthError } from '@berth/protocol';
+import { BerthError, LIMITS } from '@berth/protocol';
 import { JsonChecker } from '../blobs/json-check.js';
+import { JsonCheckError } from '../blobs/json-errors.js';
 
 /**
  * Reads a request body, counting bytes as they arrive: past `limit` it stops with 413 `payload_too_large`
@@ -50,9 +51,14 @@ const BOM = [0xef, 0xbb, 0xbf];
  * they reach the worker as the user sent them.
  */
 export function parseJsonBody(buf: Buffer): unknown {
-  const checker = new JsonChecker({ hash: false });
-  checker.push(buf);
-  checker.end();
+  const checker = new JsonChecker({ maxDepth: LIMITS.jsonMaxDepth, hash: false });
+  try {
+    checker.push(buf);
+    checker.end();
+  } catch (err) {
+    if (err instanceof JsonCheckError) throw new BerthError(err.code, err.message, err.details);
+    throw err;
+  }
   const bom = buf[0] === BOM[0] && buf[1] === BOM[1] && buf[2] === BOM[2] ? 3 : 0; // TextDecoder drops it too
   return JSON.parse(buf.toString('utf8', bom));
 }
