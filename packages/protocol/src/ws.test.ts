@@ -47,6 +47,7 @@ const SERVER: ByType<ServerMessage> = {
     heartbeatMs: 5_000,
     stale: [{ id: 'old', attempt: 1 }],
     acks: true,
+    blobs: true,
   },
   'job.ack': { type: 'job.ack', id: 'j1', attempt: 2 },
   'job.assign': {

@@ -94,7 +94,7 @@ async function ingest(
   const put = async (c: Uint8Array) => {
     size += c.length;
     if (size > limit) throw tooLarge(limit);
-    await job.write(c, true); // the body's pieces are not read again: given to the thread
+    await job.write(c);
     req.release?.(c.length);
   };
   try {

@@ -26,6 +26,7 @@ describe('worker runtime: connection', () => {
       stream: false,
       inflight: [],
       sdkVersion: SDK_VERSION,
+      blobs: true,
     });
     await until(() => worker.connected, 2000, 'welcome');
     socket.send(assign('j1', { hello: 'world' }));
