@@ -1,6 +1,6 @@
 import type { JobStatus, WebhookEvent } from '@berth/protocol';
 import { RawJson } from '../core/raw-json.js';
-import { BlobJson } from '../core/blob-json.js';
+import { BlobJson, readJsonColumn } from '../core/blob-json.js';
 import type { JobLogLine, JobRecord, WebhookAttempt, WebhookDelivery } from './types.js';
 
 /**
@@ -74,7 +74,7 @@ export function toRecord(r: JobRow): JobRecord {
     id: r.id,
     endpointId: r.endpoint_id,
     status: r.status as JobStatus,
-    input: JSON.parse(r.input) as Record<string, unknown>,
+    input: readJsonColumn(r.input) as Record<string, unknown>,
     executionTimeout: r.execution_timeout,
     lowPriority: r.low_priority === true || r.low_priority === 1,
     sync: r.sync === true || r.sync === 1,
@@ -87,7 +87,7 @@ export function toRecord(r: JobRow): JobRecord {
   if (r.webhook !== null) readWebhookColumn(rec, r.webhook);
   if (r.s3_config !== null) rec.s3Config = JSON.parse(r.s3_config) as NonNullable<JobRecord['s3Config']>;
   if (r.worker_id !== null) rec.workerId = r.worker_id;
-  if (r.output !== null) rec.output = JSON.parse(r.output);
+  if (r.output !== null) rec.output = readJsonColumn(r.output);
   if (r.progress !== null) rec.progress = JSON.parse(r.progress);
   if (r.error !== null) rec.error = r.error;
   if (r.started_at !== null) rec.startedAt = r.started_at;
