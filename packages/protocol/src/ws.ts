@@ -132,8 +132,9 @@ export const WelcomeMessage = z.object({
    */
   acks: z.boolean().default(false),
   /**
-   * The server keeps big values as blobs: a worker that said `blobs` in `hello` gets big inputs by reference
-   * (`inputBlob`) and may upload outputs past `BLOB_VALUE_BYTES` instead of sending them in `job.complete`.
+   * The server takes outputs past `LIMITS.blobValueBytes` uploaded over HTTP (`job.complete`'s `outputBlob`)
+   * instead of in the frame; a worker that said `blobs` in `hello` also gets big inputs by reference (`inputBlob`)
+   * where the store keeps them as files.
    */
   blobs: z.boolean().default(false),
 });

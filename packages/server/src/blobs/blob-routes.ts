@@ -63,7 +63,6 @@ async function input(deps: BlobRoutesDeps, req: ApiRequest, jobId: string): Prom
 async function output(deps: BlobRoutesDeps, req: ApiRequest, jobId: string): Promise<ApiResponse> {
   if (req.method !== 'POST')
     throw new BerthError('method_not_allowed', `${req.method} is not allowed; use POST`, ['POST']);
-  if (!deps.blobs.kept) throw new BerthError('route_not_found', 'this control plane keeps outputs inline');
   const job = await runningJob(deps, req, jobId);
   const attempt = Number(req.query.get('attempt'));
   if (attempt !== job.attempt)

@@ -71,11 +71,22 @@ export class JobBlobs {
     return { blob: await this.files.keep(temp, jobId, 'out', size), size };
   }
 
-  /** The output blob `name` a worker's `job.complete` names, if it is one of `jobId`'s; undefined otherwise. */
-  async output(jobId: string, name: string): Promise<BlobJson | undefined> {
-    if (!this.kept || !name.startsWith(`${jobId}~`) || !name.endsWith('.out') || name.includes('/')) return undefined;
+  /**
+   * The output blob `name` a worker's `job.complete` names, if it is one of `jobId`'s: a blob reference, or (a
+   * store that keeps values inline) its bytes, read back once off the event loop and the file removed. Undefined
+   * when there is no such file.
+   */
+  async output(jobId: string, name: string): Promise<RawJson | undefined> {
+    if (!name.startsWith(`${jobId}~`) || !name.endsWith('.out') || name.includes('/')) return undefined;
     const size = await this.files.has(name);
-    return size === undefined ? undefined : new BlobJson(this.files.dir, name, 0, size);
+    if (size === undefined) return undefined;
+    const blob = new BlobJson(this.files.dir, name, 0, size);
+    if (this.kept) return blob;
+    try {
+      return new RawJson(await readRange(blob.path, 0, size));
+    } finally {
+      await this.files.discard(name);
+    }
   }
 
   /** A job that was not stored after `bind` (a refused insert, an idempotent replay): its input file goes now. */

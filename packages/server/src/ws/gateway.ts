@@ -225,7 +225,7 @@ export class Gateway {
       heartbeatMs: ctx.options.heartbeatMs,
       stale,
       acks: true,
-      blobs: ctx.blobs.kept,
+      blobs: true, // big outputs are uploaded over HTTP whatever the store (blobs/blob-routes.ts)
     });
     ctx.logger.info('worker connected', {
       workerId: session.workerId,
