@@ -27,6 +27,7 @@ async function start(daemon: FakeDaemon, keys: MemoryKeyStore, o: { inQueue?: nu
     setExpected: () => {},
     setBroken: () => {},
     stopping: () => {},
+    setWaitReason: () => {},
     coldStart: () => {},
     startFailed: () => {},
     on: ((event: string, fn: (workerId: string, endpointId: string) => void) => {

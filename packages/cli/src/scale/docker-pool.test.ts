@@ -96,6 +96,7 @@ function scaler(
     setExpected: () => {},
     setBroken: (id, broken) => void o.events?.push(`broken ${id} ${broken}`),
     stopping: () => {},
+    setWaitReason: () => {},
     coldStart: () => {},
     startFailed: (id, reason) => void o.events?.push(`start failed ${id} ${reason}`),
     on: () => () => {},

@@ -2,7 +2,12 @@ import { BerthError } from '@berth/protocol';
 import type { Guard, Operation, Principal } from '../http/guard.js';
 
 /** What a read-only key may call. `status` covers `/status`, `/status-sync` and the webhook delivery log. */
-export const READ_ONLY_OPERATIONS: ReadonlySet<Operation> = new Set<Operation>(['status', 'stream', 'health', 'requests']);
+export const READ_ONLY_OPERATIONS: ReadonlySet<Operation> = new Set<Operation>([
+  'status',
+  'stream',
+  'health',
+  'requests',
+]);
 
 /** Refuses what a key's scope does not allow: 403 `key_endpoint_not_allowed` or `key_read_only`. */
 export const scopeGuard: Guard = ({ principal, endpointId, operation }) => {

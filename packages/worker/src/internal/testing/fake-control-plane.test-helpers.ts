@@ -144,6 +144,7 @@ export async function startFakeControlPlane(options: FakeControlPlaneOptions = {
               heartbeatMs,
               stale: [],
               acks: false,
+              blobs: false,
               ...extra,
             });
           }
