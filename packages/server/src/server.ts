@@ -189,6 +189,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   // RunPod's worker protocol (pull/): its workers join the same registry and dispatcher as WebSocket ones.
   const pull = createPullProtocol({
     ctx,
+    blobs,
     dispatcher,
     reports,
     // The same credentials as the WebSocket: a stored worker token serves only its endpoints (and configures
@@ -203,12 +204,13 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     service,
     registry: ctx.registry,
     files: files.handle,
-    blobs: createBlobRoutes({
+    blobRoutes: createBlobRoutes({
       blobs,
       store: opts.store,
       authorize: async (header, endpointId) => (await workerAuth.authenticateWorker(header, endpointId)) !== null,
       maxOutputBytes: opts.maxWorkerFrameBytes,
     }),
+    blobs,
     pull: pull.handle,
     models,
     keys: new ApiKeyAuth(new KeyChecker(opts.apiKeys, 'key'), opts.keyStore),

@@ -1,6 +1,7 @@
 import { BerthError, ENDPOINT_ID_RE, LIMITS, toErrorBody } from '@berth/protocol';
 import type { Logger } from '@berth/protocol/log';
 import type { JobService } from '../jobs/job-service.js';
+import type { JobBlobs } from '../blobs/job-blobs.js';
 import type { WorkerRegistry } from '../workers/worker-registry.js';
 import type { Authenticator } from './auth.js';
 import { readBody } from './body.js';
@@ -67,6 +68,8 @@ const HANDLERS: Record<Exclude<QueueRouteName, 'estimate'>, Handler> = {
 
 export interface ApiDeps {
   service: JobService;
+  /** Big bodies streamed to blob files (issue #35). */
+  blobs: JobBlobs;
   registry: WorkerRegistry;
   keys: Authenticator;
   /** Job tokens (docs/job-tokens.md): issued on submit, accepted in place of a key on their job's routes. */
@@ -85,7 +88,7 @@ export interface ApiDeps {
    */
   files?: (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined;
   /** A worker's big inputs and outputs (`/v2/_worker/jobs/<id>/input|output`, blobs/blob-routes.ts). */
-  blobs?: (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined;
+  blobRoutes?: (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined;
   /** RunPod's worker protocol (`/v2/<ep>/job-take/<worker>`, ...: `../pull/`). */
   pull?: (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined;
   /** Public model slugs in place of endpoint ids. */
@@ -152,7 +155,7 @@ function createRoutes(deps: ApiDeps): (req: ApiRequest) => Promise<ApiResponse> 
       const fileAnswer = deps.files?.(req);
       const file = fileAnswer && (await fileAnswer);
       if (file) return file;
-      const blobAnswer = deps.blobs?.(req);
+      const blobAnswer = deps.blobRoutes?.(req);
       const blob = blobAnswer && (await blobAnswer);
       if (blob) return blob;
       // Also before the drain check: results of jobs finishing during a graceful shutdown are still taken.
@@ -199,6 +202,7 @@ function createRoutes(deps: ApiDeps): (req: ApiRequest) => Promise<ApiResponse> 
         endpointId,
         jobId: jobId ?? '',
         service: deps.service,
+        blobs: deps.blobs,
         registry: deps.registry,
         tokens: deps.jobTokens,
       };
@@ -273,6 +277,7 @@ async function serveOpenAi(
     endpointId,
     jobId: '',
     service: deps.service,
+    blobs: deps.blobs,
     registry: deps.registry,
     logger: deps.logger,
   });

@@ -8,7 +8,17 @@ import type { JobEvents } from './job-events.js';
 import type { JobTracer } from './job-tracer.js';
 import type { EventWebhooks } from '../webhooks/event-webhooks.js';
 import type { WorkerEvents } from '../scaling/worker-control.js';
-import type { JobBlobs } from '../blobs/job-blobs.js';
+import type { RawJson } from '../core/raw-json.js';
+
+/** What jobs need of the blob files of big values (implemented by `JobBlobs`, blobs/job-blobs.ts). */
+export interface JobValueFiles {
+  /** Before `job` is inserted: a streamed input still in its temp file gets its job's name. */
+  bind(job: JobRecord): Promise<void>;
+  /** A job that was not stored after `bind`: its input file goes. */
+  unbind(job: JobRecord): Promise<void>;
+  /** The output blob a worker's `job.complete` names, if it is one of `jobId`'s. */
+  output(jobId: string, name: string): Promise<RawJson | undefined>;
+}
 
 /** What the job machinery shares: the store, wake-ups, connected workers, time and logs. */
 export interface CoreContext {
@@ -33,8 +43,8 @@ export interface CoreContext {
   onColdStart?: (endpointId: string) => void;
   /** The `start`, `progress` and `output` webhooks of jobs that asked for them (`webhookEvents`). */
   eventWebhooks?: EventWebhooks;
-  /** Big inputs and outputs as blob files (issue #35). */
-  blobs: JobBlobs;
+  /** Big inputs and outputs as blob files (issue #35; `blobs/job-blobs.ts`): what the job machinery needs of them. */
+  blobs: JobValueFiles;
   /** Asks for a sweep at epoch-ms `t` (a deadline was just set). */
   wakeAt(t: number): void;
 }

@@ -13,7 +13,6 @@ import { toJobObject } from '../store/job-view.js';
 import { withQueueInfo } from './queue-info.js';
 import type { Context } from '@opentelemetry/api';
 import type { JobTracer } from './job-tracer.js';
-import type { JobBlobs } from '../blobs/job-blobs.js';
 
 /** How a job is submitted. */
 export interface SubmitOptions {
@@ -87,11 +86,6 @@ export class JobService {
     this.ctx.wakeAt(job.expiresAt);
     this.ctx.logger.debug('job accepted', { jobId: job.id, endpointId, sync: job.sync });
     this.dispatcher.pump(endpointId);
-  }
-
-  /** Big inputs and outputs as blob files. */
-  get blobs(): JobBlobs {
-    return this.ctx.blobs;
   }
 
   /** Job spans, with tracing on. */

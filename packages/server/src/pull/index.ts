@@ -1,5 +1,6 @@
 import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
+import type { JobBlobs } from '../blobs/job-blobs.js';
 import type { WorkerReports } from '../jobs/worker-reports.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { WorkerIdentity } from '../keys/worker-auth.js';
@@ -8,6 +9,8 @@ import { PullWorkers } from './pull-workers.js';
 
 export interface PullProtocolDeps {
   ctx: CoreContext;
+  /** Big results streamed to blob files (issue #35). */
+  blobs: JobBlobs;
   dispatcher: Dispatcher;
   reports: WorkerReports;
   /** The worker credential check, for the raw `Authorization` header and the endpoint named in the path: who it is, or null. */

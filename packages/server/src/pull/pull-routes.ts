@@ -1,6 +1,7 @@
 import { BerthError, ENDPOINT_ID_RE, toErrorBody, WORKER_ID_RE } from '@berth/protocol';
 import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
+import type { JobBlobs } from '../blobs/job-blobs.js';
 import type { WorkerReports } from '../jobs/worker-reports.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import { pollStops, takeJobs } from './poll-handlers.js';
@@ -22,6 +23,8 @@ const MAX_BATCH = 1024;
 
 export interface PullRoutesDeps {
   ctx: CoreContext;
+  /** Big results streamed to blob files (issue #35). */
+  blobs: JobBlobs;
   dispatcher: Dispatcher;
   reports: WorkerReports;
   workers: PullWorkers;
@@ -113,7 +116,7 @@ async function serve(deps: PullRoutesDeps, req: ApiRequest, parts: string[], op:
     case 'job-stop':
       return pollStops(s, req, deps.holdMs);
     case 'job-done':
-      return jobDone(ctx, reports, s, req, jobId!);
+      return jobDone(ctx, deps.blobs, reports, s, req, jobId!);
     default:
       return jobStream(ctx, reports, s, req, jobId!);
   }

@@ -3,6 +3,7 @@ import type { CoreContext } from '../jobs/context.js';
 import type { WorkerReports } from '../jobs/worker-reports.js';
 import { parseJsonBody, readBody } from '../http/body.js';
 import { receiveBody } from '../blobs/body-ingest.js';
+import type { JobBlobs } from '../blobs/job-blobs.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { PullSession } from './pull-session.js';
 
@@ -45,21 +46,22 @@ const errorText = (e: unknown): string => (typeof e === 'string' ? e : JSON.stri
  */
 export async function jobDone(
   ctx: CoreContext,
+  blobs: JobBlobs,
   reports: WorkerReports,
   s: PullSession,
   req: ApiRequest,
   jobId: string,
 ): Promise<ApiResponse> {
   // A big result streams into a blob file, checked off the event loop; its output stays bytes (issue #35).
-  const got = await receiveBody(req, MAX_REPORT_BYTES, ctx.blobs.files, 'output');
+  const got = await receiveBody(req, MAX_REPORT_BYTES, blobs.files, 'output');
   let body: Record<string, unknown>;
   if ('small' in got) body = reportObject(parseJsonBody(got.small));
   else {
     const { result } = got.big;
     body = result.fields;
     if (result.span && result.keyKind !== 'absent')
-      body['output'] = await ctx.blobs.value(got.big, result.span, { jobId, kind: 'out' });
-    else await ctx.blobs.drop(got.big);
+      body['output'] = await blobs.value(got.big, result.span, { jobId, kind: 'out' });
+    else await blobs.drop(got.big);
   }
   const attempt = await attemptOf(ctx, s, jobId);
   const progress = body['status'] === 'IN_PROGRESS';

@@ -1,4 +1,5 @@
 import type { JobService } from '../../jobs/job-service.js';
+import type { JobBlobs } from '../../blobs/job-blobs.js';
 import type { WorkerRegistry } from '../../workers/worker-registry.js';
 import type { JobTokens } from '../../tokens/job-tokens.js';
 import type { Principal } from '../guard.js';
@@ -12,6 +13,8 @@ export interface RouteContext {
   /** The `<job_id>` path segment, for routes that take one. */
   jobId: string;
   service: JobService;
+  /** Big bodies streamed to blob files (the submit routes). */
+  blobs: JobBlobs;
   registry: WorkerRegistry;
   /** Issues job tokens on submit (`"token": {...}`); unset where no route submits (the OpenAI routes). */
   tokens?: JobTokens;

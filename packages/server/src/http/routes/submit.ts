@@ -8,7 +8,7 @@ import type { RouteContext } from './route-context.js';
 import { idempotencyKey, type IdempotencyScope } from '../../jobs/idempotency.js';
 
 async function readJobRequest(rc: RouteContext, limit: number): Promise<JobRequest> {
-  const got = await receiveBody(rc.req, limit, rc.service.blobs.files, 'input');
+  const got = await receiveBody(rc.req, limit, rc.blobs.files, 'input');
   if ('small' in got) return decodeRequest(parseJsonBody(got.small));
   // A big body was streamed to a blob file and checked off the event loop: its other fields come parsed, its
   // input stays bytes in the file (issue #35).
@@ -22,11 +22,11 @@ async function readJobRequest(rc: RouteContext, limit: number): Promise<JobReque
     else if (result.keyKind === 'object') parsed['input'] = {};
     const req = decodeRequest(parsed);
     if (result.keyKind === 'object' && result.span)
-      req.input = (await rc.service.blobs.value(got.big, result.span)) as unknown as JobRequest['input'];
-    else await rc.service.blobs.drop(got.big);
+      req.input = (await rc.blobs.value(got.big, result.span)) as unknown as JobRequest['input'];
+    else await rc.blobs.drop(got.big);
     return req;
   } catch (err) {
-    await rc.service.blobs.drop(got.big);
+    await rc.blobs.drop(got.big);
     throw err;
   }
 }
