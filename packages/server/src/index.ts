@@ -48,5 +48,6 @@ export type { RateLimitOptions } from './limits/rate-limit-options.js';
 export type { AllowableKind } from './webhooks/address-policy.js';
 export type { WebhookOptions } from './webhooks/webhook-options.js';
 export type { ScalerConfig, ScalingPolicy } from './scaling/policy.js';
-export type { ConnectedWorker, WorkerControl, WorkerEventMap } from './scaling/worker-control.js';
+export type { ConnectedWorker, WorkerControl } from './scaling/worker-control.js';
+export type { WorkerEventMap } from './jobs/worker-events.js';
 export type { ScalingLease } from './store/scaling-lease.js';

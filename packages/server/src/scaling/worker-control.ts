@@ -1,4 +1,4 @@
-import type { JobRecord } from '../store/types.js';
+import type { WorkerEventMap } from '../jobs/worker-events.js';
 import type { ColdStartPhase, StartFailure } from '../metrics/scaler-metrics.js';
 import type { ScalerWaitReason } from '../workers/worker-registry.js';
 
@@ -7,14 +7,6 @@ export interface ConnectedWorker {
   workerId: string;
   running: number;
   draining: boolean;
-}
-
-/** What the control plane tells a scaler, as events. */
-export interface WorkerEventMap {
-  /** A worker has connected and been welcomed (its process reached the control plane): its id and endpoint. */
-  connected: [workerId: string, endpointId: string];
-  /** A job reached a terminal state in this process (a scaler times its workers' cold starts). */
-  jobFinished: [job: JobRecord];
 }
 
 /**
@@ -47,22 +39,4 @@ export interface WorkerControl {
   startFailed(endpointId: string, reason: StartFailure): void;
   /** Subscribes to an event; returns the unsubscribe function. */
   on<K extends keyof WorkerEventMap>(event: K, fn: (...args: WorkerEventMap[K]) => void): () => void;
-}
-
-/** The listeners of `WorkerControl.on`, and their calls (the server emits; a listener that throws is its own bug). */
-export class WorkerEvents {
-  readonly #listeners: { [K in keyof WorkerEventMap]: Set<(...args: WorkerEventMap[K]) => void> } = {
-    connected: new Set(),
-    jobFinished: new Set(),
-  };
-
-  on<K extends keyof WorkerEventMap>(event: K, fn: (...args: WorkerEventMap[K]) => void): () => void {
-    const set = this.#listeners[event] as Set<(...args: WorkerEventMap[K]) => void>;
-    set.add(fn);
-    return () => void set.delete(fn);
-  }
-
-  emit<K extends keyof WorkerEventMap>(event: K, ...args: WorkerEventMap[K]): void {
-    for (const fn of this.#listeners[event] as Set<(...args: WorkerEventMap[K]) => void>) fn(...args);
-  }
 }
