@@ -13,7 +13,7 @@ import { startBerth } from '../berth/index.js';
 import type { Running, Target, Workload } from '../types.js';
 import { roundRobin } from './proxy.js';
 
-const ALL: Workload[] = ['runsync', 'run', 'status', 'fill', 'stream'];
+const ALL: Workload[] = ['runsync', 'run', 'status', 'fill', 'stream', 'big'];
 const TOKEN = 'berthw_bench_token';
 
 /** Another checkout's `berth serve` and worker (`BENCH_BERTH_BASELINE`), or this one's. */
