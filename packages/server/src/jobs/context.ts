@@ -7,7 +7,7 @@ import type { BatchStats } from './batch-stats.js';
 import type { JobEvents } from './job-events.js';
 import type { JobTracer } from './job-tracer.js';
 import type { EventWebhooks } from '../webhooks/event-webhooks.js';
-import type { WorkerEvents } from '../scaling/worker-control.js';
+import type { WorkerEvents } from './worker-events.js';
 import type { RawJson } from '../core/raw-json.js';
 
 /** What jobs need of the blob files of big values (implemented by `JobBlobs`, blobs/job-blobs.ts). */
