@@ -61,11 +61,6 @@ export class BlobFiles {
     }
   }
 
-  /** Bytes of blob files on disk (kept and in flight). */
-  get bytes(): number {
-    return this.used;
-  }
-
   /** A new temp file's path, with `size` bytes reserved for it (503 `overloaded` past the disk budget). */
   reserve(size: number): { path: string; name: string } {
     if (this.used + size > this.maxBytes)
@@ -107,8 +102,8 @@ export class BlobFiles {
     return name;
   }
 
-  /** Whether a kept blob file exists (a worker names one in `job.complete`). */
-  async has(name: string): Promise<number | undefined> {
+  /** The size of a kept blob file, or undefined when there is none (a worker names one in `job.complete`). */
+  async sizeOf(name: string): Promise<number | undefined> {
     try {
       return (await stat(join(this.dir, name))).size;
     } catch {

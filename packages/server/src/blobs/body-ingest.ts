@@ -10,9 +10,6 @@ import { startIngest, type IngestResult } from './ingest-pool.js';
  */
 export const BLOB_BODY_BYTES = LIMITS.blobValueBytes;
 
-/** Top-level fields other than the big one (`input`) may hold this many bytes in all: `webhook`, `policy`... */
-export const OTHER_FIELDS_MAX_BYTES = 64 * 1024;
-
 /** A body streamed into a temp blob file: its check's result and the file (to keep, or to discard). */
 export interface IngestedBody {
   result: IngestResult;
@@ -28,7 +25,7 @@ const tooLarge = (limit: number) =>
 /**
  * Reads a request body counting bytes as they arrive (413 `payload_too_large` past `limit`, the rest never read).
  * Past `BLOB_BODY_BYTES` the bytes go to a temp file in `files` while a pool thread checks the JSON (`key`: the
- * top-level field to find the byte range of, the others parsed and capped at `OTHER_FIELDS_MAX_BYTES`); each piece
+ * top-level field to find the byte range of, the others parsed and capped at 64 KiB in all: the checker's `MAX_OTHER_BYTES`); each piece
  * is given back to the in-memory budget once written (`req.release`), so memory holds a piece, not the body.
  */
 export async function receiveBody(
@@ -87,7 +84,6 @@ async function ingest(
   const job = startIngest(temp.path, {
     ...(key === undefined ? {} : { key }),
     maxDepth: LIMITS.jsonMaxDepth,
-    maxOtherBytes: OTHER_FIELDS_MAX_BYTES,
     fsync: files.fsync,
   });
   let size = 0;

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { BerthError, LIMITS } from '@berth/protocol';
 import type { FromThread, ToThread, WireError } from './ingest-wire.js';
-import type { JsonCheckOptions, JsonCheckResult } from './json-check.js';
+import { MAX_OTHER_BYTES, type JsonCheckOptions, type JsonCheckResult } from './json-check.js';
 
 /**
  * Ingests (issue #35): a body's bytes written to a file and checked as JSON (`json-check.ts`) on a pool thread
@@ -41,7 +41,6 @@ export interface Ingest {
 const THREADS = 2;
 /** Bytes sent to a thread and not yet written past which `write` waits. */
 const BACKLOG_BYTES = 1024 * 1024;
-const MAX_OTHER_BYTES = 64 * 1024;
 
 interface Thread {
   worker: Worker;

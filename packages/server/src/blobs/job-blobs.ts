@@ -78,7 +78,7 @@ export class JobBlobs {
    */
   async output(jobId: string, name: string): Promise<RawJson | undefined> {
     if (!name.startsWith(`${jobId}~`) || !name.endsWith('.out') || name.includes('/')) return undefined;
-    const size = await this.files.has(name);
+    const size = await this.files.sizeOf(name);
     if (size === undefined) return undefined;
     const blob = new BlobJson(this.files.dir, name, 0, size);
     if (this.kept) return blob;

@@ -58,7 +58,8 @@ export interface JsonCheckResult {
   fields: Record<string, unknown>;
 }
 
-const MAX_OTHER_BYTES = 64 * 1024;
+/** Default cap of the other top-level fields' bytes (`maxOtherBytes`). */
+export const MAX_OTHER_BYTES = 64 * 1024;
 /** Bytes scanned between two checks of the `maxOtherBytes` cap (a big chunk is not read to its end past it). */
 const SLICE = 64 * 1024;
 

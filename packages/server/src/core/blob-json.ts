@@ -1,5 +1,6 @@
 import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
+import { LIMITS } from '@berth/protocol';
 import { RawJson } from './raw-json.js';
 
 /**
@@ -80,17 +81,14 @@ export function blobFromMarker(text: string, dir: string | undefined): BlobJson 
   return new BlobJson(dir, parts.join(':'), start, end);
 }
 
-/** Column text from this length on is kept as text (`RawJson`), not parsed when the row is read. */
-const BIG_COLUMN_CHARS = 256 * 1024;
-
 /**
- * A column's JSON: the blob it refers to; big text kept as it is (`RawJson`: a 19 MB input read back by a claim
+ * A column's JSON: the blob it refers to; text of `LIMITS.blobValueBytes` or more kept as it is (`RawJson`: a 19 MB input read back by a claim
  * goes into the worker's frame as its bytes, never parsed on the event loop, which took 100 ms and more); small
  * text parsed.
  */
 export const readJsonColumn = (text: string, dir?: string): unknown =>
   isBlobMarker(text)
     ? blobFromMarker(text, dir)
-    : text.length >= BIG_COLUMN_CHARS
+    : text.length >= LIMITS.blobValueBytes
       ? new RawJson(text)
       : JSON.parse(text);
