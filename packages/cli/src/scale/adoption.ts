@@ -1,4 +1,6 @@
-import type { ContainerDetails } from './docker-api.js';
+import type { ContainerDetails, ContainerSummary } from './docker-api.js';
+import type { PoolContext } from './pool-context.js';
+import { errorText, type EndpointState, type Tracked } from './scaler-state.js';
 
 /**
  * How a container found at start differs from what this start would create (undefined: it does not): another
@@ -16,4 +18,45 @@ export function configDifference(
   if (want.token === undefined || d.env['BERTH_WORKER_TOKEN'] !== want.token)
     return 'its worker token is not the one this start gives its workers';
   return undefined;
+}
+
+/**
+ * A container of the endpoint listed and not tracked (started by an earlier process, or since the last look):
+ * tracked, and counted at once only when it was started as this start would (URL, image, token); else once it
+ * connects.
+ */
+export function adopt(ctx: PoolContext, st: EndpointState, c: ContainerSummary, name: string, now: number): Tracked {
+  const differs = configDifference(ctx.details.get(c.Id), { url: ctx.o.url, image: st.s.image, token: st.token });
+  const t: Tracked = {
+    name,
+    id: c.Id,
+    createdAt: c.Created * 1000,
+    adopted: true,
+    verified: differs === undefined,
+    ...(differs !== undefined ? { differs, adoptedAt: now } : {}),
+    connected: false,
+    draining: false,
+    starting: false,
+    timed: true,
+  };
+  st.workers.set(name, t);
+  if (c.State === 'running')
+    ctx.o.logger.info(
+      `adopted worker container ${name}${differs ? `: not counted until it connects (${differs})` : ''}`,
+      { endpointId: st.s.ep.id },
+    );
+  return t;
+}
+
+/** An adopted container that differs from this start and did not connect in time: stopped, then removed. */
+export function replaceStale(ctx: PoolContext, st: EndpointState, t: Tracked): void {
+  t.draining = true;
+  const s = Math.round((ctx.o.adoptTimeoutMs ?? 60_000) / 1000);
+  ctx.o.logger.warn(
+    `stopping adopted worker container ${t.name}: it did not connect within ${s} s and was started with another config (${t.differs}); a new one starts in its place`,
+    { endpointId: st.s.ep.id },
+  );
+  ctx.o.docker.stopContainer(t.id, 10).catch((err: unknown) => {
+    ctx.o.logger.warn(`could not stop ${t.name}`, { error: errorText(err) });
+  });
 }
