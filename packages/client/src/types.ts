@@ -43,6 +43,7 @@ export type WaitingFor =
   | 'image_missing'
   | 'crash_loop'
   | 'low_priority'
+  | 'gpu'
   | 'workers_unhealthy'
   | 'handler_broken'
   | (string & {});

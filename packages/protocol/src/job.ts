@@ -158,4 +158,9 @@ export interface HealthReply {
   batch?: { maxSize: number; batches: number; jobs: number; meanSize: number } | undefined;
   /** Berth, while jobs are queued: why they wait (the `waitingFor` of an interactive job's `/status`; docs/api.md). */
   waitingFor?: string | undefined;
+  /**
+   * Berth, when the scaler places GPUs (`gpusPerWorker`): which worker holds which devices, one entry per worker
+   * holding some (a worker starting holds its devices already; they are freed once it has stopped).
+   */
+  gpus?: { workerId: string; devices: string[] }[] | undefined;
 }

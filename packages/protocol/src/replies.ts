@@ -42,6 +42,12 @@ export const HealthReplySchema = z
       .string()
       .optional()
       .meta({ description: 'Berth, while jobs are queued: why they wait (docs/api.md, "Why a job waits").' }),
+    gpus: z
+      .array(z.object({ workerId: z.string(), devices: z.array(z.string()) }))
+      .optional()
+      .meta({
+        description: 'Berth, GPU placement (gpusPerWorker): the devices each worker holds (docs/configuration.md).',
+      }),
   })
   .meta({ description: 'Reply of GET /health.' });
 export const ErrorBodySchema = z

@@ -34,8 +34,12 @@ describe('@berth/server package surface', () => {
       'PgKeyStore',
       'PgStore',
     ]);
-    // The scale loop and its pool interface: for programs that start and stop workers (the CLI).
-    expect(Object.keys(await import('@berth/server/scaling')).sort()).toEqual(['ScaleLoop', 'nextWorkerId']);
+    // The scale loop, its pool interface and the GPU allocator: for programs that start and stop workers.
+    expect(Object.keys(await import('@berth/server/scaling')).sort()).toEqual([
+      'GpuAllocator',
+      'ScaleLoop',
+      'nextWorkerId',
+    ]);
     // One subpath each: silentLogger from the root, MemoryStore from /memory, /testing only what tests add.
     expect(Object.keys(await import('@berth/server/testing'))).toEqual(['ManualClock']);
   });

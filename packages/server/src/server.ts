@@ -290,6 +290,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       setExpected: (id, n) => ctx.registry.setExpected(id, n),
       setBroken: (id, broken) => ctx.registry.setHandlerBroken(id, broken),
       setWaitReason: (id, reason) => ctx.registry.setWaitReason(id, reason),
+      setGpus: (id, held) => ctx.registry.setGpus(id, held),
       stopping: (id) => {
         const s = ctx.registry.get(id);
         if (!s) return;

@@ -28,6 +28,7 @@ async function start(daemon: FakeDaemon, keys: MemoryKeyStore, o: { inQueue?: nu
     setBroken: () => {},
     stopping: () => {},
     setWaitReason: () => {},
+    setGpus: () => {},
     coldStart: () => {},
     startFailed: () => {},
     on: ((event: string, fn: (workerId: string, endpointId: string) => void) => {

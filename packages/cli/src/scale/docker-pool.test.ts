@@ -97,6 +97,7 @@ function scaler(
     setBroken: (id, broken) => void o.events?.push(`broken ${id} ${broken}`),
     stopping: () => {},
     setWaitReason: () => {},
+    setGpus: () => {},
     coldStart: () => {},
     startFailed: (id, reason) => void o.events?.push(`start failed ${id} ${reason}`),
     on: () => () => {},

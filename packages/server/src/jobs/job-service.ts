@@ -219,6 +219,8 @@ export class JobService {
     const workers = this.ctx.registry.health(endpointId, performance.now(), this.ctx.options.heartbeatMs);
     const batch = this.ctx.batches.health(endpointId, this.ctx.registry.batchMaxSize(endpointId));
     const reply: HealthReply = batch ? { jobs, workers, batch } : { jobs, workers };
+    const gpus = this.ctx.registry.gpusOf(endpointId);
+    if (gpus) reply.gpus = gpus;
     if (jobs.inQueue > 0)
       reply.waitingFor = this.ctx.registry.waitingFor(
         endpointId,

@@ -41,6 +41,7 @@ function setup(held: () => boolean) {
   const workers = {
     connected: () => connected,
     setExpected: (_id: string, n: number) => void expected.push(n),
+    setWaitReason: () => {},
   } as unknown as WorkerControl;
   let now = 1_000;
   const loop = new ScaleLoop({

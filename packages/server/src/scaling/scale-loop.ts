@@ -1,19 +1,29 @@
 import type { HealthReply } from '@berth/protocol';
 import type { Logger } from '@berth/protocol/log';
 import { soleLease, type ScalingLease } from '../store/scaling-lease.js';
+import type { ScalerWaitReason } from '../workers/worker-registry.js';
+import type { GpuAllocator } from './gpu-allocator.js';
 import { decide, type ScalingPolicy } from './policy.js';
 import { QueueWait } from './queue-wait.js';
 import type { WorkerControl } from './worker-control.js';
 import type { WorkerPool } from './worker-pool.js';
 
-/** An endpoint the loop scales: its id and its scaling settings. */
-export type ScaledPolicy = ScalingPolicy & { id: string };
+/**
+ * An endpoint the loop scales: its id, its scaling settings, and the GPUs each of its workers needs (0 or unset:
+ * none; then the loop's `gpus` allocator hands them out).
+ */
+export type ScaledPolicy = ScalingPolicy & { id: string; gpusPerWorker?: number | undefined };
 
 export interface ScaleLoopOptions {
   /** The control plane: its workers (`server.workers`) and each endpoint's job counts. */
   server: { workers: WorkerControl; health(endpointId: string): Promise<HealthReply> };
   pool: WorkerPool;
   endpoints: readonly ScaledPolicy[];
+  /**
+   * The box's GPUs, for endpoints with `gpusPerWorker`: a worker starts only when that many devices are free (the
+   * pool takes them as it starts it, and gives them back once it has stopped); else the endpoint waits (`gpu`).
+   */
+  gpus?: GpuAllocator;
   /** Who scales among replicas (`Store.scalingLease`). Default: this process alone. */
   lease?: ScalingLease;
   logger: Logger;
@@ -29,6 +39,10 @@ interface EndpointLoopState {
   idleSince: Map<string, number>;
   /** Since when the endpoint has had no job queued or running (undefined: it has some). */
   noJobsSince: number | undefined;
+  /** The wait reason last given to `setWaitReason`. */
+  reason: ScalerWaitReason | undefined;
+  /** It wanted a worker and no GPUs were free (said once in the log until it gets them). */
+  gpuShort: boolean;
 }
 
 /**
@@ -52,7 +66,11 @@ export class ScaleLoop {
     this.#o = o;
     this.#lease = o.lease ?? soleLease;
     this.#now = o.now ?? Date.now;
-    for (const ep of o.endpoints) this.#state.set(ep.id, { idleSince: new Map(), noJobsSince: undefined });
+    for (const ep of o.endpoints) {
+      if ((ep.gpusPerWorker ?? 0) > 0 && !o.gpus)
+        throw new Error(`endpoint ${ep.id} needs ${ep.gpusPerWorker} GPU(s) per worker and the scale loop has no GPUs`);
+      this.#state.set(ep.id, { idleSince: new Map(), noJobsSince: undefined, reason: undefined, gpuShort: false });
+    }
   }
 
   /** Looks at once, then every `tickMs`. */
@@ -150,15 +168,20 @@ export class ScaleLoop {
       },
       now,
     );
+    let gpuShort = false;
     if (d.start > 0 && pool.canStart(ep.id, now)) {
-      logger.info(`scaling ${ep.id} up`, {
-        endpointId: ep.id,
-        from: workers.length,
-        to: workers.length + d.start,
-        inQueue: jobs.inQueue,
-      });
-      for (let i = 0; i < d.start; i++) pool.start(ep.id);
+      const start = this.#withGpus(ep, st, d.start, workers.length);
+      gpuShort = start < d.start;
+      if (start > 0)
+        logger.info(`scaling ${ep.id} up`, {
+          endpointId: ep.id,
+          from: workers.length,
+          to: workers.length + start,
+          inQueue: jobs.inQueue,
+        });
+      for (let i = 0; i < start; i++) pool.start(ep.id);
     }
+    st.gpuShort = gpuShort;
     if (d.stop.length > 0) {
       // A job may have been handed to a worker since the look above: only those still idle now are stopped.
       const busy = new Set(
@@ -179,5 +202,42 @@ export class ScaleLoop {
       }
     }
     server.workers.setExpected(ep.id, pool.list(ep.id).length);
+    this.#setReason(ep.id, st, gpuShort);
   }
+
+  /**
+   * How many of `wanted` new workers get their GPUs now (all of them for an endpoint without `gpusPerWorker`).
+   * Short of devices: said once in the log, until the endpoint gets them.
+   */
+  #withGpus(ep: ScaledPolicy, st: EndpointLoopState, wanted: number, from: number): number {
+    const per = ep.gpusPerWorker ?? 0;
+    const gpus = this.#o.gpus;
+    if (per <= 0 || !gpus) return wanted;
+    const fit = Math.min(wanted, Math.floor(gpus.freeCount() / per));
+    if (fit < wanted && !st.gpuShort)
+      this.#o.logger.warn(
+        `endpoint ${ep.id} waits for a GPU: ${from + fit} worker(s), ${wanted - fit} more wanted, ${per} GPU(s) each, ${gpus.freeCount()} of ${gpus.devices.length} free (${describeHolders(gpus)})`,
+        { endpointId: ep.id },
+      );
+    return fit;
+  }
+
+  /**
+   * Why the endpoint's queued jobs wait, as the loop and its pool see it: the pool's problems first (a missing
+   * image, a crash loop), then GPUs it could not have, then a worker starting; given to `setWaitReason` when it
+   * changes.
+   */
+  #setReason(endpointId: string, st: EndpointLoopState, gpuShort: boolean): void {
+    const fromPool = this.#o.pool.waitReason?.(endpointId);
+    const reason = fromPool === 'image_missing' || fromPool === 'crash_loop' ? fromPool : gpuShort ? 'gpu' : fromPool;
+    if (reason === st.reason) return;
+    st.reason = reason;
+    this.#o.server.workers.setWaitReason(endpointId, reason);
+  }
+}
+
+/** "0 ep-a-1, 1 ep-a-1, 2 ep-b-1": which worker holds each held device. */
+function describeHolders(gpus: GpuAllocator): string {
+  const held = gpus.holdings().flatMap((h) => h.devices.map((d) => `${d} ${h.workerId}`));
+  return held.length ? `held: ${held.join(', ')}` : 'none held';
 }

@@ -23,11 +23,16 @@ export interface WorkerControl {
   setBroken(endpointId: string, broken: boolean): void;
   /**
    * Why the endpoint's queued jobs wait, as the scaler sees it: a worker starting (`cold_start`), its image missing
-   * (`image_missing`), workers crash-looping (`crash_loop`), only lowPriority jobs queued and it starts no worker
+   * (`image_missing`), workers crash-looping (`crash_loop`), no GPU free for another worker (`gpu`), only lowPriority jobs queued and it starts no worker
    * for them (`low_priority`); `undefined` once none holds. Queued jobs' `waitingFor` on `/status` and `/health`
    * (docs/api.md, "Why a job waits"); on this process only.
    */
   setWaitReason(endpointId: string, reason: ScalerWaitReason | undefined): void;
+  /**
+   * The GPUs the endpoint's workers hold now (`GpuAllocator`: a worker starting holds its devices already), shown
+   * as `/health`'s `gpus`; an empty list clears it. On this process only.
+   */
+  setGpus(endpointId: string, held: readonly { workerId: string; devices: readonly string[] }[]): void;
   /**
    * This worker is being stopped (scale-down): no new job goes to it, and a pull worker's held polls are answered
    * (runpod-python exits on SIGTERM only once they return).

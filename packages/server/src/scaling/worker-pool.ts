@@ -41,4 +41,13 @@ export interface WorkerPool {
   start(endpointId: string): void;
   /** Stops one idle worker (it drains, then exits); it leaves `list` at once. */
   stop(endpointId: string, workerId: string): void;
+  /**
+   * Why the endpoint's queued jobs wait, as the pool sees it: its image is missing (`image_missing`), its
+   * workers exit soon after they start (`crash_loop`), a worker of it is starting (`cold_start`); `undefined`:
+   * none of these. The loop gives it to `setWaitReason` (with `gpu` when it waits for devices).
+   */
+  waitReason?(endpointId: string): PoolWaitReason | undefined;
 }
+
+/** The wait reasons a pool knows (`WorkerPool.waitReason`). */
+export type PoolWaitReason = 'image_missing' | 'crash_loop' | 'cold_start';

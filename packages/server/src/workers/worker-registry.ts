@@ -5,7 +5,7 @@ import type { WorkerSession } from './worker-session.js';
 import { FitnessReports } from './fitness-reports.js';
 
 /** Why an endpoint's queued jobs wait, as the scaler sees it (`setWaitReason`); the others the registry knows. */
-export type ScalerWaitReason = 'cold_start' | 'image_missing' | 'crash_loop' | 'low_priority';
+export type ScalerWaitReason = 'cold_start' | 'image_missing' | 'crash_loop' | 'low_priority' | 'gpu';
 /** The `waitingFor` of an IN_QUEUE job (docs/api.md, "Why a job waits"). */
 export type WaitingFor = ScalerWaitReason | 'no_worker' | 'workers_busy' | 'workers_unhealthy' | 'handler_broken';
 
@@ -17,6 +17,7 @@ export class WorkerRegistry {
   private readonly brokenHandlers = new Set<string>();
   private readonly schemas = new Map<string, Record<string, unknown> | null>();
   private readonly waitReasons = new Map<string, ScalerWaitReason>();
+  private readonly gpus = new Map<string, NonNullable<HealthReply['gpus']>>();
   private rr = 0;
   /** Failed start-up checks that pull workers reported (each counts as an unhealthy worker for a while). */
   readonly fitness = new FitnessReports();
@@ -147,11 +148,25 @@ export class WorkerRegistry {
 
   /**
    * The scaler's word on why the endpoint's queue waits (a container starting, its image missing, workers crash-
-   * looping, lowPriority jobs it does not scale for); `undefined` clears it. Read by `waitingFor`.
+   * looping, no GPU free for another worker, lowPriority jobs it does not scale for); `undefined` clears it. Read by `waitingFor`.
    */
   setWaitReason(endpointId: string, reason: ScalerWaitReason | undefined): void {
     if (reason === undefined) this.waitReasons.delete(endpointId);
     else this.waitReasons.set(endpointId, reason);
+  }
+
+  /** The GPUs the scaler's workers of the endpoint hold (`setGpus`): `/health`'s `gpus`, on this process only. */
+  setGpus(endpointId: string, held: readonly { workerId: string; devices: readonly string[] }[]): void {
+    if (held.length === 0) this.gpus.delete(endpointId);
+    else
+      this.gpus.set(
+        endpointId,
+        held.map((h) => ({ workerId: h.workerId, devices: [...h.devices] })),
+      );
+  }
+
+  gpusOf(endpointId: string): HealthReply['gpus'] {
+    return this.gpus.get(endpointId);
   }
 
   /**
