@@ -1,5 +1,5 @@
-import { PROTOCOL_VERSION, type AssignMessage, type ServerMessage } from '@berth/protocol';
-import { WorkerSession, type SessionSocket } from '../workers/worker-session.js';
+import type { AssignMessage, ServerMessage } from '@berth/protocol';
+import type { WorkerSession } from '../workers/worker-session.js';
 import type { HeldPoll } from './held-poll.js';
 
 /** The job object job-take answers: RunPod's `{"id", "input", ...}`. */
@@ -8,9 +8,6 @@ export interface PulledJob {
   input: Record<string, unknown>;
   s3Config?: unknown;
 }
-
-/** A pull session has no socket: the methods of `WorkerSession` that use one are overridden. */
-const NO_SOCKET: SessionSocket = { readyState: 3, OPEN: 1, send() {}, terminate() {}, close() {} };
 
 /** Milliseconds between two offers of the same stop (a stop that reaches the worker too early is dropped by it). */
 export const STOP_REOFFER_MS = 1000;
@@ -22,7 +19,23 @@ const MAX_OFFERS_WITHOUT_PINGS = 60;
  * now: none between polls. What the dispatcher "sends" is kept here until a poll carries it: assigned jobs
  * answer the held job-take, stops answer the held job-stop (and are offered again while the job is running).
  */
-export class PullSession extends WorkerSession {
+export class PullSession implements WorkerSession {
+  /** Pull workers connect with no worker token of their own. */
+  readonly credentialId = '';
+  /** It may post stream chunks (`job-stream`). */
+  readonly stream = true;
+  readonly inputSchema = undefined;
+  readonly batchMaxSize = undefined;
+  /** The jobs the last take carried that are still held (set when a take is answered). */
+  concurrency = 0;
+  readonly inflight = new Map<string, number>();
+  reserved = 0;
+  draining = false;
+  closed = false;
+  /** performance.now() of the last sign of life: a held poll, a request, a trusted ping (`PullWorkers.tick`). */
+  lastSeen: number;
+  connectedAt = 0;
+  warm = false;
   /** The held job-take poll and the number of jobs it asked for. */
   take: HeldPoll<PulledJob[]> | undefined;
   offered = 0;
@@ -43,35 +56,26 @@ export class PullSession extends WorkerSession {
   lastPing: { ids: Set<string>; at: number } | undefined;
 
   constructor(
-    workerId: string,
-    endpointId: string,
+    readonly workerId: string,
+    readonly endpointId: string,
     now: number,
     private readonly onTerminate: (s: PullSession) => void,
   ) {
-    super(
-      NO_SOCKET,
-      {
-        type: 'hello',
-        protocol: PROTOCOL_VERSION,
-        workerId,
-        endpointId,
-        concurrency: 0,
-        stream: true,
-        inflight: [],
-        sdkVersion: 'runpod-pull',
-      },
-      now,
-    );
+    this.lastSeen = now;
     this.lastActive = now;
   }
 
   /** Free slots: those of the held job-take not yet filled. */
-  override get capacity(): number {
+  get capacity(): number {
     if (this.draining || this.closed || !this.take) return 0;
     return Math.max(0, this.offered - this.reserved - this.undelivered.length);
   }
 
-  override send(msg: ServerMessage): boolean {
+  hold(id: string, attempt: number): void {
+    this.inflight.set(id, attempt);
+  }
+
+  send(msg: ServerMessage): boolean {
     if (this.closed) return false;
     switch (msg.type) {
       case 'job.assign':
@@ -151,11 +155,11 @@ export class PullSession extends WorkerSession {
   }
 
   /** Takes the worker out of service: the monitor retires it (its jobs get the worker-loss lease). */
-  override terminate(): void {
+  terminate(): void {
     this.onTerminate(this);
   }
 
-  override close(): void {
+  close(): void {
     this.onTerminate(this);
   }
 

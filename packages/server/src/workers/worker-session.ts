@@ -1,108 +1,44 @@
-import type { HelloMessage, ServerMessage, WorkerMessage } from '@berth/protocol';
-import { sendCoalesced } from '@berth/protocol/internal';
-import { RawJson, jsonBytes } from '../core/raw-json.js';
-import { BlobJson } from '../core/blob-json.js';
+import type { ServerMessage } from '@berth/protocol';
 
-/** What a session needs of its connection: a `ws` WebSocket (pull sessions, `../pull/`, override the methods that use it). */
-export interface SessionSocket {
-  readonly readyState: number;
-  readonly OPEN: number;
-  send(data: string): void;
-  /** A text frame given as UTF-8 bytes (`ws` sends a Buffer as is with `binary: false`). */
-  send(data: Buffer, options: { binary: false }): void;
-  terminate(): void;
-  close(code?: number, reason?: string): void;
-}
-
-/** One connected worker: its announced capacity, the jobs it holds, and its socket. */
-export class WorkerSession {
+/**
+ * One connected worker, as the registry, the dispatcher and the worker reports see it, whatever protocol it
+ * speaks: a WebSocket (`WebSocketSession`, `../ws/ws-session.ts`) or RunPod's HTTP pull protocol (`PullSession`,
+ * `../pull/pull-session.ts`). Its announced capacity, the jobs it holds, and a way to send it server messages.
+ */
+export interface WorkerSession {
   readonly workerId: string;
   readonly endpointId: string;
+  /** Id of the credential (worker token) the worker connected with: only the same credential may take its id over. */
+  readonly credentialId: string;
+  /** The worker streams (the registry answers whether an endpoint's workers stream from it). */
   readonly stream: boolean;
   /** JSON Schema of the handler's input, when the worker announced one. */
   readonly inputSchema: Record<string, unknown> | undefined;
-  concurrency: number;
   /** `hello.batch.maxSize` of a batch handler: the dispatcher assigns it jobs in groups of up to this many. */
   readonly batchMaxSize: number | undefined;
-  /** The worker fetches big inputs by reference (`hello.blobs`). */
-  readonly blobs: boolean;
+  /** Jobs it runs at once (a `concurrency` message changes it). */
+  concurrency: number;
   /** Running jobs: id -> attempt. */
-  readonly inflight = new Map<string, number>();
+  readonly inflight: Map<string, number>;
   /** Credits taken by a dispatch whose claim is still being written. */
-  reserved = 0;
-  /** Results that may still skip the message rate limit: one per attempt handed to this session (`hold`). */
-  private resultPasses = 0;
-  draining = false;
-  closed = false;
-  /** performance.now() of the last message received. */
+  reserved: number;
+  draining: boolean;
+  /** Retired: out of the registry, its jobs given a lease. */
+  closed: boolean;
+  /** performance.now() of the last sign of life. */
   lastSeen: number;
   /** Clock time it joined the registry (set by `WorkerRegistry.add`). */
-  connectedAt = 0;
+  connectedAt: number;
   /** Whether it has taken a job since it connected (or came back holding jobs): its first one may be a cold start. */
-  warm = false;
-
-  constructor(
-    private readonly socket: SessionSocket,
-    hello: HelloMessage,
-    now: number,
-    /** Id of the credential (worker token) the worker connected with: only the same credential may take its id over. */
-    readonly credentialId = '',
-  ) {
-    this.workerId = hello.workerId;
-    this.endpointId = hello.endpointId;
-    this.stream = hello.stream;
-    this.inputSchema = hello.inputSchema;
-    this.concurrency = hello.concurrency;
-    this.batchMaxSize = hello.batch?.maxSize;
-    this.blobs = hello.blobs === true;
-    this.lastSeen = now;
-  }
-
-  /** Jobs the control plane may still push to this worker. */
-  get capacity(): number {
-    if (this.draining || this.closed) return 0;
-    return Math.max(0, this.concurrency - this.inflight.size - this.reserved);
-  }
-
+  warm: boolean;
+  /** Jobs the control plane may push to this worker now. */
+  readonly capacity: number;
   /** The session runs this attempt now (assigned, or adopted after a reconnect). */
-  hold(id: string, attempt: number): void {
-    this.inflight.set(id, attempt);
-    // Never more than the attempts held: passes of attempts that ended without a result (timed out, requeued) lapse.
-    this.resultPasses = Math.min(this.resultPasses + 1, this.inflight.size);
-  }
-
-  /**
-   * Whether `msg` is the result of an attempt this session holds, taking one of the passes `hold` gave: such a
-   * result was asked for (credit-based flow control bounds it by the assigns), so it is not counted against the
-   * message rate. Without it one busy worker could never complete more than `workerMessagesPerSecond` jobs a
-   * second. Repeats of a result sent before the first is applied can use passes too, never more than one per assign.
-   */
-  takeResultPass(msg: WorkerMessage): boolean {
-    if (msg.type !== 'job.complete' && msg.type !== 'job.fail') return false;
-    if (this.resultPasses === 0 || this.inflight.get(msg.id) !== msg.attempt) return false;
-    this.resultPasses--;
-    return true;
-  }
-
-  send(msg: ServerMessage): boolean {
-    if (this.closed || this.socket.readyState !== this.socket.OPEN) return false;
-    // A big input kept as a blob goes by reference to a worker that fetches it (issue #35); one kept as received
-    // (`RawJson`) is spliced into the frame as its bytes: no parse, no stringify.
-    if (msg.type === 'job.assign' && msg.input instanceof BlobJson && this.blobs) {
-      const inputBlob = { url: `/v2/_worker/jobs/${encodeURIComponent(msg.id)}/input`, size: msg.input.length };
-      sendCoalesced(this.socket, JSON.stringify({ ...msg, input: {}, inputBlob }));
-    } else if (msg.type === 'job.assign' && msg.input instanceof RawJson)
-      this.socket.send(jsonBytes(msg) as Buffer, { binary: false });
-    else sendCoalesced(this.socket, JSON.stringify(msg)); // the frames of one turn leave in one write
-    return true;
-  }
-
-  /** Drops the connection at once (missed heartbeats, replaced by a newer connection). */
-  terminate(): void {
-    this.socket.terminate();
-  }
-
-  close(code: number, reason: string): void {
-    this.socket.close(code, reason);
-  }
+  hold(id: string, attempt: number): void;
+  /** Hands the worker a server message (an assign, a cancel, a drain, an ack...); false once it cannot be reached. */
+  send(msg: ServerMessage): boolean;
+  /** Drops the worker at once (missed heartbeats, replaced by a newer connection). */
+  terminate(): void;
+  /** Ends the session with a WebSocket close code and reason (a pull worker is simply taken out of service). */
+  close(code: number, reason: string): void;
 }

@@ -17,7 +17,8 @@ import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
 import type { WorkerReports } from '../jobs/worker-reports.js';
 import { mayServe, type WorkerAuth, type WorkerIdentity } from '../keys/worker-auth.js';
-import { WorkerSession } from '../workers/worker-session.js';
+import type { WorkerSession } from '../workers/worker-session.js';
+import { WebSocketSession } from './ws-session.js';
 import { ConnectionGuard } from './connection-guard.js';
 import { SerialQueue } from './serial-queue.js';
 import { decodeBigFrame } from './big-frame.js';
@@ -82,7 +83,7 @@ export class Gateway {
   private onConnection(ws: WebSocket, identity: WorkerIdentity): void {
     const { logger } = this.deps.ctx;
     this.sockets.add(ws);
-    let session: WorkerSession | undefined;
+    let session: WebSocketSession | undefined;
     const failed = (err: unknown): void => {
       logger.error('worker message failed', { workerId: session?.workerId, err });
       // The store is unreachable: drop the connection so the worker reconnects later and sends its unacknowledged
@@ -136,7 +137,7 @@ export class Gateway {
       }
       const decoded = decodeWorkerMessage(isBinary ? '' : data.toString());
       // Over the message rate: stop reading and apply this message later (nothing is dropped). The result of a job
-      // this worker holds is not counted: its assign paid for it (`WorkerSession.takeResultPass`).
+      // this worker holds is not counted: its assign paid for it (`WebSocketSession.takeResultPass`).
       const notBefore = decoded.ok && session?.takeResultPass(decoded.value) ? 0 : guard.admit(now);
       if (notBefore > 0) ws.pause();
       const apply = () => applyDecoded(decoded);
@@ -170,7 +171,7 @@ export class Gateway {
     ws: WebSocket,
     hello: HelloMessage,
     identity: WorkerIdentity,
-  ): Promise<WorkerSession | undefined> {
+  ): Promise<WebSocketSession | undefined> {
     const { ctx, dispatcher, reports } = this.deps;
     if (hello.protocol !== PROTOCOL_VERSION) {
       this.refuse(
@@ -211,7 +212,7 @@ export class Gateway {
       await this.retire(old, 'replaced by a new connection');
       old.terminate();
     }
-    const session = new WorkerSession(ws, hello, performance.now(), identity.credentialId);
+    const session = new WebSocketSession(ws, hello, performance.now(), identity.credentialId);
     const stale = await reports.adopt(session, hello.inflight);
     if (ws.readyState !== ws.OPEN) {
       await this.retire(session, 'closed during hello');
