@@ -1,66 +1,88 @@
 import { BerthError } from '@berth/protocol';
-import type { Operation } from './guard.js';
-import { QUERY, type IntQuery } from './query.js';
+import { QUERY } from './query.js';
+import type { ApiRoute, EndpointRoute, GlobalRoute, Method, OwnRoute } from './route-types.js';
+import type { ApiRequest, ApiResponse } from './types.js';
+import { run, runsync } from './routes/submit.js';
+import { cancel, health, purgeQueue, retry, status, statusSync } from './routes/jobs.js';
+import { stream } from './routes/stream.js';
+import { webhookLog } from './routes/webhook-log.js';
+import { jobLogs, recentJobs } from './routes/observe.js';
+import { listRequests } from './routes/requests.js';
+import { scaling } from './routes/scaling.js';
+import { monitorRoute } from './routes/monitor.js';
+import { catalog, estimate } from './routes/catalog.js';
+import { chatCompletions, completions, openAiModels } from './openai/index.js';
+import { openApi } from './openapi/route.js';
+import { issueToken } from '../tokens/token-route.js';
 
 /**
- * The one table of the HTTP API's routes: `api.ts` dispatches with it (methods, 405 with `Allow`, the guard's
- * operation, whether a job id follows), the OpenAPI document is generated from it (`openapi/document.ts`), and
- * the tests check docs/api.md and docs/rate-limits.md against it.
+ * The one table of the HTTP API's routes. Each entry carries its path, methods, handler, who may call it, what
+ * the guard counts it as, whether it is answered while draining, and its part of the OpenAPI document
+ * (`openapi/document.ts` generates the document from this table). `api.ts` loads it into the one matcher
+ * (`router.ts`) and runs every request through the steps of `steps.ts`, in their order.
+ *
+ * Adding a route is one entry below:
+ * - a route of an endpoint (`/v2/:ep/...`): `endpoint({ path, methods, auth, operation, doc, serve })`; its
+ *   handler gets a `RouteCall` (endpoint, principal, `params` of the path, the model if a slug named it) after the
+ *   key, endpoint, job token, method and guard checks. Path parameters are `:name` (`rc.params.name`); `*name`
+ *   takes the rest of the path. Several entries may share a path with different methods.
+ * - a route outside an endpoint that needs an API key: `{ kind: 'global', ... }` (method, then key).
+ * - a route that checks its own credential and method (worker protocol, signed URLs): `{ kind: 'own', ... }`.
+ * Then add its row to docs/api.md (and docs/rate-limits.md under its operation); the tests check both.
  */
 
-export type Method = 'GET' | 'POST';
-
-/** A query parameter the OpenAPI document shows but no `intParam` reads (the `/files` signature). */
-export interface PlainQuery {
-  name: string;
-  type: 'integer' | 'string';
-  description: string;
-}
-
-/** What the OpenAPI document says of a route beyond its path and methods. */
-export interface RouteDoc {
-  /** operationId (per target, the target's id is appended). */
-  id: string;
-  summary: string;
-  /** Query parameters the route reads (bounds and defaults as the route applies them). */
-  query?: readonly (IntQuery | PlainQuery)[];
-  /** The request body: `job` is the JobRequest with the target's input schema, `object` any JSON object. */
-  body?: 'job' | 'object';
-  /**
-   * The 200 answer: a component schema name of the document, `object` (any JSON object) or `estimate`; with
-   * `media`, the description of the non-JSON answer.
-   */
-  reply: string;
-  /** Also answers server-sent events (`Accept: text/event-stream` or `stream: true`). */
-  sse?: boolean;
-}
-
-/** A route of one endpoint or public model: `/v2/<ep>/<name>[/<job_id>]`. */
-export interface QueueRoute {
-  methods: readonly Method[];
-  /** What rate limits and key scopes count it as (`guard.ts`). */
-  operation: Operation;
-  /** Takes a `<job_id>` segment. */
-  job: boolean;
-  /** `model`: served on public model slugs only. */
-  only?: 'model';
-  doc: RouteDoc;
-}
-
 const GET_POST = ['GET', 'POST'] as const;
+const GET_HEAD = ['GET', 'HEAD'] as const;
 
-/** The routes of `/v2/<ep>/...`, by their path segment. */
-export const QUEUE_ROUTES = {
-  run: {
+/** An endpoint route; `job` adds the `:job_id` segment (`rc.jobId`). */
+function endpoint(
+  name: string,
+  r: Omit<EndpointRoute, 'kind' | 'path' | 'auth'> & { job?: boolean; auth?: 'job-token' },
+) {
+  const { job, ...route } = r;
+  return { kind: 'endpoint', auth: 'key', path: `/v2/:ep/${name}${job ? '/:job_id' : ''}`, ...route } as const;
+}
+
+/** Answers of the parts a server may leave out (undefined when the part is not configured). */
+const some = (answer: Promise<ApiResponse | undefined> | ApiResponse | undefined, req: ApiRequest) =>
+  Promise.resolve(answer).then(
+    (a) => a ?? Promise.reject(new BerthError('route_not_found', `no route ${req.method} ${req.path}`)),
+  );
+
+/** RunPod's worker protocol: `/v2/<ep>/<op>/<worker_id>[/<job_id>]`, each op with its method (`../pull/`). */
+const PULL_OPS: readonly (readonly [string, Method])[] = [
+  ['job-take', 'GET'],
+  ['job-take-batch', 'GET'],
+  ['job-stop', 'GET'],
+  ['ping', 'GET'],
+  ['job-done', 'POST'],
+  ['job-stream', 'POST'],
+];
+
+const pullRoutes = PULL_OPS.flatMap(([op, method]): OwnRoute[] =>
+  // The pull routes check the rest of the path themselves (a bad shape is 404 before the worker token).
+  [`/v2/:ep/${op}`, `/v2/:ep/${op}/*rest`].map((path) => ({
+    kind: 'own',
+    auth: 'worker',
+    path,
+    methods: [method],
+    whileDraining: true,
+    when: (d) => d.pull !== undefined,
+    serve: (req, _p, d) => some(d.pull!(req), req),
+  })),
+);
+
+export const ROUTES: readonly ApiRoute[] = [
+  endpoint('run', {
     methods: ['POST'],
     operation: 'run',
-    job: false,
+    serve: run,
     doc: { id: 'run', summary: 'Queue a job', body: 'job', reply: 'RunReply' },
-  },
-  runsync: {
+  }),
+  endpoint('runsync', {
     methods: ['POST'],
     operation: 'runsync',
-    job: false,
+    serve: runsync,
     doc: {
       id: 'runsync',
       summary: 'Run a job and wait for it',
@@ -68,28 +90,34 @@ export const QUEUE_ROUTES = {
       body: 'job',
       reply: 'JobObject',
     },
-  },
-  status: {
+  }),
+  endpoint('status', {
     methods: GET_POST,
     operation: 'status',
     job: true,
+    auth: 'job-token',
+    serve: status,
     doc: { id: 'status', summary: 'The job object', query: [QUERY.ttl], reply: 'JobObject' },
-  },
-  'status-sync': {
+  }),
+  endpoint('status-sync', {
     methods: GET_POST,
     operation: 'status',
     job: true,
+    auth: 'job-token',
+    serve: statusSync,
     doc: {
       id: 'statusSync',
       summary: 'The job object, long-polling until terminal',
       query: [QUERY.statusWait, QUERY.ttl],
       reply: 'JobObject',
     },
-  },
-  stream: {
+  }),
+  endpoint('stream', {
     methods: GET_POST,
     operation: 'stream',
     job: true,
+    auth: 'job-token',
+    serve: stream,
     doc: {
       id: 'stream',
       summary: 'Chunks not yet delivered (or server-sent events)',
@@ -97,53 +125,60 @@ export const QUEUE_ROUTES = {
       reply: 'StreamReply',
       sse: true,
     },
-  },
-  cancel: {
+  }),
+  endpoint('cancel', {
     methods: ['POST'],
     operation: 'cancel',
     job: true,
+    // A job token may cancel only when issued with `cancel: true` (`tokens/job-tokens.ts`).
+    auth: 'job-token',
+    serve: cancel,
     doc: { id: 'cancel', summary: 'Cancel a queued or running job', reply: 'JobObject' },
-  },
-  retry: {
+  }),
+  endpoint('retry', {
     methods: ['POST'],
     operation: 'retry',
     job: true,
+    serve: retry,
     doc: { id: 'retry', summary: 'Requeue a FAILED or TIMED_OUT job', reply: 'RunReply' },
-  },
-  'purge-queue': {
+  }),
+  endpoint('purge-queue', {
     methods: ['POST'],
     operation: 'purge-queue',
-    job: false,
+    serve: purgeQueue,
     doc: { id: 'purgeQueue', summary: 'Remove the queued jobs', reply: 'PurgeReply' },
-  },
-  health: {
+  }),
+  endpoint('health', {
     methods: ['GET'],
     operation: 'health',
-    job: false,
+    serve: health,
     doc: { id: 'health', summary: 'Job counts and workers', reply: 'HealthReply' },
-  },
-  webhooks: {
+  }),
+  endpoint('webhooks', {
     methods: ['GET'],
     operation: 'status',
     job: true,
+    serve: (rc, d) => webhookLog(rc, d.store),
     doc: { id: 'webhooks', summary: 'Webhook deliveries of a job', reply: 'object' },
-  },
-  logs: {
+  }),
+  endpoint('logs', {
     methods: ['GET'],
     operation: 'status',
     job: true,
+    auth: 'job-token',
+    serve: (rc, d) => jobLogs(rc, d.store),
     doc: { id: 'logs', summary: 'What the handler logged for a job', reply: 'object' },
-  },
-  jobs: {
+  }),
+  endpoint('jobs', {
     methods: ['GET'],
     operation: 'status',
-    job: false,
+    serve: (rc, d) => recentJobs(rc, d.store),
     doc: { id: 'jobs', summary: 'Recent jobs, newest first', query: [QUERY.jobsLimit], reply: 'object' },
-  },
-  requests: {
+  }),
+  endpoint('requests', {
     methods: ['GET'],
     operation: 'requests',
-    job: false,
+    serve: (rc, d) => listRequests(rc, d.store),
     doc: {
       id: 'requests',
       summary: "The endpoint's requests, newest first, a page at a time (RunPod's /requests: 10 per 10 s)",
@@ -154,11 +189,12 @@ export const QUEUE_ROUTES = {
       ],
       reply: 'object',
     },
-  },
-  token: {
+  }),
+  endpoint('token', {
     methods: ['POST'],
     operation: 'status',
     job: true,
+    serve: issueToken,
     doc: {
       id: 'token',
       summary: 'A new job token for this job (docs/job-tokens.md): read-only, and may cancel with cancel=true',
@@ -168,143 +204,176 @@ export const QUEUE_ROUTES = {
       ],
       reply: 'object',
     },
-  },
-  scaling: {
+  }),
+  endpoint('scaling', {
     methods: ['GET'],
     operation: 'health',
-    job: false,
+    serve: (rc, d) => (d.scaling ? scaling(rc, d.scaling) : notFound(rc.req)),
     doc: {
       id: 'scaling',
       summary: "Desired workers from the endpoint's scaling policy (KEDA metrics-api; docs/deployment.md)",
       reply: 'object',
     },
-  },
-  monitor: {
+  }),
+  endpoint('monitor', {
     methods: ['GET'],
     operation: 'health',
-    job: false,
+    serve: (rc, d) => (d.monitor ? monitorRoute(rc, d.monitor) : notFound(rc.req)),
     doc: {
       id: 'monitor',
       summary: 'The last 15 minutes (or up to an hour) in 5 s slots: jobs, queue, workers, delay and execution',
       query: [QUERY.monitorWindow],
       reply: 'object',
     },
-  },
-  estimate: {
+  }),
+  endpoint('estimate', {
     methods: ['POST'],
     operation: 'status',
-    job: false,
-    only: 'model',
+    model: 'only',
+    serve: (rc) => estimate(rc.model!, rc.req),
     doc: { id: 'estimate', summary: 'The cost a submit would be charged', body: 'job', reply: 'estimate' },
-  },
-} as const satisfies Record<string, QueueRoute>;
+  }),
+  // The OpenAI-compatible routes (docs/openai.md): errors in the OpenAI shape, not through a model's pricing.
+  ...(
+    [
+      ['v1/chat/completions', 'POST', chatCompletions, 'openaiChat', 'OpenAI-compatible chat completions'],
+      ['v1/completions', 'POST', completions, 'openaiCompletions', 'OpenAI-compatible completions'],
+      ['v1/models', 'GET', openAiModels, 'openaiModels', 'OpenAI-compatible model list'],
+    ] as const
+  ).map(([name, method, serve, id, summary]) =>
+    endpoint(`openai/${name}`, {
+      methods: [method],
+      operation: 'openai',
+      model: 'direct',
+      errors: 'openai',
+      serve,
+      doc:
+        method === 'POST'
+          ? { id, summary, body: 'object', reply: 'object', sse: true, endpointsOnly: true }
+          : { id, summary, reply: 'object', endpointsOnly: true },
+    }),
+  ),
+  // Fallbacks: any other `/v2/<ep>/<op>[/<id>]` is 404 once the key and endpoint are checked.
+  endpoint('openai/*rest', {
+    methods: [],
+    operation: 'openai',
+    errors: 'openai',
+    notFound: '; the OpenAI routes are v1/chat/completions, v1/completions and v1/models',
+  }),
+  endpoint(':op', { methods: [], operation: 'status' }),
+  endpoint(':op/:job_id', { methods: [], operation: 'status' }),
+  ...globalRoutes(),
+  ...ownRoutes(),
+];
 
-export type QueueRouteName = keyof typeof QUEUE_ROUTES;
-
-/** The OpenAI-compatible routes of an endpoint: `/v2/<ep>/openai/<name>` (docs/openai.md). */
-export const OPENAI_ROUTES = {
-  'v1/chat/completions': {
-    methods: ['POST'],
-    doc: {
-      id: 'openaiChat',
-      summary: 'OpenAI-compatible chat completions',
-      body: 'object',
-      reply: 'object',
-      sse: true,
+function globalRoutes(): GlobalRoute[] {
+  return [
+    {
+      kind: 'global',
+      auth: 'key',
+      path: '/v2/_berth/catalog',
+      methods: ['GET'],
+      name: 'the catalog',
+      when: (d) => d.catalog !== undefined,
+      serve: (who, d) => catalog(who, d.catalog!),
+      doc: { id: 'catalog', summary: 'Endpoints and public models this key may use', reply: 'object' },
     },
-  },
-  'v1/completions': {
-    methods: ['POST'],
-    doc: {
-      id: 'openaiCompletions',
-      summary: 'OpenAI-compatible completions',
-      body: 'object',
-      reply: 'object',
-      sse: true,
+    {
+      kind: 'global',
+      auth: 'key',
+      path: '/openapi.json',
+      methods: ['GET'],
+      name: '/openapi.json',
+      when: (d) => d.catalog !== undefined,
+      serve: (who, d) => openApi(who, d.catalog!, ROUTES),
+      doc: { id: 'openapi', summary: 'This document, for this key', reply: 'object' },
     },
-  },
-  'v1/models': {
-    methods: ['GET'],
-    doc: { id: 'openaiModels', summary: 'OpenAI-compatible model list', reply: 'object' },
-  },
-} as const satisfies Record<string, { methods: readonly Method[]; doc: RouteDoc }>;
-
-export type OpenAiRouteKey = keyof typeof OPENAI_ROUTES;
-
-/** A route outside `/v2/<ep>/`. */
-export interface GlobalRoute {
-  methods: readonly Method[];
-  /** How a 405 names it. */
-  name: string;
-  /** No API key needed. */
-  open?: boolean;
-  doc: RouteDoc & {
-    /** The reply's media type when not JSON. */
-    media?: 'text/plain' | 'text/html' | 'application/octet-stream';
-  };
+    {
+      kind: 'global',
+      auth: 'key',
+      path: '/metrics',
+      methods: ['GET'],
+      name: '/metrics',
+      when: (d) => d.metrics !== undefined,
+      // A key limited to some endpoints sees only their lines.
+      serve: async (who, d) => ({
+        status: 200,
+        headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' },
+        bytes: Buffer.from(await d.metrics!.render(who.scope?.endpoints ?? null)),
+      }),
+      doc: { id: 'metrics', summary: 'Prometheus metrics', reply: 'Prometheus text format', media: 'text/plain' },
+    },
+  ];
 }
 
-/** The routes that are not per endpoint, by path. */
-export const GLOBAL_ROUTES = {
-  '/v2/_berth/catalog': {
-    methods: ['GET'],
-    name: 'the catalog',
-    doc: { id: 'catalog', summary: 'Endpoints and public models this key may use', reply: 'object' },
-  },
-  '/openapi.json': {
-    methods: ['GET'],
-    name: '/openapi.json',
-    doc: { id: 'openapi', summary: 'This document, for this key', reply: 'object' },
-  },
-  '/metrics': {
-    methods: ['GET'],
-    name: '/metrics',
-    doc: { id: 'metrics', summary: 'Prometheus metrics', reply: 'Prometheus text format', media: 'text/plain' },
-  },
-  '/ping': { methods: ['GET'], name: '/ping', open: true, doc: { id: 'ping', summary: 'Liveness', reply: 'Ping' } },
-  '/': {
-    methods: ['GET'],
-    name: 'the playground',
-    open: true,
-    doc: { id: 'playground', summary: 'The playground page', reply: 'HTML', media: 'text/html' },
-  },
-  '/docs': {
-    methods: ['GET'],
-    name: 'the API reference',
-    open: true,
-    doc: { id: 'apiReference', summary: 'This API reference as a page', reply: 'HTML', media: 'text/html' },
-  },
-  '/files/{name}': {
-    methods: ['GET'],
-    name: 'files',
-    open: true,
-    doc: {
-      id: 'file',
-      summary: 'An output file stored by the control plane (the signature is the credential)',
-      query: [
-        { name: 'expires', type: 'integer', description: 'Expiry, ms since the epoch' },
-        { name: 'sig', type: 'string', description: 'Signature' },
-      ],
-      reply: 'The file',
-      media: 'application/octet-stream',
+function ownRoutes(): OwnRoute[] {
+  const page = (path: string, doc?: OwnRoute['doc']): OwnRoute => ({
+    kind: 'own',
+    auth: 'none',
+    path,
+    methods: GET_HEAD,
+    when: (d) => d.playground !== undefined,
+    // Another method is no route at all (404), as for any path the API does not know.
+    serve: async (req, _p, d) =>
+      (req.method === 'GET' || req.method === 'HEAD' ? d.playground!(req) : undefined) ?? notFound(req),
+    ...(doc ? { doc } : {}),
+  });
+  return [
+    {
+      kind: 'own',
+      auth: 'none',
+      path: '/ping',
+      methods: ['GET'],
+      whileDraining: true,
+      // Any method: load balancers' liveness checks vary.
+      serve: async () => ({ status: 200, json: { status: 'ok' } }),
+      doc: { id: 'ping', summary: 'Liveness', reply: 'Ping' },
     },
-  },
-} as const satisfies Record<string, GlobalRoute>;
-
-/**
- * Throws 405 `method_not_allowed` (its details the allowed methods, sent as `Allow`) unless `route` answers
- * `method`; `name` is how the message names the route.
- */
-export function checkMethod(method: string, route: { methods: readonly Method[] }, name: string): void {
-  if (!(route.methods as readonly string[]).includes(method))
-    throw new BerthError(
-      'method_not_allowed',
-      `${method} is not allowed on ${name}; use ${route.methods.join(' or ')}`,
-      route.methods,
-    );
+    page('/', { id: 'playground', summary: 'The playground page', reply: 'HTML', media: 'text/html' }),
+    page('/docs', { id: 'apiReference', summary: 'This API reference as a page', reply: 'HTML', media: 'text/html' }),
+    page('/playground/*file'),
+    {
+      kind: 'own',
+      auth: 'none',
+      path: '/files/*name',
+      methods: GET_HEAD,
+      // Jobs finishing during a graceful shutdown still upload and serve their outputs.
+      whileDraining: true,
+      when: (d) => d.files !== undefined,
+      serve: (req, _p, d) => some(d.files!(req), req),
+      doc: {
+        id: 'file',
+        summary: 'An output file stored by the control plane (the signature is the credential)',
+        query: [
+          { name: 'expires', type: 'integer', description: 'Expiry, ms since the epoch' },
+          { name: 'sig', type: 'string', description: 'Signature' },
+        ],
+        reply: 'The file',
+        media: 'application/octet-stream',
+      },
+    },
+    {
+      kind: 'own',
+      auth: 'worker',
+      path: '/v2/_worker/files/*job',
+      methods: ['PUT', 'POST'],
+      whileDraining: true,
+      when: (d) => d.files !== undefined,
+      serve: (req, _p, d) => some(d.files!(req), req),
+    },
+    {
+      kind: 'own',
+      auth: 'worker',
+      path: '/v2/_worker/jobs/*rest',
+      methods: GET_POST,
+      whileDraining: true,
+      when: (d) => d.blobRoutes !== undefined,
+      serve: (req, _p, d) => some(d.blobRoutes!(req), req),
+    },
+    ...pullRoutes,
+  ];
 }
 
-/** The entry of `table` named `key`, if any (never an inherited property such as `constructor`). */
-export function lookup<T extends object>(table: T, key: string): T[keyof T] | undefined {
-  return Object.hasOwn(table, key) ? table[key as keyof T] : undefined;
+function notFound(req: ApiRequest): never {
+  throw new BerthError('route_not_found', `no route ${req.method} ${req.path}`);
 }

@@ -5,9 +5,6 @@ import type { Principal } from '../http/guard.js';
 import { JobTokenSigner, type JobTokenClaims } from './job-token.js';
 import type { IssuingKeys } from './issuing-keys.js';
 
-/** Routes a job token may call, by the path segment after the endpoint; `cancel` only with the cancel scope. */
-const TOKEN_ROUTES: ReadonlySet<string> = new Set(['status', 'status-sync', 'stream', 'logs', 'cancel']);
-
 /**
  * Issues and checks job tokens (docs/job-tokens.md): short-lived, read-only credentials for one job of one
  * endpoint, which a browser may hold instead of an API key. A token is not an API key: it has no admin scope, no
@@ -99,10 +96,17 @@ export class JobTokens {
 const safeEqual = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /**
- * 403 `job_token_not_allowed` unless a job token's caller calls one of its routes (`status`, `status-sync`,
- * `stream`, `logs`, and `cancel` with the cancel scope) on its own job and endpoint. Nothing for API keys.
+ * 403 `job_token_not_allowed` unless a job token's caller calls one of its routes (`allowed`: the route table's
+ * `auth: 'job-token'` routes, `status`, `status-sync`, `stream`, `logs`, and `cancel` with the cancel scope) on
+ * its own job and endpoint. `route` is the path segment after the endpoint. Nothing for API keys.
  */
-export function assertTokenRoute(principal: Principal, endpointId: string, route: string, jobId: string | undefined) {
+export function assertTokenRoute(
+  principal: Principal,
+  endpointId: string,
+  route: string,
+  jobId: string | undefined,
+  allowed: boolean,
+) {
   const c = principal.jobToken;
   if (!c) return;
   if (c.endpointId !== endpointId || c.jobId !== jobId)
@@ -110,7 +114,7 @@ export function assertTokenRoute(principal: Principal, endpointId: string, route
       'job_token_not_allowed',
       `this job token is for job ${c.jobId} of endpoint ${c.endpointId} only`,
     );
-  if (!TOKEN_ROUTES.has(route) || (route === 'cancel' && !c.cancel))
+  if (!allowed || (route === 'cancel' && !c.cancel))
     throw new BerthError(
       'job_token_not_allowed',
       `a job token may call status, status-sync, stream, logs${c.cancel ? ' and cancel' : ''} of its job, not ${route}`,

@@ -2,8 +2,8 @@ import { KeyChecker } from '../http/auth.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import { isJobToken, JOB_TOKEN_PREFIX } from './job-token.js';
 
-/** Routes a job token may call (the path segment after the endpoint): the ones a browser preflight is answered on. */
-const PREFLIGHT_ROUTES = /^\/v2\/[a-z0-9][a-z0-9-]{0,62}\/(status|status-sync|stream|logs|cancel)\/[^/]+$/;
+/** The endpoint segments a browser preflight is answered on (endpoint ids and model slugs). */
+const PREFLIGHT_TARGET = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 /**
  * Sent on every answer to a request carrying a job token: any origin may read it. Safe with `*` because a job
@@ -26,11 +26,18 @@ export function credentialOf(req: ApiRequest, route: string | undefined): string
 }
 
 /**
- * `OPTIONS` on a route a job token may call: the CORS preflight of a browser on another origin (`fetch` with an
+ * `OPTIONS` on a route a job token may call (`tokenRoute`: a route of the table with `auth: 'job-token'`, on
+ * endpoint `target`, with a job id): the CORS preflight of a browser on another origin (`fetch` with an
  * `Authorization` header). Undefined for any other request.
  */
-export function tokenPreflight(req: ApiRequest): ApiResponse | undefined {
-  if (req.method !== 'OPTIONS' || !PREFLIGHT_ROUTES.test(req.path)) return undefined;
+export function tokenPreflight(
+  req: ApiRequest,
+  tokenRoute: boolean,
+  target: string | undefined,
+  jobId: string | undefined,
+): ApiResponse | undefined {
+  if (req.method !== 'OPTIONS' || !tokenRoute || !jobId || target === undefined || !PREFLIGHT_TARGET.test(target))
+    return undefined;
   return {
     status: 204,
     headers: {

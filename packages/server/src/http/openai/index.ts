@@ -1,7 +1,6 @@
 import { BerthError, isTerminal, LIMITS } from '@berth/protocol';
 import { armWaiter } from '../../jobs/job-events.js';
 import { parseJsonBody, readBody } from '../body.js';
-import { OPENAI_ROUTES, lookup, type OpenAiRouteKey } from '../route-table.js';
 import type { OpenAiContext } from './context.js';
 import type { ApiResponse } from '../types.js';
 import { terminalAnswer } from './job-output.js';
@@ -11,25 +10,13 @@ import { validateChat, validateCompletion } from './validate.js';
 
 export { toOpenAiError } from './errors.js';
 
-/** The handler of each OpenAI route; paths and methods are in the route table (`../route-table.ts`). */
-const HANDLERS: Record<OpenAiRouteKey, (rc: OpenAiContext) => Promise<ApiResponse>> = {
-  'v1/chat/completions': (rc) => completion(rc, '/v1/chat/completions'),
-  'v1/completions': (rc) => completion(rc, '/v1/completions'),
-  'v1/models': models,
-};
+/** The OpenAI routes' handlers; their paths, methods and docs are in the route table (`../route-table.ts`). */
+export const chatCompletions = (rc: OpenAiContext) => completion(rc, '/v1/chat/completions');
+export const completions = (rc: OpenAiContext) => completion(rc, '/v1/completions');
+export { models as openAiModels };
 
 /** The `openai_route` values workers see in `input`. */
 export type OpenAiRouteName = '/v1/chat/completions' | '/v1/completions' | '/v1/models';
-
-/**
- * The route for the path segments after `/v2/<ep>/openai/` (e.g. `['v1', 'chat', 'completions']`): its name
- * (`v1/chat/completions`), methods and handler, or undefined. See docs/openai.md.
- */
-export function openAiRoute(segments: readonly string[]) {
-  const key = segments.join('/');
-  const route = lookup(OPENAI_ROUTES, key);
-  return route && { name: key, methods: route.methods, handler: HANDLERS[key as OpenAiRouteKey] };
-}
 
 async function readObject(rc: OpenAiContext): Promise<Record<string, unknown>> {
   const buf = await readBody(rc.req.body, LIMITS.runsyncBodyBytes, rc.req.headers['content-length']);

@@ -1,15 +1,6 @@
 import { READ_ONLY_OPERATIONS } from '../../keys/scope-guard.js';
 import type { IntQuery } from '../query.js';
-import {
-  GLOBAL_ROUTES,
-  OPENAI_ROUTES,
-  QUEUE_ROUTES,
-  type GlobalRoute,
-  type Method,
-  type PlainQuery,
-  type QueueRoute,
-  type RouteDoc,
-} from '../route-table.js';
+import type { ApiRoute, Method, PlainQuery, RouteDoc } from '../route-types.js';
 import { protocolSchemas, SERVER_VERSION, withoutDialect, type JsonSchema } from './schemas.js';
 
 /** An endpoint or public model the caller may use, with the input schema it announced (if any). */
@@ -25,17 +16,18 @@ export interface OpenApiOptions {
   targets: readonly OpenApiTarget[];
   /** A read-only key: only the routes it may call (status, stream, health, logs, jobs, token, estimate). */
   readOnly: boolean;
+  /** The route table (`../route-table.ts`): the routes with a `doc`. */
+  routes: readonly ApiRoute[];
 }
 
 type Operation = Record<string, unknown>;
-type Paths = Record<string, Partial<Record<'get' | 'post', Operation>>>;
+type Paths = Record<string, Partial<Record<Lowercase<Method>, Operation>>>;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
 const ERRORS = {
   '4XX': json(ref('Error'), 'An error with a stable code (docs/errors.md)'),
   '5XX': json(ref('Error'), 'Server error or shutting down'),
 };
-const jobIdParam = { name: 'job_id', in: 'path', required: true, schema: { type: 'string' } };
 const anyObject = { type: 'object' };
 
 /** Schema component names allow letters, digits, `.`, `-` and `_` (endpoint ids and slugs fit). */
@@ -53,8 +45,8 @@ function queryParam(q: IntQuery | PlainQuery) {
 
 /** The operation of one route of the table; `target` fills in the input schema of `body: 'job'` routes. */
 function operation(
-  doc: RouteDoc & { media?: string },
-  opts: { id: string; tag: string; target?: OpenApiTarget; job?: boolean },
+  doc: RouteDoc,
+  opts: { id: string; tag: string; target?: OpenApiTarget; pathParams: readonly string[] },
 ): Operation {
   const input = opts.target ? ref(inputName(opts.target)) : anyObject;
   const reply =
@@ -74,7 +66,10 @@ function operation(
     content['text/event-stream'] = {
       schema: { type: 'string', description: 'server-sent events: data: {"output": chunk} ... event: done' },
     };
-  const params = [...(opts.job ? [jobIdParam] : []), ...(doc.query ?? []).map(queryParam)];
+  const params = [
+    ...opts.pathParams.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
+    ...(doc.query ?? []).map(queryParam),
+  ];
   const body =
     doc.body === 'job'
       ? { allOf: [ref('JobRequest'), { type: 'object', properties: { input } }] }
@@ -91,48 +86,74 @@ function operation(
   };
 }
 
-/** `{get, post}` of one route: each method its own operation (ids `<id>` for POST, `<id>_get` beside it). */
-function methods(list: readonly Method[], make: (suffix: string) => Operation): Paths[string] {
-  const out: Paths[string] = {};
-  for (const m of list) out[m === 'GET' ? 'get' : 'post'] = make(m === 'GET' && list.includes('POST') ? '_get' : '');
+/** A pattern as an OpenAPI path (`:name` and `*name` as `{name}`), and its parameters. */
+function openApiPath(pattern: string): { path: string; params: string[] } {
+  const params: string[] = [];
+  const path = pattern.replace(/[:*]([A-Za-z_]+)/g, (_m, name: string) => {
+    params.push(name);
+    return `{${name}}`;
+  });
+  return { path, params };
+}
+
+/**
+ * Adds the documented methods of `routes` (all on one path) to `paths[path]`: each method its own operation, its
+ * id the doc's with `suffix`, and `_<method>` on GET beside POST (and on any other method beside others).
+ */
+function addPath(
+  paths: Paths,
+  path: string,
+  routes: readonly ApiRoute[],
+  op: (r: ApiRoute, m: Method, idSuffix: string) => Operation,
+) {
+  const documented = routes.flatMap((r) => r.methods.filter((m) => m !== 'HEAD').map((m) => [r, m] as const));
+  const methods = documented.map(([, m]) => m);
+  const entry = (paths[path] ??= {});
+  for (const [r, m] of documented) {
+    const suffix =
+      m === 'POST' || methods.length === 1 || (m === 'GET' && !methods.includes('POST')) ? '' : `_${m.toLowerCase()}`;
+    entry[m.toLowerCase() as Lowercase<Method>] = op(r, m, suffix);
+  }
+}
+
+/** The documented routes of the table grouped by path pattern, in table order. */
+function byPath(routes: readonly ApiRoute[], endpointRoutes: boolean): Map<string, ApiRoute[]> {
+  const out = new Map<string, ApiRoute[]>();
+  for (const r of routes)
+    if (r.doc && (r.kind === 'endpoint') === endpointRoutes) out.set(r.path, [...(out.get(r.path) ?? []), r]);
   return out;
 }
 
 /** The routes of one endpoint or model that the key may call, from the route table. */
-function targetPaths(t: OpenApiTarget, readOnly: boolean): Paths {
-  const base = `/v2/${t.id}`;
+function targetPaths(t: OpenApiTarget, readOnly: boolean, table: readonly ApiRoute[]): Paths {
   const tag = t.kind === 'model' ? `model ${t.id}` : `endpoint ${t.id}`;
   const suffix = `_${t.id.replace(/[^A-Za-z0-9_]/g, '_')}`;
   const paths: Paths = {};
-  for (const [name, route] of Object.entries(QUEUE_ROUTES) as [string, QueueRoute][]) {
-    if (route.only === 'model' && t.kind !== 'model') continue;
-    if (readOnly && !READ_ONLY_OPERATIONS.has(route.operation)) continue;
-    paths[`${base}/${name}${route.job ? '/{job_id}' : ''}`] = methods(route.methods, (m) =>
-      operation(route.doc, { id: `${route.doc.id}${suffix}${m}`, tag, target: t, job: route.job }),
+  for (const [pattern, all] of byPath(table, true)) {
+    const routes = all.filter(
+      (r) =>
+        r.kind === 'endpoint' &&
+        !(r.model === 'only' && t.kind !== 'model') &&
+        !(r.doc!.endpointsOnly && t.kind !== 'endpoint') &&
+        !(readOnly && !READ_ONLY_OPERATIONS.has(r.operation)),
+    );
+    if (!routes.length) continue;
+    const { path, params } = openApiPath(pattern.replace(':ep', t.id));
+    addPath(paths, path, routes, (r, _m, m) =>
+      operation(r.doc!, { id: `${r.doc!.id}${suffix}${m}`, tag, target: t, pathParams: params }),
     );
   }
-  if (t.kind === 'endpoint' && !(readOnly && !READ_ONLY_OPERATIONS.has('openai')))
-    for (const [name, route] of Object.entries(OPENAI_ROUTES))
-      paths[`${base}/openai/${name}`] = methods(route.methods, (m) =>
-        operation(route.doc, { id: `${route.doc.id}${suffix}${m}`, tag }),
-      );
   return paths;
 }
 
-/** The routes that are not per endpoint. `security: []`: no key needed. */
-function globalPaths(): Paths {
+/** The routes that are not per endpoint. `security: []`: no key needed (routes that check their own). */
+function globalPaths(table: readonly ApiRoute[]): Paths {
   const paths: Paths = {};
-  for (const [path, route] of Object.entries(GLOBAL_ROUTES) as [string, GlobalRoute][]) {
-    const params = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => ({
-      name: m[1],
-      in: 'path',
-      required: true,
-      schema: { type: 'string' },
-    }));
-    paths[path] = methods(route.methods, (m) => {
-      const o = operation(route.doc, { id: `${route.doc.id}${m}`, tag: 'berth' });
-      if (params.length) o['parameters'] = [...params, ...((o['parameters'] as unknown[]) ?? [])];
-      return route.open ? { ...o, security: [] } : o;
+  for (const [pattern, routes] of byPath(table, false)) {
+    const { path, params } = openApiPath(pattern);
+    addPath(paths, path, routes, (r, _m, m) => {
+      const o = operation(r.doc!, { id: `${r.doc!.id}${m}`, tag: 'berth', pathParams: params });
+      return r.kind === 'own' ? { ...o, security: [] } : o;
     });
   }
   return paths;
@@ -153,9 +174,9 @@ export function openApiDocument(o: OpenApiOptions): Record<string, unknown> {
     schemas[inputName(t)] = t.inputSchema
       ? { ...withoutDialect(t.inputSchema), ...(t.description ? { description: t.description } : {}) }
       : { type: 'object', description: 'No input schema announced yet: any JSON object' };
-    Object.assign(paths, targetPaths(t, o.readOnly));
+    Object.assign(paths, targetPaths(t, o.readOnly, o.routes));
   }
-  Object.assign(paths, globalPaths());
+  Object.assign(paths, globalPaths(o.routes));
   return {
     openapi: '3.1.0',
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',

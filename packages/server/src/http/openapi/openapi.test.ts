@@ -3,6 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import type { CatalogDeps } from '../routes/catalog.js';
 import { openApiDocument } from './document.js';
+import { ROUTES } from '../route-table.js';
 import { openApi } from './route.js';
 
 const DOCS_API = new URL('../../../../../docs/api.md', import.meta.url);
@@ -90,6 +91,7 @@ const full = openApiDocument({
     { id: 'shapes', kind: 'model', inputSchema: greet, description: 'a model' },
   ],
   readOnly: false,
+  routes: ROUTES,
 }) as any;
 
 describe('GET /openapi.json document', () => {
@@ -102,6 +104,7 @@ describe('GET /openapi.json document', () => {
     const readOnly = openApiDocument({
       targets: [{ id: 'greet', kind: 'endpoint', inputSchema: greet }],
       readOnly: true,
+      routes: ROUTES,
     });
     const validator = new Validator();
     for (const doc of [full, readOnly]) {
@@ -155,7 +158,7 @@ describe('GET /openapi.json document', () => {
       models: new Map(),
       registry: { inputSchema: (id: string) => (id === 'greet' ? greet : null) },
     } as unknown as CatalogDeps;
-    const doc = (openApi({ keyId: 'k1', scope: { endpoints: ['greet'], readOnly: true } }, deps) as any).json;
+    const doc = (openApi({ keyId: 'k1', scope: { endpoints: ['greet'], readOnly: true } }, deps, ROUTES) as any).json;
     expect(problemsOf(doc)).toEqual([]);
     const paths = Object.keys(doc.paths);
     expect(
@@ -163,7 +166,7 @@ describe('GET /openapi.json document', () => {
     ).toBe(true);
     expect(paths).toContain('/v2/greet/status/{job_id}');
     expect(paths.filter((p) => /\/(run|runsync|cancel|retry|purge-queue|openai)\b/.test(p))).toEqual([]);
-    const all = (openApi({ keyId: 'admin' }, deps) as any).json;
+    const all = (openApi({ keyId: 'admin' }, deps, ROUTES) as any).json;
     expect(Object.keys(all.paths)).toEqual(
       expect.arrayContaining(['/v2/echo/run', '/v2/image/runsync', '/v2/greet/cancel/{job_id}']),
     );
