@@ -71,6 +71,9 @@ describe('berth build k8s/ manifests', () => {
     const { scaled, deployment } = manifests({ minWorkers: 1, maxWorkers: 2, docker: { gpus: '2' } });
     expect(scaled.spec.minReplicaCount).toBe(1);
     expect(deployment.spec.template.spec.containers[0].resources).toEqual({ limits: { 'nvidia.com/gpu': 2 } });
+    // gpusPerWorker: each pod asks that many (the device plugin gives each its own).
+    const placed = manifests({ maxWorkers: 4, gpusPerWorker: 3 }).deployment;
+    expect(placed.spec.template.spec.containers[0].resources).toEqual({ limits: { 'nvidia.com/gpu': 3 } });
   });
 
   it('toYaml writes what a YAML parser reads back unchanged', () => {

@@ -15,7 +15,14 @@ export const K8S_CONTROL_PLANE_URL = 'http://berth:8080';
 export function k8sManifests(ep: ResolvedEndpoint, deploy: DeploySettings, image: string): Record<string, string> {
   const name = `${ep.id}-worker`;
   const labels = { 'app.kubernetes.io/name': name, 'berth.endpoint': ep.id };
-  const gpus = ep.docker.gpus === undefined ? undefined : ep.docker.gpus === 'all' ? 1 : Number(ep.docker.gpus);
+  // Each pod its own GPUs: gpusPerWorker (the device plugin places them), else docker.gpus ("all": one).
+  const gpus = ep.gpusPerWorker
+    ? ep.gpusPerWorker
+    : ep.docker.gpus === undefined
+      ? undefined
+      : ep.docker.gpus === 'all'
+        ? 1
+        : Number(ep.docker.gpus);
   const env: YamlValue[] = [
     { name: 'BERTH_URL', value: K8S_CONTROL_PLANE_URL },
     { name: 'BERTH_ENDPOINT_ID', value: ep.id },

@@ -11,6 +11,7 @@ import {
 import {
   checkWorkerFiles,
   findConfigFile,
+  gpuInventory,
   loadConfig,
   type ResolvedConfig,
   type ResolvedEndpoint,
@@ -26,6 +27,7 @@ import { startServer } from '../internal/listen.js';
 import { shutdownSignal } from '../internal/signals.js';
 import { WorkerSupervisor, type WorkerSpec } from '../internal/supervisor.js';
 import { Fleet } from '../dev/fleet.js';
+import { GpuAllocator } from '@berth/server/scaling';
 import { EXIT, UsageError } from '../internal/usage-error.js';
 import type { WatchMode } from '../dev/watcher.js';
 import { startServerTracing } from '../internal/tracing.js';
@@ -138,6 +140,11 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
   // 1. Config: any problem here is the user's to fix, so it throws ConfigError (exit 2) before anything starts.
   const config = await loadConfig(findConfigFile(args.config, io.cwd));
   checkWorkerFiles(config);
+  // The GPUs endpoints with gpusPerWorker get (the config's list, else nvidia-smi -L); none needed: undefined.
+  const gpuDevices = gpuInventory(
+    config,
+    config.endpoints.map((e) => e.id),
+  );
 
   // 2. Secrets.
   const color = useColor(io.stdout, io.env);
@@ -198,9 +205,12 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
     },
     onLoadFailure: (spec, how) => fleet.onLoadFailure(spec, how),
   });
+  const gpus = gpuDevices && new GpuAllocator(gpuDevices, (ep) => server.workers.setGpus(ep, gpus!.holdings(ep)));
+  if (gpus) logger.info(`GPUs placed per worker: ${gpuDevices!.join(', ')}`);
   const fleet = new Fleet({
     server,
     supervisor,
+    ...(gpus ? { gpus } : {}),
     endpoints: config.endpoints,
     dir: config.dir,
     configFile: config.file,

@@ -17,7 +17,7 @@ import { shutdownSignal } from '../internal/signals.js';
 import { EXIT } from '../internal/usage-error.js';
 import { startServerTracing } from '../internal/tracing.js';
 import { stopTracing } from '@berth/protocol/tracing';
-import { findConfigFile, loadConfig } from '../config/index.js';
+import { findConfigFile, gpuInventory, loadConfig } from '../config/index.js';
 import {
   dataLine,
   openStoreOrExit,
@@ -137,6 +137,8 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   const config = args.config !== undefined ? await loadConfig(findConfigFile(args.config, io.cwd)) : undefined;
   const endpoints = [...new Set([...args.endpoints, ...(config?.endpoints.map((e) => e.id) ?? [])])];
   const images = scaledImages(args.scale, config);
+  // The GPUs scaled endpoints with gpusPerWorker get (the config's list, else nvidia-smi -L).
+  const gpuDevices = config && gpuInventory(config, [...images.keys()]);
   const color = useColor(io.stdout, io.env);
   const c = paint(color);
   const logger = createTerminalLogger(
@@ -222,6 +224,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
       url: dial,
       logger,
       env: io.env,
+      gpuDevices,
     });
     io.stdout.write(
       `\nScaling worker containers (docker): ${[...images].map(([ep, image]) => `${ep} -> ${image}`).join(', ')}\n`,

@@ -212,7 +212,7 @@ describe('resolveConfig', () => {
     ],
     [
       { endpoints: { echo: { worker: 'a.ts', concurency: 2 } } },
-      'endpoints.echo: unknown field "concurency" (known: worker, command, workers, minWorkers, maxWorkers, idleTimeoutMs, concurrency, drainTimeoutMs, apt, scaler, bufferWorkers, image, docker)',
+      'endpoints.echo: unknown field "concurency" (known: worker, command, workers, minWorkers, maxWorkers, idleTimeoutMs, concurrency, drainTimeoutMs, apt, scaler, bufferWorkers, image, docker, gpusPerWorker)',
     ],
     [
       { endpoints: { echo: { worker: 'a.ts', apt: 'ffmpeg' } } },
@@ -226,7 +226,7 @@ describe('resolveConfig', () => {
       { endpoints: { echo: { worker: 'a.ts', drainTimeoutMs: -1 } } },
       'endpoints.echo.drainTimeoutMs: must be at least 0 (got -1)',
     ],
-    [{ endpoint: {} }, '(top level): unknown field "endpoint" (known: endpoints, models, webhooks, rateLimits)'],
+    [{ endpoint: {} }, '(top level): unknown field "endpoint" (known: endpoints, models, webhooks, rateLimits, gpus)'],
     [
       { endpoints: { echo: { worker: 'a.ts' } }, rateLimits: { perworker: 5 } },
       'rateLimits: unknown field "perworker" (known: enabled, base, perWorker)',

@@ -31,6 +31,7 @@ const ENDPOINT_FIELDS = [
   'bufferWorkers',
   'image',
   'docker',
+  'gpusPerWorker',
 ];
 
 const WEBHOOK_FIELDS = ['retries', 'retryDelayMs', 'retryBackoff', 'maxRetryDelayMs'];
@@ -124,6 +125,23 @@ const DockerSchema = z.strictObject(
   },
 );
 
+/** A GPU as `nvidia-smi -L` names it: its index or its UUID. */
+const GPU_DEVICE_RE = /^[A-Za-z0-9][A-Za-z0-9:._-]{0,99}$/;
+const GpusSchema = z.strictObject(
+  {
+    devices: z
+      .array(
+        z.string().regex(GPU_DEVICE_RE, {
+          error: (i) => `must be a device index like "0" or a UUID like "GPU-5f1c…" (got ${describeValue(i.input)})`,
+        }),
+        { error: (i) => `must be a list like ["0", "1"] (got ${describeValue(i.input)})` },
+      )
+      .min(1, 'must list at least one device')
+      .refine((d) => new Set(d).size === d.length, 'must not list a device twice'),
+  },
+  { error: (i) => `must be an object like {"devices": ["0", "1", "2", "3"]} (got ${describeValue(i.input)})` },
+);
+
 const EndpointSchema = z
   .strictObject(
     {
@@ -152,6 +170,7 @@ const EndpointSchema = z
         })
         .optional(),
       docker: DockerSchema.optional(),
+      gpusPerWorker: int(1, 64).optional(),
       apt: z
         .array(AptPackage, {
           error: (i) =>
@@ -177,6 +196,14 @@ const EndpointSchema = z
         message: 'give either "workers" (a fixed count) or "minWorkers"/"maxWorkers" (scaling), not both',
       });
     }
+    if (ep.gpusPerWorker !== undefined && ep.docker?.gpus !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['gpusPerWorker'],
+        message:
+          'give either "gpusPerWorker" (each worker its own GPUs) or "docker.gpus" (every container the same GPUs), not both',
+      });
+    }
     if (ep.minWorkers !== undefined && ep.maxWorkers !== undefined && ep.minWorkers > ep.maxWorkers) {
       ctx.addIssue({
         code: 'custom',
@@ -186,41 +213,55 @@ const EndpointSchema = z
     }
   });
 
-const ConfigSchema = z.strictObject(
-  {
-    $schema: z.string().optional(),
-    endpoints: z
-      .record(z.string().regex(ENDPOINT_ID_RE), EndpointSchema, {
-        error: (i) => `must be an object mapping endpoint ids to {"worker": ...} (got ${describeValue(i.input)})`,
-      })
-      .refine((eps) => Object.keys(eps).length > 0, 'must name at least one endpoint'),
-    models: z
-      .record(
-        z.string(),
-        z.looseObject({ endpoint: z.string({ error: 'must name the endpoint that serves the model' }) }),
-        {
-          error: (i) =>
-            `must be an object mapping model slugs to {"endpoint": ..., "kind": ...} (got ${describeValue(i.input)})`,
-        },
-      )
-      .optional(),
-    webhooks: z
-      .strictObject(
-        {
-          retries: int(0, 100).optional(),
-          retryDelayMs: int(0, 86_400_000).optional(),
-          retryBackoff: z.number().min(1).max(10).optional(),
-          maxRetryDelayMs: int(0, 7 * 86_400_000).optional(),
-        },
-        {
-          error: (i) => `must be an object like {"retries": 10, "retryBackoff": 2} (got ${describeValue(i.input)})`,
-        },
-      )
-      .optional(),
-    rateLimits: RateLimitsSchema.optional(),
-  },
-  { error: (i) => `must be an object like {"endpoints": {...}} (got ${describeValue(i.input)})` },
-);
+const ConfigSchema = z
+  .strictObject(
+    {
+      $schema: z.string().optional(),
+      endpoints: z
+        .record(z.string().regex(ENDPOINT_ID_RE), EndpointSchema, {
+          error: (i) => `must be an object mapping endpoint ids to {"worker": ...} (got ${describeValue(i.input)})`,
+        })
+        .refine((eps) => Object.keys(eps).length > 0, 'must name at least one endpoint'),
+      models: z
+        .record(
+          z.string(),
+          z.looseObject({ endpoint: z.string({ error: 'must name the endpoint that serves the model' }) }),
+          {
+            error: (i) =>
+              `must be an object mapping model slugs to {"endpoint": ..., "kind": ...} (got ${describeValue(i.input)})`,
+          },
+        )
+        .optional(),
+      webhooks: z
+        .strictObject(
+          {
+            retries: int(0, 100).optional(),
+            retryDelayMs: int(0, 86_400_000).optional(),
+            retryBackoff: z.number().min(1).max(10).optional(),
+            maxRetryDelayMs: int(0, 7 * 86_400_000).optional(),
+          },
+          {
+            error: (i) => `must be an object like {"retries": 10, "retryBackoff": 2} (got ${describeValue(i.input)})`,
+          },
+        )
+        .optional(),
+      rateLimits: RateLimitsSchema.optional(),
+      gpus: GpusSchema.optional(),
+    },
+    { error: (i) => `must be an object like {"endpoints": {...}} (got ${describeValue(i.input)})` },
+  )
+  .superRefine((c, ctx) => {
+    // With devices listed, an endpoint needing more per worker than the box has could never start a worker.
+    const n = c.gpus?.devices.length;
+    if (n === undefined) return;
+    for (const [id, ep] of Object.entries(c.endpoints))
+      if ((ep.gpusPerWorker ?? 0) > n)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['endpoints', id, 'gpusPerWorker'],
+          message: `must be at most the ${n} device(s) of "gpus" (got ${ep.gpusPerWorker})`,
+        });
+  });
 
 function formatIssue(issue: z.ZodError['issues'][number]): string {
   const path = issue.path.map(String);
@@ -230,16 +271,18 @@ function formatIssue(issue: z.ZodError['issues'][number]): string {
   if (issue.code === 'unrecognized_keys') {
     const known =
       path.length === 0
-        ? ['endpoints', 'models', 'webhooks', 'rateLimits']
-        : path[0] === 'webhooks'
-          ? WEBHOOK_FIELDS
-          : path[0] === 'rateLimits'
-            ? RATE_LIMIT_FIELDS
-            : path.at(-1) === 'docker'
-              ? ['network', 'mounts', 'gpus']
-              : path.at(-1) === 'scaler'
-                ? ['type', 'seconds (queue-delay)', 'jobsPerWorker (request-count)']
-                : ENDPOINT_FIELDS;
+        ? ['endpoints', 'models', 'webhooks', 'rateLimits', 'gpus']
+        : path[0] === 'gpus'
+          ? ['devices']
+          : path[0] === 'webhooks'
+            ? WEBHOOK_FIELDS
+            : path[0] === 'rateLimits'
+              ? RATE_LIMIT_FIELDS
+              : path.at(-1) === 'docker'
+                ? ['network', 'mounts', 'gpus']
+                : path.at(-1) === 'scaler'
+                  ? ['type', 'seconds (queue-delay)', 'jobsPerWorker (request-count)']
+                  : ENDPOINT_FIELDS;
     const keys = issue.keys.map((k) => `"${k}"`).join(', ');
     return `${path.join('.') || '(top level)'}: unknown field${issue.keys.length > 1 ? 's' : ''} ${keys} (known: ${known.join(', ')})`;
   }
@@ -264,6 +307,7 @@ export function resolveConfig(value: unknown, file: string): ResolvedConfig {
     models: (parsed.data.models ?? {}) as unknown as Record<string, ModelConfig>,
     ...(parsed.data.webhooks ? { webhooks: stripUndefined(parsed.data.webhooks) } : {}),
     ...(parsed.data.rateLimits ? { rateLimits: stripUndefined(parsed.data.rateLimits) } : {}),
+    ...(parsed.data.gpus ? { gpus: { devices: parsed.data.gpus.devices } } : {}),
     endpoints: Object.entries(parsed.data.endpoints).map(([id, ep]) => {
       const scaling = ep.minWorkers !== undefined || ep.maxWorkers !== undefined;
       const minWorkers = scaling ? (ep.minWorkers ?? 0) : (ep.workers ?? 1);
@@ -285,6 +329,7 @@ export function resolveConfig(value: unknown, file: string): ResolvedConfig {
         bufferWorkers: ep.bufferWorkers ?? 0,
         image: ep.image,
         docker: ep.docker ?? {},
+        ...(ep.gpusPerWorker !== undefined ? { gpusPerWorker: ep.gpusPerWorker } : {}),
         concurrency: ep.concurrency,
         drainTimeoutMs: ep.drainTimeoutMs,
         apt: ep.apt ?? [],

@@ -46,6 +46,13 @@ export interface EndpointConfig {
   /** `berth serve --scale docker`: how its containers run. Default: Docker's defaults. */
   docker?: DockerRunConfig;
   /**
+   * GPUs each worker gets for itself, from the box's inventory (`gpus` at the top level, else `nvidia-smi -L`):
+   * a container gets them as Docker `DeviceRequests` with their ids, a `berth dev` process as
+   * `CUDA_VISIBLE_DEVICES`. A worker starts only once that many are free (scale-down frees them). Not together
+   * with `docker.gpus`. Default: none.
+   */
+  gpusPerWorker?: number;
+  /**
    * Jobs each worker runs at once (sets `BERTH_CONCURRENCY`, which overrides `start({ concurrency })`).
    * Default: what the handler passes to `start()`, which itself defaults to 1.
    */
@@ -86,8 +93,14 @@ export interface DockerRunConfig {
   network?: string | undefined;
   /** `docker run -v`: `"<host path>:<container path>[:ro]"` each. Default: none. */
   mounts?: string[] | undefined;
-  /** `docker run --gpus`: `"all"` or a count like `"2"`. Default: none. */
+  /** `docker run --gpus`: `"all"` or a count like `"2"`, the same GPUs for every container (see `gpusPerWorker`). Default: none. */
   gpus?: string | undefined;
+}
+
+/** `gpus` of the config file: the box's GPUs that `gpusPerWorker` hands out. */
+export interface GpuInventoryConfig {
+  /** Device ids as `nvidia-smi -L` numbers them (`"0"`, `"1"`) or their UUIDs (`"GPU-…"`). */
+  devices: string[];
 }
 
 /** The `berth.config.json` / `berth.config.ts` file. */
@@ -111,6 +124,13 @@ export interface BerthConfig {
    * @example { "base": { "run": 5000, "purge-queue": 10 }, "perWorker": 100 }
    */
   rateLimits?: RateLimitOptions;
+  /**
+   * The box's GPUs, handed out one set per worker to endpoints with `gpusPerWorker`. Default: what
+   * `nvidia-smi -L` lists, when an endpoint needs GPUs.
+   *
+   * @example { "devices": ["0", "1", "2", "3"] }
+   */
+  gpus?: GpuInventoryConfig;
 }
 
 /**
@@ -145,6 +165,8 @@ export interface ResolvedEndpoint {
   /** The container image for `berth serve --scale docker`, if configured. */
   image: string | undefined;
   docker: DockerRunConfig;
+  /** GPUs each worker gets for itself (0 or absent: none placed). */
+  gpusPerWorker?: number;
   /** `undefined`: leave it to the handler's `start({ concurrency })`. */
   concurrency: number | undefined;
   /** `undefined`: the worker's default (30 s; 7 s in `berth build` images). */
@@ -165,4 +187,6 @@ export interface ResolvedConfig {
   webhooks?: WebhookSchedule;
   /** As in the file (checked by `loadConfig` with the server's rules); undefined when it has no `rateLimits`. */
   rateLimits?: RateLimitOptions;
+  /** The `gpus` inventory as in the file; undefined: discovered with `nvidia-smi -L` when an endpoint needs GPUs. */
+  gpus?: GpuInventoryConfig;
 }

@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
 import type { BerthServer } from '@berth/server';
-import { ScaleLoop } from '@berth/server/scaling';
+import { ScaleLoop, type GpuAllocator } from '@berth/server/scaling';
 import type { ResolvedEndpoint } from '../config/index.js';
 import type { Logger } from '@berth/protocol/log';
 import type { WorkerSpec, WorkerSupervisor } from '../internal/supervisor.js';
@@ -25,6 +25,11 @@ export interface FleetOptions {
   watch?: boolean;
   /** How changes are noticed (`./watcher.ts`): file events with a stat poll behind them, or the poll alone. */
   watchMode?: WatchMode;
+  /**
+   * The box's GPUs, when an endpoint has `gpusPerWorker`: its workers (fixed count or scaled) are started by the
+   * scale loop, each once its GPUs are free, with them as `CUDA_VISIBLE_DEVICES`.
+   */
+  gpus?: GpuAllocator;
   /** Called when `berth dev` must stop: a handler failed to load at startup. */
   onFatal: (message: string) => void;
 }
@@ -65,12 +70,17 @@ export class Fleet {
       workers: o.server.workers,
       specFor: (id, workerId) => o.specFor(this.#state.get(id)!.ep, workerId),
       broken: (id) => this.#state.get(id)?.broken !== undefined,
+      ...(o.gpus
+        ? { gpus: { allocator: o.gpus, perWorker: (id: string) => this.#state.get(id)?.ep.gpusPerWorker ?? 0 } }
+        : {}),
     });
-    // Endpoints with a fixed count are kept by the supervisor's restarts; the loop scales the others.
+    // Endpoints with a fixed count are kept by the supervisor's restarts; the loop scales the others, and starts
+    // those whose workers need GPUs (each when its devices are free).
     this.#loop = new ScaleLoop({
       server: o.server,
       pool: this.#pool,
-      endpoints: o.endpoints.filter((ep) => ep.minWorkers < ep.maxWorkers),
+      endpoints: o.endpoints.filter((ep) => ep.minWorkers < ep.maxWorkers || (ep.maxWorkers > 0 && placesGpus(ep))),
+      ...(o.gpus ? { gpus: o.gpus } : {}),
       logger: o.logger,
       ...(o.tickMs !== undefined ? { tickMs: o.tickMs } : {}),
     });
@@ -103,7 +113,8 @@ export class Fleet {
     }
     if (problems.length) return problems.join('\n');
     this.#watcher?.update(this.#allInputs());
-    for (const st of this.#state.values()) for (let i = 0; i < st.ep.minWorkers; i++) this.#pool.start(st.ep.id);
+    for (const st of this.#state.values())
+      if (!placesGpus(st.ep)) for (let i = 0; i < st.ep.minWorkers; i++) this.#pool.start(st.ep.id);
     this.#loop.start();
     return undefined;
   }
@@ -168,7 +179,9 @@ export class Fleet {
       );
       for (const id of ids) this.#o.supervisor.respawn(id);
       // Workers the scaler had given up on or that failed to load come back with minWorkers.
-      for (let i = this.#o.supervisor.workerIds(st.ep.id).length; i < st.ep.minWorkers; i++) this.#pool.start(st.ep.id);
+      if (!placesGpus(st.ep))
+        for (let i = this.#o.supervisor.workerIds(st.ep.id).length; i < st.ep.minWorkers; i++)
+          this.#pool.start(st.ep.id);
     }
     this.#watcher?.update(this.#allInputs());
   }
@@ -187,6 +200,11 @@ export class Fleet {
   #rel(file: string): string {
     return relative(this.#o.dir, file) || file;
   }
+}
+
+/** Whether the endpoint's workers get GPUs of their own (then the scale loop starts them, as devices are free). */
+function placesGpus(ep: ResolvedEndpoint): boolean {
+  return (ep.gpusPerWorker ?? 0) > 0;
 }
 
 function indent(text: string): string {

@@ -136,6 +136,23 @@ export class WorkerSupervisor {
       .map((s) => s.spec.workerId);
   }
 
+  /**
+   * How the endpoint's workers are starting: some process not yet connected (`starting`), or one crashing again
+   * and again since it last ran for `minUptimeMs` (`crashLoop`: two or more crashes in a row, not given up on, not
+   * up long enough to count as running).
+   */
+  startState(endpointId: string): { starting: boolean; crashLoop: boolean } {
+    const now = Date.now();
+    let starting = false;
+    let crashLoop = false;
+    for (const s of this.#slots) {
+      if (s.spec.endpointId !== endpointId || s.gaveUp || s.afterExit === 'drop') continue;
+      if (!s.connected) starting = true;
+      if (s.crashesInARow >= 2 && (!this.#alive(s) || now - s.startedAt < this.#policy.minUptimeMs)) crashLoop = true;
+    }
+    return { starting, crashLoop };
+  }
+
   #find(workerId: string): Slot | undefined {
     return this.#slots.find((s) => s.spec.workerId === workerId);
   }

@@ -1,3 +1,4 @@
+import { LABEL_GPUS } from './container-spec.js';
 import type { ContainerDetails, ContainerSummary } from './docker-api.js';
 import type { PoolContext } from './pool-context.js';
 import { errorText, type EndpointState, type Tracked } from './scaler-state.js';
@@ -45,6 +46,16 @@ export function adopt(ctx: PoolContext, st: EndpointState, c: ContainerSummary, 
       `adopted worker container ${name}${differs ? `: not counted until it connects (${differs})` : ''}`,
       { endpointId: st.s.ep.id },
     );
+  // The GPUs it was given stay its own while it runs.
+  const gpus = c.Labels[LABEL_GPUS]?.split(',').filter((d) => d !== '') ?? [];
+  if (gpus.length > 0 && ctx.o.gpus) {
+    const refused = ctx.o.gpus.claim(st.s.ep.id, name, gpus);
+    if (refused.length > 0)
+      ctx.o.logger.warn(
+        `adopted worker container ${name} uses GPU(s) ${refused.join(', ')} that are not this start's to give (not in the inventory, or held by another worker)`,
+        { endpointId: st.s.ep.id },
+      );
+  }
   return t;
 }
 

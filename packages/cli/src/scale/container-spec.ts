@@ -10,6 +10,8 @@ import type { ContainerSpec } from './docker-api.js';
 export const LABEL_CONTROL_PLANE = 'berth.control-plane';
 export const LABEL_DEPLOYMENT = 'berth.deployment';
 export const LABEL_ENDPOINT = 'berth.endpoint';
+/** The GPUs a container was given (`gpusPerWorker`), comma-separated: a later start that adopts it holds them. */
+export const LABEL_GPUS = 'berth.gpus';
 
 /** What one endpoint's containers need beyond its config. */
 export interface ScaledEndpoint {
@@ -27,7 +29,8 @@ export interface Owner {
  * The container of worker `name` of an endpoint: the image `berth build` made, the endpoint's environment
  * (`BERTH_URL`, its worker token, concurrency and drain deadline as `deploy.json` has them), the labels, the
  * config's `docker` settings (network, mounts, GPUs), the stop timeout from `deploy.json`, `--init` (the signal
- * reaches node) and no restart policy (the scaler restarts, with backoff).
+ * reaches node) and no restart policy (the scaler restarts, with backoff). `gpus`: the devices the allocator gave
+ * this worker (`gpusPerWorker`), as a `DeviceRequests` entry with their ids and a label.
  */
 export function containerSpec(
   s: ScaledEndpoint,
@@ -35,6 +38,7 @@ export function containerSpec(
   owner: Owner,
   url: string,
   workerToken: string,
+  gpus: readonly string[] = [],
 ): ContainerSpec {
   const deploy = deploySettings(s.ep);
   const env: Record<string, string> = {
@@ -52,6 +56,7 @@ export function containerSpec(
       [LABEL_CONTROL_PLANE]: owner.controlPlane,
       [LABEL_DEPLOYMENT]: owner.deployment,
       [LABEL_ENDPOINT]: s.ep.id,
+      ...(gpus.length > 0 ? { [LABEL_GPUS]: gpus.join(',') } : {}),
     },
     StopTimeout: deploy.stopTimeoutSeconds,
     HostConfig: {
@@ -59,13 +64,15 @@ export function containerSpec(
       ...(docker.mounts?.length ? { Binds: [...docker.mounts] } : {}),
       RestartPolicy: { Name: 'no' },
       Init: true,
-      ...(docker.gpus !== undefined
-        ? {
-            DeviceRequests: [
-              { Driver: '', Count: docker.gpus === 'all' ? -1 : Number(docker.gpus), Capabilities: [['gpu']] },
-            ],
-          }
-        : {}),
+      ...(gpus.length > 0
+        ? { DeviceRequests: [{ Driver: 'nvidia', DeviceIDs: [...gpus], Capabilities: [['gpu']] }] }
+        : docker.gpus !== undefined
+          ? {
+              DeviceRequests: [
+                { Driver: '', Count: docker.gpus === 'all' ? -1 : Number(docker.gpus), Capabilities: [['gpu']] },
+              ],
+            }
+          : {}),
     },
   };
 }

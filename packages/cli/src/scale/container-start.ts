@@ -23,28 +23,39 @@ export function createWorker(ctx: PoolContext, st: EndpointState, now: number): 
     starting: true,
     timed: false,
   };
+  // Its own GPUs (`gpusPerWorker`): the scale loop asks for a worker only when they are free.
+  const per = ep.gpusPerWorker ?? 0;
+  const gpus = per > 0 ? ctx.o.gpus?.take(ep.id, name, per) : [];
+  if (!gpus) {
+    ctx.o.logger.warn(`endpoint ${ep.id}: no ${per} GPU(s) free for a new worker: not started`);
+    return;
+  }
   st.workers.set(name, t);
   const { docker } = ctx.o;
   void (async () => {
     try {
       t.createdAt = ctx.now();
-      t.id = await docker.createContainer(name, containerSpec(st.s, name, ctx.owner, ctx.o.url, st.token!));
+      t.id = await docker.createContainer(name, containerSpec(st.s, name, ctx.owner, ctx.o.url, st.token!, gpus));
       t.createdDoneAt = ctx.now();
       await docker.startContainer(t.id);
       t.startedAt = ctx.now();
       t.starting = false;
+      // The image is there after all: queued jobs now wait for this worker's start.
+      if (st.reason === 'image_missing') st.reason = undefined;
     } catch (err) {
       // Still tracked (and starting) while it is removed: neither a tick nor the wake starts another meanwhile,
       // and its exit is not counted as a second crash.
       if (t.id) await docker.removeContainer(t.id).catch(() => {});
       t.starting = false;
       st.workers.delete(name);
+      ctx.o.gpus?.release(name);
       if (err instanceof DockerError && err.status === 404 && /image/i.test(err.message)) {
         st.notBefore = ctx.now() + IMAGE_RETRY_MS;
         ctx.o.workers.startFailed(ep.id, 'image_missing');
         return ctx.problems.set(
           st,
           `endpoint ${ep.id}: image ${st.s.image} not found in the docker daemon (build it: berth build, then docker build -t ${st.s.image} <folder>); looking again in ${IMAGE_RETRY_MS / 1000} s`,
+          'image_missing',
         );
       }
       if (err instanceof DockerError && err.status === 409) return void nameTaken(ctx, st, name);
@@ -62,6 +73,7 @@ export async function reapExited(ctx: PoolContext, st: EndpointState, t: Tracked
     const { exitCode, tail } = await ctx.o.docker.exitOf(t.id).catch(() => ({ exitCode: -1, tail: '' }));
     await ctx.o.docker.removeContainer(t.id);
     st.workers.delete(t.name);
+    ctx.o.gpus?.release(t.name);
     ctx.details.delete(t.id);
     if (!t.verified) {
       // A container of an earlier start that never connected here: not a crash of this start's workers.
@@ -81,7 +93,7 @@ export async function reapExited(ctx: PoolContext, st: EndpointState, t: Tracked
       ctx.o.logger.warn(`${why}; starting another${output}`);
     } else {
       ctx.o.workers.startFailed(st.s.ep.id, 'exited_early');
-      ctx.problems.backoff(st, `${why}${output}`);
+      ctx.problems.backoff(st, `${why}${output}`, true);
     }
   } finally {
     ctx.removing.delete(t.id);

@@ -102,7 +102,8 @@ export interface ContainerSpec {
     Binds?: string[];
     RestartPolicy: { Name: 'no' };
     Init: boolean;
-    DeviceRequests?: { Driver: string; Count: number; Capabilities: string[][] }[];
+    /** `Count` (-1: all) for `docker.gpus`; `DeviceIDs` for the devices `gpusPerWorker` placed. */
+    DeviceRequests?: { Driver: string; Count?: number; DeviceIDs?: string[]; Capabilities: string[][] }[];
   };
 }
 

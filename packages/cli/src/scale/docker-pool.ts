@@ -1,4 +1,4 @@
-import type { PoolWorker, WorkerPool } from '@berth/server/scaling';
+import type { PoolWaitReason, PoolWorker, WorkerPool } from '@berth/server/scaling';
 import { deploySettings } from '../build/deploy.js';
 import { adopt, replaceStale } from './adoption.js';
 import { reportColdStart } from './cold-start.js';
@@ -136,6 +136,22 @@ export class DockerPool implements WorkerPool {
     });
   }
 
+  /**
+   * Why the endpoint's queued jobs wait, as this pool sees it: its image missing, its containers exiting at start
+   * again and again, else a container of it starting (created by this process, not yet connected here, for at
+   * most the adoption timeout: one connected to another replica is not starting forever).
+   */
+  waitReason(endpointId: string): PoolWaitReason | undefined {
+    const st = this.#state.get(endpointId);
+    if (!st) return undefined;
+    if (st.reason) return st.reason;
+    const now = this.#ctx.now();
+    const within = this.#o.adoptTimeoutMs ?? 60_000;
+    for (const t of st.workers.values())
+      if (!t.adopted && !t.connected && !t.draining && now - t.createdAt < within) return 'cold_start';
+    return undefined;
+  }
+
   /** The containers listed for one endpoint: new ones adopted, exited ones reaped, vanished ones forgotten. */
   async #reconcile(st: EndpointState, found: ContainerSummary[], now: number): Promise<void> {
     const seen = new Set<string>();
@@ -149,7 +165,11 @@ export class DockerPool implements WorkerPool {
       else if (!t.verified && !t.draining && now - (t.adoptedAt ?? now) >= (this.#o.adoptTimeoutMs ?? 60_000))
         replaceStale(this.#ctx, st, t);
     }
-    for (const t of st.workers.values()) if (t.id !== '' && !t.starting && !seen.has(t.name)) st.workers.delete(t.name);
+    for (const t of st.workers.values())
+      if (t.id !== '' && !t.starting && !seen.has(t.name)) {
+        st.workers.delete(t.name);
+        this.#o.gpus?.release(t.name);
+      }
     for (const w of this.#o.workers.connected(st.s.ep.id)) this.#connected(w.workerId, st.s.ep.id, now);
   }
 

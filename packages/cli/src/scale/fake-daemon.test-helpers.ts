@@ -22,11 +22,16 @@ export function inspectFrom(containers: Map<string, FakeContainer>): DockerApi['
 
 /**
  * A daemon in memory as Docker behaves for the scaler: containers start and keep running, a create whose name is
- * taken answers 409, the listing applies the label filter, stop exits a container, and every call is recorded.
+ * taken answers 409, the listing applies the label filter, stop exits a container, and every call is recorded
+ * (each create's spec by container name). `missingImage`: creates answer Docker's 404 "No such image";
+ * `exitAtStart`: containers exit as soon as they start (a worker that crashes at once).
  */
 export class FakeDaemon {
   readonly containers = new Map<string, FakeContainer>();
   readonly calls: string[] = [];
+  readonly specs = new Map<string, ContainerSpec>();
+  missingImage = false;
+  exitAtStart = false;
   #next = 0;
 
   /** A container made outside the scaler (an earlier start, another deployment, a user's). */
@@ -61,6 +66,8 @@ export class FakeDaemon {
         ),
       createContainer: async (name: string, spec: ContainerSpec) => {
         this.calls.push(`create ${name}`);
+        if (this.missingImage) throw new DockerError(404, `No such image: ${spec.Image}:latest`);
+        this.specs.set(name, spec);
         if (this.byName(name)) throw new DockerError(409, `Conflict. The container name "/${name}" is already in use`);
         const id = `c${++this.#next}`;
         this.containers.set(id, {
@@ -74,7 +81,8 @@ export class FakeDaemon {
         });
         return id;
       },
-      startContainer: async (id: string) => void (this.containers.get(id)!.State = 'running'),
+      startContainer: async (id: string) =>
+        void (this.containers.get(id)!.State = this.exitAtStart ? 'exited' : 'running'),
       stopContainer: async (id: string) => {
         this.calls.push(`stop ${this.containers.get(id)?.Names[0]?.slice(1)}`);
         const c = this.containers.get(id);

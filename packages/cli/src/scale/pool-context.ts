@@ -1,5 +1,6 @@
 import type { Logger } from '@berth/protocol/log';
 import type { WorkerControl } from '@berth/server';
+import type { GpuAllocator } from '@berth/server/scaling';
 import type { Owner, ScaledEndpoint } from './container-spec.js';
 import type { ContainerDetails, DockerApi } from './docker-api.js';
 import type { PoolProblems } from './pool-problems.js';
@@ -22,6 +23,11 @@ export interface DockerPoolOptions {
     settle(endpointId: string, inUse: readonly string[]): Promise<{ token: string; revoked: number }>;
   };
   logger: Logger;
+  /**
+   * The box's GPUs, for endpoints with `gpusPerWorker`: each container gets its own devices (`DeviceRequests`
+   * with their ids, and a `berth.gpus` label that a later start reads back when it adopts the container).
+   */
+  gpus?: GpuAllocator;
   /**
    * How long an adopted container whose config differs from this start (URL, image, token) has to connect
    * before it is stopped and removed; until it connects it is not counted. Default 60 s.

@@ -26,18 +26,23 @@ export class PoolProblems {
     return this.#daemonDown !== undefined;
   }
 
-  /** A crash in a row: the next start waits berth dev's backoff (500 ms doubling to 8 s; 60 s after 5 in a row). */
-  backoff(st: EndpointState, why: string): void {
+  /**
+   * A crash in a row: the next start waits berth dev's backoff (500 ms doubling to 8 s; 60 s after 5 in a row).
+   * `exited`: a container that exited at start (not a failed call); from the second in a row, a crash loop.
+   */
+  backoff(st: EndpointState, why: string, exited = false): void {
     st.crashesInARow++;
     const delay = backoffDelay(st.crashesInARow);
     st.notBefore = this.#o.now() + delay;
     this.#o.logger.error(`${why}\n  next start in ${delay / 1000} s (crash ${st.crashesInARow} in a row)`);
-    this.set(st, why);
+    this.set(st, why, exited && st.crashesInARow >= 2 ? 'crash_loop' : undefined);
   }
 
-  set(st: EndpointState, why: string | undefined): void {
+  /** Why no worker of the endpoint can start (undefined: it can), and that as a queued job's `waitingFor`. */
+  set(st: EndpointState, why: string | undefined, reason?: EndpointState['reason']): void {
     const was = st.problem;
     st.problem = why;
+    st.reason = why === undefined ? undefined : reason;
     this.#o.workers.setBroken(st.s.ep.id, why !== undefined || this.#daemonDown !== undefined);
     if (why !== undefined && why !== was && !why.includes('exited with code')) this.#o.logger.error(why);
   }
@@ -54,7 +59,7 @@ export class PoolProblems {
       logger.info(`docker daemon at ${docker.describe()} answers again`);
     const changed = (why === undefined) !== (this.#daemonDown === undefined);
     this.#daemonDown = why;
-    if (changed) for (const st of this.#states.values()) this.set(st, st.problem);
+    if (changed) for (const st of this.#states.values()) this.set(st, st.problem, st.reason);
   }
 
   /** `vfs` copies the whole image at every container create (seconds per cold start): said once, as a warning. */

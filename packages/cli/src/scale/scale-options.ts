@@ -4,7 +4,7 @@ import type { FlagOptions } from '../args.js';
 import type { ResolvedConfig } from '../config/index.js';
 import { UsageError } from '../internal/usage-error.js';
 import type { ScaledEndpoint } from './container-spec.js';
-import { ScaleLoop } from '@berth/server/scaling';
+import { GpuAllocator, ScaleLoop } from '@berth/server/scaling';
 import { DockerApi, dockerAddress } from './docker-api.js';
 import { DockerPool } from './docker-pool.js';
 import { WorkerTokens } from './worker-tokens.js';
@@ -99,6 +99,8 @@ export interface StartScalingOptions {
   url: string;
   logger: Logger;
   env: NodeJS.ProcessEnv;
+  /** The box's GPUs (`gpuInventory`), when a scaled endpoint has `gpusPerWorker`. */
+  gpuDevices?: readonly string[] | undefined;
 }
 
 /** The running scaler: `stop()` ends it (the containers keep running; the next start adopts them). */
@@ -117,7 +119,10 @@ export async function startScaling(o: StartScalingOptions): Promise<Scaling> {
     const image = o.images.get(ep.id);
     if (image !== undefined) endpoints.push({ ep, image });
   }
+  const { workers } = o.server;
+  const gpus = o.gpuDevices && new GpuAllocator(o.gpuDevices, (ep) => workers.setGpus(ep, gpus!.holdings(ep)));
   const pool = new DockerPool({
+    ...(gpus ? { gpus } : {}),
     workers: o.server.workers,
     docker: new DockerApi(o.env),
     endpoints,
@@ -131,6 +136,7 @@ export async function startScaling(o: StartScalingOptions): Promise<Scaling> {
     server: o.server,
     pool,
     endpoints: endpoints.map((s) => s.ep),
+    ...(gpus ? { gpus } : {}),
     ...(lease ? { lease } : {}),
     logger: o.logger,
     // Replicas sharing a store: a look between ticks would be a query per endpoint at zero; the tick only.

@@ -42,6 +42,8 @@ export interface EndpointState {
   notBefore: number;
   /** Why no worker can start (a missing image, crashes): /health counts it as one unhealthy worker. */
   problem: string | undefined;
+  /** The problem as a queued job's `waitingFor`: the image is missing, or containers exit at start again and again. */
+  reason: 'image_missing' | 'crash_loop' | undefined;
 }
 
 /** After this many crashes in a row, the scaler waits this long between tries. */
@@ -58,6 +60,7 @@ export function newEndpointState(s: ScaledEndpoint): EndpointState {
     crashesInARow: 0,
     notBefore: 0,
     problem: undefined,
+    reason: undefined,
   };
 }
 
