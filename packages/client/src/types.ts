@@ -30,6 +30,8 @@ export interface Job<O = unknown> {
   queuePosition?: number;
   /** Berth, `/status` of an `IN_QUEUE` job: why it is not running yet. */
   waitingFor?: WaitingFor;
+  /** The batch the job belongs to (Batch Jobs, `client.endpoint(id).batches`). */
+  batchId?: string;
 }
 
 /**

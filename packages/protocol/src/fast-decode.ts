@@ -87,6 +87,11 @@ export function fastAssign(v: Record<string, unknown>): z.infer<typeof AssignMes
     if (typeof traceparent !== 'string' || traceparent.length > 256) return undefined; // zod's check says why
     out.traceparent = traceparent;
   }
+  const batchId = v['batchId'];
+  if (batchId !== undefined) {
+    if (typeof batchId !== 'string' || batchId.length > 100) return undefined; // zod's check says why
+    out.batchId = batchId;
+  }
   return out;
 }
 

@@ -122,6 +122,8 @@ export const JobObject = z.object({
   queuePosition: z.number().int().min(0).optional(),
   /** Berth, `/status` of an IN_QUEUE job: why it waits (`no_worker`, `workers_busy`, `cold_start`, ...: docs/api.md). */
   waitingFor: z.string().optional(),
+  /** The batch the job belongs to (`POST /v2/<ep>/batch`, RunPod's Batch Jobs). */
+  batchId: z.string().optional(),
 });
 export type JobObject = z.infer<typeof JobObject>;
 

@@ -156,6 +156,8 @@ export const AssignMessage = z.object({
    * at `url` (a path on the control plane, read with the worker token), `size` bytes.
    */
   inputBlob: z.object({ url: z.string().max(600), size: z.number().int().min(0) }).optional(),
+  /** The batch the job belongs to (`POST /v2/<ep>/batch`): runpod-python 1.12 prefixes its log lines with it. */
+  batchId: z.string().max(100).optional(),
 });
 export const CancelMessage = z.object({
   type: z.literal('job.cancel'),

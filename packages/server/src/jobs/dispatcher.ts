@@ -116,6 +116,7 @@ export class Dispatcher {
       input: job.input,
     };
     if (job.s3Config) msg.s3Config = job.s3Config;
+    if (job.batchId !== undefined) msg.batchId = job.batchId;
     if (job.executionDeadline !== undefined) msg.deadline = job.executionDeadline;
     if (this.ctx.tracer) {
       const traceparent = this.ctx.tracer.assigned(job, session.workerId);

@@ -7,6 +7,8 @@ export interface PulledJob {
   id: string;
   input: Record<string, unknown>;
   s3Config?: unknown;
+  /** Its batch: runpod-python 1.12 prefixes the handler's log lines with `[batchId=...]`. */
+  batchId?: string;
 }
 
 /** Milliseconds between two offers of the same stop (a stop that reaches the worker too early is dropped by it). */
@@ -96,6 +98,7 @@ export class PullSession implements WorkerSession {
 
   private assign(msg: AssignMessage): void {
     const job: PulledJob = { id: msg.id, input: msg.input, ...(msg.s3Config ? { s3Config: msg.s3Config } : {}) };
+    if (msg.batchId !== undefined) job.batchId = msg.batchId;
     this.undelivered.push(job);
     // The claims of one dispatch pass land in the same turn: answer the take once with all of them.
     if (this.flushing || !this.take) return;

@@ -32,6 +32,8 @@ export interface JobRow {
   retain_until: number | null;
   lease_until: number | null;
   cost: number | null;
+  /** Read by the statements that name it (`READ_COLS` in PostgreSQL). */
+  batch_id?: string | null;
 }
 
 /**
@@ -96,6 +98,7 @@ export function toRecord(r: JobRow): JobRecord {
   if (r.retain_until !== null) rec.retainUntil = r.retain_until;
   if (r.lease_until !== null) rec.leaseUntil = r.lease_until;
   if (r.cost !== null && r.cost !== undefined) rec.cost = r.cost;
+  if (r.batch_id !== null && r.batch_id !== undefined) rec.batchId = r.batch_id;
   return rec;
 }
 

@@ -16,6 +16,7 @@ export function toJobObject(r: JobRecord): JobObject {
   if (r.error !== undefined && (r.status === 'FAILED' || r.status === 'TIMED_OUT')) o.error = r.error;
   if (r.retries > 0) o.retries = r.retries;
   if (r.workerId !== undefined) o.workerId = r.workerId;
+  if (r.batchId !== undefined) o.batchId = r.batchId;
   return o;
 }
 

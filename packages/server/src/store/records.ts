@@ -40,4 +40,50 @@ export interface JobRecord {
    * object output, in the same write, so every read and the webhook body carry it.
    */
   cost?: number;
+  /**
+   * The batch the job belongs to (`POST /v2/<ep>/batch`, `store/batch-types.ts`). A batch job is claimed after every
+   * queued job without one of its endpoint, and not at all while its batch is a DRAFT (it is "held").
+   */
+  batchId?: string;
+}
+
+export interface RetentionPolicy {
+  /** ms a terminal /run job is kept. */
+  async: number;
+  /** ms a terminal /runsync job is kept. */
+  sync: number;
+}
+
+/** One webhook delivery attempt. */
+export interface WebhookAttempt {
+  /** Epoch ms the attempt started. */
+  at: number;
+  /** HTTP status the target answered (2xx acknowledges). */
+  status?: number;
+  /** Why there is no status: refused address, connection error, timeout. */
+  error?: string;
+  /** How long the attempt took, ms. */
+  durationMs: number;
+}
+
+/**
+ * A webhook delivery in the outbox: one per job per terminal transition, and one per non-terminal event the job's
+ * `webhookEvents` asked for (throttled: `webhooks/event-webhooks.ts`).
+ */
+export interface WebhookDelivery {
+  /**
+   * The `webhook-id` header, the same on every attempt: `msg_<job id>_<retries>` for the terminal state,
+   * `msg_<job id>_<event>_<random>` for the other events (`eventOf` reads it back).
+   */
+  id: string;
+  jobId: string;
+  endpointId: string;
+  url: string;
+  /** JSON text of the job object plus `input`, `webhook` and `event`, taken when the event happened. */
+  body: string;
+  createdAt: number;
+  /** When the next attempt is due (or a running attempt's lease ends); `null` once finished. */
+  nextAttemptAt: number | null;
+  /** Oldest first. */
+  attempts: WebhookAttempt[];
 }

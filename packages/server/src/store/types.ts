@@ -4,9 +4,10 @@ import type { Clock } from '../clock.js';
 import type { OutputFileStore } from './output-files.js';
 import type { ClusterBus } from '../cluster/types.js';
 import type { ScalingLease } from './scaling-lease.js';
-import type { JobRecord } from './records.js';
+import type { JobRecord, RetentionPolicy, WebhookAttempt, WebhookDelivery } from './records.js';
+import type { BatchStore } from './batch-types.js';
 
-export type { JobRecord } from './records.js';
+export type { JobRecord, RetentionPolicy, WebhookAttempt, WebhookDelivery } from './records.js';
 
 /** Result of a terminal transition requested by a worker or a sweep. */
 export type FinishPatch =
@@ -34,40 +35,6 @@ export interface DueJobs {
   leaseExpired: JobRecord[];
 }
 
-/** One webhook delivery attempt. */
-export interface WebhookAttempt {
-  /** Epoch ms the attempt started. */
-  at: number;
-  /** HTTP status the target answered (2xx acknowledges). */
-  status?: number;
-  /** Why there is no status: refused address, connection error, timeout. */
-  error?: string;
-  /** How long the attempt took, ms. */
-  durationMs: number;
-}
-
-/**
- * A webhook delivery in the outbox: one per job per terminal transition, and one per non-terminal event the job's
- * `webhookEvents` asked for (throttled: `webhooks/event-webhooks.ts`).
- */
-export interface WebhookDelivery {
-  /**
-   * The `webhook-id` header, the same on every attempt: `msg_<job id>_<retries>` for the terminal state,
-   * `msg_<job id>_<event>_<random>` for the other events (`eventOf` reads it back).
-   */
-  id: string;
-  jobId: string;
-  endpointId: string;
-  url: string;
-  /** JSON text of the job object plus `input`, `webhook` and `event`, taken when the event happened. */
-  body: string;
-  createdAt: number;
-  /** When the next attempt is due (or a running attempt's lease ends); `null` once finished. */
-  nextAttemptAt: number | null;
-  /** Oldest first. */
-  attempts: WebhookAttempt[];
-}
-
 /** One line a handler logged while running a job (forwarded by the worker runtime, `GET /v2/<ep>/logs/<id>`). */
 export interface JobLogLine {
   /** Epoch ms the handler logged it (worker clock). */
@@ -89,13 +56,6 @@ export interface JobLog {
 
 /** Lines kept per job; later lines are counted in `JobLog.dropped`, not stored. */
 export const JOB_LOG_MAX_LINES = 1000;
-
-export interface RetentionPolicy {
-  /** ms a terminal /run job is kept. */
-  async: number;
-  /** ms a terminal /runsync job is kept. */
-  sync: number;
-}
 
 /** What `Store.requeue` needs besides the job id. */
 export interface RequeueOptions {
@@ -156,6 +116,8 @@ export interface Store {
   readonly blobDir?: string | undefined;
   /** `full`: blob files are fsynced before the job that refers to them commits (the store's durability level). */
   readonly durability?: 'normal' | 'full';
+  /** Batch Jobs (`store/batch-types.ts`): every store has them; a store without answers 404 on `/batch` routes. */
+  readonly batches?: BatchStore;
   /** Stores a new IN_QUEUE job. Resolves only once the job is durable. An id already stored: `DuplicateJobError`. */
   insert(job: JobRecord): Promise<void>;
   get(id: string): Promise<JobRecord | undefined>;

@@ -3,6 +3,7 @@ import { countRaceTests } from './counts-races.test-helpers.js';
 import { deadlineTests } from './deadlines.test-helpers.js';
 import type { MakeStore } from './fixtures.test-helpers.js';
 import { bigPayloadTests } from './big-payloads.test-helpers.js';
+import { batchTests } from './batches.test-helpers.js';
 import { jobListingTests } from './job-listing.test-helpers.js';
 import { lifecycleTests } from './lifecycle.test-helpers.js';
 import { jobLogTests } from './logs.test-helpers.js';
@@ -46,5 +47,6 @@ export function runStoreConformance(name: string, makeStore: MakeStore): void {
     jobLogTests(makeStore);
     queuePositionTests(makeStore);
     jobListingTests(makeStore);
+    batchTests(makeStore);
   });
 }

@@ -13,10 +13,14 @@ export interface Entry {
   delivered: number;
   /** The stamp of its place in its endpoint queue while IN_QUEUE. */
   queueSeq: number;
+  /** A job of a DRAFT batch: IN_QUEUE but in no queue and no count until its batch releases it. */
+  held?: boolean;
 }
 
 interface EndpointState {
   queue: EndpointQueue;
+  /** Released batch jobs: claimed only when `queue` has none (batch-types.ts). */
+  batchQueue: EndpointQueue;
   byStatus: Record<JobStatus, number>;
   completed: number;
   failed: number;
@@ -43,21 +47,33 @@ export class JobTable {
     let s = this.endpoints.get(endpointId);
     if (!s) {
       const byStatus = { IN_QUEUE: 0, IN_PROGRESS: 0, COMPLETED: 0, FAILED: 0, CANCELLED: 0, TIMED_OUT: 0 };
-      const queue = new EndpointQueue((id, seq) => {
+      const live = (id: string, seq: number) => {
         const e = this.jobs.get(id);
         return e?.rec.status === 'IN_QUEUE' && e.queueSeq === seq;
-      });
-      s = { queue, byStatus, completed: 0, failed: 0, retried: 0 };
+      };
+      s = {
+        queue: new EndpointQueue(live),
+        batchQueue: new EndpointQueue(live),
+        byStatus,
+        completed: 0,
+        failed: 0,
+        retried: 0,
+      };
       this.endpoints.set(endpointId, s);
     }
     return s;
   }
 
-  /** Adds a new job (its id not in the table), queued if IN_QUEUE. */
-  add(job: JobRecord): Entry {
+  /** Adds a new job (its id not in the table), queued if IN_QUEUE (`held`: an IN_QUEUE job of a DRAFT batch). */
+  add(job: JobRecord, held = false): Entry {
     const e: Entry = { rec: job, chunks: [], delivered: 0, queueSeq: 0 };
     this.jobs.set(job.id, e);
     const s = this.ep(job.endpointId);
+    if (held) {
+      e.held = true;
+      this.ttlHeap.push(job.expiresAt, job.id);
+      return e;
+    }
     s.byStatus[job.status]++;
     if (job.status === 'COMPLETED') s.completed++;
     if (job.status === 'FAILED' || job.status === 'TIMED_OUT') s.failed++;
@@ -69,7 +85,7 @@ export class JobTable {
 
   /** Takes the job out of the table (and out of its queue, whose place goes stale). */
   remove(e: Entry): void {
-    this.ep(e.rec.endpointId).byStatus[e.rec.status]--;
+    if (!e.held) this.ep(e.rec.endpointId).byStatus[e.rec.status]--;
     this.jobs.delete(e.rec.id);
   }
 
@@ -89,7 +105,8 @@ export class JobTable {
   /** Call on a record `edit` returned. */
   setStatus(e: Entry, status: JobStatus): void {
     const s = this.ep(e.rec.endpointId);
-    s.byStatus[e.rec.status]--;
+    if (e.held) e.held = false;
+    else s.byStatus[e.rec.status]--;
     s.byStatus[status]++;
     e.rec.status = status;
     if (status === 'COMPLETED') s.completed++;
@@ -103,12 +120,21 @@ export class JobTable {
 
   /** Puts the job at the back of its endpoint's queue (its status already IN_QUEUE). */
   enqueue(e: Entry): void {
-    e.queueSeq = this.ep(e.rec.endpointId).queue.push(e.rec.id);
+    const s = this.ep(e.rec.endpointId);
+    e.queueSeq = (e.rec.batchId === undefined ? s.queue : s.batchQueue).push(e.rec.id);
   }
 
-  /** The oldest queued job of the endpoint, taken off its queue (its status still IN_QUEUE). */
+  /** A held job of a released batch joins its endpoint's batch queue. */
+  release(e: Entry): void {
+    e.held = false;
+    this.ep(e.rec.endpointId).byStatus.IN_QUEUE++;
+    this.enqueue(e);
+  }
+
+  /** The oldest queued job of the endpoint, batch jobs after every other, taken off its queue (still IN_QUEUE). */
   dequeue(endpointId: string): Entry | undefined {
-    const id = this.endpoints.get(endpointId)?.queue.shift();
+    const s = this.endpoints.get(endpointId);
+    const id = s?.queue.shift() ?? s?.batchQueue.shift();
     return id === undefined ? undefined : this.jobs.get(id);
   }
 
@@ -118,9 +144,12 @@ export class JobTable {
     return ids.map((id) => this.jobs.get(id)!);
   }
 
-  /** How many queued jobs are ahead of the queued job `e`, counting up to `cap`. */
+  /** How many queued jobs are ahead of the queued job `e`, counting up to `cap` (batch jobs: every interactive one too). */
   ahead(e: Entry, cap: number): number {
-    return this.ep(e.rec.endpointId).queue.ahead(e.queueSeq, cap);
+    const s = this.ep(e.rec.endpointId);
+    if (e.rec.batchId === undefined) return s.queue.ahead(e.queueSeq, cap);
+    const first = s.queue.ahead(Number.POSITIVE_INFINITY, cap);
+    return e.held ? first : first + s.batchQueue.ahead(e.queueSeq, cap - first);
   }
 
   /** The entry if the job is running the given attempt. */
@@ -168,7 +197,8 @@ export class JobTable {
     return {
       expired: collect(this.ttlHeap, (r, at) => r.expiresAt === at),
       timedOut: collect(this.execHeap, (r, at) => r.status === 'IN_PROGRESS' && r.executionDeadline === at),
-      retained: collect(this.retainHeap, (r, at) => isTerminal(r.status) && r.retainUntil === at),
+      // Batch jobs stay while their batch does (batch-types.ts).
+      retained: collect(this.retainHeap, (r, at) => isTerminal(r.status) && r.retainUntil === at && !r.batchId),
       leaseExpired: collect(this.leaseHeap, (r, at) => r.status === 'IN_PROGRESS' && r.leaseUntil === at),
     };
   }

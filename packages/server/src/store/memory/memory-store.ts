@@ -21,6 +21,7 @@ import { type Entry, JobTable } from './job-table.js';
 import { MemoryWebhookOutbox } from './webhook-outbox.js';
 import { MemoryJobLogs } from './memory-logs.js';
 import { plainJson } from '../../core/raw-json.js';
+import { MemoryBatches } from './memory-batches.js';
 
 /** A COMPLETED object output of a priced job gets its `cost` (see `JobRecord.cost`). */
 function withCost(output: unknown, cost: number | undefined): unknown {
@@ -38,6 +39,13 @@ export class MemoryStore implements Store {
   private readonly t = new JobTable();
   private readonly outbox = new MemoryWebhookOutbox((id) => this.t.jobs.has(id));
   private readonly jobLogs = new MemoryJobLogs();
+  readonly batches = new MemoryBatches({
+    t: this.t,
+    remove: (e) => this.remove(e),
+    terminate: (e, now, retention) => this.terminate(e, now, retention),
+    enqueueWebhook: (d) => this.outbox.enqueue(d),
+    dropDeliveries: (id) => this.outbox.jobDeleted(id),
+  });
 
   /** Call on a record `edit(e, true)` returned. */
   private terminate(e: Entry, now: number, retention: RetentionPolicy): void {
@@ -107,7 +115,7 @@ export class MemoryStore implements Store {
     retention: RetentionPolicy,
   ): Promise<{ before: JobRecord; after: JobRecord } | undefined> {
     const e = this.t.jobs.get(id);
-    if (!e || isTerminal(e.rec.status)) return undefined;
+    if (!e || isTerminal(e.rec.status) || e.held) return undefined;
     const before = e.rec;
     const after = this.t.edit(e, true);
     this.t.setStatus(e, 'CANCELLED');

@@ -2,6 +2,7 @@
 // notification) and the record a claimed insert stands for.
 import type { JobRecord } from '../types.js';
 import { COLS, INSERT_TYPES } from './statements.js';
+import { HELD_SEQ } from '../batch-types.js';
 
 /**
  * A claim that rides in the statement inserting the job it may take (`InsertBatcher.attachClaim`): the dispatcher
@@ -58,7 +59,7 @@ export const INSERT_CLAIM_SQL = `
     FROM unnest(${INSERT_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}, $25::text[])
       WITH ORDINALITY AS t(${COLS}, claim_worker, ord),
       (SELECT ARRAY(SELECT DISTINCT e FROM unnest($2::text[]) AS e
-        WHERE EXISTS (SELECT 1 FROM jobs q WHERE q.endpoint_id = e AND q.status = 'IN_QUEUE')) AS e) busy
+        WHERE EXISTS (SELECT 1 FROM jobs q WHERE q.endpoint_id = e AND q.status = 'IN_QUEUE' AND q.queue_seq < ${HELD_SEQ})) AS e) busy
     OFFSET 0
   ) t
   ORDER BY ord
@@ -72,7 +73,7 @@ export const INSERT_ONE_CLAIM_SQL = `
   INSERT INTO jobs (${COLS}, queue_seq, owner)
   SELECT ${claimedCols((_c, i) => `$${i + 1}::${INSERT_TYPES[i]}`, '$25::text')},
     CASE WHEN k THEN NULL ELSE nextval('queue_seq') END, CASE WHEN k THEN $27::text END
-  FROM (SELECT NOT EXISTS (SELECT 1 FROM jobs q WHERE q.endpoint_id = $2::text AND q.status = 'IN_QUEUE') AS k OFFSET 0) f
+  FROM (SELECT NOT EXISTS (SELECT 1 FROM jobs q WHERE q.endpoint_id = $2::text AND q.status = 'IN_QUEUE' AND q.queue_seq < ${HELD_SEQ}) AS k OFFSET 0) f
   ON CONFLICT (id) DO NOTHING RETURNING id, status = 'IN_PROGRESS' AS claimed`;
 
 /** `INSERT_CLAIM_SQL` that also sends the `queued` message of each endpoint it queued jobs on ($28 channel, $29 header). */

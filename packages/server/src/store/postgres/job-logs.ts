@@ -1,7 +1,7 @@
 import type { Queryable } from './pg-pools.js';
 import { JOB_LOG_MAX_LINES, type JobListQuery, type JobLog, type JobLogLine, type JobRecord } from '../types.js';
 import { toRecord, type JobRow } from './rows.js';
-import { COLS } from './statements.js';
+import { READ_COLS } from './statements.js';
 import { toLogLine, type LogRow } from '../job-row.js';
 
 /**
@@ -63,7 +63,7 @@ export const pgJobLogs = {
    */
   async page(c: Queryable, endpointId: string, q: JobListQuery): Promise<JobRecord[]> {
     const r = await c.query<JobRow>(
-      `SELECT ${COLS} FROM jobs WHERE endpoint_id = $1
+      `SELECT ${READ_COLS} FROM jobs WHERE endpoint_id = $1
        AND (created_at, id COLLATE "C") < ($2::bigint, $3::text COLLATE "C")
        AND ($4::text[] IS NULL OR status = ANY($4))
        ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $5`,
@@ -80,7 +80,7 @@ export const pgJobLogs = {
 
   async recent(c: Queryable, endpointId: string, limit: number): Promise<JobRecord[]> {
     const r = await c.query<JobRow>(
-      `SELECT ${COLS} FROM jobs WHERE endpoint_id = $1 ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $2`,
+      `SELECT ${READ_COLS} FROM jobs WHERE endpoint_id = $1 ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $2`,
       [endpointId, Math.max(0, limit)],
     );
     return r.rows.map(toRecord);

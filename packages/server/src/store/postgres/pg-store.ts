@@ -39,6 +39,8 @@ import type { ClusterBus } from '../../cluster/types.js';
 import { PgScalingLease } from './pg-scaling-lease.js';
 import type { OutputFileStore } from '../output-files.js';
 import type { Clock } from '../../clock.js';
+import type { BatchStore } from '../batch-types.js';
+import { pgBatchStore } from './batches.js';
 
 /** Options of `PgStore`. */
 export interface PgStoreOptions extends PgConnectionOptions {
@@ -72,6 +74,7 @@ export class PgStore implements Store {
   readonly jobs: PgJobPath;
   /** Stream chunks (on the asynchronously committing pool). */
   readonly streams: PgStreams;
+  readonly batches: BatchStore;
 
   private constructor(
     db: PgPools,
@@ -86,6 +89,7 @@ export class PgStore implements Store {
     this.watch = new ReplicaWatch(db.pool, this.replicaId, options.replicaTimes ?? DEFAULT_REPLICA_TIMES, onError);
     this.jobs = new PgJobPath(db.run, db.asyncRun, db.pool, db.asyncPool, this.replicaId);
     this.streams = new PgStreams(db.asyncRun, this.jobs.noticed);
+    this.batches = pgBatchStore(db, (endpointId) => this.queued(endpointId));
   }
 
   /** Other replicas alive at the last heartbeat (0 before `recover`): a lone replica sends no notifications. */

@@ -141,6 +141,26 @@ const MIGRATIONS: string[] = [
   DROP INDEX jobs_live;
   CREATE INDEX jobs_running_endpoint ON jobs (endpoint_id) WHERE status = 'IN_PROGRESS';
   `,
+  // 5: Batch Jobs (store/batch-types.ts): the batches, and the batch of a job. Its two indexes hold batch jobs only:
+  // pages of a batch in id order, and its counts by state read from the index alone.
+  `
+  ALTER TABLE jobs ADD COLUMN batch_id TEXT;
+  CREATE INDEX jobs_batch ON jobs (batch_id, id COLLATE "C") WHERE batch_id IS NOT NULL;
+  CREATE INDEX jobs_batch_status ON jobs (batch_id, status) WHERE batch_id IS NOT NULL;
+  CREATE TABLE batches (
+    id TEXT PRIMARY KEY,
+    endpoint_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    name TEXT,
+    webhook TEXT,
+    created_at BIGINT NOT NULL,
+    finalized_at BIGINT,
+    finished_at BIGINT,
+    total BIGINT NOT NULL
+  );
+  CREATE INDEX batches_recent ON batches (endpoint_id, created_at DESC, id COLLATE "C" DESC);
+  CREATE INDEX batches_unended ON batches (status) WHERE finished_at IS NULL;
+  `,
 ];
 
 /** A stable 32-bit key for the migration advisory lock of a schema. */

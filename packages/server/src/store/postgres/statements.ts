@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { INSERT_COLUMNS } from './rows.js';
+import { BATCH_SEQ, HELD_SEQ } from '../batch-types.js';
 
 /**
  * Every SQL text the PostgreSQL job store runs (`pg-store.ts`), apart from the code like the SQLite store's
@@ -12,9 +13,13 @@ import { INSERT_COLUMNS } from './rows.js';
  * log counters) that no caller of a record needs, and `pg` parses every column of every row it returns.
  */
 export const COLS = INSERT_COLUMNS.replace(/\s+/g, ' ');
-const JOBS_COLS = COLS.split(', ')
+/** What reads of a job record name: the insert columns and the job's batch (set only by batch inserts). */
+export const READ_COLS = `${COLS}, batch_id`;
+const JOBS_COLS = READ_COLS.split(', ')
   .map((c) => `jobs.${c}`)
   .join(', ');
+/** Queue positions a claim may take: held batch jobs (`HELD_SEQ` and up, batch-types.ts) are not claimable. */
+const CLAIMABLE = `queue_seq < ${HELD_SEQ}`;
 const RETAIN = (now: string, sync: string, async: string) =>
   `${now}::bigint + CASE WHEN sync THEN ${sync}::bigint ELSE ${async}::bigint END`;
 const TERMINAL = `('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT')`;
@@ -24,7 +29,7 @@ const stat = (
   column: 'completed' | 'failed' | 'retried',
 ) => `INSERT INTO endpoint_stats (endpoint_id, shard, ${column}) VALUES ($1, $2, 1)
   ON CONFLICT (endpoint_id, shard) DO UPDATE SET ${column} = endpoint_stats.${column} + 1`;
-const due = (where: string, order: string) => `SELECT ${COLS} FROM jobs WHERE ${where} ORDER BY ${order} LIMIT $2`;
+const due = (where: string, order: string) => `SELECT ${READ_COLS} FROM jobs WHERE ${where} ORDER BY ${order} LIMIT $2`;
 
 /** The SQL type of each insert column (`INSERT_COLUMNS`), for the arrays of a multi-row insert. */
 export const INSERT_TYPES =
@@ -52,7 +57,7 @@ export const INSERT_MANY_SQL = `
  */
 export const claimCtes = (p: (n: number) => string, name = 'j') => `
   picked AS (
-    SELECT id, queue_seq FROM jobs WHERE endpoint_id = ${p(1)} AND status = 'IN_QUEUE' ORDER BY queue_seq LIMIT ${p(2)} FOR UPDATE SKIP LOCKED
+    SELECT id, queue_seq FROM jobs WHERE endpoint_id = ${p(1)} AND status = 'IN_QUEUE' AND ${CLAIMABLE} ORDER BY queue_seq LIMIT ${p(2)} FOR UPDATE SKIP LOCKED
   ), numbered AS (
     SELECT id, row_number() OVER (ORDER BY queue_seq) AS rn FROM picked
   ), ${name} AS (
@@ -67,7 +72,7 @@ export const claimCtes = (p: (n: number) => string, name = 'j') => `
  * are still queued): a claim that took all it asked for and leaves none lets the next one skip the database.
  */
 export const MORE_QUEUED = (n: number) =>
-  `(SELECT EXISTS (SELECT 1 FROM jobs q WHERE q.endpoint_id = $${n} AND q.status = 'IN_QUEUE' AND q.id NOT IN (SELECT id FROM picked)))`;
+  `(SELECT EXISTS (SELECT 1 FROM jobs q WHERE q.endpoint_id = $${n} AND q.status = 'IN_QUEUE' AND q.${CLAIMABLE} AND q.id NOT IN (SELECT id FROM picked)))`;
 export const CLAIM_MANY_SQL = `WITH ${claimCtes((n) => `$${n}`)} SELECT j.*, ${MORE_QUEUED(1)} AS more FROM j`;
 
 /**
@@ -106,7 +111,7 @@ export const FINISH_ONE_SQL = `
       output = CASE WHEN cost IS NOT NULL AND $4::text IS NOT NULL AND jsonb_typeof($4::jsonb) = 'object'
         THEN ($4::jsonb || jsonb_build_object('cost', cost))::text ELSE $4::text END
     WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 AND webhook IS NULL
-    RETURNING ${COLS}
+    RETURNING ${READ_COLS}
   ), s AS (
     INSERT INTO endpoint_stats (endpoint_id, shard, completed, failed)
     SELECT endpoint_id, $9, (status = 'COMPLETED')::int, (status <> 'COMPLETED')::int FROM j
@@ -120,39 +125,40 @@ export const SQL = {
   insertOther: insertSql('NULL'),
   /** A synchronous one-row write: flushes the WAL up to here (asynchronous commits included). */
   flush: `INSERT INTO settings (name, value) VALUES ('flush', '') ON CONFLICT (name) DO UPDATE SET value = ''`,
-  get: `SELECT ${COLS} FROM jobs WHERE id = $1`,
+  get: `SELECT ${READ_COLS} FROM jobs WHERE id = $1`,
   stat: { completed: stat('completed'), failed: stat('failed'), retried: stat('retried') },
   /** $1 id, $2 attempt, $3 status, $4 output JSON, $5 error, $6 now, $7/$8 retention of sync/async jobs. */
   finish: `UPDATE jobs SET status = $3, error = $5, finished_at = $6::bigint, retain_until = ${RETAIN('$6', '$7', '$8')}, execution_deadline = NULL, lease_until = NULL,
       output = CASE WHEN cost IS NOT NULL AND $4::text IS NOT NULL AND jsonb_typeof($4::jsonb) = 'object'
         THEN ($4::jsonb || jsonb_build_object('cost', cost))::text ELSE $4::text END
-    WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 RETURNING ${COLS}`,
+    WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 RETURNING ${READ_COLS}`,
   /** Whether a running attempt has a webhook (the batched finish leaves those to the transaction with the outbox). */
   hasWebhook: `SELECT 1 AS n FROM jobs WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 AND webhook IS NOT NULL`,
-  cancelLock: `SELECT ${COLS} FROM jobs WHERE id = $1 AND status IN ('IN_QUEUE', 'IN_PROGRESS') FOR UPDATE`,
+  cancelLock: `SELECT ${READ_COLS} FROM jobs WHERE id = $1 AND status IN ('IN_QUEUE', 'IN_PROGRESS')
+    AND (queue_seq IS NULL OR ${CLAIMABLE}) FOR UPDATE`,
   cancel: `UPDATE jobs SET status = 'CANCELLED', finished_at = $2::bigint, retain_until = ${RETAIN('$2', '$3', '$4')}, execution_deadline = NULL,
       lease_until = NULL, queue_seq = NULL
-    WHERE id = $1 AND status IN ('IN_QUEUE', 'IN_PROGRESS') RETURNING ${COLS}`,
+    WHERE id = $1 AND status IN ('IN_QUEUE', 'IN_PROGRESS') AND (queue_seq IS NULL OR ${CLAIMABLE}) RETURNING ${READ_COLS}`,
   retry: `UPDATE jobs SET status = 'IN_QUEUE', output = NULL, error = NULL, progress = NULL, worker_id = NULL, owner = NULL, started_at = NULL,
-      finished_at = NULL, retain_until = NULL, retries = retries + 1, queued_at = $2, queue_seq = nextval('queue_seq'), stream_len = 0, stream_taken = 0
-    WHERE id = $1 AND status IN ('FAILED', 'TIMED_OUT') RETURNING ${COLS}`,
+      finished_at = NULL, retain_until = NULL, retries = retries + 1, queued_at = $2, queue_seq = nextval('queue_seq') + CASE WHEN batch_id IS NULL THEN 0 ELSE ${BATCH_SEQ} END, stream_len = 0, stream_taken = 0
+    WHERE id = $1 AND status IN ('FAILED', 'TIMED_OUT') RETURNING ${READ_COLS}`,
   requeue: `UPDATE jobs SET status = 'IN_QUEUE', progress = NULL, worker_id = NULL, owner = NULL, started_at = NULL, execution_deadline = NULL,
-      lease_until = NULL, retries = retries + 1, queue_seq = nextval('queue_seq'), stream_len = 0, stream_taken = 0
-    WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 RETURNING ${COLS}`,
+      lease_until = NULL, retries = retries + 1, queue_seq = nextval('queue_seq') + CASE WHEN batch_id IS NULL THEN 0 ELSE ${BATCH_SEQ} END, stream_len = 0, stream_taken = 0
+    WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 RETURNING ${READ_COLS}`,
   dropChunks: `DELETE FROM stream_chunks WHERE job_id = $1`,
   dropChunksOf: `DELETE FROM stream_chunks WHERE job_id = ANY($1)`,
   setProgress: `UPDATE jobs SET progress = $3 WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2`,
   /** Clearing the lease ($3 NULL) means the worker is connected to replica $4 again: it owns the job now. */
   setLease: `UPDATE jobs SET lease_until = $3, owner = CASE WHEN $3::bigint IS NULL THEN $4 ELSE owner END WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2`,
-  runningOn: `SELECT ${COLS} FROM jobs WHERE worker_id = $1 AND status = 'IN_PROGRESS'`,
+  runningOn: `SELECT ${READ_COLS} FROM jobs WHERE worker_id = $1 AND status = 'IN_PROGRESS'`,
   setExpiry: `UPDATE jobs SET expires_at = $2 WHERE id = $1`,
-  purge: `DELETE FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' RETURNING id`,
+  purge: `DELETE FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' AND queue_seq < ${BATCH_SEQ} RETURNING id`,
   deleteIf: `DELETE FROM jobs WHERE id = $1 AND ($2::bigint IS NULL OR expires_at = $2) AND ($3::bigint IS NULL OR retain_until = $3)`,
   /** $1 now, $2 limit. */
   due: {
     expired: due(`expires_at <= $1`, 'expires_at'),
     timedOut: due(`execution_deadline <= $1 AND status = 'IN_PROGRESS'`, 'execution_deadline'),
-    retained: due(`retain_until <= $1 AND status IN ${TERMINAL}`, 'retain_until'),
+    retained: due(`retain_until <= $1 AND status IN ${TERMINAL} AND batch_id IS NULL`, 'retain_until'),
     leaseExpired: due(`lease_until <= $1 AND status = 'IN_PROGRESS'`, 'lease_until'),
   },
   countsDone: `SELECT (SELECT sum(completed) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS completed,
@@ -161,13 +167,13 @@ export const SQL = {
   counts: `SELECT (SELECT sum(completed) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS completed,
       (SELECT sum(failed) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS failed,
       (SELECT sum(retried) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS retried,
-      (SELECT count(*) FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE') AS in_queue,
+      (SELECT count(*) FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' AND ${CLAIMABLE}) AS in_queue,
       (SELECT count(*) FROM jobs WHERE endpoint_id = $1 AND status = 'IN_PROGRESS') AS in_progress`,
-  queueDepth: `SELECT count(*) AS n FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE'`,
+  queueDepth: `SELECT count(*) AS n FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' AND ${CLAIMABLE}`,
   /** On start: $1 lease until, $2 this replica, $3 seen-since of a live replica. */
   leaseOrphans: `UPDATE jobs SET lease_until = $1 WHERE status = 'IN_PROGRESS' AND (lease_until IS NULL OR lease_until < $1)
       AND (owner IS NULL OR owner = $2 OR owner NOT IN (SELECT id FROM replicas WHERE seen_at >= $3 AND id <> $2))`,
-  liveCounts: `SELECT (SELECT count(*) FROM jobs WHERE status = 'IN_QUEUE') AS queued,
+  liveCounts: `SELECT (SELECT count(*) FROM jobs WHERE status = 'IN_QUEUE' AND ${CLAIMABLE}) AS queued,
       (SELECT count(*) FROM jobs WHERE status = 'IN_PROGRESS') AS running`,
   endpoints: `SELECT DISTINCT endpoint_id FROM jobs ORDER BY endpoint_id`,
   /** The cluster channel ($1) and one payload ($2) or several ($2 text[]). */

@@ -35,7 +35,7 @@ describe('SQLite big inputs', () => {
       expect(col.get(big.id)).toBe(''); // the claim and the finish did not move it back into the row
       expect(await store.delete(big.id)).toBe(true);
       expect(aside.get(big.id)).toBeUndefined();
-      expect(peek.pragma('user_version', { simple: true })).toBe(5);
+      expect(peek.pragma('user_version', { simple: true })).toBe(6);
     } finally {
       peek.close();
       await store.close();

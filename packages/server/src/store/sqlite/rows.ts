@@ -13,7 +13,7 @@ export { json } from '../job-row.js';
  */
 export const JOB_COLUMNS = `id, endpoint_id, status, input, webhook, s3_config, execution_timeout, low_priority, sync,
   attempt, retries, worker_id, output, progress, error, created_at, queued_at, started_at, finished_at, expires_at,
-  execution_deadline, retain_until, lease_until, cost`;
+  execution_deadline, retain_until, lease_until, cost, batch_id`;
 
 /** A row of `JOB_COLUMNS` in raw mode. */
 export type RawJobRow = unknown[];
@@ -51,6 +51,7 @@ export function toRecord(r: RawJobRow, big?: BigInputs): JobRecord {
   if (r[21] !== null) rec.retainUntil = r[21] as number;
   if (r[22] !== null) rec.leaseUntil = r[22] as number;
   if (r[23] !== null) rec.cost = r[23] as number;
+  if (r[24] !== null && r[24] !== undefined) rec.batchId = r[24] as string;
   return aside ? big!.attach(rec) : rec;
 }
 

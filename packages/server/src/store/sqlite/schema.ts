@@ -95,6 +95,26 @@ const MIGRATIONS: string[] = [
     DELETE FROM job_inputs WHERE job_id = old.id;
   END;
   `,
+  // 6: Batch Jobs (store/batch-types.ts): the batches, and the batch of a job. Its two indexes hold batch jobs only:
+  // pages of a batch in id order, and its counts by state read from the index alone.
+  `
+  ALTER TABLE jobs ADD COLUMN batch_id TEXT;
+  CREATE INDEX jobs_batch ON jobs (batch_id, id) WHERE batch_id IS NOT NULL;
+  CREATE INDEX jobs_batch_status ON jobs (batch_id, status) WHERE batch_id IS NOT NULL;
+  CREATE TABLE batches (
+    id TEXT PRIMARY KEY,
+    endpoint_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    name TEXT,
+    webhook TEXT,
+    created_at INTEGER NOT NULL,
+    finalized_at INTEGER,
+    finished_at INTEGER,
+    total INTEGER NOT NULL
+  );
+  CREATE INDEX batches_recent ON batches (endpoint_id, created_at, id);
+  CREATE INDEX batches_unended ON batches (status) WHERE finished_at IS NULL;
+  `,
 ];
 
 /** Applies the migrations this database has not seen yet, each in its own transaction. */

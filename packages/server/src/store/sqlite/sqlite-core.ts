@@ -23,6 +23,7 @@ import { prepareStatements, type Statements } from './statements.js';
 import { SqliteWebhookOutbox } from './webhook-outbox.js';
 import { SqliteJobLogs } from './job-logs.js';
 import { BigInputs } from './big-inputs.js';
+import { HELD_SEQ } from '../batch-types.js';
 
 /**
  * The SQLite store's operations, synchronous, on one connection. The caller runs each inside a transaction and
@@ -33,7 +34,7 @@ export class SqliteCore {
   readonly live: LiveCounts;
   private readonly outbox: SqliteWebhookOutbox;
   private readonly jobLogs: SqliteJobLogs;
-  private readonly big: BigInputs;
+  readonly big: BigInputs;
 
   constructor(
     readonly db: Database,
@@ -224,10 +225,10 @@ export class SqliteCore {
       id,
       expires_at: cond?.expiresAt ?? null,
       retain_until: cond?.retainUntil ?? null,
-    }) as { endpoint_id: string; status: JobStatus } | undefined;
+    }) as { endpoint_id: string; status: JobStatus; queue_seq: number | null } | undefined;
     if (!r) return false;
     this.st.dropChunks.run(id);
-    this.live.moved(r.endpoint_id, r.status, undefined);
+    if (r.queue_seq === null || r.queue_seq < HELD_SEQ) this.live.moved(r.endpoint_id, r.status, undefined);
     this.outbox.jobDeleted(id);
     this.jobLogs.jobDeleted(id);
     return true;
@@ -267,6 +268,11 @@ export class SqliteCore {
 
   enqueueWebhook(d: WebhookDelivery): void {
     this.outbox.enqueue(d);
+  }
+
+  /** A batch was deleted: its finished deliveries go (like a deleted job's). */
+  dropDeliveriesOf(id: string): void {
+    this.outbox.jobDeleted(id);
   }
 
   claimWebhooks(now: number, limit: number, leaseUntil: number): WebhookDelivery[] {

@@ -102,7 +102,7 @@ describe('SqliteStore durability', () => {
     }
   });
 
-  it('upgrades a database of an older schema in place (migration 2 adds the cost column, 3 the job logs, 4 changes indexes, 5 the big-input table)', async () => {
+  it('upgrades a database of an older schema in place (migration 2 adds the cost column, 3 the job logs, 4 changes indexes, 5 the big-input table, 6 the batches)', async () => {
     const f = file();
     const first = new SqliteStore({ file: f });
     const job = makeJob();
@@ -118,11 +118,14 @@ describe('SqliteStore durability', () => {
     );
     raw.exec('ALTER TABLE jobs DROP COLUMN cost');
     raw.exec('DROP TRIGGER jobs_drop_input; DROP TABLE job_inputs');
+    raw.exec(
+      'DROP INDEX jobs_batch; DROP INDEX jobs_batch_status; ALTER TABLE jobs DROP COLUMN batch_id; DROP TABLE batches',
+    );
     raw.pragma('user_version = 1');
     raw.close();
     const again = new SqliteStore({ file: f });
     try {
-      expect(again.db.pragma('user_version', { simple: true })).toBe(5);
+      expect(again.db.pragma('user_version', { simple: true })).toBe(6);
       const indexes = again.db
         .prepare(`SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'jobs'`)
         .all();
@@ -138,6 +141,12 @@ describe('SqliteStore durability', () => {
       const big = makeJob({ input: { s: 'x'.repeat(70_000) } });
       await again.insert(big);
       expect((await again.get(big.id))?.input).toEqual(big.input);
+      await again.batches.createBatch(
+        { id: 'batch_up', endpointId: 'ep', status: 'DRAFT', createdAt: 1, total: 0 },
+        [makeJob()],
+        { maxQueued: 10, maxOpen: 10 },
+      );
+      expect(await again.batches.batchCounts('batch_up')).toMatchObject({ queued: 1 });
     } finally {
       await again.close();
     }

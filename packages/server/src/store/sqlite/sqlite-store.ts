@@ -24,6 +24,9 @@ import { WalSync } from './wal-sync.js';
 import { openStoreDatabase } from './open-database.js';
 import { SqliteCore } from './sqlite-core.js';
 import { SqliteQueuePositions } from './queue-position.js';
+import { SqliteBatches } from './batches.js';
+import { sqliteBatchStore } from './batch-store.js';
+import type { BatchStore } from '../batch-types.js';
 
 /** Options of `SqliteStore`. */
 export interface SqliteStoreOptions {
@@ -59,6 +62,7 @@ export class SqliteStore implements Store {
   readonly blobDir: string | undefined;
   /** `full` durability fsyncs blob files before the job that refers to them commits. */
   readonly durability: 'normal' | 'full';
+  readonly batches: BatchStore;
 
   constructor(opts: SqliteStoreOptions) {
     if (opts.file !== ':memory:') {
@@ -83,6 +87,11 @@ export class SqliteStore implements Store {
     const core = new SqliteCore(db, this.blobDir);
     this.core = core;
     this.tx = new GroupCommit(db, () => core.live.rebuild(), this.walSync);
+    const batches = new SqliteBatches(core);
+    this.batches = sqliteBatchStore(
+      (op) => this.write(() => op(batches)),
+      (op) => this.read(() => op(batches)),
+    );
   }
 
   /** Batches committed so far (each is one transaction holding every write of an event-loop turn). */

@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { JOB_COLUMNS } from './rows.js';
+import { BATCH_SEQ, HELD_SEQ } from '../batch-types.js';
 
 type Stmt = Statement<unknown[], unknown>;
 
@@ -55,10 +56,12 @@ export function prepareStatements(db: Database): Statements {
   // Statements that answer jobs: rows as arrays of JOB_COLUMNS (see rows.ts).
   const jobs = (sql: string): Stmt => db.prepare(sql).raw(true);
   return {
+    // Held batch jobs (queue_seq >= HELD_SEQ, batch-types.ts) are not counted: they cannot be claimed.
     liveCounts: p(
-      `SELECT endpoint_id, status, count(*) AS n FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') GROUP BY endpoint_id, status`,
+      `SELECT endpoint_id, status, count(*) AS n FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS')
+        AND (queue_seq IS NULL OR queue_seq < ${HELD_SEQ}) GROUP BY endpoint_id, status`,
     ),
-    maxSeq: p(`SELECT max(queue_seq) AS m FROM jobs`),
+    maxSeq: p(`SELECT max(queue_seq) AS m FROM jobs WHERE queue_seq < ${BATCH_SEQ}`),
     insert:
       p(`INSERT INTO jobs (id, endpoint_id, status, input, webhook, s3_config, execution_timeout, low_priority, sync, attempt,
         retries, worker_id, output, progress, error, created_at, queued_at, started_at, finished_at, expires_at, execution_deadline,
@@ -71,7 +74,8 @@ export function prepareStatements(db: Database): Statements {
       jobs(`UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, worker_id = :worker_id, started_at = :now,
         execution_deadline = :now + execution_timeout, lease_until = NULL, progress = NULL, queue_seq = NULL,
         stream_len = 0, stream_taken = 0
-      WHERE rowid = (SELECT rowid FROM jobs WHERE endpoint_id = :endpoint_id AND status = 'IN_QUEUE' ORDER BY queue_seq LIMIT 1)
+      WHERE rowid = (SELECT rowid FROM jobs WHERE endpoint_id = :endpoint_id AND status = 'IN_QUEUE' AND queue_seq < ${HELD_SEQ}
+        ORDER BY queue_seq LIMIT 1)
       RETURNING ${JOB_COLUMNS}`),
     // A priced job's COMPLETED object output gets its cost in the same write (JobRecord.cost).
     finish: jobs(`UPDATE jobs SET status = :status, error = :error,
@@ -82,14 +86,15 @@ export function prepareStatements(db: Database): Statements {
     cancel:
       jobs(`UPDATE jobs SET status = 'CANCELLED', finished_at = :now, retain_until = ${RETAIN}, execution_deadline = NULL,
         lease_until = NULL, queue_seq = NULL
-      WHERE id = :id AND status IN ('IN_QUEUE', 'IN_PROGRESS') RETURNING ${JOB_COLUMNS}`),
+      WHERE id = :id AND status IN ('IN_QUEUE', 'IN_PROGRESS') AND (queue_seq IS NULL OR queue_seq < ${HELD_SEQ})
+      RETURNING ${JOB_COLUMNS}`),
     retry:
       jobs(`UPDATE jobs SET status = 'IN_QUEUE', output = NULL, error = NULL, progress = NULL, worker_id = NULL, started_at = NULL,
-        finished_at = NULL, retain_until = NULL, retries = retries + 1, queued_at = :now, queue_seq = :seq, stream_len = 0, stream_taken = 0
+        finished_at = NULL, retain_until = NULL, retries = retries + 1, queued_at = :now, queue_seq = CASE WHEN batch_id IS NULL THEN :seq ELSE :seq + ${BATCH_SEQ} END, stream_len = 0, stream_taken = 0
       WHERE id = :id AND status IN ('FAILED', 'TIMED_OUT') RETURNING ${JOB_COLUMNS}`),
     requeue:
       jobs(`UPDATE jobs SET status = 'IN_QUEUE', progress = NULL, worker_id = NULL, started_at = NULL, execution_deadline = NULL,
-        lease_until = NULL, retries = retries + 1, queue_seq = :seq, stream_len = 0, stream_taken = 0
+        lease_until = NULL, retries = retries + 1, queue_seq = CASE WHEN batch_id IS NULL THEN :seq ELSE :seq + ${BATCH_SEQ} END, stream_len = 0, stream_taken = 0
       WHERE id = :id AND status = 'IN_PROGRESS' AND attempt = :attempt RETURNING ${JOB_COLUMNS}`),
     setProgress: p(
       `UPDATE jobs SET progress = :progress WHERE id = :id AND status = 'IN_PROGRESS' AND attempt = :attempt`,
@@ -108,16 +113,20 @@ export function prepareStatements(db: Database): Statements {
     ),
     runningOn: jobs(`SELECT ${JOB_COLUMNS} FROM jobs WHERE worker_id = ? AND status = 'IN_PROGRESS'`),
     setExpiry: p(`UPDATE jobs SET expires_at = ? WHERE id = ?`),
-    purge: p(`DELETE FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE' RETURNING id`),
+    // Batch jobs are left to their batch (cancel it).
+    purge: p(
+      `DELETE FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE' AND queue_seq < ${BATCH_SEQ} RETURNING id`,
+    ),
     deleteIf: p(`DELETE FROM jobs WHERE id = :id
         AND (:expires_at IS NULL OR expires_at = :expires_at) AND (:retain_until IS NULL OR retain_until = :retain_until)
-      RETURNING endpoint_id, status`),
+      RETURNING endpoint_id, status, queue_seq`),
     dueExpired: jobs(`SELECT ${JOB_COLUMNS} FROM jobs WHERE expires_at <= ? ORDER BY expires_at LIMIT ?`),
     dueTimedOut: jobs(
       `SELECT ${JOB_COLUMNS} FROM jobs WHERE execution_deadline <= ? AND status = 'IN_PROGRESS' ORDER BY execution_deadline LIMIT ?`,
     ),
     dueRetained: jobs(
-      `SELECT ${JOB_COLUMNS} FROM jobs WHERE retain_until <= ? AND status IN ('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT') ORDER BY retain_until LIMIT ?`,
+      `SELECT ${JOB_COLUMNS} FROM jobs WHERE retain_until <= ? AND status IN ('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT')
+        AND batch_id IS NULL ORDER BY retain_until LIMIT ?`,
     ),
     dueLease: jobs(
       `SELECT ${JOB_COLUMNS} FROM jobs WHERE lease_until <= ? AND status = 'IN_PROGRESS' ORDER BY lease_until LIMIT ?`,
