@@ -63,6 +63,15 @@ module.exports = {
       from: { path: '^packages/create-worker/' },
       to: { path: pkg('(protocol|client|worker|server|cli)') },
     },
+    {
+      name: 'no-other-package-test-helpers',
+      comment:
+        "A package's sources and scripts import no other package's test helpers (*.test-helpers.ts): what they " +
+        'need from it is a public export (such as @berth/server/testing).',
+      severity: 'error',
+      from: { path: '^packages/([^/]+)/(src|scripts)/' },
+      to: { path: '^packages/[^/]+/.+\\.test-helpers\\.ts$', pathNot: '^packages/$1/' },
+    },
     upward(
       'server-core-imports-no-room',
       CORE,

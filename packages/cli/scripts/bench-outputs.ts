@@ -9,10 +9,21 @@
 //
 // Run after `npm run build` at the repository root:
 //   node --import tsx packages/cli/scripts/bench-outputs.ts [--seconds 3] [--clients 8] [--files 30]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { silentLogger } from '@berth/protocol/log';
+import { createServer } from '@berth/server';
+import { ScriptedWorker } from '@berth/server/testing';
 import { uploadOutput } from '@berth/worker/s3';
-import { ScriptedWorker, WORKER_TOKEN, listening, API_KEY } from '../../server/src/testing.test-helpers.js';
-import { S3RVER_KEY, startS3rver } from '../../worker/src/s3/s3rver.test-helpers.js';
+// @ts-expect-error s3rver ships no types
+import S3rver from 's3rver';
+
+const API_KEY = 'bench-key';
+const WORKER_TOKEN = 'bench-worker-token';
+/** Credentials s3rver accepts by default. */
+const S3RVER_KEY = 'S3RVER';
 
 const { values } = parseArgs({
   options: {
@@ -40,8 +51,21 @@ const models = {
   },
 };
 // Rate limits off: both routes share the echo endpoint's runsync window.
-await using s = await listening({ models, sweepIntervalMs: 1000, rateLimits: { enabled: false } });
-const worker = await ScriptedWorker.connect(s.url, { concurrency: 64 });
+const server = createServer({
+  apiKeys: [API_KEY],
+  workerTokens: [WORKER_TOKEN],
+  endpoints: ['echo'],
+  logger: silentLogger,
+  models,
+  sweepIntervalMs: 1000,
+  rateLimits: { enabled: false },
+});
+await using s = { ...(await server.listen({ port: 0 })), [Symbol.asyncDispose]: () => server.close({ drainMs: 0 }) };
+const worker = await ScriptedWorker.connect(s.url, WORKER_TOKEN, {
+  endpointId: 'echo',
+  workerId: 'w1',
+  concurrency: 64,
+});
 await worker.next('welcome');
 // Completes every assignment at once with an image-like output.
 worker.ws.on('message', (data) => {
@@ -100,7 +124,11 @@ console.log(
 // 2. Output files, 1 MB each.
 const data = Uint8Array.from({ length: 1 << 20 }, (_, i) => (i * 2654435761) >>> 24);
 // One running job to upload for, held by a second worker that never completes it.
-const hold = await ScriptedWorker.connect(s.url, { workerId: 'holder', concurrency: 1 });
+const hold = await ScriptedWorker.connect(s.url, WORKER_TOKEN, {
+  endpointId: 'echo',
+  workerId: 'holder',
+  concurrency: 1,
+});
 worker.ws.removeAllListeners('message');
 await worker.close();
 const runBody = (await (
@@ -153,10 +181,30 @@ console.log(
 );
 console.log(`ratio control plane / s3rver: ${(median(cp) / median(s3times)).toFixed(3)}`);
 
+/** A real S3-compatible server (s3rver) on 127.0.0.1, a free port, a temp directory, and the given bucket. */
+async function startS3rver(bucket: string): Promise<{ endpoint: string; [Symbol.asyncDispose](): Promise<void> }> {
+  const directory = mkdtempSync(join(tmpdir(), 'berth-s3rver-'));
+  const s3 = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    configureBuckets: [{ name: bucket, configs: [] }],
+  });
+  const addr = (await s3.run()) as { port: number };
+  return {
+    endpoint: `http://127.0.0.1:${addr.port}`,
+    async [Symbol.asyncDispose]() {
+      await s3.close();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
 // 3. Whole stack with the real image worker.
 const images = Number(values.images);
 if (images > 0) {
-  const { join, resolve } = await import('node:path');
+  const { resolve } = await import('node:path');
   const { REPO_ROOT, startBerthDev } = await import('../../../tests/e2e/harness.test-helpers.js');
   const modelsDir = process.env['BERTH_MODELS_DIR'] ?? resolve(REPO_ROOT, '../shared/models');
   await using dev = await startBerthDev({

@@ -41,7 +41,7 @@ describe('@berth/server package surface', () => {
       'nextWorkerId',
     ]);
     // One subpath each: silentLogger from the root, MemoryStore from /memory, /testing only what tests add.
-    expect(Object.keys(await import('@berth/server/testing'))).toEqual(['ManualClock']);
+    expect(Object.keys(await import('@berth/server/testing'))).toEqual(['ManualClock', 'ScriptedWorker']);
   });
 
   describe('without the optional peer dependencies installed', () => {

@@ -1,14 +1,8 @@
-import {
-  decodeServerMessage,
-  PROTOCOL_VERSION,
-  type ServerMessage,
-  WORKER_WS_PATH,
-  type WorkerMessage,
-} from '@berth/protocol';
+import type { HelloMessage } from '@berth/protocol';
 import { silentLogger } from '@berth/protocol/log';
-import WebSocket from 'ws';
 import { createServer, type BerthServer } from './server.js';
 import type { ServerOptions } from './options.js';
+import { ScriptedWorker as PublicScriptedWorker } from './testing/scripted-worker.js';
 
 export const API_KEY = 'test-key';
 export const WORKER_TOKEN = 'test-worker-token';
@@ -66,93 +60,14 @@ export async function call(
 }
 
 /**
- * A worker scripted by the test over a real WebSocket: it sends what the test says and records what the
- * server sends.
+ * `@berth/server/testing`'s `ScriptedWorker`, connecting with this file's worker token and, unless told otherwise,
+ * as worker `w1` of endpoint `echo`.
  */
-export class ScriptedWorker {
-  readonly received: ServerMessage[] = [];
-  private waiters: (() => void)[] = [];
-  closed = false;
-
-  private constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => {
-      const r = decodeServerMessage(data.toString());
-      if (r.ok) this.received.push(r.value);
-      for (const w of this.waiters.splice(0)) w();
-    });
-    ws.on('close', () => {
-      this.closed = true;
-      for (const w of this.waiters.splice(0)) w();
-    });
-  }
-
-  static async connect(
-    url: string,
-    hello: Partial<Extract<WorkerMessage, { type: 'hello' }>> = {},
-    token = WORKER_TOKEN,
-  ): Promise<ScriptedWorker> {
-    const ws = new WebSocket(url.replace(/^http/, 'ws') + WORKER_WS_PATH, {
-      headers: { authorization: `Bearer ${token}` },
-    });
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-      ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
-    });
-    const w = new ScriptedWorker(ws);
-    w.send({
-      type: 'hello',
-      protocol: PROTOCOL_VERSION,
-      workerId: 'w1',
-      endpointId: 'echo',
-      concurrency: 1,
-      stream: true,
-      inflight: [],
-      ...hello,
-    });
-    return w;
-  }
-
-  send(msg: WorkerMessage | Record<string, unknown>): void {
-    this.ws.send(JSON.stringify(msg));
-  }
-
-  /** Waits for the n-th (default: next unseen) message of a type, bounded by `timeoutMs`. */
-  async next<T extends ServerMessage['type']>(type: T, timeoutMs = 5000): Promise<Extract<ServerMessage, { type: T }>> {
-    const seen = this.consumed.get(type) ?? 0;
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const all = this.received.filter((m) => m.type === type);
-      if (all.length > seen) {
-        this.consumed.set(type, seen + 1);
-        return all[seen] as Extract<ServerMessage, { type: T }>;
-      }
-      if (this.closed) throw new Error(`socket closed while waiting for ${type}`);
-      const left = until - Date.now();
-      if (left <= 0)
-        throw new Error(`no ${type} within ${timeoutMs} ms; got ${JSON.stringify(this.received.map((m) => m.type))}`);
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, left);
-        this.waiters.push(() => {
-          clearTimeout(t);
-          r();
-        });
-      });
-    }
-  }
-  private consumed = new Map<string, number>();
-
-  count(type: ServerMessage['type']): number {
-    return this.received.filter((m) => m.type === type).length;
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    const done = new Promise<void>((r) => this.ws.once('close', () => r()));
-    this.ws.close();
-    await done;
-  }
-}
+export const ScriptedWorker = {
+  connect: (url: string, hello: Partial<HelloMessage> = {}, token = WORKER_TOKEN): Promise<ScriptedWorker> =>
+    PublicScriptedWorker.connect(url, token, { workerId: 'w1', endpointId: 'echo', ...hello }),
+};
+export type ScriptedWorker = PublicScriptedWorker;
 
 /** Polls `fn` until it returns a truthy value, bounded. */
 export async function until<T>(
