@@ -1,8 +1,9 @@
 // @ts-check
 // The jobs view: recent jobs of an endpoint (GET /v2/<ep>/jobs), one job's object and logs (GET /v2/<ep>/logs/<id>),
-// and the endpoint's health (GET /v2/<ep>/health).
+// and the endpoint's health (GET /v2/<ep>/health), with why queued jobs wait and which worker holds which GPU.
 import { api, messageOf, route, withoutSecrets } from './api.js';
 import { el } from './dom.js';
+import { gpusText, positionText, waitingText } from './waiting.js';
 
 /** @param {unknown} v */
 const ms = (v) => (typeof v === 'number' ? `${v} ms` : '–');
@@ -90,8 +91,25 @@ export async function showJob(endpoint, id, box, onOpen, signal) {
   const open = el('button', { type: 'button', className: 'secondary', textContent: 'Open in Result' });
   open.disabled = !job.id;
   open.addEventListener('click', () => onOpen(job));
+  // A queued job: where it stands and why it waits (Berth fields of /status).
+  const queued =
+    job.status === 'IN_QUEUE'
+      ? [
+          el('p', {
+            className: 'queued',
+            textContent: [
+              'Queued',
+              typeof job.queuePosition === 'number' ? positionText(job.queuePosition) : undefined,
+              job.waitingFor ? waitingText(job.waitingFor) : undefined,
+            ]
+              .filter(Boolean)
+              .join(' · '),
+          }),
+        ]
+      : [];
   box.replaceChildren(
     el('div', { className: 'jobs-head' }, [el('h3', { textContent: `Job ${id}` }), open]),
+    ...queued,
     el('pre', { className: 'json mono', textContent: JSON.stringify(withoutSecrets(job), null, 2) }),
     el('h3', { textContent: 'Logs' }),
     list,
@@ -119,6 +137,17 @@ export async function loadHealth(endpoint, box, signal) {
         .map(([k, v]) => `${k} ${v}`)
         .join(' · '),
     ]);
-  box.replaceChildren(part('Workers', h.workers), part('Jobs', h.jobs));
+  /**
+   * @param {string} title
+   * @param {string} text
+   */
+  const line = (title, text) =>
+    el('div', { className: 'health-part' }, [el('strong', { textContent: `${title}: ` }), text]);
+  box.replaceChildren(
+    part('Workers', h.workers),
+    part('Jobs', h.jobs),
+    ...(h.waitingFor ? [line('Queued jobs', waitingText(h.waitingFor))] : []),
+    ...(h.gpus?.length ? [line('GPUs', gpusText(h.gpus))] : []),
+  );
   return h;
 }

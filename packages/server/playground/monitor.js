@@ -5,6 +5,7 @@
 import { api, route } from './api.js';
 import { drawChart, formatMs, formatNumber, lastValue, ratePerSecond } from './chart.js';
 import { $, el, errorText, show } from './dom.js';
+import { gpusText, waitingText } from './waiting.js';
 
 /** @typedef {import('./chart.js').Values} Values */
 
@@ -24,6 +25,8 @@ import { $, el, errorText, show } from './dom.js';
  * @property {Values} execP95
  * @property {Values} coldStarts
  * @property {Record<string, Values>} workers
+ * @property {string} [waitingFor] why queued jobs wait now (while any is queued)
+ * @property {{ workerId: string, devices: string[] }[]} [gpus] which worker holds which GPU now
  * @property {{ completed: number, failed: number, coldStarts: number, delayP50: number | null,
  *   delayP95: number | null, execP50: number | null, execP95: number | null }} totals
  */
@@ -188,6 +191,12 @@ export function mountMonitor({ endpoint }) {
     );
     draw('cold', [m.coldStarts]);
     legend('cold', [['cold starts', `${m.totals.coldStarts} in ${span}`, color('cold', 0)]]);
+    // Now: why queued jobs wait, and the GPUs held (the scaler's placement).
+    const now = [
+      m.waitingFor ? `Queued jobs are ${waitingText(m.waitingFor)}` : '',
+      m.gpus?.length ? `GPUs: ${gpusText(m.gpus)}` : '',
+    ].filter(Boolean);
+    show('monitor-waiting', now.length ? now.join('. ') : undefined);
     $('monitor-updated').textContent =
       `Updated ${new Date(m.now).toLocaleTimeString([], { hourCycle: 'h23' })} · ${m.slotMs / 1000} s slots · delay, execution and cold starts as this server saw them`;
   }

@@ -7,6 +7,10 @@ import { $, errorText, show, sleep } from './dom.js';
 import { chunkText, outputText, renderMedia } from './output.js';
 import { elapsedText, progressParts, waitingText } from './progress.js';
 import { problemText } from './validate.js';
+import { waitingText as reasonText } from './waiting.js';
+
+/** Reasons only the scaler knows (`waitingFor`), shown as they are; the others are told from the worker counts. */
+const SCALER_REASONS = ['gpu', 'image_missing', 'crash_loop', 'low_priority'];
 
 /**
  * Where jobs run: an endpoint (or a public model's slug, `id`), the endpoint serving it, and whether it streams.
@@ -248,7 +252,12 @@ async function explainWait(target, id, signal) {
   try {
     const health = await api(route(target.endpoint ?? target.id, 'health'), { signal });
     if (!signal.aborted && state.job?.id === id && state.job.status === 'IN_QUEUE')
-      show('job-wait', waitingText(health.workers));
+      show(
+        'job-wait',
+        SCALER_REASONS.includes(health.waitingFor)
+          ? `Queued: ${reasonText(health.waitingFor)}.`
+          : waitingText(health.workers),
+      );
   } catch {
     if (!signal.aborted && state.job?.id === id && state.job.status === 'IN_QUEUE')
       show('job-wait', waitingText(undefined));

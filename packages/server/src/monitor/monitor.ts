@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Logger } from '@berth/protocol/log';
 import type { EndpointCounts, JobRecord } from '../store/types.js';
-import type { WorkerRegistry } from '../workers/worker-registry.js';
+import type { WaitingFor, WorkerRegistry } from '../workers/worker-registry.js';
 import { EndpointRing, SLOT_MS, SLOTS, type RingWindow } from './endpoint-ring.js';
 
 export interface MonitorDeps {
@@ -19,6 +19,10 @@ export interface MonitorReply extends RingWindow {
   slotMs: number;
   /** The clock when answered, epoch ms (the last slot is partial: its rates divide by the time elapsed in it). */
   now: number;
+  /** Now, while jobs are queued: why they wait (as `/health`'s `waitingFor`; docs/api.md, "Why a job waits"). */
+  waitingFor?: WaitingFor;
+  /** Now: which worker holds which GPU (as `/health`'s `gpus`), when the scaler places GPUs. */
+  gpus?: { workerId: string; devices: string[] }[];
 }
 
 /**
@@ -81,12 +85,18 @@ export class Monitor {
     );
   }
 
-  /** The last `windowMs` (up to an hour) of an endpoint, sampled now. */
+  /** The last `windowMs` (up to an hour) of an endpoint, sampled now, with why its queued jobs wait now. */
   async read(endpointId: string, windowMs: number): Promise<MonitorReply> {
     await this.sample(endpointId);
     const now = this.deps.clock.now();
     const slots = Math.max(1, Math.min(SLOTS, Math.ceil(windowMs / SLOT_MS)));
-    return { endpointId, slotMs: SLOT_MS, now, ...this.ring(endpointId).window(now, slots) };
+    const reply: MonitorReply = { endpointId, slotMs: SLOT_MS, now, ...this.ring(endpointId).window(now, slots) };
+    const { registry } = this.deps;
+    if ((await this.deps.counts(endpointId)).inQueue > 0)
+      reply.waitingFor = registry.waitingFor(endpointId, false, performance.now(), this.deps.heartbeatMs);
+    const gpus = registry.gpusOf(endpointId);
+    if (gpus) reply.gpus = gpus;
+    return reply;
   }
 
   /** Samples every endpoint now and then every slot (an unref'd timer). */

@@ -80,8 +80,9 @@ describe('servePlayground', () => {
     }
   });
 
-  it('stays small: under 100 KB in all', () => {
+  // 100 KB until the queued job's place and reason and the GPU holders were shown (issues #38, #39: 103 KB).
+  it('stays small: under 110 KB in all', () => {
     const total = names.reduce((n, name) => n + readFileSync(PLAYGROUND_DIR + name).byteLength, 0);
-    expect(total).toBeLessThan(100_000);
+    expect(total).toBeLessThan(110_000);
   });
 });
