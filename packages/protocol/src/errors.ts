@@ -10,6 +10,8 @@ export const ERROR_STATUS = {
   invalid_limit: 400,
   bad_http_request: 400,
   stream_not_supported: 400,
+  no_workers_available: 400,
+  worker_timeout: 400,
   unauthorized: 401,
   job_token_expired: 401,
   forbidden: 403,
@@ -22,6 +24,7 @@ export const ERROR_STATUS = {
   job_not_found: 404,
   route_not_found: 404,
   file_not_found: 404,
+  affinity_worker_gone: 404,
   method_not_allowed: 405,
   request_timeout: 408,
   job_not_retryable: 409,
@@ -32,8 +35,10 @@ export const ERROR_STATUS = {
   headers_too_large: 431,
   rate_limited: 429,
   internal_error: 500,
+  worker_lost: 502,
   unavailable: 503,
   overloaded: 503,
+  processing_timeout: 504,
   insufficient_storage: 507,
 } as const satisfies Record<string, number>;
 

@@ -34,6 +34,9 @@ export type { ClusterBus, ClusterMessage } from './cluster/types.js';
 export type { ApiRequest, ApiResponse } from './http/types.js';
 export type { Guard, GuardContext, KeyScope, Operation, Principal } from './http/guard.js';
 export type { HttpTimeouts } from './http/node-server.js';
+export type { LbControl } from './lb/lb-service.js';
+export type { LbAddress } from './lb/balancer.js';
+export type { LbEndpointOptions } from './lb/options.js';
 export { createApiKey, type CreateKeyOptions } from './keys/create-key.js';
 export type { KeyStore, StoredKey } from './keys/key-store.js';
 export {

@@ -12,6 +12,7 @@ import { resolveModels } from './models/registry.js';
 import type { ModelConfig, PublicModel } from './models/types.js';
 import type { KeyStore } from './keys/key-store.js';
 import type { ScalingPolicy } from './scaling/policy.js';
+import { resolveLbEndpoint, type LbEndpointOptions, type ResolvedLbEndpoint } from './lb/options.js';
 import type { ClusterBus } from './cluster/types.js';
 import { resolveHttpTimeouts, type HttpTimeouts, type ResolvedHttpTimeouts } from './http/node-server.js';
 import { resolveRateLimits, type RateLimitOptions, type ResolvedRateLimits } from './limits/rate-limit-options.js';
@@ -68,6 +69,18 @@ export interface ServerOptions {
    * `GET /v2/<endpoint_id>/scaling` for an external autoscaler (KEDA). Default: none (no such route).
    */
   scaling?: Record<string, ScalingPolicy>;
+  /**
+   * Load-balancing endpoints (`"type": "http"` in berth.config; docs/load-balancing.md): endpoint id to its proxy
+   * settings (worker concurrency, request timeout, body limit, waits, health path). Each is served (added to
+   * `endpoints`) at `/v2/<id>/lb/<path>`; its workers are registered through `server.lb`. Default: none.
+   */
+  lb?: Record<string, LbEndpointOptions>;
+  /**
+   * Host-based routing of load-balancing endpoints, as RunPod's `https://<ENDPOINT_ID>.api.runpod.ai/<path>`: a
+   * request whose `Host` is `<ep>.<lbDomain>` is served as `/v2/<ep>/lb/<path>`. CLI: `BERTH_LB_DOMAIN`. Default:
+   * none.
+   */
+  lbDomain?: string;
   /**
    * Public models served under `/v2/<model_slug>/...`: slug (lowercase words joined by hyphens) to its endpoint,
    * kind (`image`, `upscale`), description, price table and input limits (`docs/public-models.md`). CLI: the
@@ -144,6 +157,8 @@ export interface ResolvedServerOptions {
   apiKeys: string[];
   workerTokens: string[];
   endpoints: string[];
+  lb: Record<string, ResolvedLbEndpoint>;
+  lbDomain: string | undefined;
   acceptWorkerEndpoints: boolean;
   store: Store;
   clock: Clock;
@@ -201,7 +216,7 @@ function trustTraceparent(v: unknown): boolean {
 
 /** Applies defaults (`SERVER_DEFAULTS`) and checks every option; a bad option throws a `ConfigError` naming it and its value. */
 export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptions {
-  for (const id of o.endpoints ?? []) {
+  for (const id of [...(o.endpoints ?? []), ...Object.keys(o.lb ?? {})]) {
     if (!ENDPOINT_ID_RE.test(id))
       throw new ConfigError(`option endpoints: "${id}" is not a valid endpoint id (${ENDPOINT_ID_RE})`);
   }
@@ -225,7 +240,9 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
   return {
     apiKeys: [...(o.apiKeys ?? [])],
     workerTokens: [...(o.workerTokens ?? [])],
-    endpoints: [...(o.endpoints ?? [])],
+    endpoints: [...new Set([...(o.endpoints ?? []), ...Object.keys(o.lb ?? {})])],
+    lb: Object.fromEntries(Object.entries(o.lb ?? {}).map(([id, ep]) => [id, resolveLbEndpoint(id, ep)])),
+    lbDomain: lbDomain(o.lbDomain),
     acceptWorkerEndpoints: o.acceptWorkerEndpoints ?? false,
     store: o.store ?? new MemoryStore(),
     clock: o.clock ?? systemClock,
@@ -263,4 +280,12 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
       nonNegative('workerMessagesPerSecond', o.workerMessagesPerSecond, D.workerMessagesPerSecond),
     ),
   };
+}
+
+/** A domain like `lb.example.com` (lowercase letters, digits, `-` and dots). */
+function lbDomain(d: string | undefined): string | undefined {
+  if (d === undefined || d === '') return undefined;
+  if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(d))
+    throw new ConfigError(`option lbDomain must be a domain like "lb.example.com" (got ${describeValue(d)})`);
+  return d;
 }

@@ -38,6 +38,7 @@ import { Metrics } from './metrics/metrics.js';
 import { BatchStats } from './jobs/batch-stats.js';
 import { Monitor } from './monitor/monitor.js';
 import { QueueWait } from './scaling/queue-wait.js';
+import { LbService, type LbControl } from './lb/lb-service.js';
 import type { WorkerControl } from './scaling/worker-control.js';
 import { WorkerEvents } from './jobs/worker-events.js';
 import { servePlayground } from './playground/static.js';
@@ -76,6 +77,8 @@ export interface BerthServer {
   readonly options: ResolvedServerOptions;
   /** Endpoint ids served. */
   endpoints(): string[];
+  /** For whoever runs load-balancing endpoints' HTTP workers (`berth dev`, `--scale docker`): docs/load-balancing.md. */
+  readonly lb: LbControl;
 }
 
 /**
@@ -130,6 +133,13 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     heartbeatMs: opts.heartbeatMs,
   };
   const metrics = new Metrics({ ...source, replicaId: opts.cluster?.replicaId });
+  // Load-balancing endpoints (lb/): their workers' own HTTP servers behind the proxy.
+  const lb = new LbService({
+    endpoints: opts.lb,
+    logger: opts.logger,
+    metrics: metrics.lb,
+    now: () => opts.clock.now(),
+  });
   const monitor = new Monitor({ ...source, clock: opts.clock, logger: opts.logger });
   ctx.onColdStart = (id) => {
     metrics.coldStart(id);
@@ -238,6 +248,8 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     store: opts.store,
     catalog: { endpoints: () => [...endpoints], models: opts.models, registry: ctx.registry, service },
     playground: servePlayground,
+    ...(lb.endpointIds().length > 0 ? { lb } : {}),
+    lbDomain: opts.lbDomain,
     metrics,
     monitor,
     hasEndpoint,
@@ -279,14 +291,17 @@ export function createServer(options: ServerOptions = {}): BerthServer {
 
   return {
     handle,
-    health: (id) => service.health(id),
+    health: async (id) => (lb.has(id) ? lb.health(id) : service.health(id)),
+    lb,
     options: opts,
     endpoints: () => [...endpoints],
     workers: {
       connected: (id) =>
-        ctx.registry
-          .sessions(id)
-          .map((s) => ({ workerId: s.workerId, running: s.inflight.size, draining: s.draining })),
+        lb.has(id)
+          ? lb.connected(id)
+          : ctx.registry
+              .sessions(id)
+              .map((s) => ({ workerId: s.workerId, running: s.inflight.size, draining: s.draining })),
       setExpected: (id, n) => ctx.registry.setExpected(id, n),
       setBroken: (id, broken) => ctx.registry.setHandlerBroken(id, broken),
       setWaitReason: (id, reason) => ctx.registry.setWaitReason(id, reason),
@@ -358,6 +373,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       alarm.stop();
       monitor.stop();
       metrics.stop();
+      lb.close();
       pull.close();
       await gateway.close();
       if (http) {

@@ -12,6 +12,7 @@ import type { CatalogDeps } from './routes/catalog.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Monitor } from '../monitor/monitor.js';
 import type { JobTokens } from '../tokens/job-tokens.js';
+import type { LbService } from '../lb/lb-service.js';
 
 /** What the HTTP API's routes are served with (`createApi`); an optional part unset leaves its routes out. */
 export interface ApiDeps {
@@ -49,6 +50,10 @@ export interface ApiDeps {
   monitor?: Monitor;
   /** `GET /v2/<ep>/scaling` (KEDA): endpoints' scaling policies. */
   scaling?: ScalingDeps;
+  /** Load-balancing endpoints: `/v2/<ep>/lb/<path>` proxied to their workers (`../lb/`). */
+  lb?: LbService;
+  /** Host-based routing of load-balancing endpoints (`<ep>.<lbDomain>`). */
+  lbDomain?: string | undefined;
   /** The playground page: `GET /` and `GET /playground/<file>` (no key needed; the page asks for one). */
   playground?: (req: ApiRequest) => ApiResponse | undefined;
 }

@@ -6,6 +6,7 @@ import { Router } from './router.js';
 import { STEPS, type Call } from './steps.js';
 import type { ApiRequest, ApiResponse } from './types.js';
 import { withTokenCors } from '../tokens/token-cors.js';
+import { routeByHost } from '../lb/lb-route.js';
 
 export type { ApiDeps } from './api-deps.js';
 
@@ -21,6 +22,8 @@ export function createApi(deps: ApiDeps): (req: ApiRequest) => Promise<ApiRespon
   const router = new Router<ApiRoute>();
   for (const route of ROUTES) if (!route.when || route.when(deps)) router.add(route.methods, route.path, route);
   return async (req) => {
+    // `<ep>.<lbDomain>/<path>` is `/v2/<ep>/lb/<path>` (load-balancing endpoints, docs/load-balancing.md).
+    if (deps.lbDomain !== undefined) routeByHost(req, deps.lbDomain);
     const found = router.match(req.path);
     const routes = found?.routes;
     const own = routes?.byMethod.get(req.method) ?? routes?.any;

@@ -12,7 +12,8 @@ export type Operation =
   | 'purge-queue'
   | 'health'
   | 'requests'
-  | 'openai';
+  | 'openai'
+  | 'lb';
 
 /** What a stored API key may do (see `docs/api-keys.md`). Absent: everything. */
 export interface KeyScope {

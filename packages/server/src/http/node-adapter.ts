@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { overloaded, type BodyBudget } from './body-budget.js';
 import { ClientGone } from './client-gone.js';
 import { jsonParts, type RawJson } from '../core/raw-json.js';
@@ -37,6 +37,7 @@ export function nodeHandler(
     const apiReq: ApiRequest = {
       method: req.method ?? 'GET',
       path: target.path,
+      rawQuery: target.search,
       headers,
       body: bodyOf(req, budget, held),
       release: (bytes) => {
@@ -189,6 +190,10 @@ async function write(res: ServerResponse, out: ApiResponse): Promise<void> {
   }
   if ('stream' in out)
     return pipe(res, out.status, { 'content-length': String(out.length), ...out.headers }, out.stream);
+  if ('piped' in out) {
+    const headers = out.setCookie ? { ...out.headers, 'set-cookie': out.setCookie } : (out.headers ?? {});
+    return pipe(res, out.status, headers, out.piped, true);
+  }
   res.writeHead(out.status, { ...out.headers });
   res.flushHeaders();
   const it = out.events[Symbol.asyncIterator]();
@@ -209,10 +214,13 @@ async function write(res: ServerResponse, out: ApiResponse): Promise<void> {
 async function pipe(
   res: ServerResponse,
   status: number,
-  headers: Record<string, string>,
+  headers: OutgoingHttpHeaders,
   body: AsyncIterable<Uint8Array>,
+  flush = false,
 ): Promise<void> {
   res.writeHead(status, headers);
+  // A proxied answer's headers go at once (a server-sent event stream may wait before its first event).
+  if (flush) res.flushHeaders();
   const it = body[Symbol.asyncIterator]();
   try {
     for (;;) {

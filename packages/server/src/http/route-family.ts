@@ -15,6 +15,7 @@ const OPERATIONS = new Set([
   'monitor',
   'estimate',
   'openai',
+  'lb',
 ]);
 /** RunPod's worker protocol: held polls apart from reports (a poll is held up to `pullHoldMs` on purpose). */
 const PULL_POLLS = new Set(['job-take', 'job-take-batch', 'job-stop']);

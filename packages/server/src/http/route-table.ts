@@ -14,6 +14,7 @@ import { catalog, estimate } from './routes/catalog.js';
 import { chatCompletions, completions, openAiModels } from './openai/index.js';
 import { openApi } from './openapi/route.js';
 import { issueToken } from '../tokens/token-route.js';
+import { serveLb } from '../lb/lb-route.js';
 
 /**
  * The one table of the HTTP API's routes. Each entry carries its path, methods, handler, who may call it, what
@@ -33,6 +34,8 @@ import { issueToken } from '../tokens/token-route.js';
 
 const GET_POST = ['GET', 'POST'] as const;
 const GET_HEAD = ['GET', 'HEAD'] as const;
+/** What a load-balancing worker may be asked (its own routes decide). */
+const LB_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'HEAD', 'PATCH', 'OPTIONS'] as const;
 
 /** An endpoint route; `job` adds the `:job_id` segment (`rc.jobId`). */
 function endpoint(
@@ -151,7 +154,9 @@ export const ROUTES: readonly ApiRoute[] = [
   endpoint('health', {
     methods: ['GET'],
     operation: 'health',
-    serve: health,
+    // A load-balancing endpoint's: its requests waiting and in flight, its workers ready or initializing.
+    serve: (rc, d) =>
+      d.lb?.has(rc.endpointId) ? Promise.resolve({ status: 200, json: d.lb.health(rc.endpointId) }) : health(rc),
     doc: { id: 'health', summary: 'Job counts and workers', reply: 'HealthReply' },
   }),
   endpoint('webhooks', {
@@ -251,6 +256,17 @@ export const ROUTES: readonly ApiRoute[] = [
         method === 'POST'
           ? { id, summary, body: 'object', reply: 'object', sse: true, endpointsOnly: true }
           : { id, summary, reply: 'object', endpointsOnly: true },
+    }),
+  ),
+  // Load-balancing endpoints (docs/load-balancing.md): every method, any path below /lb, to a ready worker.
+  ...['lb', 'lb/*path'].map((name) =>
+    endpoint(name, {
+      methods: LB_METHODS,
+      operation: 'lb',
+      model: 'direct',
+      rawBody: true,
+      when: (d) => d.lb !== undefined,
+      serve: (rc, d) => serveLb(rc, d.lb),
     }),
   ),
   // Fallbacks: any other `/v2/<ep>/<op>[/<id>]` is 404 once the key and endpoint are checked.

@@ -8,7 +8,7 @@ import type { ApiRequest, ApiResponse } from './types.js';
 
 /** The shapes of the route table's entries (`route-table.ts`); the steps that use them are in `steps.ts`. */
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD' | 'PATCH';
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD' | 'PATCH' | 'OPTIONS';
 
 /** A query parameter the OpenAPI document shows but no `intParam` reads (the `/files` signature). */
 export interface PlainQuery {
@@ -81,6 +81,8 @@ export interface EndpointRoute extends RouteBase {
   serve?: (rc: RouteCall, deps: ApiDeps) => Promise<ApiResponse>;
   /** A fallback's 404 message after `no route <METHOD> <path>`. */
   notFound?: string;
+  /** Its handler reads the request body itself, as a stream (the load-balancing proxy): never drained before it. */
+  rawBody?: true;
 }
 
 /** A route outside `/v2/<ep>/` that needs an API key: the method is checked first, then the key. */

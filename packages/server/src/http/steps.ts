@@ -124,9 +124,12 @@ const jobToken: Step = (c) => {
   return undefined;
 };
 
-const knownRoute: Step = (c) => {
+const knownRoute: Step = (c, deps) => {
   const route = endpointRoute(c);
   if (!route.serve) throw notFound(c.req, route.notFound);
+  // A load-balancing endpoint has no queue: its workers' routes are under /lb/ (and /health says how they are).
+  if (route.operation !== 'lb' && route.operation !== 'health' && deps.lb?.has(c.endpointId))
+    throw notFound(c.req, `; ${c.endpointId} is a load-balancing endpoint: send requests to /v2/${c.endpointId}/lb/<path>`);
   for (const name in c.params) if (c.params[name] === '' && name !== c.tail) throw notFound(c.req);
   if (route.model === 'only' && !c.model) throw notFound(c.req);
   return undefined;
@@ -152,7 +155,8 @@ const guard: Step = (c, deps) => {
 };
 
 const unusedBody: Step = async (c) => {
-  if (endpointRoute(c).doc?.body === undefined && c.req.method === 'POST')
+  const route = endpointRoute(c);
+  if (route.doc?.body === undefined && !route.rawBody && c.req.method === 'POST')
     await readBody(c.req.body, LIMITS.otherBodyBytes, c.req.headers['content-length']);
   return undefined;
 };

@@ -9,6 +9,8 @@ export interface ApiRequest {
   /** Path without the query string, e.g. `/v2/echo/run`. */
   path: string;
   query: URLSearchParams;
+  /** The query string as received, without `?` (what a proxied request forwards unchanged). */
+  rawQuery?: string;
   /** Header names in lower case. */
   headers: Record<string, string | undefined>;
   /** The raw body, read lazily so size limits are enforced while reading. */
@@ -29,4 +31,9 @@ export type ApiResponse =
   /** Raw bytes (served output files); `headers` carries the Content-Type. */
   | { status: number; headers?: Record<string, string>; bytes: Uint8Array }
   /** Raw bytes produced piece by piece (downloads): `length` bytes in all (the Content-Length). */
-  | { status: number; headers?: Record<string, string>; stream: AsyncIterable<Uint8Array>; length: number };
+  | { status: number; headers?: Record<string, string>; stream: AsyncIterable<Uint8Array>; length: number }
+  /**
+   * Bytes passed through as they come (a load-balancing worker's answer): headers sent at once, each piece written
+   * when it arrives, framed by the given Content-Length or chunked.
+   */
+  | { status: number; headers?: Record<string, string>; piped: AsyncIterable<Uint8Array>; setCookie?: string[] };

@@ -21,6 +21,8 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<Operation, number>> = {
   // RunPod's `/requests` limit: 10 per 10 s.
   requests: 10,
   openai: 2000,
+  // Load-balancing endpoints: any request to /v2/<ep>/lb/<path>.
+  lb: 2000,
 };
 
 /** Default per-worker allowance: each running worker of an endpoint adds this many requests per window. */

@@ -5,6 +5,7 @@ import { httpMetrics } from './http-metrics.js';
 import { processMetrics } from './process-metrics.js';
 import { Registry, type Sample, type Scope } from './registry.js';
 import { ScalerMetrics } from './scaler-metrics.js';
+import { LbMetrics } from '../lb/lb-metrics.js';
 
 /** What one scrape reads besides the counters kept here. */
 export interface MetricsSource {
@@ -39,6 +40,8 @@ export class Metrics {
   readonly observeHttp;
   /** Worker cold starts and start failures reported by a scaler (`berth serve --scale`). */
   readonly scaler: ScalerMetrics;
+  /** Load-balancing endpoints' requests and cold starts (`lb/`). */
+  readonly lb: LbMetrics;
 
   constructor(src: MetricsSource) {
     const r = (this.registry = new Registry(src.replicaId));
@@ -132,6 +135,7 @@ export class Metrics {
       perReplica: true,
     });
     this.scaler = new ScalerMetrics(r);
+    this.lb = new LbMetrics(r, this.scaler);
     this.observeHttp = httpMetrics(r);
     this.process = processMetrics(r);
   }

@@ -1,7 +1,7 @@
 import type { Counter, HistogramFamily, Registry } from './registry.js';
 
-/** What a cold start is timed until: the worker's first job handed to it, or its first job finished. */
-export type ColdStartPhase = 'first_job_assigned' | 'first_job_done';
+/** What a cold start is timed until: the worker's first job handed to it, its first job finished, or (an HTTP worker) its first `/ping` 200. */
+export type ColdStartPhase = 'first_job_assigned' | 'first_job_done' | 'ready';
 
 /** Why a scaler could not start a worker. */
 export type StartFailure = 'image_missing' | 'daemon_down' | 'exited_early' | 'create_failed';

@@ -1,0 +1,57 @@
+import type { Counter, HistogramFamily, Registry } from '../metrics/registry.js';
+import type { ScalerMetrics } from '../metrics/scaler-metrics.js';
+
+/** Upper bounds (ms) of the proxied request histogram. */
+const REQUEST_BUCKETS_MS = [
+  1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 120_000, 330_000,
+];
+
+/**
+ * Load-balancing endpoints' figures: `berth_lb_requests_total{endpoint, worker, status}`,
+ * `berth_lb_request_seconds{endpoint}` (until the answer's last byte), and cold starts (launch to first `/ping`
+ * 200) in `berth_worker_cold_start_seconds{until="ready"}`.
+ */
+export class LbMetrics {
+  readonly #requests: Counter;
+  readonly #seconds: HistogramFamily;
+  readonly #scaler: ScalerMetrics;
+  readonly #served = new Map<string, { ok: number; failed: number }>();
+
+  constructor(r: Registry, scaler: ScalerMetrics) {
+    this.#scaler = scaler;
+    this.#requests = r.counter({
+      name: 'berth_lb_requests_total',
+      help: "Requests of load-balancing endpoints, by endpoint, worker and answer status (the worker's, or Berth's 4xx/5xx when it answered none).",
+      labels: ['endpoint', 'worker', 'status'],
+      perReplica: true,
+    });
+    this.#seconds = r.histogram(
+      {
+        name: 'berth_lb_request_seconds',
+        help: "Time of load-balancing requests, from arrival (waits for a worker included) to the answer's last byte.",
+        labels: ['endpoint'],
+        perReplica: true,
+      },
+      REQUEST_BUCKETS_MS,
+      1000,
+    );
+  }
+
+  request(endpointId: string, workerId: string, status: number, ms: number): void {
+    this.#requests.labels(endpointId, workerId, String(status)).inc();
+    this.#seconds.labels(endpointId).observe(ms);
+    const s = this.#served.get(endpointId) ?? { ok: 0, failed: 0 };
+    if (status < 500) s.ok++;
+    else s.failed++;
+    this.#served.set(endpointId, s);
+  }
+
+  /** Answered requests (below 500) and failed ones, for `/health`. */
+  served(endpointId: string): { ok: number; failed: number } {
+    return this.#served.get(endpointId) ?? { ok: 0, failed: 0 };
+  }
+
+  coldStart(endpointId: string, ms: number): void {
+    this.#scaler.coldStart(endpointId, 'ready', ms);
+  }
+}
