@@ -34,7 +34,12 @@ export type ApiErrorCode =
   | 'internal_error'
   | 'unavailable'
   | 'overloaded'
-  | 'insufficient_storage';
+  | 'insufficient_storage'
+  | 'no_workers_available'
+  | 'worker_timeout'
+  | 'affinity_worker_gone'
+  | 'worker_lost'
+  | 'processing_timeout';
 
 /**
  * An error answer of the API, or a job stream ended by an error event. `code` is the server's stable code; an
