@@ -212,7 +212,7 @@ describe('resolveConfig', () => {
     ],
     [
       { endpoints: { echo: { worker: 'a.ts', concurency: 2 } } },
-      'endpoints.echo: unknown field "concurency" (known: worker, command, workers, minWorkers, maxWorkers, idleTimeoutMs, concurrency, drainTimeoutMs, apt, scaler, bufferWorkers, image, docker, gpusPerWorker)',
+      'endpoints.echo: unknown field "concurency" (known: worker, command, workers, minWorkers, maxWorkers, idleTimeoutMs, concurrency, drainTimeoutMs, apt, scaler, bufferWorkers, image, docker, gpusPerWorker, type, healthPath, requestTimeoutMs, maxBodyBytes, coldStartWaitMs, affinityWaitMs)',
     ],
     [
       { endpoints: { echo: { worker: 'a.ts', apt: 'ffmpeg' } } },

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ConfigError, describeValue, ENDPOINT_ID_RE } from '@berth/protocol';
 import type { ModelConfig, RateLimitOptions } from '@berth/server';
 import type { ResolvedConfig } from './types.js';
+import { HTTP_ONLY_FIELDS, HttpFields, httpProblems, lbOptions } from './http-endpoint.js';
 
 /** The config file is missing, unreadable or invalid. `berth` prints the message and exits with code 2. */
 export function fileError(file: string, message: string, problems: string[] = []): ConfigError {
@@ -32,6 +33,8 @@ const ENDPOINT_FIELDS = [
   'image',
   'docker',
   'gpusPerWorker',
+  'type',
+  ...HTTP_ONLY_FIELDS,
 ];
 
 const WEBHOOK_FIELDS = ['retries', 'retryDelayMs', 'retryBackoff', 'maxRetryDelayMs'];
@@ -171,6 +174,7 @@ const EndpointSchema = z
         .optional(),
       docker: DockerSchema.optional(),
       gpusPerWorker: int(1, 64).optional(),
+      ...HttpFields,
       apt: z
         .array(AptPackage, {
           error: (i) =>
@@ -181,7 +185,8 @@ const EndpointSchema = z
     { error: (i) => `must be an object like {"worker": "./handler.ts"} (got ${describeValue(i.input)})` },
   )
   .superRefine((ep, ctx) => {
-    if ((ep.worker === undefined) === (ep.command === undefined)) {
+    for (const p of httpProblems(ep)) ctx.addIssue({ code: 'custom', path: [p.path], message: p.message });
+    if (ep.type !== 'http' && (ep.worker === undefined) === (ep.command === undefined)) {
       ctx.addIssue({
         code: 'custom',
         path: ['worker'],
@@ -319,7 +324,7 @@ export function resolveConfig(value: unknown, file: string): ResolvedConfig {
         .filter((f) => existsSync(f) && statSync(f).isFile());
       return {
         id,
-        worker: command ? (commandFiles?.[0] ?? file) : resolve(dir, ep.worker!),
+        worker: command ? (commandFiles?.[0] ?? file) : ep.worker !== undefined ? resolve(dir, ep.worker) : file,
         ...(command ? { command, commandFiles: commandFiles ?? [] } : {}),
         workers: minWorkers,
         minWorkers,
@@ -333,6 +338,7 @@ export function resolveConfig(value: unknown, file: string): ResolvedConfig {
         concurrency: ep.concurrency,
         drainTimeoutMs: ep.drainTimeoutMs,
         apt: ep.apt ?? [],
+        ...(ep.type === 'http' ? { http: lbOptions(ep) } : {}),
       };
     }),
   };

@@ -1,4 +1,4 @@
-import type { ModelConfig, RateLimitOptions, ScalerConfig } from '@berth/server';
+import type { LbEndpointOptions, ModelConfig, RateLimitOptions, ScalerConfig } from '@berth/server';
 
 /** One endpoint that `berth dev` serves and runs workers for. */
 export interface EndpointConfig {
@@ -63,6 +63,24 @@ export interface EndpointConfig {
    * `docker stop` grace; the image's stop timeout (`deploy.json`) is derived from it.
    */
   drainTimeoutMs?: number;
+  /**
+   * The endpoint's kind. `"queue"` (default): a handler behind the job queue (`/run`, `/runsync`, ...). `"http"`: a
+   * load-balancing endpoint (RunPod's): each worker is an HTTP server of its own, started by `command` (`berth dev`)
+   * or `image` (`berth serve --scale docker`) with `PORT` and `PORT_HEALTH` set (a free port each), health at
+   * `healthPath`; requests to `/v2/<id>/lb/<path>` go to a ready worker's `<path>` (docs/load-balancing.md). For
+   * it, `concurrency` is the requests one worker gets at once (default 1).
+   */
+  type?: 'queue' | 'http';
+  /** `"type": "http"`: the health path on `PORT_HEALTH`: 200 ready, 204 initializing (no traffic), else unhealthy. Default `/ping`. */
+  healthPath?: string;
+  /** `"type": "http"`: a worker must answer within this, ms; else 504 `processing_timeout`. Default 330000 (RunPod's 5.5 min). */
+  requestTimeoutMs?: number;
+  /** `"type": "http"`: largest request body, bytes; else 413. Default 31457280 (RunPod's 30 MB). */
+  maxBodyBytes?: number;
+  /** `"type": "http"`: how long a request waits for a ready worker (cold start, all busy); then 400 `no_workers_available`. Default 120000 (RunPod's 2 min). */
+  coldStartWaitMs?: number;
+  /** `"type": "http"`: how long a `strict` affinity request waits for its busy worker; then 400 `worker_timeout`. Default 300000. */
+  affinityWaitMs?: number;
   /**
    * Debian packages `berth build` installs in the endpoint's images (`apt-get install`), e.g. `["espeak-ng", "ffmpeg"]`
    * for a handler that spawns them. Default: none.
@@ -173,6 +191,8 @@ export interface ResolvedEndpoint {
   drainTimeoutMs: number | undefined;
   /** Debian packages for the image. */
   apt: string[];
+  /** A `"type": "http"` (load-balancing) endpoint: its proxy settings (`createServer({ lb })`). */
+  http?: LbEndpointOptions;
 }
 
 export interface ResolvedConfig {
