@@ -40,6 +40,9 @@ export const PYTHON_MODULES = [
   { module: 'tomli', pkg: 'python3-tomli' },
   { module: 'tomlkit', pkg: 'python3-tomlkit' },
   { module: 'paramiko', pkg: 'python3-paramiko' },
+  // The load-balancing endpoint tests run a worker in the shape of RunPod's template (FastAPI under uvicorn).
+  { module: 'fastapi', pkg: 'python3-fastapi' },
+  { module: 'uvicorn', pkg: 'python3-uvicorn' },
 ];
 
 /** Whether `command` is an executable file in one of the PATH folders. */

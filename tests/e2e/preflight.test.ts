@@ -65,7 +65,9 @@ describe('npm test preflight (scripts/preflight.mjs)', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('sudo apt-get install -y --no-install-recommends python3-requests python3-backoff\n');
     const none = preflight(binDir(ALL).bin, { BERTH_PYTHON: join(work, 'no-such-python') });
-    expect(none.stderr).toMatch(/--no-install-recommends python3 python3-multidict .* python3-paramiko\n/);
+    expect(none.stderr).toMatch(
+      /--no-install-recommends python3 python3-multidict .* python3-paramiko python3-fastapi python3-uvicorn\n/,
+    );
   });
 
   it('missing programs and no apt-get: exit 1 with one message naming the Debian packages', () => {

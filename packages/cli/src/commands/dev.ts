@@ -168,6 +168,8 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
       apiKeys: [apiKey.key],
       workerTokens: [workerToken.key],
       endpoints: ids,
+      lb: Object.fromEntries(config.endpoints.flatMap((e) => (e.http ? [[e.id, e.http]] : []))),
+      ...(io.env['BERTH_LB_DOMAIN'] ? { lbDomain: io.env['BERTH_LB_DOMAIN'] } : {}),
       store: opened.store,
       models: config.models,
       // Job events once: the workers berth dev runs print their own "job completed" lines.
@@ -247,7 +249,12 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
           `  BERTH_URL=${dialableUrl(url)} BERTH_ENDPOINT_ID=${ep.id} BERTH_WORKER_TOKEN=${workerToken.key} node --import tsx ${ep.worker}\n`,
       );
     }
-    const first = config.endpoints[0];
+    for (const ep of config.endpoints.filter((e) => e.http))
+      io.stdout.write(
+        `Endpoint ${ep.id} is load-balancing: its workers' routes are at ${dialableUrl(url)}/v2/${ep.id}/lb/<path>\n` +
+          `  curl -H "Authorization: Bearer ${apiKey.key}" ${dialableUrl(url)}/v2/${ep.id}/lb/ping\n`,
+      );
+    const first = config.endpoints.find((e) => !e.http);
     const tryIt = (sample: SampleRequest) =>
       io.stdout.write(
         `\nTry the ${first!.id} endpoint:\n${curlExamples(url, apiKey.key, first!.id, sample)
@@ -331,6 +338,22 @@ export function workerSpec(
   if (ep.drainTimeoutMs !== undefined)
     out['BERTH_DRAIN_TIMEOUT_MS'] = String(Math.min(ep.drainTimeoutMs, WORKER_STOP_MS - 1_000));
   out['BERTH_DRAIN_TIMEOUT_MS'] ??= String(WORKER_STOP_MS - 1_000);
+  // A load-balancing worker is an HTTP server of its own: no control-plane credentials (PORT comes from the fleet).
+  if (ep.http && ep.command)
+    return {
+      endpointId: ep.id,
+      workerId,
+      file: ep.worker,
+      cwd: config.dir,
+      env: {
+        ...base,
+        BERTH_ENDPOINT_ID: ep.id,
+        BERTH_WORKER_ID: workerId,
+        RUNPOD_ENDPOINT_ID: ep.id,
+        RUNPOD_POD_ID: workerId,
+      },
+      command: ep.command,
+    };
   if (ep.command)
     return {
       endpointId: ep.id,

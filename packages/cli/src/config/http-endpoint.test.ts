@@ -68,11 +68,11 @@ describe('"type": "http" endpoints (load-balancing)', () => {
     expect(problems({ endpoints: { a: { type: 'grpc', command: 'x' } } })[0]).toMatch(
       /^endpoints\.a\.type: must be "queue" .* or "http" .* \(got "grpc"\)/,
     );
-    expect(
-      problems({ endpoints: { a: { type: 'http', command: 'x', healthPath: 'ping', maxBodyBytes: 0 } } }),
-    ).toEqual([
-      'endpoints.a.healthPath: must be a path like "/ping" (got "ping")',
-      'endpoints.a.maxBodyBytes: must be at least 1 (got 0)',
-    ]);
+    expect(problems({ endpoints: { a: { type: 'http', command: 'x', healthPath: 'ping', maxBodyBytes: 0 } } })).toEqual(
+      [
+        'endpoints.a.healthPath: must be a path like "/ping" (got "ping")',
+        'endpoints.a.maxBodyBytes: must be at least 1 (got 0)',
+      ],
+    );
   });
 });

@@ -22,7 +22,8 @@ export const HTTP_ONLY_FIELDS = [
 export const HttpFields = {
   type: z
     .enum(['queue', 'http'], {
-      error: (i) => `must be "queue" (a handler behind the job queue) or "http" (a worker's own HTTP server) (got ${describeValue(i.input)})`,
+      error: (i) =>
+        `must be "queue" (a handler behind the job queue) or "http" (a worker's own HTTP server) (got ${describeValue(i.input)})`,
     })
     .optional(),
   healthPath: z

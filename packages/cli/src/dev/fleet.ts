@@ -1,15 +1,16 @@
 import { relative } from 'node:path';
-import type { BerthServer } from '@berth/server';
+import type { BerthServer, LbControl } from '@berth/server';
 import { ScaleLoop, type GpuAllocator } from '@berth/server/scaling';
 import type { ResolvedEndpoint } from '../config/index.js';
 import type { Logger } from '@berth/protocol/log';
 import type { WorkerSpec, WorkerSupervisor } from '../internal/supervisor.js';
 import { checkHandler } from './handler-check.js';
 import { ProcessPool } from './process-pool.js';
+import { HttpWorkers } from './http-workers.js';
 import { FileWatcher, type WatchMode } from './watcher.js';
 
 export interface FleetOptions {
-  server: Pick<BerthServer, 'workers' | 'health'>;
+  server: Pick<BerthServer, 'workers' | 'health' | 'lb'>;
   supervisor: WorkerSupervisor;
   endpoints: readonly ResolvedEndpoint[];
   /** The folder paths are shown relative to. */
@@ -58,6 +59,7 @@ export class Fleet {
   readonly #state = new Map<string, EndpointState>();
   readonly #watcher: FileWatcher | undefined;
   readonly #pool: ProcessPool;
+  readonly #http: HttpWorkers | undefined;
   readonly #loop: ScaleLoop;
   readonly #unsubscribe: () => void;
 
@@ -65,14 +67,20 @@ export class Fleet {
     this.#o = o;
     for (const ep of o.endpoints)
       this.#state.set(ep.id, { ep, inputs: [], broken: undefined, fatal: ep.minWorkers > 0 });
+    const http = o.endpoints.some((ep) => ep.http) ? new HttpWorkers(o.server.lb) : undefined;
+    this.#http = http;
     this.#pool = new ProcessPool({
       supervisor: o.supervisor,
       workers: o.server.workers,
-      specFor: (id, workerId) => o.specFor(this.#state.get(id)!.ep, workerId),
+      specFor: (id, workerId) => {
+        const spec = o.specFor(this.#state.get(id)!.ep, workerId);
+        return http?.has(id) ? httpSpec(spec, http.env(workerId)) : spec;
+      },
       broken: (id) => this.#state.get(id)?.broken !== undefined,
       ...(o.gpus
         ? { gpus: { allocator: o.gpus, perWorker: (id: string) => this.#state.get(id)?.ep.gpusPerWorker ?? 0 } }
         : {}),
+      ...(http ? { http } : {}),
     });
     // Endpoints with a fixed count are kept by the supervisor's restarts; the loop scales the others, and starts
     // those whose workers need GPUs (each when its devices are free).
@@ -90,6 +98,7 @@ export class Fleet {
       const st = this.#state.get(endpointId);
       if (st) st.fatal = false;
     });
+    if (http) this.#hookHttp(o.server.lb);
     this.#watcher =
       o.watch === false
         ? undefined
@@ -104,6 +113,12 @@ export class Fleet {
     const problems: string[] = [];
     for (const st of this.#state.values()) {
       if (st.ep.maxWorkers === 0) continue;
+      if (st.ep.http && !st.ep.command) {
+        problems.push(
+          `endpoint ${st.ep.id}: a "type": "http" endpoint with only "image" runs under berth serve --scale docker; give it a "command" for berth dev`,
+        );
+        continue;
+      }
       const check = await this.#check(st);
       if (!check.ok)
         problems.push(
@@ -125,8 +140,35 @@ export class Fleet {
     this.#watcher?.close();
   }
 
+  /**
+   * Load-balancing endpoints: a request waiting with no worker looks at once (a cold start begins); a worker whose
+   * `/ping` answered 200 counts as connected; one failing health is drained and started again; `strict-resume`
+   * starts a scaled-down worker again under its id.
+   */
+  #hookHttp(lb: LbControl): void {
+    lb.hooks.demand = () => void this.#loop.tick();
+    lb.hooks.ready = (endpointId, workerId) => {
+      this.#o.supervisor.markConnected(workerId);
+      const st = this.#state.get(endpointId);
+      if (st) st.fatal = false;
+    };
+    lb.hooks.unhealthy = (_endpointId, workerId) => {
+      // A worker that exited is restarted by the supervisor already; a live one that stopped answering is replaced.
+      if (!this.#o.supervisor.pids().has(workerId)) return;
+      void lb.drain(workerId).then(() => {
+        this.#o.supervisor.respawn(workerId);
+        lb.restarted(workerId);
+      });
+    };
+    lb.hooks.resume = (endpointId, workerId) =>
+      this.#pool.canStart(endpointId) &&
+      this.#pool.list(endpointId).length < (this.#state.get(endpointId)?.ep.maxWorkers ?? 0) &&
+      this.#pool.startAs(endpointId, workerId);
+  }
+
   /** A worker exited before it reached the control plane: its handler threw while loading (or was refused). */
   onLoadFailure(spec: WorkerSpec, how: string): void {
+    this.#http?.removed(spec.workerId, false);
     const st = this.#state.get(spec.endpointId);
     if (!st) return;
     const what = `endpoint ${st.ep.id}: handler ${this.#rel(st.ep.worker)} failed to load (worker ${spec.workerId} ${how} before connecting; its error is above)`;
@@ -139,6 +181,7 @@ export class Fleet {
 
   /** A worker was given up on after repeated crashes. */
   onGiveUp(spec: WorkerSpec): void {
+    this.#http?.removed(spec.workerId, false);
     const st = this.#state.get(spec.endpointId);
     if (st) this.#syncExpected(st);
   }
@@ -205,6 +248,12 @@ export class Fleet {
 /** Whether the endpoint's workers get GPUs of their own (then the scale loop starts them, as devices are free). */
 function placesGpus(ep: ResolvedEndpoint): boolean {
   return (ep.gpusPerWorker ?? 0) > 0;
+}
+
+/** An HTTP worker's process: `PORT` and `PORT_HEALTH` set, and `$PORT` / `$PORT_HEALTH` in its command replaced. */
+function httpSpec(spec: WorkerSpec, env: Record<string, string>): WorkerSpec {
+  const sub = (w: string) => w.replace(/\$\{?(PORT_HEALTH|PORT)\}?/g, (_, k: string) => env[k] ?? '');
+  return { ...spec, env: { ...spec.env, ...env }, ...(spec.command ? { command: spec.command.map(sub) } : {}) };
 }
 
 function indent(text: string): string {

@@ -7,6 +7,7 @@ import {
   type WorkerPool,
 } from '@berth/server/scaling';
 import type { WorkerSpec, WorkerSupervisor } from '../internal/supervisor.js';
+import type { HttpWorkers } from './http-workers.js';
 
 export interface ProcessPoolOptions {
   supervisor: WorkerSupervisor;
@@ -20,11 +21,18 @@ export interface ProcessPoolOptions {
    * gets its own as `CUDA_VISIBLE_DEVICES`, kept across its restarts, freed once it is stopped or given up on.
    */
   gpus?: { allocator: GpuAllocator; perWorker: (endpointId: string) => number };
+  /** Load-balancing endpoints' workers (ports, the proxy's view); absent: none. */
+  http?: HttpWorkers;
 }
+
+/** Tells this run's HTTP worker ids apart from an earlier run's (a stale `strict` pin must not match). */
+const RUN_TAG = Math.random().toString(36).slice(2, 6);
 
 /**
  * `berth dev`'s workers: one child process each, run by the supervisor (which restarts crashes with backoff).
- * A look is free (the supervisor's table), a start a process; ids are `<endpoint>-<n>`, the lowest free one.
+ * A look is free (the supervisor's table), a start a process; ids are `<endpoint>-<n>`, the lowest free one. An
+ * HTTP worker (load-balancing endpoint) gets a free `PORT` first, an id never reused (`<endpoint>-<run>-<n>`, what
+ * `X-Runpod-Worker-Id` pins), and is stopped only once its in-flight requests are done.
  */
 export class ProcessPool implements WorkerPool {
   readonly cost = { tickMs: 100, wakeMs: 0 };
@@ -32,9 +40,12 @@ export class ProcessPool implements WorkerPool {
   readonly #o: ProcessPoolOptions;
   /** Workers stopped by scale-down that have not exited yet: their ids are not reused until they have. */
   readonly #retiring = new Set<string>();
+  /** HTTP workers waiting for their port: their endpoint. */
+  readonly #pending = new Map<string, string>();
   readonly #startedAt = new Map<string, number>();
   /** Each worker holding GPUs: its endpoint. */
   readonly #endpointOf = new Map<string, string>();
+  readonly #counter = new Map<string, number>();
 
   constructor(o: ProcessPoolOptions) {
     this.#o = o;
@@ -48,6 +59,7 @@ export class ProcessPool implements WorkerPool {
         const ep = this.#endpointOf.get(h.workerId);
         if (
           !this.#retiring.has(h.workerId) &&
+          !this.#pending.has(h.workerId) &&
           (ep === undefined || !this.#o.supervisor.workerIds(ep).includes(h.workerId))
         )
           this.#release(h.workerId);
@@ -56,7 +68,9 @@ export class ProcessPool implements WorkerPool {
   }
 
   list(endpointId: string): PoolWorker[] {
-    return this.#o.supervisor.workerIds(endpointId).map((id) => ({ id, startedAt: this.#startedAt.get(id) ?? 0 }));
+    const ids = this.#o.supervisor.workerIds(endpointId).filter((id) => !this.#retiring.has(id));
+    for (const [id, ep] of this.#pending) if (ep === endpointId) ids.push(id);
+    return ids.map((id) => ({ id, startedAt: this.#startedAt.get(id) ?? 0 }));
   }
 
   canStart(endpointId: string): boolean {
@@ -64,37 +78,71 @@ export class ProcessPool implements WorkerPool {
   }
 
   start(endpointId: string): void {
-    const id = nextWorkerId(endpointId, [...this.#o.supervisor.workerIds(endpointId), ...this.#retiring]);
-    const spec = this.#o.specFor(endpointId, id);
+    const http = this.#o.http?.has(endpointId) === true;
+    const id = http
+      ? `${endpointId}-${RUN_TAG}-${this.#next(endpointId)}`
+      : nextWorkerId(endpointId, [...this.#o.supervisor.workerIds(endpointId), ...this.#retiring]);
+    this.startAs(endpointId, id);
+  }
+
+  /** Starts a worker under a given id (`strict-resume` of a scaled-down HTTP worker). False: it cannot now. */
+  startAs(endpointId: string, id: string): boolean {
+    if (this.#pending.has(id) || this.#retiring.has(id) || this.#o.supervisor.workerIds(endpointId).includes(id))
+      return false;
     const n = this.#o.gpus?.perWorker(endpointId) ?? 0;
+    let devices: readonly string[] | undefined;
     if (n > 0) {
       // The scale loop asks for a worker only when its GPUs are free.
-      const devices = this.#o.gpus!.allocator.take(endpointId, id, n);
-      if (!devices) return;
+      devices = this.#o.gpus!.allocator.take(endpointId, id, n);
+      if (!devices) return false;
       this.#endpointOf.set(id, endpointId);
-      spec.env = { ...spec.env, CUDA_VISIBLE_DEVICES: devices.join(',') };
     }
+    const launch = () => {
+      const spec = this.#o.specFor(endpointId, id);
+      if (devices) spec.env = { ...spec.env, CUDA_VISIBLE_DEVICES: devices.join(',') };
+      this.#o.supervisor.add(spec);
+      this.sync(endpointId);
+    };
     this.#startedAt.set(id, Date.now());
-    this.#o.supervisor.add(spec);
-    this.sync(endpointId);
+    const http = this.#o.http;
+    if (!http?.has(endpointId)) {
+      launch();
+      return true;
+    }
+    this.#pending.set(id, endpointId);
+    void http.prepare(endpointId, id).then(() => {
+      this.#pending.delete(id);
+      launch();
+    });
+    return true;
   }
 
   stop(endpointId: string, workerId: string): void {
     this.#retiring.add(workerId);
-    void this.#o.supervisor.retire(workerId).then(() => {
-      this.#retiring.delete(workerId);
-      this.#startedAt.delete(workerId);
-      this.#release(workerId);
-      this.sync(endpointId);
-    });
+    const http = this.#o.http?.has(endpointId) === true ? this.#o.http : undefined;
+    // An HTTP worker finishes its in-flight requests first (the proxy sends it no new one).
+    const drained = http ? http.drain(workerId) : Promise.resolve();
+    void drained
+      .then(() => this.#o.supervisor.retire(workerId))
+      .then(() => {
+        this.#retiring.delete(workerId);
+        this.#startedAt.delete(workerId);
+        this.#release(workerId);
+        http?.removed(workerId, true);
+        this.sync(endpointId);
+      });
     // After the SIGTERM: no new job for it, and a pull worker's held polls answered so that it exits now.
-    setTimeout(() => this.#o.workers.stopping(workerId), 200).unref();
+    if (!http) setTimeout(() => this.#o.workers.stopping(workerId), 200).unref();
   }
 
   /** Why the endpoint's queued jobs wait, as the supervisor sees it: crashing again and again, or a worker starting. */
   waitReason(endpointId: string): PoolWaitReason | undefined {
     const { starting, crashLoop } = this.#o.supervisor.startState(endpointId);
-    return crashLoop ? 'crash_loop' : starting ? 'cold_start' : undefined;
+    return crashLoop
+      ? 'crash_loop'
+      : starting || [...this.#pending.values()].includes(endpointId)
+        ? 'cold_start'
+        : undefined;
   }
 
   #release(workerId: string): void {
@@ -104,6 +152,12 @@ export class ProcessPool implements WorkerPool {
 
   /** Workers with a process count as expected; those not connected yet are `initializing` in /health. */
   sync(endpointId: string): void {
-    this.#o.workers.setExpected(endpointId, this.#o.supervisor.workerIds(endpointId).length);
+    this.#o.workers.setExpected(endpointId, this.list(endpointId).length);
+  }
+
+  #next(endpointId: string): number {
+    const n = (this.#counter.get(endpointId) ?? 0) + 1;
+    this.#counter.set(endpointId, n);
+    return n;
   }
 }
