@@ -129,7 +129,10 @@ const knownRoute: Step = (c, deps) => {
   if (!route.serve) throw notFound(c.req, route.notFound);
   // A load-balancing endpoint has no queue: its workers' routes are under /lb/ (and /health says how they are).
   if (route.operation !== 'lb' && route.operation !== 'health' && deps.lb?.has(c.endpointId))
-    throw notFound(c.req, `; ${c.endpointId} is a load-balancing endpoint: send requests to /v2/${c.endpointId}/lb/<path>`);
+    throw notFound(
+      c.req,
+      `; ${c.endpointId} is a load-balancing endpoint: send requests to /v2/${c.endpointId}/lb/<path>`,
+    );
   for (const name in c.params) if (c.params[name] === '' && name !== c.tail) throw notFound(c.req);
   if (route.model === 'only' && !c.model) throw notFound(c.req);
   return undefined;

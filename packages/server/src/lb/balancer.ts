@@ -179,7 +179,12 @@ export class Balancer {
       return Promise.resolve(picked);
     }
     return new Promise<LbWorker>((resolve, reject) => {
-      const waitMs = strict ? waits.affinityMs : waits.coldStartMs;
+      // strict-resume may have to start its worker again: it waits at least as long as a cold start.
+      const waitMs = !strict
+        ? waits.coldStartMs
+        : affinity.mode === 'strict-resume'
+          ? Math.max(waits.affinityMs, waits.coldStartMs)
+          : waits.affinityMs;
       const waiter: Waiter = {
         endpointId,
         only: strict ? pinned : undefined,

@@ -73,6 +73,9 @@ export class HealthPoller {
     } else if (status === 204) {
       w.failures = 0;
       if (w.state !== 'initializing') this.#balancer.setState(w, 'initializing');
+    } else if (w.draining) {
+      // Being stopped (scale-down) or replaced: its server going away is expected, not a failure.
+      if (w.state === 'ready') this.#balancer.setState(w, 'unhealthy');
     } else if (w.state !== 'starting') {
       w.failures++;
       if (w.state !== 'unhealthy') this.#balancer.setState(w, 'unhealthy');
