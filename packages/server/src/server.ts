@@ -214,7 +214,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const api = createApi({
     service,
     registry: ctx.registry,
-    files: files.handle,
+    files: files.routes,
     blobRoutes: createBlobRoutes({
       blobs,
       store: opts.store,

@@ -5,9 +5,6 @@ import { BlobJson } from '../core/blob-json.js';
 import { receiveBody } from './body-ingest.js';
 import type { JobBlobs } from './job-blobs.js';
 
-/** Path prefix of a worker's blob transfers: `/v2/_worker/jobs/<jobId>/input` and `.../output`. */
-const PREFIX = '/v2/_worker/jobs/';
-
 /** What the blob routes need. */
 export interface BlobRoutesDeps {
   blobs: JobBlobs;
@@ -19,25 +16,19 @@ export interface BlobRoutesDeps {
 }
 
 /**
- * The worker side of big values (issue #35), with the worker token of the job's endpoint, while the job runs:
+ * The worker side of big values (issue #35), with the worker token of the job's endpoint, while the job runs; their
+ * paths are in the route table (`http/route-table.ts`):
  * - `GET /v2/_worker/jobs/<id>/input`: the input, streamed from its blob file (`job.assign`'s `inputBlob`).
  * - `POST /v2/_worker/jobs/<id>/output?attempt=<n>`: a JSON output streamed into a blob file and checked off the
  *   event loop; answers `{blob, size}` for `job.complete`'s `outputBlob`.
- * Undefined at once (no promise) for any other path.
  */
-export function createBlobRoutes(
-  deps: BlobRoutesDeps,
-): (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined {
-  return (req) => {
-    if (!req.path.startsWith(PREFIX)) return undefined;
-    const rest = req.path.slice(PREFIX.length);
-    const slash = rest.lastIndexOf('/');
-    const jobId = decodeURIComponent(rest.slice(0, slash));
-    const what = rest.slice(slash + 1);
-    if (slash <= 0 || (what !== 'input' && what !== 'output'))
-      return Promise.reject(new BerthError('route_not_found', `no route ${req.method} ${req.path.slice(0, 200)}`));
-    return what === 'input' ? input(deps, req, jobId) : output(deps, req, jobId);
-  };
+export interface BlobRoutes {
+  input(req: ApiRequest, jobId: string): Promise<ApiResponse>;
+  output(req: ApiRequest, jobId: string): Promise<ApiResponse>;
+}
+
+export function createBlobRoutes(deps: BlobRoutesDeps): BlobRoutes {
+  return { input: (req, jobId) => input(deps, req, jobId), output: (req, jobId) => output(deps, req, jobId) };
 }
 
 async function runningJob(deps: BlobRoutesDeps, req: ApiRequest, jobId: string): Promise<JobRecord> {

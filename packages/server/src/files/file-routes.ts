@@ -8,10 +8,8 @@ import type { OutputFileStore } from '../store/output-files.js';
 import { byteRange } from './byte-range.js';
 import type { UrlSigner } from './url-signer.js';
 
-/** Path prefix of worker uploads: `PUT /v2/_worker/files/<jobId>?ext=<ext>`. */
-export const UPLOAD_PREFIX = '/v2/_worker/files/';
-/** Path prefix of signed downloads: `GET /files/<name>?expires=<unix s>&sig=<hmac>`. */
-export const DOWNLOAD_PREFIX = '/files/';
+/** Path prefix of signed downloads: `GET /files/<name>?expires=<unix s>&sig=<hmac>` (a route of `http/route-table.ts`). */
+const DOWNLOAD_PREFIX = '/files/';
 
 export interface FileRoutesDeps {
   files: OutputFileStore;
@@ -33,27 +31,25 @@ const EXT_RE = /^[a-z0-9]{1,10}$/;
 const SERVABLE =
   /^(image\/(png|jpeg|webp|gif|avif|bmp|tiff)|video\/[a-z0-9.+-]+|audio\/[a-z0-9.+-]+|application\/(octet-stream|json|pdf|zip)|text\/plain|model\/[a-z0-9.+-]+)$/;
 
-/**
- * The control plane's output storage routes. Answers undefined for any other path.
- *
- * - `PUT /v2/_worker/files/<jobId>?ext=png` with the worker token, `Content-Type` and the bytes: stores them
- *   (the job must be running) and answers `{url, expiresAt, name, size}`.
- * - `GET /files/<name>?expires=&sig=`: the bytes with their Content-Type, while the signature is valid and the
- *   file has not expired. No API key: the signature is the credential.
- */
-/** The file routes; undefined at once (no promise) for any other path. */
-export function createFileRoutes(
-  deps: FileRoutesDeps,
-): (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined {
-  return (req) => {
-    if (req.path.startsWith(UPLOAD_PREFIX)) return upload(deps, req);
-    if (req.path.startsWith(DOWNLOAD_PREFIX)) return download(deps, req);
-    return undefined;
-  };
+/** The control plane's output storage routes; their paths are in the route table (`http/route-table.ts`). */
+export interface FileRoutes {
+  /**
+   * `PUT /v2/_worker/files/<jobId>?ext=png` with the worker token, `Content-Type` and the bytes: stores them (the
+   * job must be running) and answers `{url, expiresAt, name, size}`.
+   */
+  upload(req: ApiRequest, jobId: string): Promise<ApiResponse>;
+  /**
+   * `GET /files/<name>?expires=&sig=`: the bytes with their Content-Type, while the signature is valid and the file
+   * has not expired. No API key: the signature is the credential.
+   */
+  download(req: ApiRequest, name: string): Promise<ApiResponse>;
 }
 
-async function upload(deps: FileRoutesDeps, req: ApiRequest): Promise<ApiResponse> {
-  const jobId = req.path.slice(UPLOAD_PREFIX.length);
+export function createFileRoutes(deps: FileRoutesDeps): FileRoutes {
+  return { upload: (req, jobId) => upload(deps, req, jobId), download: (req, name) => download(deps, req, name) };
+}
+
+async function upload(deps: FileRoutesDeps, req: ApiRequest, jobId: string): Promise<ApiResponse> {
   if (req.method !== 'PUT' && req.method !== 'POST')
     throw new BerthError('method_not_allowed', `${req.method} is not allowed on worker uploads; use PUT`, [
       'PUT',
@@ -107,10 +103,9 @@ function signedUrl(
   return `${base}${DOWNLOAD_PREFIX}${name}?expires=${expires}&sig=${signer.sign(name, expires)}`;
 }
 
-async function download(deps: FileRoutesDeps, req: ApiRequest): Promise<ApiResponse> {
+async function download(deps: FileRoutesDeps, req: ApiRequest, name: string): Promise<ApiResponse> {
   if (req.method !== 'GET' && req.method !== 'HEAD')
     throw new BerthError('method_not_allowed', `${req.method} is not allowed on files; use GET`, ['GET', 'HEAD']);
-  const name = req.path.slice(DOWNLOAD_PREFIX.length);
   const expiresRaw = req.query.get('expires') ?? '';
   const sig = req.query.get('sig') ?? '';
   const expires = /^\d{1,12}$/.test(expiresRaw) ? Number(expiresRaw) : NaN;

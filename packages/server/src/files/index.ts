@@ -1,8 +1,7 @@
 import type { Clock } from '../clock.js';
-import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { Logger } from '@berth/protocol/log';
 import type { Store } from '../store/types.js';
-import { createFileRoutes, type FileRoutesDeps } from './file-routes.js';
+import { createFileRoutes, type FileRoutes, type FileRoutesDeps } from './file-routes.js';
 import { FileStore } from './file-store.js';
 import type { OutputFileStore } from '../store/output-files.js';
 import { UrlSigner } from './url-signer.js';
@@ -10,15 +9,14 @@ import { UrlSigner } from './url-signer.js';
 export { FileStore, type FileMeta } from './file-store.js';
 export type { OutputFileStore } from '../store/output-files.js';
 export { UrlSigner } from './url-signer.js';
-export { DOWNLOAD_PREFIX, UPLOAD_PREFIX } from './file-routes.js';
+export type { FileRoutes } from './file-routes.js';
 
 /** Output URLs (and the files behind them) live 7 days. */
 export const FILE_TTL_MS = 7 * 24 * 3600_000;
 
 export interface OutputFiles {
-  /** Answers upload and download requests; undefined for any other path. */
-  /** Undefined at once (no promise) for paths that are not file routes. */
-  handle(req: ApiRequest): Promise<ApiResponse | undefined> | undefined;
+  /** Worker uploads and signed downloads (the route table's `/v2/_worker/files/...` and `/files/...`). */
+  routes: FileRoutes;
   /** Deletes expired files; returns how many. */
   sweep(): Promise<number>;
   /** A database-backed store may close asynchronously. */
@@ -48,7 +46,7 @@ export function createOutputFiles(o: {
         signer = undefined;
         throw err;
       }));
-  const handle = createFileRoutes({
+  const routes = createFileRoutes({
     files,
     signer: sign,
     authorize: o.authorize,
@@ -58,5 +56,5 @@ export function createOutputFiles(o: {
     maxBytes: o.maxBytes,
     publicUrl: o.publicUrl,
   });
-  return { handle, sweep: () => files.sweep(), close: () => files.close(), store: files };
+  return { routes, sweep: () => files.sweep(), close: () => files.close(), store: files };
 }

@@ -33,3 +33,8 @@ function errorHeaders(err: unknown): Record<string, string> {
   if (err instanceof BerthError && err.code === 'overloaded') headers['retry-after'] = String(OVERLOADED_RETRY_AFTER_S);
   return headers;
 }
+
+/** 404 `route_not_found`: no route `<METHOD> <path>` (the path's first `max` characters), then `more`. */
+export function routeNotFound(req: ApiRequest, more = '', max?: number): BerthError {
+  return new BerthError('route_not_found', `no route ${req.method} ${req.path.slice(0, max)}${more}`);
+}

@@ -13,6 +13,9 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Monitor } from '../monitor/monitor.js';
 import type { JobTokens } from '../tokens/job-tokens.js';
 import type { LbService } from '../lb/lb-service.js';
+import type { FileRoutes } from '../files/file-routes.js';
+import type { BlobRoutes } from '../blobs/blob-routes.js';
+import type { PullCall } from '../pull/pull-routes.js';
 
 /** What the HTTP API's routes are served with (`createApi`); an optional part unset leaves its routes out. */
 export interface ApiDeps {
@@ -31,15 +34,12 @@ export interface ApiDeps {
   /** True while shutting down: every request answers 503. */
   draining(): boolean;
   logger: Logger;
-  /**
-   * Worker uploads and signed downloads of output files (`/v2/_worker/files/...`, `/files/...`). Answers
-   * undefined at once (no promise) for other paths, as `pull` does: two awaits less on every other request.
-   */
-  files?: (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined;
-  /** A worker's big inputs and outputs (`/v2/_worker/jobs/<id>/input|output`, blobs/blob-routes.ts). */
-  blobRoutes?: (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined;
+  /** Worker uploads and signed downloads of output files (`/v2/_worker/files/...`, `/files/...`). */
+  files?: FileRoutes;
+  /** A worker's big inputs and outputs (`/v2/_worker/jobs/<id>/input|output`). */
+  blobRoutes?: BlobRoutes;
   /** RunPod's worker protocol (`/v2/<ep>/job-take/<worker>`, ...: `../pull/`). */
-  pull?: (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined;
+  pull?: (req: ApiRequest, call: PullCall) => Promise<ApiResponse>;
   /** Public model slugs in place of endpoint ids. */
   models?: ModelRoutes;
   /** `GET /v2/_berth/catalog` (the playground's picker). */

@@ -1,7 +1,6 @@
-import { BerthError } from '@berth/protocol';
 import { QUERY } from './query.js';
-import type { ApiRoute, EndpointRoute, GlobalRoute, Method, OwnRoute } from './route-types.js';
-import type { ApiRequest, ApiResponse } from './types.js';
+import { routeNotFound } from './answer-error.js';
+import type { ApiRoute, EndpointRoute, GlobalRoute, OwnRoute } from './route-types.js';
 import { run, runsync } from './routes/submit.js';
 import { cancel, health, purgeQueue, retry, status, statusSync } from './routes/jobs.js';
 import { stream } from './routes/stream.js';
@@ -15,6 +14,7 @@ import { chatCompletions, completions, openAiModels } from './openai/index.js';
 import { openApi } from './openapi/route.js';
 import { issueToken } from '../tokens/token-route.js';
 import { serveLb } from '../lb/lb-route.js';
+import { WORKER_ROUTES } from './worker-routes.js';
 
 /**
  * The one table of the HTTP API's routes. Each entry carries its path, methods, handler, who may call it, what
@@ -28,7 +28,8 @@ import { serveLb } from '../lb/lb-route.js';
  *   key, endpoint, job token, method and guard checks. Path parameters are `:name` (`rc.params.name`); `*name`
  *   takes the rest of the path. Several entries may share a path with different methods.
  * - a route outside an endpoint that needs an API key: `{ kind: 'global', ... }` (method, then key).
- * - a route that checks its own credential and method (worker protocol, signed URLs): `{ kind: 'own', ... }`.
+ * - a route that checks its own credential and method (signed URLs; the routes workers call are the section
+ *   `WORKER_ROUTES` of `worker-routes.ts`): `{ kind: 'own', ... }`.
  * Then add its row to docs/api.md (and docs/rate-limits.md under its operation); the tests check both.
  */
 
@@ -45,35 +46,6 @@ function endpoint(
   const { job, ...route } = r;
   return { kind: 'endpoint', auth: 'key', path: `/v2/:ep/${name}${job ? '/:job_id' : ''}`, ...route } as const;
 }
-
-/** Answers of the parts a server may leave out (undefined when the part is not configured). */
-const some = (answer: Promise<ApiResponse | undefined> | ApiResponse | undefined, req: ApiRequest) =>
-  Promise.resolve(answer).then(
-    (a) => a ?? Promise.reject(new BerthError('route_not_found', `no route ${req.method} ${req.path}`)),
-  );
-
-/** RunPod's worker protocol: `/v2/<ep>/<op>/<worker_id>[/<job_id>]`, each op with its method (`../pull/`). */
-const PULL_OPS: readonly (readonly [string, Method])[] = [
-  ['job-take', 'GET'],
-  ['job-take-batch', 'GET'],
-  ['job-stop', 'GET'],
-  ['ping', 'GET'],
-  ['job-done', 'POST'],
-  ['job-stream', 'POST'],
-];
-
-const pullRoutes = PULL_OPS.flatMap(([op, method]): OwnRoute[] =>
-  // The pull routes check the rest of the path themselves (a bad shape is 404 before the worker token).
-  [`/v2/:ep/${op}`, `/v2/:ep/${op}/*rest`].map((path) => ({
-    kind: 'own',
-    auth: 'worker',
-    path,
-    methods: [method],
-    whileDraining: true,
-    when: (d) => d.pull !== undefined,
-    serve: (req, _p, d) => some(d.pull!(req), req),
-  })),
-);
 
 export const ROUTES: readonly ApiRoute[] = [
   endpoint('run', {
@@ -213,7 +185,7 @@ export const ROUTES: readonly ApiRoute[] = [
   endpoint('scaling', {
     methods: ['GET'],
     operation: 'health',
-    serve: (rc, d) => (d.scaling ? scaling(rc, d.scaling) : notFound(rc.req)),
+    serve: (rc, d) => (d.scaling ? scaling(rc, d.scaling) : Promise.reject(routeNotFound(rc.req))),
     doc: {
       id: 'scaling',
       summary: "Desired workers from the endpoint's scaling policy (KEDA metrics-api; docs/deployment.md)",
@@ -223,7 +195,7 @@ export const ROUTES: readonly ApiRoute[] = [
   endpoint('monitor', {
     methods: ['GET'],
     operation: 'health',
-    serve: (rc, d) => (d.monitor ? monitorRoute(rc, d.monitor) : notFound(rc.req)),
+    serve: (rc, d) => (d.monitor ? monitorRoute(rc, d.monitor) : Promise.reject(routeNotFound(rc.req))),
     doc: {
       id: 'monitor',
       summary: 'The last 15 minutes (or up to an hour) in 5 s slots: jobs, queue, workers, delay and execution',
@@ -331,7 +303,8 @@ function ownRoutes(): OwnRoute[] {
     when: (d) => d.playground !== undefined,
     // Another method is no route at all (404), as for any path the API does not know.
     serve: async (req, _p, d) =>
-      (req.method === 'GET' || req.method === 'HEAD' ? d.playground!(req) : undefined) ?? notFound(req),
+      (req.method === 'GET' || req.method === 'HEAD' ? d.playground!(req) : undefined) ??
+      Promise.reject(routeNotFound(req)),
     ...(doc ? { doc } : {}),
   });
   return [
@@ -356,7 +329,7 @@ function ownRoutes(): OwnRoute[] {
       // Jobs finishing during a graceful shutdown still upload and serve their outputs.
       whileDraining: true,
       when: (d) => d.files !== undefined,
-      serve: (req, _p, d) => some(d.files!(req), req),
+      serve: (req, p, d) => d.files!.download(req, p['name']!),
       doc: {
         id: 'file',
         summary: 'An output file stored by the control plane (the signature is the credential)',
@@ -368,28 +341,6 @@ function ownRoutes(): OwnRoute[] {
         media: 'application/octet-stream',
       },
     },
-    {
-      kind: 'own',
-      auth: 'worker',
-      path: '/v2/_worker/files/*job',
-      methods: ['PUT', 'POST'],
-      whileDraining: true,
-      when: (d) => d.files !== undefined,
-      serve: (req, _p, d) => some(d.files!(req), req),
-    },
-    {
-      kind: 'own',
-      auth: 'worker',
-      path: '/v2/_worker/jobs/*rest',
-      methods: GET_POST,
-      whileDraining: true,
-      when: (d) => d.blobRoutes !== undefined,
-      serve: (req, _p, d) => some(d.blobRoutes!(req), req),
-    },
-    ...pullRoutes,
+    ...WORKER_ROUTES,
   ];
-}
-
-function notFound(req: ApiRequest): never {
-  throw new BerthError('route_not_found', `no route ${req.method} ${req.path}`);
 }

@@ -4,7 +4,7 @@ import { isJobToken } from '../tokens/job-token.js';
 import { assertTokenRoute } from '../tokens/job-tokens.js';
 import { credentialOf, tokenPreflight } from '../tokens/token-cors.js';
 import type { ApiDeps } from './api-deps.js';
-import { answerError } from './answer-error.js';
+import { answerError, routeNotFound } from './answer-error.js';
 import { readBody } from './body.js';
 import type { Principal } from './guard.js';
 import type { ApiRoute, EndpointRoute, RouteCall } from './route-types.js';
@@ -52,9 +52,6 @@ export interface Call {
 
 type Step = (c: Call, deps: ApiDeps) => ApiResponse | undefined | Promise<ApiResponse | undefined>;
 
-const notFound = (req: ApiRequest, more = '') =>
-  new BerthError('route_not_found', `no route ${req.method} ${req.path}${more}`);
-
 /** The endpoint route of a call past `routeShape` (the other kinds have answered by then). */
 const endpointRoute = (c: Call) => c.route as EndpointRoute;
 
@@ -89,7 +86,7 @@ const globalRoute: Step = async (c, deps) => {
 };
 
 const routeShape: Step = (c) => {
-  if (!c.route) throw notFound(c.req);
+  if (!c.route) throw routeNotFound(c.req);
   return undefined;
 };
 
@@ -126,15 +123,15 @@ const jobToken: Step = (c) => {
 
 const knownRoute: Step = (c, deps) => {
   const route = endpointRoute(c);
-  if (!route.serve) throw notFound(c.req, route.notFound);
+  if (!route.serve) throw routeNotFound(c.req, route.notFound);
   // A load-balancing endpoint has no queue: its workers' routes are under /lb/ (and /health says how they are).
   if (route.operation !== 'lb' && route.operation !== 'health' && deps.lb?.has(c.endpointId))
-    throw notFound(
+    throw routeNotFound(
       c.req,
       `; ${c.endpointId} is a load-balancing endpoint: send requests to /v2/${c.endpointId}/lb/<path>`,
     );
-  for (const name in c.params) if (c.params[name] === '' && name !== c.tail) throw notFound(c.req);
-  if (route.model === 'only' && !c.model) throw notFound(c.req);
+  for (const name in c.params) if (c.params[name] === '' && name !== c.tail) throw routeNotFound(c.req);
+  if (route.model === 'only' && !c.model) throw routeNotFound(c.req);
   return undefined;
 };
 

@@ -4,7 +4,7 @@ import type { JobBlobs } from '../blobs/job-blobs.js';
 import type { WorkerReports } from '../jobs/worker-reports.js';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import type { WorkerIdentity } from '../keys/worker-auth.js';
-import { createPullRoutes } from './pull-routes.js';
+import { createPullRoutes, type PullCall } from './pull-routes.js';
 import { PullWorkers } from './pull-workers.js';
 
 export interface PullProtocolDeps {
@@ -25,7 +25,8 @@ export interface PullProtocolDeps {
 
 /** RunPod's worker (pull) protocol: the routes, and the sessions they create in the shared worker registry. */
 export function createPullProtocol(deps: PullProtocolDeps): {
-  handle: (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined;
+  /** Serves one request of the route table's pull routes. */
+  handle: (req: ApiRequest, call: PullCall) => Promise<ApiResponse>;
   release(workerId: string): void;
   close(): void;
 } {
@@ -33,3 +34,5 @@ export function createPullProtocol(deps: PullProtocolDeps): {
   const handle = createPullRoutes({ ...deps, workers });
   return { handle, release: (id) => workers.release(id), close: () => workers.close() };
 }
+
+export type { PullCall, PullOp } from './pull-routes.js';

@@ -10,15 +10,21 @@ import type { WorkerIdentity } from '../keys/worker-auth.js';
 import { RepollLimiter } from './repoll-limiter.js';
 import { fitnessReport, jobDone, jobStream, pingIds } from './report-handlers.js';
 
-/** The operations of RunPod's worker protocol, each with its method and whether the path names a job. */
-const OPS: Record<string, { method: 'GET' | 'POST'; job: boolean }> = {
-  'job-take': { method: 'GET', job: false },
-  'job-take-batch': { method: 'GET', job: false },
-  'job-stop': { method: 'GET', job: false },
-  ping: { method: 'GET', job: false },
-  'job-done': { method: 'POST', job: true },
-  'job-stream': { method: 'POST', job: true },
-};
+/** The operations of RunPod's worker protocol; their paths and methods are in the route table (`http/route-table.ts`). */
+export type PullOp = 'job-take' | 'job-take-batch' | 'job-stop' | 'ping' | 'job-done' | 'job-stream';
+
+/** One pull-protocol request as the route table matched it: `/v2/<endpoint>/<op>/<worker_id>[/<job_id>]`. */
+export interface PullCall {
+  op: PullOp;
+  /** The op's method (from the route table): another is 405, once the worker token is checked. */
+  method: 'GET' | 'POST';
+  endpointId: string;
+  workerId: string | undefined;
+  jobId: string | undefined;
+  /** The path has the op's shape (a worker id, and a job id for job-done and job-stream); otherwise 404. */
+  wellFormed: boolean;
+}
+
 const MAX_BATCH = 1024;
 
 export interface PullRoutesDeps {
@@ -36,20 +42,12 @@ export interface PullRoutesDeps {
 }
 
 /**
- * RunPod's worker protocol under `/v2/<endpoint>/` (see docs/worker-protocol.md, "Pull protocol"). Answers
- * undefined for any other path. Checks: path shape (404), worker token (401), endpoint (404), method (405).
+ * RunPod's worker protocol under `/v2/<endpoint>/` (see docs/worker-protocol.md, "Pull protocol"), for the route
+ * table's pull routes. Checks: path shape (404), worker token (401), endpoint (404), method (405).
  */
-export function createPullRoutes(
-  deps: PullRoutesDeps,
-): (req: ApiRequest) => Promise<ApiResponse | undefined> | undefined {
+export function createPullRoutes(deps: PullRoutesDeps): (req: ApiRequest, call: PullCall) => Promise<ApiResponse> {
   const limiter = new RepollLimiter();
-  // Undefined at once (no promise) for any other path: this runs before every request's own route.
-  return (req) => {
-    const parts = req.path.split('/');
-    const op = parts[1] === 'v2' && parts[0] === '' ? parts[3] : undefined;
-    if (op === undefined || !Object.hasOwn(OPS, op)) return undefined;
-    return servePull(deps, limiter, req, parts, op);
-  };
+  return (req, call) => servePull(deps, limiter, req, call);
 }
 
 /** One pull-protocol request; a failed `job-take` makes the next one from that worker wait (`RepollLimiter`). */
@@ -57,17 +55,16 @@ async function servePull(
   deps: PullRoutesDeps,
   limiter: RepollLimiter,
   req: ApiRequest,
-  parts: string[],
-  op: string,
+  call: PullCall,
 ): Promise<ApiResponse> {
-  const take = op === 'job-take' || op === 'job-take-batch';
-  const key = `${parts[2]}/${parts[4]}`;
+  const take = call.op === 'job-take' || call.op === 'job-take-batch';
+  const key = `${call.endpointId}/${call.workerId}`;
   if (take && limiter.tooSoon(key, performance.now())) {
     throw new BerthError('rate_limited', 'job-take failed less than a second ago; poll again in a few seconds');
   }
   let status = 500;
   try {
-    const res = await serve(deps, req, parts, op);
+    const res = await serve(deps, req, call);
     status = res.status;
     return res;
   } catch (err) {
@@ -78,10 +75,9 @@ async function servePull(
   }
 }
 
-async function serve(deps: PullRoutesDeps, req: ApiRequest, parts: string[], op: string): Promise<ApiResponse> {
-  const spec = OPS[op]!;
-  const [, , endpointId = '', , workerId = '', jobId] = parts;
-  if (parts.length !== (spec.job ? 6 : 5) || !WORKER_ID_RE.test(workerId) || jobId === '')
+async function serve(deps: PullRoutesDeps, req: ApiRequest, call: PullCall): Promise<ApiResponse> {
+  const { op, endpointId, workerId = '', jobId } = call;
+  if (!call.wellFormed || !WORKER_ID_RE.test(workerId) || jobId === '')
     throw new BerthError('route_not_found', `no route ${req.method} ${req.path}`);
   const identity = await deps.authenticate(req.headers['authorization'], endpointId);
   if (!identity) {
@@ -92,9 +88,9 @@ async function serve(deps: PullRoutesDeps, req: ApiRequest, parts: string[], op:
   }
   if (!ENDPOINT_ID_RE.test(endpointId))
     throw new BerthError('endpoint_not_found', `endpoint ${endpointId.slice(0, 80)} not found`);
-  if (req.method !== spec.method)
-    throw new BerthError('method_not_allowed', `${req.method} is not allowed on ${op}; use ${spec.method}`, [
-      spec.method,
+  if (req.method !== call.method)
+    throw new BerthError('method_not_allowed', `${req.method} is not allowed on ${op}; use ${call.method}`, [
+      call.method,
     ]);
   const { ctx, dispatcher, reports, workers } = deps;
   if (op === 'ping') {
