@@ -122,6 +122,13 @@ describe.skipIf(skip !== undefined)('berth serve --scale docker (real dockerd, e
   it('scales 0 -> 3 on a burst, each job done once, then back to 0 after idle; cold starts in /metrics', async () => {
     expect(containers()).toEqual([]);
     const ids = await Promise.all(Array.from({ length: 6 }, () => submit('sleep', { ms: 1500 })));
+    // While its containers start, a queued job says it waits for a cold start (/status's waitingFor, issue #38).
+    const last = ids.at(-1)!;
+    const waited = await waitFor('a queued job waiting for a cold start', 60_000, async () => {
+      const st = (await api(base, 'GET', `/v2/sleep/status/${last}`)).json;
+      return st['status'] !== 'IN_QUEUE' || st['waitingFor'] === 'cold_start' ? st : undefined;
+    });
+    expect(waited, serve.text.slice(-3000)).toMatchObject({ status: 'IN_QUEUE', waitingFor: 'cold_start' });
     let most = 0;
     await waitFor('3 containers', 120_000, () => (most = Math.max(most, containers().length)) === 3);
     await allCompleted(ids, 180_000);
@@ -173,9 +180,9 @@ describe.skipIf(skip !== undefined)('berth serve --scale docker (real dockerd, e
     await waitFor('scale to zero', 60_000, () => containers(true).length === 0);
   }, 400_000);
 
-  it('a missing image and a container that exits at once: reported, backed off, unhealthy in /health', async () => {
-    await submit('missing', {});
-    await submit('crash', {});
+  it('a missing image and a container that exits at once: reported, backed off, unhealthy in /health, the reason in /status', async () => {
+    const missing = await submit('missing', {});
+    const crash = await submit('crash', {});
     await waitFor('the crash backoff to reach 4 s', 120_000, () => lines(/crash 4 in a row/).length > 0);
     expect(lines(/image berth-scale-test\/not-built not found in the docker daemon/).length).toBe(1);
     expect(lines(/worker container \S+crash-1 exited with code 0 before connecting/).length).toBeGreaterThanOrEqual(4);
@@ -189,6 +196,16 @@ describe.skipIf(skip !== undefined)('berth serve --scale docker (real dockerd, e
     expect((await health('missing')).workers.unhealthy).toBe(1);
     expect((await health('crash')).workers.unhealthy).toBe(1);
     expect((await health('missing')).jobs.inQueue).toBe(1);
+    // Why the jobs are still queued (issue #38): the scaler's reasons on /status and /health.
+    expect((await api(base, 'GET', `/v2/missing/status/${missing}`)).json).toMatchObject({
+      status: 'IN_QUEUE',
+      waitingFor: 'image_missing',
+    });
+    expect((await api(base, 'GET', `/v2/crash/status/${crash}`)).json).toMatchObject({
+      status: 'IN_QUEUE',
+      waitingFor: 'crash_loop',
+    });
+    expect((await health('missing')) as unknown).toMatchObject({ waitingFor: 'image_missing' });
     expect(serve.child.exitCode).toBeNull();
     const metrics = await (
       await fetch(`${base}/metrics`, { headers: { authorization: 'Bearer berth_durability_key' } })

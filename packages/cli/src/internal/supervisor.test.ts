@@ -78,6 +78,24 @@ describe('WorkerSupervisor', () => {
     await sup.stop(1_000);
   });
 
+  it('startState: starting until connected; a crash loop from the second quick crash in a row (wait reasons, issue #38)', async () => {
+    const { sup, text } = setup(
+      { loop: `setTimeout(() => process.exit(3), 100);\n`, steady: `setInterval(() => {}, 1000);\n` },
+      { maxImmediateCrashes: 10 },
+    );
+    sup.start();
+    expect(sup.startState('loop')).toEqual({ starting: true, crashLoop: false });
+    expect(sup.startState('steady')).toEqual({ starting: true, crashLoop: false });
+    await until(() => text.out.includes('[steady/steady-2] worker started'));
+    sup.markConnected('steady-2');
+    expect(sup.startState('steady')).toEqual({ starting: false, crashLoop: false });
+    await until(() => text.log.filter((l) => /loop-1 exited with code 3/.test(l)).length === 1);
+    expect(sup.startState('loop').crashLoop).toBe(false);
+    await until(() => text.log.filter((l) => /loop-1 exited with code 3/.test(l)).length === 2);
+    expect(sup.startState('loop')).toEqual({ starting: true, crashLoop: true });
+    await sup.stop(1_000);
+  });
+
   it('a worker that ignores SIGTERM is killed after the timeout', async () => {
     const { sup, text } = setup({
       stubborn: `process.on('SIGTERM', () => console.log('ignoring SIGTERM'));\nconsole.log('up');\nsetInterval(() => {}, 1000);\n`,

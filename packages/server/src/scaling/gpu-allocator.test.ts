@@ -18,12 +18,14 @@ class GpuPool implements WorkerPool {
   /** Stopped, not yet exited: still holding devices. */
   readonly draining: string[] = [];
   readonly refused: string[] = [];
+  refreshes = 0;
   #n = 0;
   constructor(
     readonly gpus: GpuAllocator,
     readonly per: Record<string, number>,
   ) {}
   async refresh(): Promise<boolean> {
+    this.refreshes++;
     return true;
   }
   list(endpointId: string): PoolWorker[] {
@@ -209,6 +211,34 @@ describe('ScaleLoop placing GPUs', () => {
     expect(t.pool.list('b')).toEqual([]);
     expect(t.reason).toEqual({ a: '-', b: '-' });
     expect(t.pool.refused).toEqual([]);
+  });
+
+  it('an endpoint at zero waiting for GPUs does not make the wake look again and again (only the ticks do)', async () => {
+    const gpus = new GpuAllocator(['0']);
+    gpus.take('a', 'a-9', 1); // held by a worker this loop does not see
+    const pool = new GpuPool(gpus, { a: 1 });
+    const workers = {
+      connected: () => [],
+      setExpected: () => {},
+      setWaitReason: () => {},
+    } as unknown as WorkerControl;
+    const loop = new ScaleLoop({
+      server: { workers, health: async () => ({ jobs: { inQueue: 1, inProgress: 0 } }) as never },
+      pool,
+      gpus,
+      endpoints: [policy('a', 1)],
+      logger: createLogger({ write: () => {} }),
+      tickMs: 60_000,
+      wakeMs: 10,
+    });
+    loop.start();
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      expect(pool.refreshes).toBe(1); // the first look only
+      expect(pool.list('a')).toEqual([]);
+    } finally {
+      await loop.stop();
+    }
   });
 
   it('refuses an endpoint that needs GPUs when the loop has none', () => {

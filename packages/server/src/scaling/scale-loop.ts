@@ -122,6 +122,8 @@ export class ScaleLoop {
       const now = this.#now();
       for (const ep of this.#o.endpoints) {
         if (!this.#o.pool.canStart(ep.id, now) || this.#o.pool.list(ep.id).length > 0) continue;
+        // Not for an endpoint waiting for GPUs: a look would not start it (devices are freed by the ticks' stops).
+        if (this.#state.get(ep.id)?.gpuShort) continue;
         if ((await this.#o.server.health(ep.id)).jobs.inQueue > 0) return void this.tick();
       }
     } catch {
