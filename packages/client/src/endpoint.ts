@@ -1,6 +1,7 @@
 import { BerthApiError } from './errors.js';
 import type { EndpointTypes, SchemaLike } from './infer.js';
 import { type StreamOptions, streamJob } from './stream.js';
+import { type Batches, makeBatches } from './batches.js';
 import { type CallOptions, type Transport, callJson } from './transport.js';
 import {
   type Health,
@@ -76,6 +77,8 @@ export interface Endpoint<T extends EndpointTypes = EndpointTypes> {
   logs(id: string, options?: CallSignal): Promise<JobLogs>;
   /** POST `/token/<id>`: a new job token for this job (Berth only; docs/job-tokens.md). */
   token(id: string, options?: TokenRequest & CallSignal): Promise<JobToken>;
+  /** Batch Jobs (RunPod's `/batch` routes): many requests as one named batch, run behind interactive jobs. */
+  readonly batches: Batches<T['input'], T['output']>;
 }
 
 const q = (waitMs: number | undefined) => (waitMs === undefined ? '' : `?wait=${waitMs}`);
@@ -137,6 +140,7 @@ export function makeEndpoint<T extends EndpointTypes>(t: Transport, id: string, 
     health: (o) => get('/health', o),
     logs: (jobId, o) => get(`/logs/${job(jobId)}`, o),
     token: (jobId, o) => post(`/token/${job(jobId)}${tokenQuery(o)}`, o),
+    batches: makeBatches(t, base),
   };
   return ep;
 }

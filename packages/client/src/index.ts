@@ -1,4 +1,5 @@
 export { createClient, type BerthClient, type ClientOptions } from './client.js';
+export type { Batch, BatchAdded, BatchJob, BatchPage, BatchRequest, Batches, BatchStatus } from './batches.js';
 export type { CallSignal, Endpoint, RunOptions, RunSyncOptions, WaitOptions } from './endpoint.js';
 export { BerthApiError, BerthConnectionError, type ApiErrorCode } from './errors.js';
 export type { AnyHandler, EndpointTypes, HandlerTypes, SchemaInput, SchemaLike } from './infer.js';

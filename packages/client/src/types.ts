@@ -48,6 +48,7 @@ export type WaitingFor =
   | 'gpu'
   | 'workers_unhealthy'
   | 'handler_broken'
+  | 'batch_draft'
   | (string & {});
 
 /** The answer of `/run` and `/retry`. */

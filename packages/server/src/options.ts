@@ -54,6 +54,12 @@ export interface ServerOptions {
   retention?: Partial<RetentionPolicy>;
   /** How often deadlines are swept, ms. `0` disables the timer (tests call `server.sweep()`). Default: 1000. */
   sweepIntervalMs?: number;
+  /**
+   * Batch Jobs limits (docs/api.md#batch-jobs): queued batch requests per endpoint (`maxQueued`, default 50,000, as
+   * RunPod), open batches per endpoint (`maxOpen`, default 100), requests per add call (`maxPerCall`, default
+   * 10,000; the body is at most 10 MiB like /run).
+   */
+  batches?: Partial<BatchOptions>;
   /** Heartbeat interval on the worker socket, ms; a worker silent for 3 intervals is dropped. Default: 5000. */
   heartbeatMs?: number;
   /** How long a disconnected worker keeps its running jobs before they are requeued, ms. Default: 10000. */
@@ -153,7 +159,15 @@ export interface ServerOptions {
   workerMessagesPerSecond?: number;
 }
 
+/** Batch Jobs limits (`ServerOptions.batches`). */
+export interface BatchOptions {
+  maxQueued: number;
+  maxOpen: number;
+  maxPerCall: number;
+}
+
 export interface ResolvedServerOptions {
+  batches: BatchOptions;
   apiKeys: string[];
   workerTokens: string[];
   endpoints: string[];
@@ -254,6 +268,11 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
       sync: nonNegative('retention.sync', o.retention?.sync, D.retention.sync),
     },
     sweepIntervalMs: nonNegative('sweepIntervalMs', o.sweepIntervalMs, D.sweepIntervalMs),
+    batches: {
+      maxQueued: nonNegative('batches.maxQueued', o.batches?.maxQueued, 50_000),
+      maxOpen: nonNegative('batches.maxOpen', o.batches?.maxOpen, 100),
+      maxPerCall: nonNegative('batches.maxPerCall', o.batches?.maxPerCall, 10_000),
+    },
     heartbeatMs,
     workerGraceMs: nonNegative('workerGraceMs', o.workerGraceMs, D.workerGraceMs),
     pullHoldMs: pullHold(o.pullHoldMs),

@@ -26,6 +26,7 @@ import { sweepDeadlines, type SweepReport } from './jobs/deadline-sweep.js';
 import { wireCluster } from './jobs/wire-cluster.js';
 import { JobEvents } from './jobs/job-events.js';
 import { JobService } from './jobs/job-service.js';
+import { BatchService } from './batches/batch-service.js';
 import { resolveServerOptions, type ResolvedServerOptions, type ServerOptions } from './options.js';
 import { SERVER_DEFAULTS } from './defaults.js';
 import { createOutputFiles } from './files/index.js';
@@ -164,6 +165,8 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   const dispatcher = new Dispatcher(ctx);
   const reports = new WorkerReports(ctx, dispatcher);
   const service = new JobService(ctx, dispatcher);
+  const batches = new BatchService({ ctx, jobs: service, dispatcher, kickWebhooks: () => webhooks.kick() });
+  if (opts.sweepIntervalMs > 0) batches.start();
   // Several replicas on one store: wake-ups, dispatch and stops cross processes (cluster/, docs/deployment.md).
   const cluster = opts.cluster ? wireCluster(ctx, dispatcher, opts.cluster) : undefined;
   // One check of worker credentials (shared tokens and stored per-endpoint worker tokens) for every worker route.
@@ -213,6 +216,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   });
   const api = createApi({
     service,
+    batches,
     registry: ctx.registry,
     files: files.routes,
     blobRoutes: createBlobRoutes({
@@ -320,6 +324,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       await files.sweep();
       const swept = await sweepDeadlines(ctx, dispatcher);
       await blobs.sweep(opts.store);
+      await batches.sweep();
       return swept;
     },
     async listen({ port = SERVER_DEFAULTS.port, host = SERVER_DEFAULTS.host } = {}) {
@@ -370,6 +375,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       const busy = () => track.active > 0 || ctx.registry.sessions().some((s) => s.inflight.size > 0);
       while (busy() && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
       if (sweepTimer) clearInterval(sweepTimer);
+      batches.stop();
       alarm.stop();
       monitor.stop();
       metrics.stop();

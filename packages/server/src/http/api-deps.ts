@@ -16,10 +16,13 @@ import type { LbService } from '../lb/lb-service.js';
 import type { FileRoutes } from '../files/file-routes.js';
 import type { BlobRoutes } from '../blobs/blob-routes.js';
 import type { PullCall } from '../pull/pull-routes.js';
+import type { BatchService } from '../batches/batch-service.js';
 
 /** What the HTTP API's routes are served with (`createApi`); an optional part unset leaves its routes out. */
 export interface ApiDeps {
   service: JobService;
+  /** Batch Jobs (`/v2/<ep>/batch...`, routes/batch-routes.ts); unset: no such routes. */
+  batches?: BatchService;
   /** Big bodies streamed to blob files (issue #35). */
   blobs: JobBlobs;
   registry: WorkerRegistry;

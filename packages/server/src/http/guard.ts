@@ -12,6 +12,7 @@ export type Operation =
   | 'purge-queue'
   | 'health'
   | 'requests'
+  | 'batch'
   | 'openai'
   | 'lb';
 

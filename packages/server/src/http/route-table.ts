@@ -7,6 +7,7 @@ import { stream } from './routes/stream.js';
 import { webhookLog } from './routes/webhook-log.js';
 import { jobLogs, recentJobs } from './routes/observe.js';
 import { listRequests } from './routes/requests.js';
+import { BATCH_ROUTES } from './routes/batch-routes.js';
 import { scaling } from './routes/scaling.js';
 import { monitorRoute } from './routes/monitor.js';
 import { catalog, estimate } from './routes/catalog.js';
@@ -241,6 +242,8 @@ export const ROUTES: readonly ApiRoute[] = [
       serve: (rc, d) => serveLb(rc, d.lb),
     }),
   ),
+  // Batch Jobs (`/v2/<ep>/batch...`, routes/batch-routes.ts).
+  ...BATCH_ROUTES,
   // Fallbacks: any other `/v2/<ep>/<op>[/<id>]` is 404 once the key and endpoint are checked.
   endpoint('openai/*rest', {
     methods: [],

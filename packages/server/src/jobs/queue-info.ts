@@ -14,6 +14,11 @@ export const QUEUE_POSITION_CAP = 1000;
 export async function withQueueInfo(ctx: CoreContext, job: JobRecord): Promise<JobObject> {
   const o = toJobObject(job);
   if (job.status !== 'IN_QUEUE') return o;
+  // A request of a DRAFT batch runs once its batch is finalized: no place in the queue yet.
+  if (job.batchId !== undefined && (await ctx.store.batches?.getBatch(job.batchId))?.status === 'DRAFT') {
+    o.waitingFor = 'batch_draft';
+    return o;
+  }
   const position = await ctx.store.queuePosition?.(job.id, QUEUE_POSITION_CAP);
   if (position !== undefined) o.queuePosition = position;
   // Claimed between the two reads: no reason left to give (the next read shows it running).

@@ -20,6 +20,8 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<Operation, number>> = {
   health: 2000,
   // RunPod's `/requests` limit: 10 per 10 s.
   requests: 10,
+  // Batch Jobs (/batch...): one call adds up to 10,000 requests.
+  batch: 100,
   openai: 2000,
   // Load-balancing endpoints: any request to /v2/<ep>/lb/<path>.
   lb: 2000,

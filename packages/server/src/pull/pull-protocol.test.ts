@@ -48,6 +48,17 @@ describe('RunPod pull protocol, request by request', () => {
       body: JSON.stringify(body),
     });
 
+  it("gives a batch request's job its batchId (runpod-python 1.12 prefixes its log lines with it)", async () => {
+    const auth = { authorization: `Bearer ${KEY}` };
+    const created = (await (
+      await fetch(`${url}/v2/echo/batch`, { method: 'POST', headers: auth, body: '[{"input":{"b":1}}]' })
+    ).json()) as { id: string; requestIds: string[] };
+    await fetch(`${url}/v2/echo/batch/${created.id}/finalize`, { method: 'POST', headers: auth });
+    const res = await worker('job-take/w1?gpu=local&job_in_progress=0');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ id: created.requestIds[0], input: { b: 1 }, batchId: created.id });
+  });
+
   it('holds an idle job-take, answers 204, and answers a held one as soon as a job comes', async () => {
     const t0 = performance.now();
     const idle = await worker('job-take/w1?gpu=local&job_in_progress=0');
