@@ -37,6 +37,10 @@ describe('berth dev: GPUs placed per worker', () => {
       }),
     );
     await using berth = await startBerthDev({ config });
+    await berth.waitForLine(
+      /Workers: one \(0-3 workers, idle 1500 ms, 1 GPU each\), pair \(0-1 workers, idle 60000 ms, 2 GPUs each\)/,
+      5_000,
+    );
     // Three slow jobs: three workers, one device each.
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await berth.post('/v2/one/run', { input: { ms: 2_000 } })).body.id);

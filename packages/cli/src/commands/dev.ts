@@ -299,7 +299,8 @@ function describeEndpoint(ep: ResolvedEndpoint): string {
     ep.minWorkers === ep.maxWorkers
       ? `${ep.workers} worker${ep.workers === 1 ? '' : 's'}`
       : `${ep.minWorkers}-${ep.maxWorkers} workers, idle ${ep.idleTimeoutMs} ms`;
-  return `${ep.id} (${n}${conc})`;
+  const gpus = ep.gpusPerWorker ? `, ${ep.gpusPerWorker} GPU${ep.gpusPerWorker === 1 ? '' : 's'} each` : '';
+  return `${ep.id} (${n}${conc}${gpus})`;
 }
 
 /** One spec per worker started at once (`minWorkers` of each endpoint): ids `<endpoint>-<n>`. */
