@@ -49,6 +49,7 @@ export type WaitingFor =
   | 'workers_unhealthy'
   | 'handler_broken'
   | 'batch_draft'
+  | 'batch_lane'
   | (string & {});
 
 /** The answer of `/run` and `/retry`. */

@@ -310,6 +310,12 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       setBroken: (id, broken) => ctx.registry.setHandlerBroken(id, broken),
       setWaitReason: (id, reason) => ctx.registry.setWaitReason(id, reason),
       setGpus: (id, held) => ctx.registry.setGpus(id, held),
+      setBatchLane: (id, on) => {
+        ctx.registry.setBatchLane(id, on);
+        dispatcher.pump(id);
+      },
+      setLane: (id, lane) => ctx.registry.setLane(id, lane),
+      batchBacklog: (id) => ctx.store.batchBacklog(id),
       stopping: (id) => {
         const s = ctx.registry.get(id);
         if (!s) return;

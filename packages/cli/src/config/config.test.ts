@@ -157,6 +157,15 @@ describe('resolveConfig', () => {
     expect(problems({ endpoints: { echo: { worker: 'a.ts', ...extra } } })).toEqual([problem]);
   });
 
+  it('a batch lane: batch.maxWorkers kept as given, absent without it', () => {
+    const c = resolveConfig(
+      { endpoints: { a: { worker: 'a.ts', maxWorkers: 1, batch: { maxWorkers: 3 } }, b: { worker: 'b.ts' } } },
+      file,
+    );
+    expect(c.endpoints[0]!.batch).toEqual({ maxWorkers: 3 });
+    expect(c.endpoints[1]!.batch).toBeUndefined();
+  });
+
   it('accepts apt packages (pinned too) and a drain deadline', () => {
     expect(
       resolveConfig(
@@ -212,7 +221,7 @@ describe('resolveConfig', () => {
     ],
     [
       { endpoints: { echo: { worker: 'a.ts', concurency: 2 } } },
-      'endpoints.echo: unknown field "concurency" (known: worker, command, workers, minWorkers, maxWorkers, idleTimeoutMs, concurrency, drainTimeoutMs, apt, scaler, bufferWorkers, image, docker, gpusPerWorker, type, healthPath, requestTimeoutMs, maxBodyBytes, coldStartWaitMs, affinityWaitMs)',
+      'endpoints.echo: unknown field "concurency" (known: worker, command, workers, minWorkers, maxWorkers, idleTimeoutMs, concurrency, drainTimeoutMs, apt, scaler, bufferWorkers, image, docker, gpusPerWorker, type, healthPath, requestTimeoutMs, maxBodyBytes, coldStartWaitMs, affinityWaitMs, batch)',
     ],
     [
       { endpoints: { echo: { worker: 'a.ts', apt: 'ffmpeg' } } },
@@ -225,6 +234,26 @@ describe('resolveConfig', () => {
     [
       { endpoints: { echo: { worker: 'a.ts', drainTimeoutMs: -1 } } },
       'endpoints.echo.drainTimeoutMs: must be at least 0 (got -1)',
+    ],
+    [
+      { endpoints: { echo: { worker: 'a.ts', batch: { maxWorkers: 0 } } } },
+      'endpoints.echo.batch.maxWorkers: must be a whole number of lane workers from 1 to 64 (got 0)',
+    ],
+    [
+      { endpoints: { echo: { worker: 'a.ts', batch: { maxWorkers: 1.5 } } } },
+      'endpoints.echo.batch.maxWorkers: must be a whole number of lane workers from 1 to 64 (got 1.5)',
+    ],
+    [
+      { endpoints: { echo: { worker: 'a.ts', batch: 2 } } },
+      'endpoints.echo.batch: must be an object like {"maxWorkers": 2} (workers started for batch jobs only) (got 2)',
+    ],
+    [
+      { endpoints: { echo: { worker: 'a.ts', batch: { maxworkers: 2 } } } },
+      'endpoints.echo.batch: unknown field "maxworkers" (known: maxWorkers)',
+    ],
+    [
+      { endpoints: { web: { type: 'http', command: 'node s.js', batch: { maxWorkers: 1 } } } },
+      'endpoints.web.batch: a batch lane is for queue endpoints',
     ],
     [{ endpoint: {} }, '(top level): unknown field "endpoint" (known: endpoints, models, webhooks, rateLimits, gpus)'],
     [

@@ -35,6 +35,7 @@ const ENDPOINT_FIELDS = [
   'gpusPerWorker',
   'type',
   ...HTTP_ONLY_FIELDS,
+  'batch',
 ];
 
 const WEBHOOK_FIELDS = ['retries', 'retryDelayMs', 'retryBackoff', 'maxRetryDelayMs'];
@@ -128,6 +129,23 @@ const DockerSchema = z.strictObject(
   },
 );
 
+/** `batch` of an endpoint: its batch lane (issue #38). */
+const laneCount = (i: { input: unknown }) =>
+  `must be a whole number of lane workers from 1 to 64 (got ${describeValue(i.input)})`;
+const BatchLaneSchema = z.strictObject(
+  {
+    maxWorkers: z
+      .number({ error: laneCount })
+      .int({ error: laneCount })
+      .min(1, { error: laneCount })
+      .max(64, { error: laneCount }),
+  },
+  {
+    error: (i) =>
+      `must be an object like {"maxWorkers": 2} (workers started for batch jobs only) (got ${describeValue(i.input)})`,
+  },
+);
+
 /** A GPU as `nvidia-smi -L` names it: its index or its UUID. */
 const GPU_DEVICE_RE = /^[A-Za-z0-9][A-Za-z0-9:._-]{0,99}$/;
 const GpusSchema = z.strictObject(
@@ -175,6 +193,7 @@ const EndpointSchema = z
       docker: DockerSchema.optional(),
       gpusPerWorker: int(1, 64).optional(),
       ...HttpFields,
+      batch: BatchLaneSchema.optional(),
       apt: z
         .array(AptPackage, {
           error: (i) =>
@@ -192,6 +211,13 @@ const EndpointSchema = z
         path: ['worker'],
         message:
           'give either "worker" (a handler file, like "./handler.ts") or "command" (like "python3 handler.py"), exactly one',
+      });
+    }
+    if (ep.type === 'http' && ep.batch !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['batch'],
+        message: 'a batch lane is for queue endpoints: a "type": "http" endpoint takes no batches',
       });
     }
     if (ep.workers !== undefined && (ep.minWorkers !== undefined || ep.maxWorkers !== undefined)) {
@@ -283,11 +309,13 @@ function formatIssue(issue: z.ZodError['issues'][number]): string {
             ? WEBHOOK_FIELDS
             : path[0] === 'rateLimits'
               ? RATE_LIMIT_FIELDS
-              : path.at(-1) === 'docker'
-                ? ['network', 'mounts', 'gpus']
-                : path.at(-1) === 'scaler'
-                  ? ['type', 'seconds (queue-delay)', 'jobsPerWorker (request-count)']
-                  : ENDPOINT_FIELDS;
+              : path.at(-1) === 'batch'
+                ? ['maxWorkers']
+                : path.at(-1) === 'docker'
+                  ? ['network', 'mounts', 'gpus']
+                  : path.at(-1) === 'scaler'
+                    ? ['type', 'seconds (queue-delay)', 'jobsPerWorker (request-count)']
+                    : ENDPOINT_FIELDS;
     const keys = issue.keys.map((k) => `"${k}"`).join(', ');
     return `${path.join('.') || '(top level)'}: unknown field${issue.keys.length > 1 ? 's' : ''} ${keys} (known: ${known.join(', ')})`;
   }
@@ -335,6 +363,7 @@ export function resolveConfig(value: unknown, file: string): ResolvedConfig {
         image: ep.image,
         docker: ep.docker ?? {},
         ...(ep.gpusPerWorker !== undefined ? { gpusPerWorker: ep.gpusPerWorker } : {}),
+        ...(ep.batch !== undefined ? { batch: { maxWorkers: ep.batch.maxWorkers } } : {}),
         concurrency: ep.concurrency,
         drainTimeoutMs: ep.drainTimeoutMs,
         apt: ep.apt ?? [],

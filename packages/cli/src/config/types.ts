@@ -53,6 +53,13 @@ export interface EndpointConfig {
    */
   gpusPerWorker?: number;
   /**
+   * The endpoint's batch lane (Batch Jobs, issue #38): `berth dev` and `berth serve --scale docker` start up to
+   * `maxWorkers` workers that run its batches' requests only, from zero while a batch has requests queued or
+   * running, back to zero after `idleTimeoutMs`; its other workers then take no batch request. Default: no lane
+   * (batch requests take the other workers' spare capacity, never ahead of `/run` jobs).
+   */
+  batch?: { maxWorkers: number };
+  /**
    * Jobs each worker runs at once (sets `BERTH_CONCURRENCY`, which overrides `start({ concurrency })`).
    * Default: what the handler passes to `start()`, which itself defaults to 1.
    */
@@ -185,6 +192,8 @@ export interface ResolvedEndpoint {
   docker: DockerRunConfig;
   /** GPUs each worker gets for itself (0 or absent: none placed). */
   gpusPerWorker?: number;
+  /** The batch lane, if configured: at most `maxWorkers` workers for batch jobs only. */
+  batch?: { maxWorkers: number };
   /** `undefined`: leave it to the handler's `start({ concurrency })`. */
   concurrency: number | undefined;
   /** `undefined`: the worker's default (30 s; 7 s in `berth build` images). */

@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
 import type { BerthServer, LbControl } from '@berth/server';
-import { ScaleLoop, type GpuAllocator } from '@berth/server/scaling';
+import { batchLanePolicy, batchLaneViews, ScaleLoop, type GpuAllocator } from '@berth/server/scaling';
 import type { ResolvedEndpoint } from '../config/index.js';
 import type { Logger } from '@berth/protocol/log';
 import type { WorkerSpec, WorkerSupervisor } from '../internal/supervisor.js';
@@ -61,6 +61,8 @@ export class Fleet {
   readonly #pool: ProcessPool;
   readonly #http: HttpWorkers | undefined;
   readonly #loop: ScaleLoop;
+  /** Endpoints with a batch lane (`batch.maxWorkers`): their lane workers' pool and loop (server `batch-lane.ts`). */
+  readonly #lane: { pool: ProcessPool; loop: ScaleLoop } | undefined;
   readonly #unsubscribe: () => void;
 
   constructor(o: FleetOptions) {
@@ -69,9 +71,11 @@ export class Fleet {
       this.#state.set(ep.id, { ep, inputs: [], broken: undefined, fatal: ep.minWorkers > 0 });
     const http = o.endpoints.some((ep) => ep.http) ? new HttpWorkers(o.server.lb) : undefined;
     this.#http = http;
+    const laneEps = o.endpoints.filter((ep) => ep.batch !== undefined && !ep.http && ep.maxWorkers > 0);
+    const views = batchLaneViews(o.server, new Set(laneEps.map((ep) => ep.id)));
     this.#pool = new ProcessPool({
       supervisor: o.supervisor,
-      workers: o.server.workers,
+      workers: views.interactive.workers,
       specFor: (id, workerId) => {
         const spec = o.specFor(this.#state.get(id)!.ep, workerId);
         return http?.has(id) ? httpSpec(spec, http.env(workerId)) : spec;
@@ -84,8 +88,9 @@ export class Fleet {
     });
     // Endpoints with a fixed count are kept by the supervisor's restarts; the loop scales the others, and starts
     // those whose workers need GPUs (each when its devices are free).
+    this.#lane = laneEps.length === 0 ? undefined : this.#laneLoop(laneEps, views.batch);
     this.#loop = new ScaleLoop({
-      server: o.server,
+      server: views.interactive,
       pool: this.#pool,
       endpoints: o.endpoints.filter((ep) => ep.minWorkers < ep.maxWorkers || (ep.maxWorkers > 0 && placesGpus(ep))),
       ...(o.gpus ? { gpus: o.gpus } : {}),
@@ -103,6 +108,34 @@ export class Fleet {
       o.watch === false
         ? undefined
         : new FileWatcher((files) => void this.#onChange(files), { mode: o.watchMode ?? 'auto' });
+  }
+
+  /** The batch lanes' pool (workers `<endpoint>-batch-<n>`) and their scale loop, from zero by batch backlog. */
+  #laneLoop(
+    eps: readonly ResolvedEndpoint[],
+    server: ReturnType<typeof batchLaneViews>['batch'],
+  ): { pool: ProcessPool; loop: ScaleLoop } {
+    const o = this.#o;
+    const pool = new ProcessPool({
+      supervisor: o.supervisor,
+      workers: server.workers,
+      specFor: (id, workerId) => o.specFor(this.#state.get(id)!.ep, workerId),
+      broken: (id) => this.#state.get(id)?.broken !== undefined,
+      ...(o.gpus
+        ? { gpus: { allocator: o.gpus, perWorker: (id: string) => this.#state.get(id)?.ep.gpusPerWorker ?? 0 } }
+        : {}),
+      lane: 'batch',
+    });
+    const loop = new ScaleLoop({
+      server,
+      pool,
+      endpoints: eps.map((ep) => batchLanePolicy(ep, ep.batch!)),
+      ...(o.gpus ? { gpus: o.gpus } : {}),
+      logger: o.logger.child({ lane: 'batch' }),
+      ...(o.tickMs !== undefined ? { tickMs: o.tickMs } : {}),
+    });
+    for (const ep of eps) o.server.workers.setBatchLane(ep.id, true);
+    return { pool, loop };
   }
 
   /**
@@ -131,11 +164,13 @@ export class Fleet {
     for (const st of this.#state.values())
       if (!placesGpus(st.ep)) for (let i = 0; i < st.ep.minWorkers; i++) this.#pool.start(st.ep.id);
     this.#loop.start();
+    this.#lane?.loop.start();
     return undefined;
   }
 
   stop(): void {
     void this.#loop.stop();
+    if (this.#lane) void this.#lane.loop.stop();
     this.#unsubscribe();
     this.#watcher?.close();
   }
@@ -223,8 +258,7 @@ export class Fleet {
       for (const id of ids) this.#o.supervisor.respawn(id);
       // Workers the scaler had given up on or that failed to load come back with minWorkers.
       if (!placesGpus(st.ep))
-        for (let i = this.#o.supervisor.workerIds(st.ep.id).length; i < st.ep.minWorkers; i++)
-          this.#pool.start(st.ep.id);
+        for (let i = this.#pool.list(st.ep.id).length; i < st.ep.minWorkers; i++) this.#pool.start(st.ep.id);
     }
     this.#watcher?.update(this.#allInputs());
   }

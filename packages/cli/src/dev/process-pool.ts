@@ -23,6 +23,17 @@ export interface ProcessPoolOptions {
   gpus?: { allocator: GpuAllocator; perWorker: (endpointId: string) => number };
   /** Load-balancing endpoints' workers (ports, the proxy's view); absent: none. */
   http?: HttpWorkers;
+  /**
+   * `batch`: this pool runs the endpoints' batch lanes (issue #38): its workers are `<endpoint>-batch-<n>`,
+   * registered with the server as lane workers before they start (`workers.setLane`) and given `BERTH_LANE=batch`.
+   * Without: the endpoints' other workers. Both pools share one supervisor.
+   */
+  lane?: 'batch';
+}
+
+/** Whether a worker id of the endpoint's is one of its batch lane's (`<endpoint>-batch-<n>`). */
+export function isBatchLaneId(endpointId: string, workerId: string): boolean {
+  return workerId.startsWith(`${endpointId}-batch-`);
 }
 
 /** Tells this run's HTTP worker ids apart from an earlier run's (a stale `strict` pin must not match). */
@@ -68,7 +79,10 @@ export class ProcessPool implements WorkerPool {
   }
 
   list(endpointId: string): PoolWorker[] {
-    const ids = this.#o.supervisor.workerIds(endpointId).filter((id) => !this.#retiring.has(id));
+    const lane = this.#o.lane === 'batch';
+    const ids = this.#o.supervisor
+      .workerIds(endpointId)
+      .filter((id) => !this.#retiring.has(id) && isBatchLaneId(endpointId, id) === lane);
     for (const [id, ep] of this.#pending) if (ep === endpointId) ids.push(id);
     return ids.map((id) => ({ id, startedAt: this.#startedAt.get(id) ?? 0 }));
   }
@@ -81,7 +95,10 @@ export class ProcessPool implements WorkerPool {
     const http = this.#o.http?.has(endpointId) === true;
     const id = http
       ? `${endpointId}-${RUN_TAG}-${this.#next(endpointId)}`
-      : nextWorkerId(endpointId, [...this.#o.supervisor.workerIds(endpointId), ...this.#retiring]);
+      : nextWorkerId(this.#o.lane === 'batch' ? `${endpointId}-batch` : endpointId, [
+          ...this.#o.supervisor.workerIds(endpointId),
+          ...this.#retiring,
+        ]);
     this.startAs(endpointId, id);
   }
 
@@ -97,8 +114,10 @@ export class ProcessPool implements WorkerPool {
       if (!devices) return false;
       this.#endpointOf.set(id, endpointId);
     }
+    if (this.#o.lane === 'batch') this.#o.workers.setLane(id, 'batch');
     const launch = () => {
       const spec = this.#o.specFor(endpointId, id);
+      if (this.#o.lane === 'batch') spec.env = { ...spec.env, BERTH_LANE: 'batch' };
       if (devices) spec.env = { ...spec.env, CUDA_VISIBLE_DEVICES: devices.join(',') };
       this.#o.supervisor.add(spec);
       this.sync(endpointId);

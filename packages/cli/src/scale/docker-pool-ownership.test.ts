@@ -29,6 +29,9 @@ async function start(daemon: FakeDaemon, keys: MemoryKeyStore, o: { inQueue?: nu
     stopping: () => {},
     setWaitReason: () => {},
     setGpus: () => {},
+    setBatchLane: () => {},
+    setLane: () => {},
+    batchBacklog: async () => 0,
     coldStart: () => {},
     startFailed: () => {},
     on: ((event: string, fn: (workerId: string, endpointId: string) => void) => {

@@ -1,5 +1,5 @@
 import type { CancelMessage, ServerMessage } from '@berth/protocol';
-import type { JobRecord } from '../store/types.js';
+import type { ClaimLane, JobRecord } from '../store/types.js';
 import type { WorkerSession } from '../workers/worker-session.js';
 import type { CoreContext } from './context.js';
 import { finishedJob } from './terminal.js';
@@ -35,13 +35,23 @@ export class Dispatcher {
     this.pumping.add(endpointId);
     queueMicrotask(
       () =>
-        void this.drainQueue(endpointId)
+        void this.drainLanes(endpointId)
           .catch((err) => this.ctx.logger.error('dispatch failed', { endpointId, err }))
           .finally(() => {
             this.pumping.delete(endpointId);
             if (this.again.delete(endpointId)) this.pump(endpointId);
           }),
     );
+  }
+
+  /**
+   * An endpoint with a batch lane (issue #38) is drained lane by lane: its other workers claim jobs of no batch,
+   * then its lane workers released batch jobs; each lane's empty claim ends that lane's pass only.
+   */
+  private async drainLanes(endpointId: string): Promise<void> {
+    if (!this.ctx.registry.hasBatchLane(endpointId)) return this.drainQueue(endpointId, undefined);
+    await this.drainQueue(endpointId, 'interactive');
+    await this.drainQueue(endpointId, 'batch');
   }
 
   /**
@@ -54,41 +64,43 @@ export class Dispatcher {
    * a busy worker is not claimed 1, 2, 4 ... again after every round of results (each pass waits for a commit).
    * A worker with a batch handler (`hello.batch`) gets its claims in groups of up to its `batch.maxSize`.
    */
-  private async drainQueue(endpointId: string): Promise<void> {
+  private async drainQueue(endpointId: string, lane: ClaimLane | undefined): Promise<void> {
     const { store, registry } = this.ctx;
-    let batch = this.nextBatch.get(endpointId) ?? 1;
-    this.nextBatch.delete(endpointId);
+    const key = lane === undefined ? endpointId : `${lane}\t${endpointId}`;
+    let batch = this.nextBatch.get(key) ?? 1;
+    this.nextBatch.delete(key);
     for (; ; batch = Math.min(batch * 2, SERVER_LIMITS.claimBatch)) {
       const claims: Promise<boolean>[] = [];
       while (claims.length < batch && !store.surelyEmpty?.(endpointId)) {
-        const session = registry.pick(endpointId);
+        const session = registry.pick(endpointId, lane);
         if (!session) break;
         // A batch handler gets a batch's worth in a row (one write: its batch fills in one round trip), when the
         // store counts its queue (no claim then comes back empty); else one claim per pick, as for any worker.
         let group = session.batchMaxSize && store.surelyEmpty ? Math.min(session.capacity, session.batchMaxSize) : 1;
         do
-          claims.push(this.claimFor(endpointId, session)); // issues the claim now: the store counts it at once
+          claims.push(this.claimFor(endpointId, session, lane)); // issues the claim now: the store counts it at once
         while (--group > 0 && !store.surelyEmpty?.(endpointId));
       }
       // Out of credits with jobs left (only a store that counts its queue can say so: without, keep starting at 1).
-      if (claims.length < batch && store.surelyEmpty && !store.surelyEmpty(endpointId))
-        this.nextBatch.set(endpointId, batch);
+      if (claims.length < batch && store.surelyEmpty && !store.surelyEmpty(endpointId)) this.nextBatch.set(key, batch);
       if (claims.length === 0) return;
       const got = await Promise.all(claims);
       if (!got.every(Boolean)) {
-        this.nextBatch.delete(endpointId);
+        this.nextBatch.delete(key);
         return;
       }
     }
   }
 
   /** Claims one queued job for `session` (holding one of its credits meanwhile) and assigns it; false if none. */
-  private async claimFor(endpointId: string, session: WorkerSession): Promise<boolean> {
+  private async claimFor(endpointId: string, session: WorkerSession, lane: ClaimLane | undefined): Promise<boolean> {
     const { store, clock, events, logger } = this.ctx;
     session.reserved++;
     let job: JobRecord | undefined;
     try {
-      job = await store.claim(endpointId, session.workerId, clock.now());
+      job = await (lane === undefined
+        ? store.claim(endpointId, session.workerId, clock.now())
+        : store.claim(endpointId, session.workerId, clock.now(), lane));
     } catch (err) {
       // The store went away mid-claim: the claim may have committed without us seeing the job. The worker
       // reconnects, and its hello (adopt) requeues whatever the store holds for it that it does not run.

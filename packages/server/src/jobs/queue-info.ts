@@ -23,6 +23,12 @@ export async function withQueueInfo(ctx: CoreContext, job: JobRecord): Promise<J
   if (position !== undefined) o.queuePosition = position;
   // Claimed between the two reads: no reason left to give (the next read shows it running).
   if (position !== undefined || !ctx.store.queuePosition)
-    o.waitingFor = ctx.registry.waitingFor(job.endpointId, job.lowPriority, performance.now(), ctx.options.heartbeatMs);
+    o.waitingFor = ctx.registry.waitingFor(
+      job.endpointId,
+      job.lowPriority,
+      performance.now(),
+      ctx.options.heartbeatMs,
+      job.batchId !== undefined,
+    );
   return o;
 }

@@ -4,3 +4,4 @@ export { ScaleLoop, type ScaleLoopOptions, type ScaledPolicy } from './scale-loo
 export type { PoolWaitReason, PoolWorker, WorkerPool } from './worker-pool.js';
 export { nextWorkerId } from './policy.js';
 export { GpuAllocator, type GpuHolding } from './gpu-allocator.js';
+export { batchLanePolicy, batchLaneViews, type BatchLaneConfig } from './batch-lane.js';

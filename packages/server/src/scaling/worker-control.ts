@@ -34,6 +34,15 @@ export interface WorkerControl {
    */
   setGpus(endpointId: string, held: readonly { workerId: string; devices: readonly string[] }[]): void;
   /**
+   * The endpoint has a batch lane (issue #38, config `batch.maxWorkers`): its lane workers (`setLane`) run its
+   * released batch jobs only, its other workers jobs of no batch only; queued batch jobs wait for `batch_lane`.
+   */
+  setBatchLane(endpointId: string, on: boolean): void;
+  /** The worker of this pool-assigned id is a batch lane worker (`batch`; call before it connects) or no longer. */
+  setLane(workerId: string, lane: 'batch' | undefined): void;
+  /** Released batch jobs of the endpoint queued now: the batch lane's backlog (what its scale loop looks at). */
+  batchBacklog(endpointId: string): Promise<number>;
+  /**
    * This worker is being stopped (scale-down): no new job goes to it, and a pull worker's held polls are answered
    * (runpod-python exits on SIGTERM only once they return).
    */

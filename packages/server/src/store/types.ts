@@ -7,6 +7,13 @@ import type { ScalingLease } from './scaling-lease.js';
 import type { JobRecord, RetentionPolicy, WebhookAttempt, WebhookDelivery } from './records.js';
 import type { BatchStore } from './batch-types.js';
 
+/**
+ * Which jobs a claim may take (issue #38, the batch lane): `interactive`, jobs of no batch (queue positions below
+ * `BATCH_SEQ`); `batch`, released batch jobs (from `BATCH_SEQ` up to `HELD_SEQ`). An endpoint with a batch lane
+ * gives its lane workers `batch` claims and its other workers `interactive` ones.
+ */
+export type ClaimLane = 'interactive' | 'batch';
+
 export type { JobRecord, RetentionPolicy, WebhookAttempt, WebhookDelivery } from './records.js';
 
 /** Result of a terminal transition requested by a worker or a sweep. */
@@ -121,8 +128,13 @@ export interface Store {
   /** Stores a new IN_QUEUE job. Resolves only once the job is durable. An id already stored: `DuplicateJobError`. */
   insert(job: JobRecord): Promise<void>;
   get(id: string): Promise<JobRecord | undefined>;
-  /** Takes the oldest IN_QUEUE job of the endpoint: IN_PROGRESS, attempt + 1, executionDeadline set. */
-  claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined>;
+  /**
+   * Takes the oldest IN_QUEUE job of the endpoint: IN_PROGRESS, attempt + 1, executionDeadline set. `lane`: of
+   * that lane only (`ClaimLane`); without, interactive jobs first, then released batch jobs.
+   */
+  claim(endpointId: string, workerId: string, now: number, lane?: ClaimLane): Promise<JobRecord | undefined>;
+  /** How many released batch jobs of the endpoint are queued: the batch lane's backlog (its scaler looks at it). */
+  batchBacklog(endpointId: string): Promise<number>;
   /**
    * True when the endpoint surely has no IN_QUEUE job now, from counts this process keeps (its writes included
    * as soon as they are issued); false when it may have one. The dispatcher skips a claim that would find

@@ -3,11 +3,18 @@ import { systemClock, type Clock } from '../clock.js';
 import { RemotePresence, type PresenceSnapshot } from '../cluster/presence.js';
 import type { WorkerSession } from './worker-session.js';
 import { FitnessReports } from './fitness-reports.js';
+import type { ClaimLane } from '../store/types.js';
 
 /** Why an endpoint's queued jobs wait, as the scaler sees it (`setWaitReason`); the others the registry knows. */
 export type ScalerWaitReason = 'cold_start' | 'image_missing' | 'crash_loop' | 'low_priority' | 'gpu';
 /** The `waitingFor` of an IN_QUEUE job (docs/api.md, "Why a job waits"). */
-export type WaitingFor = ScalerWaitReason | 'no_worker' | 'workers_busy' | 'workers_unhealthy' | 'handler_broken';
+export type WaitingFor =
+  | ScalerWaitReason
+  | 'no_worker'
+  | 'workers_busy'
+  | 'workers_unhealthy'
+  | 'handler_broken'
+  | 'batch_lane';
 
 /** Connected workers by endpoint and id, and what /health reports about them. */
 export class WorkerRegistry {
@@ -19,6 +26,9 @@ export class WorkerRegistry {
   private readonly waitReasons = new Map<string, ScalerWaitReason>();
   private readonly gpus = new Map<string, NonNullable<HealthReply['gpus']>>();
   private rr = 0;
+  /** Endpoints with a batch lane (`setBatchLane`) and the ids of their lane workers (`setLane`). */
+  private readonly batchLanes = new Set<string>();
+  private readonly laneWorkers = new Set<string>();
   /** Failed start-up checks that pull workers reported (each counts as an unhealthy worker for a while). */
   readonly fitness = new FitnessReports();
   /** Workers of the other replicas sharing the store (empty in a single process). */
@@ -51,8 +61,11 @@ export class WorkerRegistry {
     return [...this.byId.values()];
   }
 
-  /** The worker with the most free credits (ties rotate), or undefined when all are full. */
-  pick(endpointId: string): WorkerSession | undefined {
+  /**
+   * The worker with the most free credits (ties rotate), or undefined when all are full. `lane`: among the
+   * endpoint's batch lane workers only (`batch`) or its other workers only (`interactive`).
+   */
+  pick(endpointId: string, lane?: ClaimLane): WorkerSession | undefined {
     const set = this.byEndpoint.get(endpointId);
     if (!set || set.size === 0) return undefined;
     const list = [...set];
@@ -60,9 +73,33 @@ export class WorkerRegistry {
     let best: WorkerSession | undefined;
     for (let i = 0; i < list.length; i++) {
       const s = list[(start + i) % list.length]!;
+      if (lane !== undefined && this.laneWorkers.has(s.workerId) !== (lane === 'batch')) continue;
       if (s.capacity > 0 && (!best || s.capacity > best.capacity)) best = s;
     }
     return best;
+  }
+
+  /**
+   * The endpoint has a batch lane (issue #38): its lane workers claim released batch jobs only, its other workers
+   * jobs of no batch only, and its queued batch jobs wait for `batch_lane`.
+   */
+  setBatchLane(endpointId: string, on: boolean): void {
+    if (on) this.batchLanes.add(endpointId);
+    else this.batchLanes.delete(endpointId);
+  }
+
+  hasBatchLane(endpointId: string): boolean {
+    return this.batchLanes.size > 0 && this.batchLanes.has(endpointId);
+  }
+
+  /** The worker of this id (started by a pool, connected or not yet) is a batch lane worker (`batch`) or not. */
+  setLane(workerId: string, lane: 'batch' | undefined): void {
+    if (lane === 'batch') this.laneWorkers.add(workerId);
+    else this.laneWorkers.delete(workerId);
+  }
+
+  isLaneWorker(workerId: string): boolean {
+    return this.laneWorkers.has(workerId);
   }
 
   /** Whether the endpoint's workers (on any replica) stream: true/false once any worker announced it, undefined before. */
@@ -173,8 +210,10 @@ export class WorkerRegistry {
    * Why a queued job of the endpoint waits now: the scaler's reason when it set one (`low_priority` only for a
    * lowPriority job), else what the workers of every replica say: a broken handler, none connected (workers
    * started and not yet connected: `cold_start`; only failed fitness reports: `workers_unhealthy`), or all busy.
+   * A `batch` job of an endpoint with a batch lane waits for `batch_lane` (its lane workers, started for it).
    */
-  waitingFor(endpointId: string, lowPriority: boolean, now: number, heartbeatMs: number): WaitingFor {
+  waitingFor(endpointId: string, lowPriority: boolean, now: number, heartbeatMs: number, batch = false): WaitingFor {
+    if (batch && this.hasBatchLane(endpointId)) return 'batch_lane';
     const scaler = this.waitReasons.get(endpointId);
     if (scaler !== undefined && (scaler !== 'low_priority' || lowPriority)) return scaler;
     if (this.brokenHandlers.has(endpointId)) return 'handler_broken';

@@ -4,6 +4,7 @@ import { deadlineTests } from './deadlines.test-helpers.js';
 import type { MakeStore } from './fixtures.test-helpers.js';
 import { bigPayloadTests } from './big-payloads.test-helpers.js';
 import { batchTests } from './batches.test-helpers.js';
+import { batchLaneTests } from './batch-lane.test-helpers.js';
 import { jobListingTests } from './job-listing.test-helpers.js';
 import { lifecycleTests } from './lifecycle.test-helpers.js';
 import { jobLogTests } from './logs.test-helpers.js';
@@ -48,5 +49,6 @@ export function runStoreConformance(name: string, makeStore: MakeStore): void {
     queuePositionTests(makeStore);
     jobListingTests(makeStore);
     batchTests(makeStore);
+    batchLaneTests(makeStore);
   });
 }

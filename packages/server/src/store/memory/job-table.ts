@@ -2,7 +2,7 @@ import type { JobStatus } from '@berth/protocol';
 import { isTerminal } from '@berth/protocol';
 import { DeadlineHeap } from './deadline-heap.js';
 import { EndpointQueue } from './endpoint-queue.js';
-import type { DueJobs, EndpointCounts, JobRecord } from '../types.js';
+import type { ClaimLane, DueJobs, EndpointCounts, JobRecord } from '../types.js';
 
 /** A job in the table. */
 export interface Entry {
@@ -131,10 +131,18 @@ export class JobTable {
     this.enqueue(e);
   }
 
-  /** The oldest queued job of the endpoint, batch jobs after every other, taken off its queue (still IN_QUEUE). */
-  dequeue(endpointId: string): Entry | undefined {
+  /**
+   * The oldest queued job of the endpoint, batch jobs after every other, taken off its queue (still IN_QUEUE);
+   * `lane` (types.ts `ClaimLane`): from that queue only.
+   */
+  dequeue(endpointId: string, lane?: ClaimLane): Entry | undefined {
     const s = this.endpoints.get(endpointId);
-    const id = s?.queue.shift() ?? s?.batchQueue.shift();
+    const id =
+      lane === 'batch'
+        ? s?.batchQueue.shift()
+        : lane === 'interactive'
+          ? s?.queue.shift()
+          : (s?.queue.shift() ?? s?.batchQueue.shift());
     return id === undefined ? undefined : this.jobs.get(id);
   }
 
@@ -142,6 +150,11 @@ export class JobTable {
   drain(endpointId: string): Entry[] {
     const ids = this.endpoints.get(endpointId)?.queue.drain() ?? [];
     return ids.map((id) => this.jobs.get(id)!);
+  }
+
+  /** How many released batch jobs of the endpoint are queued (counted: the batch lane's backlog, a look a tick). */
+  batchQueued(endpointId: string): number {
+    return this.endpoints.get(endpointId)?.batchQueue.ahead(Number.POSITIVE_INFINITY, Number.MAX_SAFE_INTEGER) ?? 0;
   }
 
   /** How many queued jobs are ahead of the queued job `e`, counting up to `cap` (batch jobs: every interactive one too). */

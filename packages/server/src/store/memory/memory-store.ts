@@ -1,6 +1,7 @@
 import { isTerminal } from '@berth/protocol';
 import { DuplicateJobError } from '../../errors.js';
 import type {
+  ClaimLane,
   DeleteCondition,
   DueJobs,
   EndpointCounts,
@@ -75,8 +76,8 @@ export class MemoryStore implements Store {
     return this.t.queued(endpointId) === 0;
   }
 
-  async claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
-    const e = this.t.dequeue(endpointId);
+  async claim(endpointId: string, workerId: string, now: number, lane?: ClaimLane): Promise<JobRecord | undefined> {
+    const e = this.t.dequeue(endpointId, lane);
     if (!e) return undefined;
     const r = this.t.edit(e);
     this.t.setStatus(e, 'IN_PROGRESS');
@@ -247,6 +248,10 @@ export class MemoryStore implements Store {
 
   async counts(endpointId: string): Promise<EndpointCounts> {
     return this.t.counts(endpointId);
+  }
+
+  async batchBacklog(endpointId: string): Promise<number> {
+    return this.t.batchQueued(endpointId);
   }
 
   async queueDepth(endpointId: string): Promise<number> {

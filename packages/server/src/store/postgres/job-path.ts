@@ -1,13 +1,13 @@
 import type { Pool } from 'pg';
 import type { JobStatus } from '@berth/protocol';
-import type { JobRecord } from '../types.js';
-import type { JobRow } from './rows.js';
+import type { ClaimLane, JobRecord } from '../types.js';
+import { toRecord, type JobRow } from './rows.js';
 import { ClaimBatcher } from './claim-batch.js';
 import { FinishBatcher } from './finish-batch.js';
 import { InsertBatcher } from './insert-batch.js';
 import { NoticeLedger } from './notices.js';
 import type { Run } from './pg-pools.js';
-import { CLAIM_MANY_SQL } from './statements.js';
+import { CLAIM_MANY_SQL, LANE_CLAIM_SQL } from './statements.js';
 
 const EMPTY_HINT_MS = 1_000;
 
@@ -39,7 +39,13 @@ export class PgJobPath {
   private readonly finishes: FinishBatcher;
   private readonly claims: ClaimBatcher;
 
-  constructor(run: Run, asyncRun: Run, pool: Pool, asyncPool: Pool, replicaId: string) {
+  constructor(
+    run: Run,
+    private readonly asyncRun: Run,
+    pool: Pool,
+    asyncPool: Pool,
+    private readonly replicaId: string,
+  ) {
     // Only statements on the asynchronously committing pool carry notifications: PostgreSQL serialises the commits
     // of notifying transactions (a database-wide lock held through the commit), so a NOTIFY inside a synchronous
     // commit would make every other notifying commit wait for its WAL flush. (Measured: with the finishes and the
@@ -78,7 +84,8 @@ export class PgJobPath {
    * they free) rides in their finish statement (`finish-claim.ts`) unless the hint says the queue is empty; any
    * other claim is batched (`ClaimBatcher`).
    */
-  claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
+  claim(endpointId: string, workerId: string, now: number, lane?: ClaimLane): Promise<JobRecord | undefined> {
+    if (lane !== undefined) return this.laneClaim(endpointId, workerId, now, lane);
     const riding =
       this.syncInserts.attachClaim(endpointId, workerId, now) ?? this.inserts.attachClaim(endpointId, workerId, now);
     if (riding) return riding.then((job) => job && this.unannounced([job])[0]);
@@ -90,6 +97,19 @@ export class PgJobPath {
       if (drained && gen === this.queueGen) this.emptyUntil.set(endpointId, Date.now() + EMPTY_HINT_MS);
       return job;
     });
+  }
+
+  /** A claim of one lane: its own statement (it rides with no insert or finish, and sets no empty hint). */
+  private async laneClaim(
+    endpointId: string,
+    workerId: string,
+    now: number,
+    lane: ClaimLane,
+  ): Promise<JobRecord | undefined> {
+    if ((this.emptyUntil.get(endpointId) ?? 0) > Date.now()) return undefined;
+    const rows = await this.asyncRun<JobRow>(LANE_CLAIM_SQL[lane], [endpointId, 1, [workerId], now, this.replicaId]);
+    const row = this.unannounced(rows)[0];
+    return row && toRecord(row);
   }
 
   /** `pgTransitions.finishParams`: the finished row, or undefined (stale, or the job has a webhook). */

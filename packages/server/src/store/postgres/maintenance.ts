@@ -44,6 +44,11 @@ export const pgMaintenance = {
     return { expired, timedOut, retained, leaseExpired };
   },
 
+  async batchBacklog(run: Run, endpointId: string): Promise<number> {
+    const [r] = await run<{ n: number }>(SQL.batchBacklog, [endpointId]);
+    return Number(r?.n ?? 0);
+  },
+
   async queueDepth(run: Run, endpointId: string): Promise<number> {
     const [r] = await run<{ n: number }>(SQL.queueDepth, [endpointId]);
     return r?.n ?? 0;

@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import { isTerminal, type JobStatus } from '@berth/protocol';
 import type { Logger } from '@berth/protocol/log';
 import type {
+  ClaimLane,
   DeleteCondition,
   DueJobs,
   EndpointCounts,
@@ -168,9 +169,13 @@ export class PgStore implements Store {
     return this.db.use((p) => pgJobLogs.recent(p, endpointId, limit));
   }
 
-  claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
+  claim(endpointId: string, workerId: string, now: number, lane?: ClaimLane): Promise<JobRecord | undefined> {
     this.db.alive();
-    return this.jobs.claim(endpointId, workerId, now);
+    return this.jobs.claim(endpointId, workerId, now, lane);
+  }
+
+  batchBacklog(endpointId: string): Promise<number> {
+    return pgMaintenance.batchBacklog(this.db.run, endpointId);
   }
 
   /**

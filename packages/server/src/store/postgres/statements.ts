@@ -55,9 +55,9 @@ export const INSERT_MANY_SQL = `
  * `p(n)`, the claimed rows in CTE `name` (`finish-claim.ts` appends them to a finish statement). Each row also says
  * whether jobs beyond those claimed are queued (`more`).
  */
-export const claimCtes = (p: (n: number) => string, name = 'j') => `
+export const claimCtes = (p: (n: number) => string, name = 'j', range = CLAIMABLE) => `
   picked AS (
-    SELECT id, queue_seq FROM jobs WHERE endpoint_id = ${p(1)} AND status = 'IN_QUEUE' AND ${CLAIMABLE} ORDER BY queue_seq LIMIT ${p(2)} FOR UPDATE SKIP LOCKED
+    SELECT id, queue_seq FROM jobs WHERE endpoint_id = ${p(1)} AND status = 'IN_QUEUE' AND ${range} ORDER BY queue_seq LIMIT ${p(2)} FOR UPDATE SKIP LOCKED
   ), numbered AS (
     SELECT id, row_number() OVER (ORDER BY queue_seq) AS rn FROM picked
   ), ${name} AS (
@@ -73,6 +73,14 @@ export const claimCtes = (p: (n: number) => string, name = 'j') => `
  */
 export const MORE_QUEUED = (n: number) =>
   `(SELECT EXISTS (SELECT 1 FROM jobs q WHERE q.endpoint_id = $${n} AND q.status = 'IN_QUEUE' AND q.${CLAIMABLE} AND q.id NOT IN (SELECT id FROM picked)))`;
+/**
+ * A claim of one lane (issue #38, `ClaimLane`), parameters as `CLAIM_MANY_SQL`'s: interactive jobs only (below
+ * `BATCH_SEQ`) or released batch jobs only. Not batched with the others: lanes are for endpoints with a batch lane.
+ */
+export const LANE_CLAIM_SQL = {
+  interactive: `WITH ${claimCtes((n) => `$${n}`, 'j', `queue_seq < ${BATCH_SEQ}`)} SELECT j.* FROM j`,
+  batch: `WITH ${claimCtes((n) => `$${n}`, 'j', `queue_seq >= ${BATCH_SEQ} AND ${CLAIMABLE}`)} SELECT j.* FROM j`,
+};
 export const CLAIM_MANY_SQL = `WITH ${claimCtes((n) => `$${n}`)} SELECT j.*, ${MORE_QUEUED(1)} AS more FROM j`;
 
 /**
@@ -170,6 +178,7 @@ export const SQL = {
       (SELECT count(*) FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' AND ${CLAIMABLE}) AS in_queue,
       (SELECT count(*) FROM jobs WHERE endpoint_id = $1 AND status = 'IN_PROGRESS') AS in_progress`,
   queueDepth: `SELECT count(*) AS n FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' AND ${CLAIMABLE}`,
+  batchBacklog: `SELECT count(*) AS n FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' AND queue_seq >= ${BATCH_SEQ} AND ${CLAIMABLE}`,
   /** On start: $1 lease until, $2 this replica, $3 seen-since of a live replica. */
   leaseOrphans: `UPDATE jobs SET lease_until = $1 WHERE status = 'IN_PROGRESS' AND (lease_until IS NULL OR lease_until < $1)
       AND (owner IS NULL OR owner = $2 OR owner NOT IN (SELECT id FROM replicas WHERE seen_at >= $3 AND id <> $2))`,

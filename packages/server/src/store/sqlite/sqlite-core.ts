@@ -1,6 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { isTerminal, type JobStatus } from '@berth/protocol';
 import type {
+  ClaimLane,
   DeleteCondition,
   DueJobs,
   EndpointCounts,
@@ -23,7 +24,7 @@ import { prepareStatements, type Statements } from './statements.js';
 import { SqliteWebhookOutbox } from './webhook-outbox.js';
 import { SqliteJobLogs } from './job-logs.js';
 import { BigInputs } from './big-inputs.js';
-import { HELD_SEQ } from '../batch-types.js';
+import { BATCH_SEQ, HELD_SEQ } from '../batch-types.js';
 
 /**
  * The SQLite store's operations, synchronous, on one connection. The caller runs each inside a transaction and
@@ -71,13 +72,26 @@ export class SqliteCore {
     if (isTerminal(job.status)) this.outbox.added(job, job.finishedAt ?? job.createdAt); // stored already terminal
   }
 
+  batchBacklog(endpointId: string): number {
+    return (this.st.batchBacklog.get(endpointId) as { n: number }).n;
+  }
+
   get(id: string): JobRecord | undefined {
     return this.row(this.st.get, id);
   }
 
-  claim(endpointId: string, workerId: string, now: number): JobRecord | undefined {
+  claim(endpointId: string, workerId: string, now: number, lane?: ClaimLane): JobRecord | undefined {
     if (this.live.queued(endpointId) === 0) return undefined;
-    const job = this.row(this.st.claim, { worker_id: workerId, now, endpoint_id: endpointId });
+    const job =
+      lane === undefined
+        ? this.row(this.st.claim, { worker_id: workerId, now, endpoint_id: endpointId })
+        : this.row(this.st.claimRange, {
+            worker_id: workerId,
+            now,
+            endpoint_id: endpointId,
+            lo: lane === 'batch' ? BATCH_SEQ : 0,
+            hi: lane === 'batch' ? HELD_SEQ : BATCH_SEQ,
+          });
     if (job) this.live.moved(endpointId, 'IN_QUEUE', 'IN_PROGRESS');
     return job;
   }

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import type {
+  ClaimLane,
   DeleteCondition,
   DueJobs,
   EndpointCounts,
@@ -145,14 +146,14 @@ export class SqliteStore implements Store {
     return this.core.live.queued(endpointId) === 0;
   }
 
-  claim(endpointId: string, workerId: string, now: number): Promise<JobRecord | undefined> {
+  claim(endpointId: string, workerId: string, now: number, lane?: ClaimLane): Promise<JobRecord | undefined> {
     // An empty queue needs no transaction: nothing to claim.
     if (this.surelyEmpty(endpointId)) {
       this.alive();
       return Promise.resolve(undefined);
     }
     // One UPDATE; settles at its COMMIT (see `insert`).
-    return this.write((c) => c.claim(endpointId, workerId, now), true, true);
+    return this.write((c) => c.claim(endpointId, workerId, now, lane), true, true);
   }
 
   finish(
@@ -225,6 +226,10 @@ export class SqliteStore implements Store {
 
   counts(endpointId: string): Promise<EndpointCounts> {
     return this.read((c) => c.counts(endpointId));
+  }
+
+  batchBacklog(endpointId: string): Promise<number> {
+    return this.read((c) => c.batchBacklog(endpointId));
   }
 
   queueDepth(endpointId: string): Promise<number> {

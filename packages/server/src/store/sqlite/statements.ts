@@ -20,6 +20,8 @@ type StatementName =
   | 'insert'
   | 'get'
   | 'claim'
+  | 'claimRange'
+  | 'batchBacklog'
   | 'finish'
   | 'cancel'
   | 'retry'
@@ -77,6 +79,16 @@ export function prepareStatements(db: Database): Statements {
       WHERE rowid = (SELECT rowid FROM jobs WHERE endpoint_id = :endpoint_id AND status = 'IN_QUEUE' AND queue_seq < ${HELD_SEQ}
         ORDER BY queue_seq LIMIT 1)
       RETURNING ${JOB_COLUMNS}`),
+    // A lane's claim (issue #38): queue positions in [:lo, :hi) only, interactive ones or released batch ones.
+    claimRange:
+      jobs(`UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, worker_id = :worker_id, started_at = :now,
+        execution_deadline = :now + execution_timeout, lease_until = NULL, progress = NULL, queue_seq = NULL,
+        stream_len = 0, stream_taken = 0
+      WHERE rowid = (SELECT rowid FROM jobs WHERE endpoint_id = :endpoint_id AND status = 'IN_QUEUE'
+        AND queue_seq >= :lo AND queue_seq < :hi ORDER BY queue_seq LIMIT 1)
+      RETURNING ${JOB_COLUMNS}`),
+    batchBacklog: p(`SELECT count(*) AS n FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE'
+      AND queue_seq >= ${BATCH_SEQ} AND queue_seq < ${HELD_SEQ}`),
     // A priced job's COMPLETED object output gets its cost in the same write (JobRecord.cost).
     finish: jobs(`UPDATE jobs SET status = :status, error = :error,
         output = CASE WHEN cost IS NOT NULL AND :output IS NOT NULL AND json_type(:output) = 'object'
