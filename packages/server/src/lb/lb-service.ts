@@ -1,5 +1,6 @@
 import { BerthError, type HealthReply } from '@berth/protocol';
 import type { Logger } from '@berth/protocol/log';
+import type { IncomingMessage } from 'node:http';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
 import { parseAffinity, WORKER_ID_HEADER } from './affinity.js';
 import { Balancer, type LbAddress, type LbWorker } from './balancer.js';
@@ -189,13 +190,24 @@ export class LbService implements LbControl {
     const { headers, setCookie } = downstreamHeaders(u.res);
     headers[WORKER_ID_HEADER] = w.id;
     const status = u.res.statusCode ?? 502;
-    const body = relay(u.res, () => {
+    const finish = () => {
       clearTimeout(timer);
       req.signal?.removeEventListener('abort', onGone);
       if (!u.res.complete) u.req.destroy();
       release(status);
-    });
-    return { status, headers, piped: body, ...(setCookie ? { setCookie } : {}) };
+    };
+    const extra = setCookie ? { setCookie } : {};
+    // A small answer of known length is read whole and sent in one write with its headers (most JSON answers).
+    const length = Number(u.res.headers['content-length'] ?? -1);
+    if (length >= 0 && length <= WHOLE_ANSWER_BYTES && !setCookie) {
+      try {
+        const bytes = await readAll(u.res);
+        return { status, headers, bytes };
+      } finally {
+        finish();
+      }
+    }
+    return { status, headers, piped: relay(u.res, finish), ...extra };
   }
 
   /** A connection to the worker failed: no more requests until its health says 200 again. */
@@ -215,6 +227,20 @@ export class LbService implements LbControl {
     if (!c) throw new BerthError('endpoint_not_found', `endpoint ${endpointId} is not a load-balancing endpoint`);
     return c;
   }
+}
+
+/** Answers up to this size (by their Content-Length) are read whole, then sent in one write. */
+const WHOLE_ANSWER_BYTES = 64 * 1024;
+
+/** The whole body of a short answer; rejects when the worker's connection breaks first. */
+function readAll(res: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    res.on('error', reject);
+    res.on('aborted', () => reject(new BerthError('worker_lost', 'the worker closed the connection mid-answer')));
+  });
 }
 
 /** The worker's answer, chunk by chunk as it comes (the reader's pace is the worker's: back-pressure). */
