@@ -5,6 +5,7 @@ import { api, ApiError, getKey, route, setKey, takeKeyFromFragment } from './api
 import { $, errorText, show } from './dom.js';
 import { createInputForm } from './form.js';
 import { loadHealth, loadJobs, showJob } from './jobs.js';
+import { loadBatches } from './batches.js';
 import { mountMonitor } from './monitor.js';
 import { mountRunner, openJob } from './run.js';
 import { copyText, LANGUAGES, snippets } from './snippets.js';
@@ -241,6 +242,9 @@ async function refreshJobs() {
         const open = (/** @type {import('./run.js').Job & { id: string }} */ j) =>
           openJob({ id: t.endpoint, stream: state.streams.get(t.endpoint) === true }, j);
         showJob(t.endpoint, job.id, $('job-detail'), open).catch((err) => show('jobs-error', errorText(err)));
+      }),
+      loadBatches(t.endpoint, $('batches')).then((b) => {
+        $('batches-view').hidden = b === undefined;
       }),
     ]);
     show('jobs-error');

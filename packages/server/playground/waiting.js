@@ -13,6 +13,8 @@ const REASONS = {
   low_priority: 'a worker (low priority: none is started for it)',
   workers_unhealthy: 'a healthy worker (workers failed their fitness checks)',
   handler_broken: 'a handler that loads (it fails to)',
+  batch_lane: 'the batch lane (workers that run batch requests only)',
+  batch_draft: 'its batch to be finalized (a DRAFT batch runs nothing)',
 };
 
 /**
