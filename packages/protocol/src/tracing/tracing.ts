@@ -7,6 +7,29 @@ export const TRACING_PACKAGES = [
   '@opentelemetry/resources',
 ] as const;
 
+/** The exporter package of OTLP/HTTP protobuf (`OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf`), in place of the JSON one. */
+const PROTOBUF_EXPORTER_PACKAGE = '@opentelemetry/exporter-trace-otlp-proto';
+
+/** How spans are encoded over OTLP/HTTP. */
+type TracesProtocol = 'http/json' | 'http/protobuf';
+
+/**
+ * The OTLP encoding asked for: `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, else `OTEL_EXPORTER_OTLP_PROTOCOL`, else
+ * `http/json` (Berth's default: its exporter package is the one installed with the others). Throws on another value
+ * (`grpc` is not supported).
+ *
+ * @example tracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }) // 'http/protobuf'
+ */
+function tracesProtocol(env: NodeJS.ProcessEnv): TracesProtocol {
+  const own = env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL']?.trim();
+  const name = own ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const raw = (own || env['OTEL_EXPORTER_OTLP_PROTOCOL']?.trim() || 'http/json').toLowerCase();
+  if (raw === 'http/json' || raw === 'http/protobuf') return raw;
+  throw new Error(
+    `${name} must be http/json or http/protobuf (got ${JSON.stringify(raw)}); Berth does not export over grpc`,
+  );
+}
+
 let active: { tracer: Tracer; stop: () => Promise<void> } | undefined;
 
 /**
@@ -28,35 +51,54 @@ function tracesUrl(env: NodeJS.ProcessEnv): string {
   return `${(env['OTEL_EXPORTER_OTLP_ENDPOINT'] ?? '').trim().replace(/\/+$/, '')}/v1/traces`;
 }
 
+/** Options of `startTracing`. */
+export interface StartTracingOptions {
+  /**
+   * Register an AsyncLocalStorage context manager, so `context.active()` follows awaits (default true: workers need
+   * it, for user spans to nest under the handler span). The control plane passes false: its job spans carry their
+   * contexts explicitly, and on Node 20 an AsyncLocalStorage in use (the batch processor's first export enters one)
+   * puts a promise hook on every promise of the process, which cost about as much CPU per job as the spans (issue
+   * #40: tracing at 10% sampling cost the same as at 100%).
+   */
+  activeContext?: boolean;
+}
+
 /**
- * Starts OpenTelemetry tracing when `tracingRequested(env)`: loads the SDK and the OTLP/HTTP exporter (JSON),
- * registers them globally (W3C trace context, AsyncLocalStorage context) and answers the tracer Berth's job spans
- * use; undefined otherwise, and nothing is loaded. `OTEL_SERVICE_NAME` (default `serviceName`),
- * `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_EXPORTER_OTLP_HEADERS` and `OTEL_BSP_*` apply as usual. Throws, naming the
- * packages to install, when they are missing. Called once per process (later calls answer the same tracer).
+ * Starts OpenTelemetry tracing when `tracingRequested(env)`: loads the SDK and the OTLP/HTTP exporter (JSON, or
+ * protobuf with `OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf`: a third of the bytes, its package installed too),
+ * registers them globally (W3C trace context, and with `activeContext` an AsyncLocalStorage context) and answers the
+ * tracer Berth's job spans use; undefined otherwise, and nothing is loaded. `OTEL_SERVICE_NAME` (default
+ * `serviceName`), `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_TRACES_SAMPLER` /
+ * `OTEL_TRACES_SAMPLER_ARG` (head sampling) and `OTEL_BSP_*` apply as usual. Throws, naming the packages to install,
+ * when they are missing. Called once per process (later calls answer the same tracer).
  *
  * @example const tracer = await startTracing('berth-server'); // undefined unless OTEL_EXPORTER_OTLP_ENDPOINT is set
  */
 export async function startTracing(
   serviceName: string,
   env: NodeJS.ProcessEnv = process.env,
+  options: StartTracingOptions = {},
 ): Promise<Tracer | undefined> {
   if (active) return active.tracer;
   if (!tracingRequested(env)) return undefined;
+  const protobuf = tracesProtocol(env) === 'http/protobuf';
+  const packages = protobuf
+    ? [TRACING_PACKAGES[0], PROTOBUF_EXPORTER_PACKAGE, TRACING_PACKAGES[2]]
+    : [...TRACING_PACKAGES];
   let mods: [
     typeof import('@opentelemetry/sdk-trace-node'),
-    typeof import('@opentelemetry/exporter-trace-otlp-http'),
+    { OTLPTraceExporter: typeof import('@opentelemetry/exporter-trace-otlp-http').OTLPTraceExporter },
     typeof import('@opentelemetry/resources'),
   ];
   try {
     mods = await Promise.all([
       import('@opentelemetry/sdk-trace-node'),
-      import('@opentelemetry/exporter-trace-otlp-http'),
+      protobuf ? import('@opentelemetry/exporter-trace-otlp-proto') : import('@opentelemetry/exporter-trace-otlp-http'),
       import('@opentelemetry/resources'),
     ]);
   } catch (err) {
     throw new Error(
-      `OTEL_EXPORTER_OTLP_ENDPOINT is set, but tracing needs packages that are not installed (${(err as Error).message}): npm install ${TRACING_PACKAGES.join(' ')}`,
+      `OTEL_EXPORTER_OTLP_ENDPOINT is set, but tracing needs packages that are not installed (${(err as Error).message}): npm install ${packages.join(' ')}`,
     );
   }
   const [node, otlp, resources] = mods;
@@ -68,7 +110,7 @@ export async function startTracing(
     resource,
     spanProcessors: [new node.BatchSpanProcessor(exporter)],
   });
-  provider.register();
+  provider.register(options.activeContext === false ? { contextManager: null } : {});
   active = { tracer: trace.getTracer('berth'), stop: () => provider.shutdown() };
   return active.tracer;
 }

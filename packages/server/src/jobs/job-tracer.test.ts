@@ -31,7 +31,7 @@ describe('job spans (OpenTelemetry) on the control plane', () => {
     await w.close();
   });
 
-  it("a requeue ends the run in error and opens a new queue wait; the caller's traceparent is continued", async () => {
+  it("a requeue ends the run in error and the next run has its own queue wait; the caller's traceparent is continued", async () => {
     const { tracer, spans } = memoryTracer();
     await using s = await listening({ tracer, workerGraceMs: 0 });
     const caller = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
@@ -56,7 +56,6 @@ describe('job spans (OpenTelemetry) on the control plane', () => {
     const [request] = named('POST /v2/:endpoint/run');
     const [job] = named('berth.job');
     const runs = named('berth.run');
-    const waits = named('berth.queue_wait');
     expect(request?.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
     expect(request?.parentSpanContext?.spanId).toBe('b7ad6b7169203331');
     expect(job?.parentSpanContext?.spanId).toBe(request?.spanContext().spanId);
@@ -67,8 +66,14 @@ describe('job spans (OpenTelemetry) on the control plane', () => {
       ['w2', 2, 0],
     ]);
     expect(runs[0]?.status.message).toMatch(/^requeued: /);
-    expect(waits).toHaveLength(2);
-    for (const x of [...runs, ...waits]) expect(x.parentSpanContext?.spanId).toBe(job?.spanContext().spanId);
+    expect(named('berth.queue_wait')).toEqual([]); // the wait is an attribute of each run (issue #40)
+    for (const x of runs) expect(x.parentSpanContext?.spanId).toBe(job?.spanContext().spanId);
+    const waited = runs.map((r) => r.attributes['berth.queue_wait_ms'] as number);
+    expect(waited.every((ms) => ms >= 0)).toBe(true);
+    // The second run's wait counts from the requeue, not from the submit: less than the time since the submit.
+    const sinceSubmit = (r: (typeof runs)[number]) =>
+      (r.startTime[0] - job!.startTime[0]) * 1000 + (r.startTime[1] - job!.startTime[1]) / 1e6;
+    expect(waited[1]).toBeLessThan(sinceSubmit(runs[1]!) + 2);
     // Each traceparent the workers got names its own run span.
     expect(first.traceparent).toContain(runs[0]?.spanContext().spanId);
     expect(second.traceparent).toContain(runs[1]?.spanContext().spanId);
@@ -120,6 +125,29 @@ describe('job spans (OpenTelemetry) on the control plane', () => {
         expect(assign.traceparent).toMatch(/-00$/);
       }
     }
+  });
+
+  it('a /runsync request span stands for its job: two spans here, the job id and status on the request span', async () => {
+    const { tracer, spans } = memoryTracer();
+    await using s = await listening({ tracer });
+    const w = await ScriptedWorker.connect(s.url);
+    const answer = call(s.server, 'POST', '/v2/echo/runsync', { body: { input: { a: 1 } } });
+    const assign = await w.next('job.assign');
+    w.send({ type: 'job.complete', id: assign.id, attempt: 1, output: { ok: true } });
+    expect((await answer).body.status).toBe('COMPLETED');
+    await w.close();
+    const all = spans();
+    expect(all.map((x) => x.name).sort()).toEqual(['POST /v2/:endpoint/runsync', 'berth.run']);
+    const request = all.find((x) => x.name.startsWith('POST'))!;
+    const run = all.find((x) => x.name === 'berth.run')!;
+    expect(run.parentSpanContext?.spanId).toBe(request.spanContext().spanId);
+    expect(request.attributes).toMatchObject({
+      'berth.job.id': assign.id,
+      'berth.endpoint.id': 'echo',
+      'berth.job.status': 'COMPLETED',
+    });
+    expect(run.attributes['berth.queue_wait_ms']).toBeGreaterThanOrEqual(0);
+    expect(assign.traceparent).toContain(run.spanContext().spanId);
   });
 
   it("a failed job's spans say FAILED, without the job's error text", async () => {

@@ -12,12 +12,14 @@ import type { JobRecord } from '../store/types.js';
 
 /** Spans of one job this process is following. */
 interface JobSpans {
-  /** `berth.job`: from the submit to the terminal state. */
-  job: Span;
-  /** The context whose span is `job`: the parent of the others. */
+  /** `berth.job`, from the submit to the terminal state; none for `/runsync`, whose request span stands for it. */
+  job: Span | undefined;
+  /** The `/runsync` request span, which gets the job's terminal status (while it is still open). */
+  request: Span | undefined;
+  /** The context whose span is the job's (`job`, or the request): the parent of the run spans. */
   ctx: Context;
-  /** `berth.queue_wait`: while the job is queued. */
-  queued: Span | undefined;
+  /** When the job was stored or requeued (`performance.now()`): the next run span's `berth.queue_wait_ms`. */
+  queuedAt: number;
   /** `berth.run`: from the assignment to a worker to its result (the worker's handler span is its child). */
   run: Span | undefined;
 }
@@ -38,10 +40,12 @@ export interface JobTracerOptions {
 /**
  * The control plane's part of a job's trace (OpenTelemetry), made only with tracing on: the HTTP request span of
  * `/run` and `/runsync` (child of the request's W3C `traceparent` when trusted, else a new root linked to it), under
- * it `berth.job` until the
- * job is terminal, holding `berth.queue_wait` while queued and `berth.run` from the assignment to the result, whose
- * `traceparent` goes to the worker in `job.assign`. A requeue closes the run span and opens a new queue wait.
- * Followed in this process only: a job another replica claims, or one left from before a restart, is not traced here.
+ * it `berth.job` until the job is terminal (for `/run`; a `/runsync` request span stands for its job), holding
+ * `berth.run` from the assignment to the result, with the time the job waited in the queue as `berth.queue_wait_ms`;
+ * its `traceparent` goes to the worker in `job.assign`. A requeue closes the run span in error; the next one waits
+ * again. Two or three spans per job here (issue #40: five spans cost 86-96 µs of CPU per job on a loaded machine; a
+ * queue-wait span and a job span that only repeated the request span's times carried nothing new). Followed in
+ * this process only: a job another replica claims, or one left from before a restart, is not traced here.
  */
 export class JobTracer {
   private readonly jobs = new Map<string, JobSpans>();
@@ -75,27 +79,25 @@ export class JobTracer {
     return { span, ctx: trace.setSpan(parent, span) };
   }
 
-  /** A job was stored: opens its `berth.job` span (child of `parent`) and its queue wait. */
+  /** A job was stored: opens its `berth.job` span (child of `parent`), unless the request span of a `/runsync` is its. */
   queued(job: JobRecord, parent: Context | undefined): void {
     if (this.jobs.has(job.id)) return; // an idempotent replay
     const base = parent ?? ROOT_CONTEXT;
-    const span = this.tracer.startSpan(
-      'berth.job',
-      { attributes: { 'berth.job.id': job.id, 'berth.endpoint.id': job.endpointId, 'berth.job.sync': job.sync } },
-      base,
-    );
-    const ctx = trace.setSpan(base, span);
-    this.jobs.set(job.id, { job: span, ctx, queued: this.queueWait(job, ctx), run: undefined });
+    const attributes = { 'berth.job.id': job.id, 'berth.endpoint.id': job.endpointId, 'berth.job.sync': job.sync };
+    const request = job.sync && parent ? trace.getSpan(parent) : undefined;
+    let span: Span | undefined;
+    if (request) request.setAttributes(attributes);
+    else span = this.tracer.startSpan('berth.job', { attributes }, base);
+    const ctx = span ? trace.setSpan(base, span) : base;
+    this.jobs.set(job.id, { job: span, request, ctx, queuedAt: performance.now(), run: undefined });
     if (this.jobs.size > MAX_FOLLOWED) this.forgetOldest();
   }
 
-  /** Claimed for a worker: the queue wait ends, the run span opens; answers its `traceparent` for `job.assign`
+  /** Claimed for a worker: the run span opens, with the queue wait; answers its `traceparent` for `job.assign`
    * (a non-recording span, the tracer sampling it out, still carries the trace on). */
   assigned(job: JobRecord, workerId: string): string | undefined {
     const t = this.jobs.get(job.id);
     if (!t) return undefined;
-    t.queued?.end();
-    t.queued = undefined;
     t.run?.end();
     t.run = this.tracer.startSpan(
       'berth.run',
@@ -106,6 +108,7 @@ export class JobTracer {
           'berth.endpoint.id': job.endpointId,
           'berth.worker.id': workerId,
           'berth.job.attempt': job.attempt,
+          'berth.queue_wait_ms': Math.round((performance.now() - t.queuedAt) * 1000) / 1000,
         },
       },
       t.ctx,
@@ -113,14 +116,14 @@ export class JobTracer {
     return formatTraceparent(t.run.spanContext());
   }
 
-  /** Back in the queue (its worker was lost or gave it up): the run span ends in error, a new queue wait opens. */
+  /** Back in the queue (its worker was lost or gave it up): the run span ends in error; the queue wait restarts. */
   requeued(job: JobRecord, why: string): void {
     const t = this.jobs.get(job.id);
     if (!t) return;
     t.run?.setStatus({ code: SpanStatusCode.ERROR, message: `requeued: ${why}` });
     t.run?.end();
     t.run = undefined;
-    t.queued ??= this.queueWait(job, t.ctx);
+    t.queuedAt = performance.now();
   }
 
   /** The job was not stored after all (an idempotent retry found the first one): its spans are dropped. */
@@ -128,37 +131,32 @@ export class JobTracer {
     const t = this.jobs.get(id);
     if (!t) return;
     this.jobs.delete(id);
-    for (const span of [t.queued, t.run, t.job]) span?.end();
+    t.run?.end();
+    t.job?.end();
   }
 
   /**
-   * Terminal: closes every span of the job, with its status. The status message is the job's status, never its
-   * `error` (handler text, which may hold input or secrets, stays in the job object and logs).
+   * Terminal: closes the job's spans, with its status (and sets it on a `/runsync` request span still open). The
+   * status message is the job's status, never its `error` (handler text, which may hold input or secrets, stays in
+   * the job object and logs).
    */
   finished(job: JobRecord): void {
     const t = this.jobs.get(job.id);
     if (!t) return;
     this.jobs.delete(job.id);
     const failed = job.status !== 'COMPLETED';
-    for (const span of [t.queued, t.run, t.job]) {
-      if (!span) continue;
+    for (const span of [t.run, t.job, t.request]) {
+      if (!span?.isRecording()) continue;
       span.setAttribute('berth.job.status', job.status);
       if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: job.status });
-      span.end();
+      if (span !== t.request) span.end(); // the route ends its request span
     }
-  }
-
-  private queueWait(job: JobRecord, ctx: Context): Span {
-    return this.tracer.startSpan(
-      'berth.queue_wait',
-      { attributes: { 'berth.job.id': job.id, 'berth.endpoint.id': job.endpointId } },
-      ctx,
-    );
   }
 
   private forgetOldest(): void {
     const [id, t] = this.jobs.entries().next().value as [string, JobSpans];
     this.jobs.delete(id);
-    for (const span of [t.queued, t.run, t.job]) span?.end();
+    t.run?.end();
+    t.job?.end();
   }
 }
