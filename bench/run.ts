@@ -11,6 +11,7 @@ import { markdown, toJson } from './lib/report.js';
 import { runBench } from './lib/runner.js';
 import { TARGETS } from './targets/index.js';
 import { volumeMarkdown, volumeRun } from './volume/run-volume.js';
+import { batchMarkdown, batchRun } from './batch/run-batch.js';
 
 const USAGE = `usage: npm run bench -- [options]    (or: node --import tsx bench/run.ts [options])
 
@@ -32,6 +33,9 @@ Every target side by side in one run; prints a markdown table and the goals, wri
                         retention sweep under traffic; not in --quick
   --volume-jobs N       jobs queued by the volume run (default 1000000; figures at N/100, N/10, N)
   --volume-stores s,s   sqlite, postgres (default both)
+  --batch               the Batch Jobs run instead (bench/batch/): N echo requests added to a batch on SQLite, run,
+                        paged; the same jobs through /run; control-plane RSS; not in --quick
+  --batch-jobs N        requests of the batch run (default 100000)
   -h, --help            this text
 
 Environment: BENCH_BERTH_BASELINE=<other checkout, built> adds <name>@base rows; BENCH_CPU_PROF=<dir> writes
@@ -58,6 +62,8 @@ function parse() {
       volume: { type: 'boolean', default: false },
       'volume-jobs': { type: 'string' },
       'volume-stores': { type: 'string' },
+      batch: { type: 'boolean', default: false },
+      'batch-jobs': { type: 'string' },
     },
   });
 }
@@ -80,6 +86,23 @@ function num(flag: string, v: string | undefined): number | undefined {
     process.exit(2);
   }
   return n;
+}
+if (values.batch) {
+  const jobs = num('batch-jobs', values['batch-jobs']) ?? 100_000;
+  setTimeout(() => {
+    process.stderr.write('bench: the batch run still running after 60 min; giving up\n');
+    process.exit(2);
+  }, 60 * 60_000).unref();
+  const started = new Date().toISOString();
+  const row = await batchRun(jobs, (l) => process.stderr.write(`${l}\n`));
+  const md = `Batch Jobs run, ${started}, ${cpus().length} CPUs, load ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')} at the end.\n\n${batchMarkdown(row)}`;
+  process.stdout.write(`${md}\n`);
+  const file = resolve(values.out ?? `${BENCH_DIR}/results/batch.json`);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify({ date: started, row, markdown: md }, null, 2)}\n`);
+  process.exit(0);
 }
 if (values.volume) {
   const jobs = num('volume-jobs', values['volume-jobs']) ?? 1_000_000;
