@@ -189,4 +189,16 @@ describe('berth dev: Node load-balancing workers', () => {
     expect(arrivals[2]!.at - arrivals[0]!.at).toBeGreaterThan(300);
     expect(readFileSync(log, 'utf8')).toBe('GET /sse\n');
   });
+
+  it('a command that fails to start: the waiting request gets 400 no_workers_available at once, with the reason', async () => {
+    const file = config('broken', { broken: { type: 'http', command: 'node -e "process.exit(3)"', maxWorkers: 1 } });
+    await using berth = await startBerthDev({ config: file });
+    const started = performance.now();
+    const r = await lb(berth, 'broken', '/generate', { method: 'POST', body: '{}' });
+    expect([r.status, r.body['code']]).toEqual([400, 'no_workers_available']);
+    expect(String(r.body['error'])).toMatch(/no worker of broken can start: .*exited with code 3/);
+    expect(performance.now() - started).toBeLessThan(20_000); // not the 2-minute coldStartWaitMs
+    const again = await lb(berth, 'broken', '/generate', { method: 'POST', body: '{}' });
+    expect(again.status).toBe(400);
+  });
 });

@@ -225,6 +225,7 @@ export class Fleet {
   #setBroken(st: EndpointState, why: string | undefined): void {
     st.broken = why;
     this.#o.server.workers.setBroken(st.ep.id, why !== undefined);
+    if (st.ep.http) this.#o.server.lb.setBroken(st.ep.id, why);
   }
 
   #syncExpected(st: EndpointState): void {

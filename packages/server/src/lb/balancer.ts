@@ -66,6 +66,9 @@ export class Balancer {
   /** Called by `strict-resume` for a worker stopped by scale-down: start it again under its id; false: cannot. */
   onResume: (endpointId: string, workerId: string) => boolean = () => false;
 
+  /** Endpoints whose workers cannot start (a command that fails), with why: requests fail at once. */
+  readonly #broken = new Map<string, string>();
+
   constructor(concurrency: (endpointId: string) => number) {
     this.#concurrency = concurrency;
   }
@@ -178,6 +181,8 @@ export class Balancer {
       picked.inFlight++;
       return Promise.resolve(picked);
     }
+    const why = this.#broken.get(endpointId);
+    if (why !== undefined) return Promise.reject(unstartable(endpointId, why));
     return new Promise<LbWorker>((resolve, reject) => {
       // strict-resume may have to start its worker again: it waits at least as long as a cold start.
       const waitMs = !strict
@@ -218,6 +223,14 @@ export class Balancer {
       });
       if (!strict) this.onDemand(endpointId);
     });
+  }
+
+  /** The endpoint's workers cannot start (`why`), or can again (`undefined`): waiting requests fail at once. */
+  setBroken(endpointId: string, why: string | undefined): void {
+    if (why === undefined) return void this.#broken.delete(endpointId);
+    this.#broken.set(endpointId, why);
+    for (const w of this.#waiters.filter((x) => x.endpointId === endpointId))
+      this.#settle(w, unstartable(endpointId, why));
   }
 
   /** A request is done with its worker. */
@@ -282,4 +295,8 @@ function gone(workerId: string): BerthError {
     reason: 'affinity_worker_gone',
     workerId,
   });
+}
+
+function unstartable(endpointId: string, why: string): BerthError {
+  return new BerthError('no_workers_available', `no worker of ${endpointId} can start: ${why}`, { reason: why });
 }

@@ -24,6 +24,8 @@ export interface LbControl {
   restarted(workerId: string): void;
   /** It is gone. `scaledDown`: stopped while idle, so `strict-resume` may start it again. */
   remove(workerId: string, scaledDown: boolean): void;
+  /** The endpoint's workers cannot start (a command that fails: `why`), or can again (`undefined`). */
+  setBroken(endpointId: string, why: string | undefined): void;
   /** Ready workers with their requests in flight (the scaler's `connected`). */
   connected(endpointId: string): { workerId: string; running: number; draining: boolean }[];
   /** Requests waiting for a worker (the scaler's queue) and in flight. */
@@ -91,6 +93,10 @@ export class LbService implements LbControl {
 
   drain(workerId: string): Promise<void> {
     return this.#balancer.drain(workerId);
+  }
+
+  setBroken(endpointId: string, why: string | undefined): void {
+    this.#balancer.setBroken(endpointId, why);
   }
 
   restarted(workerId: string): void {
