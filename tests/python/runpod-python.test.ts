@@ -85,6 +85,19 @@ describe.skipIf(skip !== undefined)(
       expect((await api(`sleep/status/${id}`)).status).toBe('IN_PROGRESS');
     });
 
+    it("runs a batch's requests, each with its batchId: the worker prefixes its log lines with it", async () => {
+      const w = worker('echo', 'py-batch', 'echo');
+      const b = await api<{ id: string }>('echo/batch', [{ input: { b: 1 } }, { input: { b: 2 } }]);
+      await api(`echo/batch/${b.id}/finalize`, {});
+      const ended = await until('the batch to end', async () => {
+        const s = await api<{ finishedAt?: number; requestCompleted: number }>(`echo/batch/${b.id}`);
+        return s.finishedAt ? s : undefined;
+      });
+      expect(ended.requestCompleted).toBe(2);
+      // runpod-python 1.12 reads job["batchId"] and prefixes what it logs while handling the job.
+      await until('the prefixed log line', async () => (w.output.includes(`[batchId=${b.id}]`) ? true : undefined));
+    });
+
     it('streams a generator chunk by chunk and keeps the aggregate as output', async () => {
       worker('stream', 'py-stream', 'stream');
       const { id } = await api('stream/run', { input: { n: 4 } });
