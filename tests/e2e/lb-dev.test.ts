@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import type { HealthReply } from '@berth/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
-import { pollUntil, REPO_ROOT, startBerthDev, type BerthDev } from './harness.test-helpers.js';
+import { BIN, pollUntil, REPO_ROOT, startBerthDev, type BerthDev } from './harness.test-helpers.js';
 
 // Load-balancing endpoints under `berth dev` (issue #39): real worker processes (a FastAPI app in the shape of
 // RunPod's template under Debian's uvicorn, and a small Node server), real sockets, through /v2/<ep>/lb/<path>.
@@ -200,5 +200,15 @@ describe('berth dev: Node load-balancing workers', () => {
     expect(performance.now() - started).toBeLessThan(20_000); // not the 2-minute coldStartWaitMs
     const again = await lb(berth, 'broken', '/generate', { method: 'POST', body: '{}' });
     expect(again.status).toBe(400);
+  });
+
+  it('berth serve refuses a load-balancing endpoint clearly (exit 2), instead of serving it as a queue', () => {
+    const file = config('serve', { gen: { type: 'http', command: 'node x.mjs', image: 'gen:1' } });
+    const r = spawnSync(process.execPath, [BIN, 'serve', '--config', file, '--port', '0', '--store', 'memory'], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('endpoints.gen.type: "http" endpoints run under berth dev for now');
   });
 });

@@ -17,7 +17,7 @@ import { shutdownSignal } from '../internal/signals.js';
 import { EXIT } from '../internal/usage-error.js';
 import { startServerTracing } from '../internal/tracing.js';
 import { stopTracing } from '@berth/protocol/tracing';
-import { findConfigFile, gpuInventory, loadConfig } from '../config/index.js';
+import { ConfigError, findConfigFile, gpuInventory, loadConfig } from '../config/index.js';
 import {
   dataLine,
   openStoreOrExit,
@@ -135,6 +135,14 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   }
   // A config file (optional): its endpoints and public models; a bad one is the user's to fix (ConfigError, exit 2).
   const config = args.config !== undefined ? await loadConfig(findConfigFile(args.config, io.cwd)) : undefined;
+  const http = config?.endpoints.filter((e) => e.http) ?? [];
+  if (config && http.length > 0)
+    throw new ConfigError(`berth serve does not run load-balancing endpoints yet (${config.file})`, {
+      file: config.file,
+      problems: http.map(
+        (e) => `endpoints.${e.id}.type: "http" endpoints run under berth dev for now (docs/load-balancing.md)`,
+      ),
+    });
   const endpoints = [...new Set([...args.endpoints, ...(config?.endpoints.map((e) => e.id) ?? [])])];
   const images = scaledImages(args.scale, config);
   // The GPUs scaled endpoints with gpusPerWorker get (the config's list, else nvidia-smi -L).
