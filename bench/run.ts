@@ -36,6 +36,7 @@ Every target side by side in one run; prints a markdown table and the goals, wri
   --batch               the Batch Jobs run instead (bench/batch/): N echo requests added to a batch on SQLite, run,
                         paged; the same jobs through /run; control-plane RSS; not in --quick
   --batch-jobs N        requests of the batch run (default 100000)
+  --batch-store s       sqlite (default) or postgres (BENCH_DATABASE_URL)
   -h, --help            this text
 
 Environment: BENCH_BERTH_BASELINE=<other checkout, built> adds <name>@base rows; BENCH_CPU_PROF=<dir> writes
@@ -64,6 +65,7 @@ function parse() {
       'volume-stores': { type: 'string' },
       batch: { type: 'boolean', default: false },
       'batch-jobs': { type: 'string' },
+      'batch-store': { type: 'string' },
     },
   });
 }
@@ -94,8 +96,9 @@ if (values.batch) {
     process.exit(2);
   }, 60 * 60_000).unref();
   const started = new Date().toISOString();
-  const row = await batchRun(jobs, (l) => process.stderr.write(`${l}\n`));
-  const md = `Batch Jobs run, ${started}, ${cpus().length} CPUs, load ${loadavg()
+  const kind = values['batch-store'] === 'postgres' ? 'postgres' : 'sqlite';
+  const row = await batchRun(jobs, (l) => process.stderr.write(`${l}\n`), kind);
+  const md = `Batch Jobs run (${kind}), ${started}, ${cpus().length} CPUs, load ${loadavg()
     .map((x) => x.toFixed(2))
     .join(' ')} at the end.\n\n${batchMarkdown(row)}`;
   process.stdout.write(`${md}\n`);

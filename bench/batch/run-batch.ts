@@ -1,5 +1,6 @@
 /**
- * `npm run bench -- --batch [--batch-jobs N]`: Batch Jobs on SQLite (issue #38). On a fresh store (./server.ts)
+ * `npm run bench -- --batch [--batch-jobs N] [--batch-store postgres]`: Batch Jobs on SQLite (or PostgreSQL; issue
+ * #38). On a fresh store (./server.ts)
  * with one echo worker (concurrency 64): add N echo requests (default 100,000) to a batch, 10,000 a call (add
  * rate), finalize it and time its end (finish rate), page through every result (1,000 a page); then the same N
  * jobs through /run (c=50 submits, the same worker) until all completed. The control plane's RSS is sampled every
@@ -11,6 +12,8 @@ import { join } from 'node:path';
 import { closedLoop, request } from '../lib/http.js';
 import { BENCH_DIR, freePort, type Proc, release, startTs, until } from '../lib/proc.js';
 import { health } from '../targets/common.js';
+import { DATABASE_URL, dropSchema } from '../lib/pg.js';
+import { randomBytes } from 'node:crypto';
 import { input } from '../workloads/types.js';
 
 const KEY = 'berth_batch_key';
@@ -20,14 +23,28 @@ const MB = 1024 * 1024;
 
 type BatchRow = Record<string, number>;
 
-export async function batchRun(jobs: number, log: (l: string) => void): Promise<BatchRow> {
+export async function batchRun(
+  jobs: number,
+  log: (l: string) => void,
+  kind: 'sqlite' | 'postgres' = 'sqlite',
+): Promise<BatchRow> {
   const dir = mkdtempSync(join(tmpdir(), 'berth-batch-'));
+  const schema = `bench_batch_${randomBytes(4).toString('hex')}`;
   const port = await freePort();
   const base = `http://127.0.0.1:${port}/v2/echo`;
   const h = { authorization: `Bearer ${KEY}` };
   const server = startTs(
     join(BENCH_DIR, 'batch/server.ts'),
-    { BATCH_DIR: dir, BATCH_KEY: KEY, BATCH_TOKEN: TOKEN, BATCH_JOBS: String(jobs), PORT: String(port) },
+    {
+      BATCH_DIR: dir,
+      BATCH_STORE: kind,
+      BATCH_SCHEMA: schema,
+      DATABASE_URL,
+      BATCH_KEY: KEY,
+      BATCH_TOKEN: TOKEN,
+      BATCH_JOBS: String(jobs),
+      PORT: String(port),
+    },
     { ipc: true, nodeArgs: ['--expose-gc'] },
   );
   const procs: Proc[] = [server];
@@ -144,6 +161,7 @@ export async function batchRun(jobs: number, log: (l: string) => void): Promise<
   } finally {
     for (const p of procs.reverse()) await p.kill();
     rmSync(dir, { recursive: true, force: true });
+    if (kind === 'postgres') await dropSchema(schema);
   }
 }
 
