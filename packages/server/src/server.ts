@@ -40,7 +40,7 @@ import { BatchStats } from './jobs/batch-stats.js';
 import { Monitor } from './monitor/monitor.js';
 import { QueueWait } from './scaling/queue-wait.js';
 import { LbService, type LbControl } from './lb/lb-service.js';
-import type { WorkerControl } from './scaling/worker-control.js';
+import type { ConnectedWorker, WorkerControl } from './scaling/worker-control.js';
 import { WorkerEvents } from './jobs/worker-events.js';
 import { servePlayground } from './playground/static.js';
 import { WorkerRegistry } from './workers/worker-registry.js';
@@ -303,9 +303,11 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       connected: (id) =>
         lb.has(id)
           ? lb.connected(id)
-          : ctx.registry
-              .sessions(id)
-              .map((s) => ({ workerId: s.workerId, running: s.inflight.size, draining: s.draining })),
+          : ctx.registry.sessions(id).map((s): ConnectedWorker => {
+              const w: ConnectedWorker = { workerId: s.workerId, running: s.inflight.size, draining: s.draining };
+              if (ctx.registry.isLaneWorker(s.workerId)) w.lane = 'batch';
+              return w;
+            }),
       setExpected: (id, n) => ctx.registry.setExpected(id, n),
       setBroken: (id, broken) => ctx.registry.setHandlerBroken(id, broken),
       setWaitReason: (id, reason) => ctx.registry.setWaitReason(id, reason),

@@ -39,6 +39,7 @@ export function containerSpec(
   url: string,
   workerToken: string,
   gpus: readonly string[] = [],
+  lane?: 'batch',
 ): ContainerSpec {
   const deploy = deploySettings(s.ep);
   const env: Record<string, string> = {
@@ -47,6 +48,7 @@ export function containerSpec(
     BERTH_ENDPOINT_ID: s.ep.id,
     BERTH_WORKER_ID: name,
     BERTH_WORKER_TOKEN: workerToken,
+    ...(lane ? { BERTH_LANE: lane } : {}),
   };
   const docker = s.ep.docker;
   return {

@@ -9,9 +9,10 @@ import { errorText, IMAGE_RETRY_MS, type EndpointState, type Tracked } from './s
 // unless the scaler stopped it).
 
 /** Creates and starts one worker container of the endpoint; tracked at once, the calls go on in the background. */
-export function createWorker(ctx: PoolContext, st: EndpointState, now: number): void {
+export function createWorker(ctx: PoolContext, st: EndpointState, now: number, lane?: 'batch'): void {
   const ep = st.s.ep;
-  const name = nextWorkerId(`${ctx.o.name}-${ctx.owner.deployment}-${ep.id}`, [...st.workers.keys(), ...st.foreign]);
+  const prefix = `${ctx.o.name}-${ctx.owner.deployment}-${ep.id}${lane ? '-batch' : ''}`;
+  const name = nextWorkerId(prefix, [...st.workers.keys(), ...st.foreign]);
   const t: Tracked = {
     name,
     id: '',
@@ -31,11 +32,13 @@ export function createWorker(ctx: PoolContext, st: EndpointState, now: number): 
     return;
   }
   st.workers.set(name, t);
+  // A batch lane worker is known as one before it connects (issue #38).
+  if (lane) ctx.o.workers.setLane(name, lane);
   const { docker } = ctx.o;
   void (async () => {
     try {
       t.createdAt = ctx.now();
-      t.id = await docker.createContainer(name, containerSpec(st.s, name, ctx.owner, ctx.o.url, st.token!, gpus));
+      t.id = await docker.createContainer(name, containerSpec(st.s, name, ctx.owner, ctx.o.url, st.token!, gpus, lane));
       t.createdDoneAt = ctx.now();
       await docker.startContainer(t.id);
       t.startedAt = ctx.now();

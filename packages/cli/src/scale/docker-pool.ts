@@ -10,6 +10,11 @@ import type { DockerPoolOptions, PoolContext } from './pool-context.js';
 import { PoolProblems } from './pool-problems.js';
 import { errorText, newEndpointState, type EndpointState } from './scaler-state.js';
 
+/** Whether a container name of the endpoint's is one of its batch lane's (`...-<endpoint>-batch-<n>`). */
+function isLaneName(endpointId: string, name: string): boolean {
+  return name.endsWith(`-${endpointId}-batch-${name.slice(name.lastIndexOf('-') + 1)}`) && /-\d+$/.test(name);
+}
+
 /**
  * `berth serve --scale docker`'s workers: one container each, through the Docker Engine API. A stop drains
  * (`docker stop` with the stop timeout of `deploy.json`); a crash is removed and the next start waits berth dev's
@@ -57,6 +62,11 @@ export class DockerPool implements WorkerPool {
   }
 
   async refresh(now: number, leading: boolean): Promise<boolean> {
+    this.#refreshed = await this.#refresh(now, leading);
+    return this.#refreshed;
+  }
+
+  async #refresh(now: number, leading: boolean): Promise<boolean> {
     const ctx = this.#ctx;
     if (leading) {
       try {
@@ -96,20 +106,45 @@ export class DockerPool implements WorkerPool {
     }
     ctx.problems.setDaemonDown(undefined);
     for (const c of list) if (!this.#state.has(c.Labels[LABEL_ENDPOINT] ?? '')) removeStray(ctx, c);
-    for (const st of this.#state.values())
+    for (const st of this.#state.values()) {
       await this.#reconcile(
         st,
         list.filter((c) => c.Labels[LABEL_ENDPOINT] === st.s.ep.id),
         now,
       );
+      for (const name of st.workers.keys()) if (isLaneName(st.s.ep.id, name)) this.#o.workers.setLane(name, 'batch');
+    }
     return true;
   }
 
   list(endpointId: string): PoolWorker[] {
+    return this.#list(endpointId, false);
+  }
+
+  /**
+   * The endpoints' batch lanes (issue #38) as a pool of their own, for a second scale loop under the same lease:
+   * containers `<...>-<endpoint>-batch-<n>` with `BERTH_LANE=batch`, registered as lane workers with the server
+   * (`workers.setLane`) when created and, adopted, at each look. Its looks are this pool's (the first loop's).
+   */
+  readonly batchLane: WorkerPool = {
+    cost: this.cost,
+    sharedByReplicas: true,
+    refresh: async () => this.#refreshed,
+    list: (endpointId) => this.#list(endpointId, true),
+    canStart: (endpointId, now) => this.canStart(endpointId, now),
+    start: (endpointId) => {
+      const st = this.#state.get(endpointId);
+      if (st) createWorker(this.#ctx, st, this.#ctx.now(), 'batch');
+    },
+    stop: (endpointId, workerId) => this.stop(endpointId, workerId),
+  };
+  #refreshed = false;
+
+  #list(endpointId: string, lane: boolean): PoolWorker[] {
     const st = this.#state.get(endpointId);
     if (!st) return [];
     return [...st.workers.values()]
-      .filter((t) => !t.draining && t.verified)
+      .filter((t) => !t.draining && t.verified && isLaneName(endpointId, t.name) === lane)
       .sort((a, b) => a.createdAt - b.createdAt)
       .map((t) => ({ id: t.name, startedAt: t.createdAt, pending: t.id === '' }));
   }

@@ -4,7 +4,7 @@ import type { FlagOptions } from '../args.js';
 import type { ResolvedConfig } from '../config/index.js';
 import { UsageError } from '../internal/usage-error.js';
 import type { ScaledEndpoint } from './container-spec.js';
-import { GpuAllocator, ScaleLoop } from '@berth/server/scaling';
+import { batchLanePolicy, batchLaneViews, GpuAllocator, ScaleLoop } from '@berth/server/scaling';
 import { DockerApi, dockerAddress } from './docker-api.js';
 import { DockerPool } from './docker-pool.js';
 import { WorkerTokens } from './worker-tokens.js';
@@ -132,20 +132,39 @@ export async function startScaling(o: StartScalingOptions): Promise<Scaling> {
     logger: o.logger,
   });
   const lease = o.store.scalingLease?.(o.args.name);
-  const loop = new ScaleLoop({
-    server: o.server,
-    pool,
-    endpoints: endpoints.map((s) => s.ep),
-    ...(gpus ? { gpus } : {}),
-    ...(lease ? { lease } : {}),
-    logger: o.logger,
-    // Replicas sharing a store: a look between ticks would be a query per endpoint at zero; the tick only.
-    ...(lease ? { wakeMs: 0 } : {}),
-  });
-  loop.start();
+  // Endpoints with a batch lane (issue #38): a second loop over the pool's lane containers, under the same lease.
+  const laneEps = endpoints.map((s) => s.ep).filter((ep) => ep.batch !== undefined);
+  const views = batchLaneViews(o.server, new Set(laneEps.map((ep) => ep.id)));
+  const loops = [
+    new ScaleLoop({
+      server: views.interactive,
+      pool,
+      endpoints: endpoints.map((s) => s.ep),
+      ...(gpus ? { gpus } : {}),
+      ...(lease ? { lease } : {}),
+      logger: o.logger,
+      // Replicas sharing a store: a look between ticks would be a query per endpoint at zero; the tick only.
+      ...(lease ? { wakeMs: 0 } : {}),
+    }),
+  ];
+  if (laneEps.length > 0) {
+    for (const ep of laneEps) workers.setBatchLane(ep.id, true);
+    loops.push(
+      new ScaleLoop({
+        server: views.batch,
+        pool: pool.batchLane,
+        endpoints: laneEps.map((ep) => batchLanePolicy(ep, ep.batch!)),
+        ...(gpus ? { gpus } : {}),
+        ...(lease ? { lease } : {}),
+        logger: o.logger.child({ lane: 'batch' }),
+        wakeMs: 0,
+      }),
+    );
+  }
+  for (const loop of loops) loop.start();
   return {
     stop: async () => {
-      await loop.stop();
+      for (const loop of loops) await loop.stop();
       pool.close();
     },
   };

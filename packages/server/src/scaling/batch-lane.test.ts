@@ -89,7 +89,7 @@ describe('batchLaneViews', () => {
     const workers = {
       connected: () => [
         { workerId: 'ep-1', running: 1, draining: false },
-        { workerId: 'ep-batch-1', running: 2, draining: false },
+        { workerId: 'ep-batch-1', running: 2, draining: false, lane: 'batch' },
       ],
       setExpected: (id: string, n: number) => expected.push([id, n]),
       setWaitReason: (_id: string, r: unknown) => reasons.push(r),
@@ -99,7 +99,7 @@ describe('batchLaneViews', () => {
     const server = { workers, health: async (id: string) => (id === 'ep' ? health(8, 3) : health(4, 1)) };
     const v = batchLaneViews(server, new Set(['ep']));
     v.batch.workers.setLane('ep-batch-1', 'batch');
-    expect(lanes).toEqual([['ep-batch-1', 'batch']]);
+    expect(lanes).toEqual([['ep-batch-1', 'batch']]); // passed through to the server
     expect((await v.interactive.health('ep')).jobs).toMatchObject({ inQueue: 3, inProgress: 1 });
     expect((await v.batch.health('ep')).jobs).toMatchObject({ inQueue: 5, inProgress: 2 });
     // An endpoint without a lane is seen as it is.

@@ -44,19 +44,13 @@ export function batchLaneViews(
   const laneRunning = (id: string) =>
     w
       .connected(id)
-      .filter((c) => laneWorkerIds.has(c.workerId))
+      .filter((c) => c.lane === 'batch')
       .reduce((n, c) => n + c.running, 0);
-  const laneWorkerIds = new Set<string>();
   const control = (lane: 'interactive' | 'batch'): WorkerControl => ({
     ...w,
     on: (event, fn) => w.on(event, fn),
     setExpected: (id, n) => (laneIds.has(id) ? setExpected(lane, id, n) : w.setExpected(id, n)),
     setWaitReason: (id, reason) => (lane === 'batch' ? undefined : w.setWaitReason(id, reason)),
-    setLane: (id, l) => {
-      if (l === 'batch') laneWorkerIds.add(id);
-      else laneWorkerIds.delete(id);
-      w.setLane(id, l);
-    },
   });
   const interactive: LoopServer = {
     workers: control('interactive'),

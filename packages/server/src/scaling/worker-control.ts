@@ -7,6 +7,8 @@ export interface ConnectedWorker {
   workerId: string;
   running: number;
   draining: boolean;
+  /** A batch lane worker (`setLane`). */
+  lane?: 'batch';
 }
 
 /**
