@@ -57,7 +57,8 @@ export interface ServerOptions {
   /**
    * Batch Jobs limits (docs/api.md#batch-jobs): queued batch requests per endpoint (`maxQueued`, default 50,000, as
    * RunPod), open batches per endpoint (`maxOpen`, default 100), requests per add call (`maxPerCall`, default
-   * 10,000; the body is at most 10 MiB like /run).
+   * 10,000; the body is at most 10 MiB like /run), how long an ended batch and its requests are kept (`retentionMs`,
+   * default 7 days).
    */
   batches?: Partial<BatchOptions>;
   /** Heartbeat interval on the worker socket, ms; a worker silent for 3 intervals is dropped. Default: 5000. */
@@ -164,6 +165,7 @@ export interface BatchOptions {
   maxQueued: number;
   maxOpen: number;
   maxPerCall: number;
+  retentionMs: number;
 }
 
 export interface ResolvedServerOptions {
@@ -272,6 +274,7 @@ export function resolveServerOptions(o: ServerOptions = {}): ResolvedServerOptio
       maxQueued: nonNegative('batches.maxQueued', o.batches?.maxQueued, 50_000),
       maxOpen: nonNegative('batches.maxOpen', o.batches?.maxOpen, 100),
       maxPerCall: nonNegative('batches.maxPerCall', o.batches?.maxPerCall, 10_000),
+      retentionMs: nonNegative('batches.retentionMs', o.batches?.retentionMs, 7 * 24 * 3600_000),
     },
     heartbeatMs,
     workerGraceMs: nonNegative('workerGraceMs', o.workerGraceMs, D.workerGraceMs),

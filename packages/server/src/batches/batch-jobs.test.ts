@@ -214,7 +214,7 @@ describe.each(STORES)('Batch Jobs over HTTP (%s)', (_name, makeStore) => {
     expect(await code('POST', `/v2/echo/batch/${id}/finalize`)).toEqual([409, 'batch_not_draft']);
   });
 
-  it('fails a batch whose requests were deleted by their ttl before they ran', async () => {
+  it('fails a batch whose requests were deleted by their ttl before they ran, and deletes it after its retention', async () => {
     const clock = new ManualClock();
     await using t = await listening({ store: makeStore(), clock });
     const s = t.server;
@@ -224,5 +224,12 @@ describe.each(STORES)('Batch Jobs over HTTP (%s)', (_name, makeStore) => {
     await s.sweep();
     const b = await summary(s, id);
     expect(b).toMatchObject({ status: 'FAILED', requestExpired: 1, requestTotal: 1, done: true });
+    // An ended batch is kept for its retention (7 days), then deleted with its requests.
+    clock.advance(7 * 24 * 3600_000 - 1_000);
+    await s.sweep();
+    expect((await call(s, 'GET', `/v2/echo/batch/${id}`)).status).toBe(200);
+    clock.advance(2_000);
+    await s.sweep();
+    expect((await call(s, 'GET', `/v2/echo/batch/${id}`)).body.code).toBe('batch_not_found');
   });
 });

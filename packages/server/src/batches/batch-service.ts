@@ -250,12 +250,18 @@ export class BatchService {
     if (b.webhook) this.d.kickWebhooks();
   }
 
-  /** Checks every unended batch (of every endpoint), a few at a time. */
+  /** Checks every unended batch (of every endpoint), and deletes batches ended longer than their retention ago. */
   async sweep(): Promise<void> {
     if (this.sweeping || !this.d.ctx.store.batches) return;
     this.sweeping = true;
     try {
       for (const b of await this.store.unendedBatches(100)) await this.check(b.id);
+      const before = this.now() - this.d.ctx.options.batches.retentionMs;
+      for (const b of await this.store.endedBatches(before, 10)) {
+        // Its requests go with it, a chunk a write.
+        while (!(await this.store.deleteBatch(b.id, CHUNK)));
+        this.d.ctx.logger.info('batch deleted after its retention', { batchId: b.id, endpointId: b.endpointId });
+      }
     } finally {
       this.sweeping = false;
     }

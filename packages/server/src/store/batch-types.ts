@@ -101,6 +101,8 @@ export interface BatchStore {
   ): Promise<BatchRecord | undefined>;
   /** FINALIZED or CANCELLED batches not ended yet (every endpoint; at most `limit`): the batch sweep's work. */
   unendedBatches(limit: number): Promise<BatchRecord[]>;
+  /** Batches that ended at or before `before` (every endpoint; at most `limit`): the retention sweep's work. */
+  endedBatches(before: number, limit: number): Promise<BatchRecord[]>;
   /** Deletes an ended batch and its jobs, up to `limit` jobs a call; true once the batch row itself is gone. */
   deleteBatch(id: string, limit: number): Promise<boolean>;
 }

@@ -218,6 +218,8 @@ export function batchTests(makeStore: MakeStore): void {
       expect(await b.endBatch(batch.id, T0 + 30, 'FAILED', d)).toBeUndefined();
       expect(await b.getBatch(batch.id)).toMatchObject({ status: 'FINALIZED', finishedAt: T0 + 20 });
       expect(await b.unendedBatches(10)).toEqual([]);
+      expect(await b.endedBatches(T0 + 19, 10)).toEqual([]);
+      expect((await b.endedBatches(T0 + 20, 10)).map((x) => x.id)).toEqual([batch.id]);
       expect((await store.claimWebhooks(T0 + 20, 10, T0 + 1_000)).map((x) => x.id)).toEqual([d.id]);
       expect(await b.cancelBatch(batch.id)).toBeUndefined(); // ended already
     });

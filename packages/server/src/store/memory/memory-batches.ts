@@ -242,6 +242,15 @@ export class MemoryBatches implements BatchStore {
     return out;
   }
 
+  async endedBatches(before: number, limit: number): Promise<BatchRecord[]> {
+    const out: BatchRecord[] = [];
+    for (const b of this.batches.values()) {
+      if (out.length >= limit) break;
+      if (b.rec.finishedAt !== undefined && b.rec.finishedAt <= before) out.push(b.rec);
+    }
+    return out;
+  }
+
   async deleteBatch(id: string, limit: number): Promise<boolean> {
     const b = this.batches.get(id);
     if (!b) return true;

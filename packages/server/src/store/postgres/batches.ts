@@ -32,6 +32,7 @@ const SQL = {
   cancel: `UPDATE batches SET status = 'CANCELLED' WHERE id = $1 AND status IN ('DRAFT', 'FINALIZED') AND finished_at IS NULL RETURNING *`,
   end: `UPDATE batches SET finished_at = $2, status = $3 WHERE id = $1 AND finished_at IS NULL RETURNING *`,
   unended: `SELECT * FROM batches WHERE finished_at IS NULL AND status IN ('FINALIZED', 'CANCELLED') LIMIT $1`,
+  ended: `SELECT * FROM batches WHERE finished_at <= $1 LIMIT $2`,
   dropBatch: `DELETE FROM batches WHERE id = $1`,
   /** Through jobs_queue: the endpoint's held jobs in position order, those of this batch. */
   release: `UPDATE jobs SET queue_seq = jobs.queue_seq - ${HELD_SEQ - BATCH_SEQ} FROM (
@@ -147,6 +148,7 @@ export function pgBatchStore(db: PgPools, queued: (endpointId: string) => void):
         return b;
       }),
     unendedBatches: async (limit) => (await rows(SQL.unended, [limit])).map(toBatch),
+    endedBatches: async (before, limit) => (await rows(SQL.ended, [before, limit])).map(toBatch),
     deleteBatch: async (id, limit) => {
       const ids = (await db.run<{ id: string }>(SQL.someIds, [id, limit])).map((r) => r.id);
       for (const jobId of ids) await pgMaintenance.delete(db.tx, jobId);

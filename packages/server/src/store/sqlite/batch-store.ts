@@ -25,6 +25,7 @@ export function sqliteBatchStore(write: Run, read: Run): BatchStore {
     batchLive: (id) => read((b) => b.batchLive(id)),
     endBatch: (id, now, status, delivery) => write((b) => b.endBatch(id, now, status, delivery)),
     unendedBatches: (limit) => read((b) => b.unendedBatches(limit)),
+    endedBatches: (before, limit) => read((b) => b.endedBatches(before, limit)),
     deleteBatch: (id, limit) => write((b) => b.deleteBatch(id, limit)),
   };
 }

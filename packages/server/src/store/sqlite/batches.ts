@@ -41,6 +41,7 @@ export class SqliteBatches {
         AND finished_at IS NULL RETURNING *`),
       end: p(`UPDATE batches SET finished_at = ?, status = ? WHERE id = ? AND finished_at IS NULL RETURNING *`),
       unended: p(`SELECT * FROM batches WHERE finished_at IS NULL AND status IN ('FINALIZED', 'CANCELLED') LIMIT ?`),
+      ended: p(`SELECT * FROM batches WHERE finished_at <= ? LIMIT ?`),
       dropBatch: p(`DELETE FROM batches WHERE id = ?`),
       openCount: p(`SELECT count(*) AS n FROM batches WHERE endpoint_id = ? AND finished_at IS NULL`),
       queuedCount: p(
@@ -202,6 +203,10 @@ export class SqliteBatches {
 
   unendedBatches(limit: number): BatchRecord[] {
     return (this.st.unended!.all(limit) as BatchRow[]).map(toBatch);
+  }
+
+  endedBatches(before: number, limit: number): BatchRecord[] {
+    return (this.st.ended!.all(before, limit) as BatchRow[]).map(toBatch);
   }
 
   deleteBatch(id: string, limit: number): boolean {
