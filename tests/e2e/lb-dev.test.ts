@@ -211,4 +211,15 @@ describe('berth dev: Node load-balancing workers', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('endpoints.gen.type: "http" endpoints run under berth dev for now');
   });
+
+  it('berth build skips a load-balancing endpoint, saying why', () => {
+    const file = config('build', { gen: { type: 'http', image: 'gen:1' } });
+    const r = spawnSync(process.execPath, [BIN, 'build', '--config', file, '--out', join(tmp, 'build-out')], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(r.stdout).toContain('[1/1] gen: skipped: a load-balancing endpoint ("type": "http") brings its own image');
+    expect(r.stdout).not.toContain('docker build -t gen-worker'); // nothing was built to run
+    expect(r.status).toBe(0);
+  });
 });

@@ -108,6 +108,12 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
   const installed: string[] = [];
   for (const [i, ep] of endpoints.entries()) {
     const step = `[${i + 1}/${total}] ${ep.id}`;
+    if (ep.http) {
+      io.stdout.write(
+        `${step}: skipped: a load-balancing endpoint ("type": "http") brings its own image (its server on PORT, EXPOSE that port; docs/load-balancing.md)\n`,
+      );
+      continue;
+    }
     if (ep.command) {
       io.stdout.write(
         `${step}: skipped: a "command" endpoint (${ep.command.join(' ')}) brings its own image; berth build bundles TypeScript workers\n`,
@@ -200,7 +206,8 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
 
   // 3. What next.
   if (failed) return EXIT.failure;
-  const first = endpoints[0];
+  // The first endpoint that was built (a command or load-balancing one brings its own image).
+  const first = endpoints.find((e) => !e.command && !e.http);
   if (first) {
     const dir = show(io.cwd, join(outRoot, first.id));
     io.stdout.write(
