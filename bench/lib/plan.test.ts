@@ -54,6 +54,20 @@ describe('bench plan', () => {
     expect(roundPlan(targets, cfg, 2, sets).map((s) => s.target.name)).toEqual(['A', 'B', 'C', 'L0']);
   });
 
+  it('runs the big payloads only where a goal reads them, in the first goalBigRounds rounds', () => {
+    const big = (name: string): Target => ({ ...t(name), workloads: [...ALL, 'big'] });
+    const bigSets = [[ratioGoal('A', 'L0', 'big_c1_ms', 'max', 1.2, 'big')]];
+    const cfg = { ...QUICK, rounds: 1, goalRounds: 3, goalBigRounds: 2 };
+    const bigIn = (round: number) =>
+      roundPlan([big('L0'), big('A'), big('B')], cfg, round, bigSets)
+        .filter((s) => s.workloads.includes('big'))
+        .map((s) => s.target.name)
+        .sort();
+    expect([0, 1, 2].map(bigIn)).toEqual([['A', 'L0'], ['A', 'L0'], []]);
+    const { goalBigRounds: _, ...everyRound } = cfg;
+    expect(roundPlan([big('A'), big('L0')], everyRound, 2, bigSets)).toHaveLength(2);
+  });
+
   it('the full preset runs every row every round and the fill in round 1 only', () => {
     expect(totalRounds(FULL)).toBe(FULL.rounds);
     const r1 = roundPlan(targets, FULL, 1, sets);

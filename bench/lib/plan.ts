@@ -68,8 +68,9 @@ export function roundPlan(targets: readonly Target[], cfg: BenchConfig, round: n
     // The fill is the long one: in the first `fillRounds` rounds, or `goalFillRounds` where a goal reads it.
     const fillRounds = (goalUse?.has('fill') ? cfg.goalFillRounds : undefined) ?? cfg.fillRounds ?? cfg.rounds;
     if (round >= fillRounds) workloads = workloads.filter((w) => w !== 'fill');
-    // Big payloads (tens of seconds per row) only where a goal reads them.
-    if (!goalUse?.has('big')) workloads = workloads.filter((w) => w !== 'big');
+    // Big payloads (tens of seconds per row) only where a goal reads them, in the first `goalBigRounds` rounds.
+    if (!goalUse?.has('big') || round >= (cfg.goalBigRounds ?? Number.POSITIVE_INFINITY))
+      workloads = workloads.filter((w) => w !== 'big');
     if (workloads.length === 0) continue;
     const longer = goalUse?.has('runsync') || goalUse?.has('run');
     // More calls at c=1 only where a goal reads the c=1 latency (they take a second or more per row and round).

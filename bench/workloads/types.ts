@@ -39,6 +39,8 @@ export interface BenchConfig {
   goalC1Calls?: number;
   /** `fillRounds` for the targets whose fill or drain a goal reads. Default: `fillRounds`. */
   goalFillRounds?: number;
+  /** Rounds that run the big payloads (on the rows a goal reads them from). Default: every round. */
+  goalBigRounds?: number;
   /** Workloads to leave out of this run (`--skip fill,stream`). */
   skip?: string[];
 }
