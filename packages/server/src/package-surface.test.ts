@@ -34,10 +34,13 @@ describe('@berth/server package surface', () => {
       'PgKeyStore',
       'PgStore',
     ]);
-    // The scale loop, its pool interface and the GPU allocator: for programs that start and stop workers.
+    // The scale loop, its pool interface, the GPU allocator and the batch lane's policy: for programs that start
+    // and stop workers.
     expect(Object.keys(await import('@berth/server/scaling')).sort()).toEqual([
       'GpuAllocator',
       'ScaleLoop',
+      'batchLanePolicy',
+      'batchLaneViews',
       'nextWorkerId',
     ]);
     // One subpath each: silentLogger from the root, MemoryStore from /memory, /testing only what tests add.
