@@ -34,7 +34,8 @@ function run(cmd: string, args: string[], cwd: string, timeout: number, env: Rec
   return { code: r.status, out: `${r.stdout}\n${r.stderr}`, stdout: r.stdout };
 }
 
-for (const template of TEMPLATES) {
+// The queue templates; `http` (a server of its own, nothing to install to run it) is tests/e2e/lb-template.test.ts.
+for (const template of TEMPLATES.filter((t) => t.kind !== 'http')) {
   const available = existsSync(join(REPO, 'templates', template.name, 'package.json'));
   describe.runIf(available)(`create-worker --template ${template.name} (generated project, installed)`, () => {
     const dir = join(work, `gen-${template.name}`);

@@ -7,6 +7,7 @@ import { HELP, parseCliArgs, UsageError } from './args.js';
 import { copyTemplate, endpointIdFrom, packageNameFrom, rewriteConfig, rewritePackageJson } from './files.js';
 import { localVersions, packLocal } from './local.js';
 import { readme, run } from './readme.js';
+import { httpReadme } from './readme-http.js';
 import { TEMPLATES, type Template } from './templates.js';
 
 export { TEMPLATES } from './templates.js';
@@ -73,7 +74,8 @@ async function create(argv: readonly string[], io: CreateIo): Promise<number> {
   const pm = packageManager(io.env);
 
   // 4. README with the next steps.
-  writeFileSync(join(dir, 'README.md'), readme({ name, endpointId, template, pm, local: local !== undefined }));
+  const input = { name, endpointId, template, pm, local: local !== undefined };
+  writeFileSync(join(dir, 'README.md'), template.kind === 'http' ? httpReadme(input) : readme(input));
   io.stdout.write(
     `Created ${name} (template ${template.name}, endpoint ${endpointId}) in ${dir}:\n${[...files, 'README.md'].map((f) => `  ${f}`).join('\n')}\n`,
   );

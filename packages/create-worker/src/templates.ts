@@ -14,6 +14,8 @@ export interface Template {
    * where npm ignores the field and warns on every install.
    */
   allowScripts: Readonly<Record<string, boolean>>;
+  /** `http`: a load-balancing worker (its own HTTP server, docs/load-balancing.md); a queue handler otherwise. */
+  kind?: 'http';
 }
 
 /** better-sqlite3 (the dev server's SQLite store) and esbuild (`berth build`) build or fetch their binaries. */
@@ -52,6 +54,14 @@ export const TEMPLATES: readonly Template[] = [
     ],
     installEnv: { ONNXRUNTIME_NODE_INSTALL_CUDA: 'skip' },
     allowScripts: MODEL_SCRIPTS,
+  },
+  {
+    name: 'http',
+    description: 'load-balancing worker: a plain Node HTTP server (/ping, /generate), also a RunPod LB endpoint',
+    notes: [],
+    installEnv: {},
+    allowScripts: BERTH_SCRIPTS,
+    kind: 'http',
   },
 ];
 
