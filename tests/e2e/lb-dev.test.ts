@@ -202,14 +202,23 @@ describe('berth dev: Node load-balancing workers', () => {
     expect(again.status).toBe(400);
   });
 
-  it('berth serve refuses a load-balancing endpoint clearly (exit 2), instead of serving it as a queue', () => {
+  it('berth serve refuses a load-balancing endpoint it cannot run clearly (exit 2): no --scale docker, a network other than host', () => {
     const file = config('serve', { gen: { type: 'http', command: 'node x.mjs', image: 'gen:1' } });
     const r = spawnSync(process.execPath, [BIN, 'serve', '--config', file, '--port', '0', '--store', 'memory'], {
       encoding: 'utf8',
       timeout: 20_000,
     });
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('endpoints.gen.type: "http" endpoints run under berth dev for now');
+    expect(r.stderr).toContain(
+      'endpoints.gen.type: a "type": "http" endpoint runs under berth serve --scale docker with an "image"',
+    );
+    const bridged = config('serve-net', { gen: { type: 'http', image: 'gen:1', docker: { network: 'bridge' } } });
+    const args = ['serve', '--config', bridged, '--port', '0', '--store', 'memory', '--scale', 'docker'];
+    const n = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 20_000 });
+    expect(n.status).toBe(2);
+    expect(n.stderr).toContain(
+      'endpoints.gen.docker.network: a "type": "http" endpoint\'s containers use the host network',
+    );
   });
 
   it('berth build skips a load-balancing endpoint, saying why', () => {

@@ -17,7 +17,7 @@ import { shutdownSignal } from '../internal/signals.js';
 import { EXIT } from '../internal/usage-error.js';
 import { startServerTracing } from '../internal/tracing.js';
 import { stopTracing } from '@berth/protocol/tracing';
-import { ConfigError, findConfigFile, gpuInventory, loadConfig } from '../config/index.js';
+import { ConfigError, findConfigFile, gpuInventory, loadConfig, type ResolvedConfig } from '../config/index.js';
 import {
   dataLine,
   openStoreOrExit,
@@ -135,16 +135,9 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   }
   // A config file (optional): its endpoints and public models; a bad one is the user's to fix (ConfigError, exit 2).
   const config = args.config !== undefined ? await loadConfig(findConfigFile(args.config, io.cwd)) : undefined;
-  const http = config?.endpoints.filter((e) => e.http) ?? [];
-  if (config && http.length > 0)
-    throw new ConfigError(`berth serve does not run load-balancing endpoints yet (${config.file})`, {
-      file: config.file,
-      problems: http.map(
-        (e) => `endpoints.${e.id}.type: "http" endpoints run under berth dev for now (docs/load-balancing.md)`,
-      ),
-    });
   const endpoints = [...new Set([...args.endpoints, ...(config?.endpoints.map((e) => e.id) ?? [])])];
   const images = scaledImages(args.scale, config);
+  if (config) checkHttpEndpoints(config, images);
   // The GPUs scaled endpoints with gpusPerWorker get (the config's list, else nvidia-smi -L).
   const gpuDevices = config && gpuInventory(config, [...images.keys()]);
   const color = useColor(io.stdout, io.env);
@@ -182,6 +175,11 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
       ...(config?.models ? { models: config.models } : {}),
       // GET /v2/<endpoint>/scaling (KEDA) answers from the config's scaling settings.
       ...(config ? { scaling: Object.fromEntries(config.endpoints.map((e) => [e.id, e])) } : {}),
+      // Load-balancing endpoints (docs/load-balancing.md): their containers' own HTTP servers behind the proxy.
+      ...(config?.endpoints.some((e) => e.http)
+        ? { lb: Object.fromEntries(config.endpoints.flatMap((e) => (e.http ? [[e.id, e.http]] : []))) }
+        : {}),
+      ...(io.env['BERTH_LB_DOMAIN'] ? { lbDomain: io.env['BERTH_LB_DOMAIN'] } : {}),
       ...storeServerOptions(args.store),
       ...edge,
       webhooks: webhookOptions(edge.webhooks, config?.webhooks, args.webhookRetries),
@@ -253,4 +251,28 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
   signals.dispose();
   logger.info('stopped');
   return EXIT.ok;
+}
+
+/**
+ * Load-balancing endpoints run under `berth serve` as containers only (`--scale docker` and an image), on the host
+ * network (the proxy reaches each at 127.0.0.1:`PORT`); one with a command alone runs under `berth dev`.
+ */
+function checkHttpEndpoints(config: ResolvedConfig, images: ReadonlyMap<string, string>): void {
+  const problems: string[] = [];
+  for (const e of config.endpoints) {
+    if (!e.http) continue;
+    if (!images.has(e.id))
+      problems.push(
+        `endpoints.${e.id}.type: a "type": "http" endpoint runs under berth serve --scale docker with an "image" (or --image ${e.id}=<image>), else under berth dev (docs/load-balancing.md)`,
+      );
+    else if (e.docker.network !== undefined && e.docker.network !== 'host')
+      problems.push(
+        `endpoints.${e.id}.docker.network: a "type": "http" endpoint's containers use the host network (the proxy reaches them at 127.0.0.1:$PORT); remove "network" or set it to "host"`,
+      );
+  }
+  if (problems.length > 0)
+    throw new ConfigError(`berth serve cannot run these load-balancing endpoints (${config.file})`, {
+      file: config.file,
+      problems,
+    });
 }

@@ -6,7 +6,7 @@ import type { Logger } from '@berth/protocol/log';
 import type { WorkerSpec, WorkerSupervisor } from '../internal/supervisor.js';
 import { checkHandler } from './handler-check.js';
 import { ProcessPool } from './process-pool.js';
-import { HttpWorkers } from './http-workers.js';
+import { HttpWorkers } from '../internal/http-workers.js';
 import { FileWatcher, type WatchMode } from './watcher.js';
 
 export interface FleetOptions {

@@ -7,7 +7,7 @@ import {
   type WorkerPool,
 } from '@berth/server/scaling';
 import type { WorkerSpec, WorkerSupervisor } from '../internal/supervisor.js';
-import type { HttpWorkers } from './http-workers.js';
+import type { HttpWorkers } from '../internal/http-workers.js';
 
 export interface ProcessPoolOptions {
   supervisor: WorkerSupervisor;

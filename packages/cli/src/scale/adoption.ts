@@ -10,9 +10,11 @@ import { errorText, type EndpointState, type Tracked } from './scaler-state.js';
  */
 export function configDifference(
   d: ContainerDetails | undefined,
-  want: { url: string; image: string; token: string | undefined },
+  want: { url: string; image: string; token: string | undefined; http?: boolean },
 ): string | undefined {
   if (!d) return 'not inspected';
+  // A load-balancing endpoint's container has neither a URL nor a token: its image says it all.
+  if (want.http) return d.image !== want.image ? `its image is ${d.image}, this start's is ${want.image}` : undefined;
   const url = d.env['BERTH_URL'];
   if (url !== want.url) return `its BERTH_URL is ${url ?? 'unset'}, this start's is ${want.url}`;
   if (d.image !== want.image) return `its image is ${d.image}, this start's is ${want.image}`;
@@ -27,7 +29,9 @@ export function configDifference(
  * connects.
  */
 export function adopt(ctx: PoolContext, st: EndpointState, c: ContainerSummary, name: string, now: number): Tracked {
-  const differs = configDifference(ctx.details.get(c.Id), { url: ctx.o.url, image: st.s.image, token: st.token });
+  const http = ctx.o.http?.has(st.s.ep.id) === true;
+  const want = { url: ctx.o.url, image: st.s.image, token: st.token, http };
+  const differs = configDifference(ctx.details.get(c.Id), want);
   const t: Tracked = {
     name,
     id: c.Id,
@@ -41,6 +45,11 @@ export function adopt(ctx: PoolContext, st: EndpointState, c: ContainerSummary, 
     timed: true,
   };
   st.workers.set(name, t);
+  // A load-balancing endpoint's container listens on the host at the PORT it was created with.
+  if (c.State === 'running' && http && !ctx.o.http!.adopt(st.s.ep.id, name, ctx.details.get(c.Id)?.env['PORT']))
+    ctx.o.logger.warn(`adopted worker container ${name} has no valid PORT: it gets no request`, {
+      endpointId: st.s.ep.id,
+    });
   if (c.State === 'running')
     ctx.o.logger.info(
       `adopted worker container ${name}${differs ? `: not counted until it connects (${differs})` : ''}`,

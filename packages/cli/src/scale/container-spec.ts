@@ -1,5 +1,6 @@
 import { deploySettings } from '../build/deploy.js';
 import type { ResolvedEndpoint } from '../config/index.js';
+import type { HttpPorts } from '../internal/http-workers.js';
 import type { ContainerSpec } from './docker-api.js';
 
 /**
@@ -30,7 +31,9 @@ export interface Owner {
  * (`BERTH_URL`, its worker token, concurrency and drain deadline as `deploy.json` has them), the labels, the
  * config's `docker` settings (network, mounts, GPUs), the stop timeout from `deploy.json`, `--init` (the signal
  * reaches node) and no restart policy (the scaler restarts, with backoff). `gpus`: the devices the allocator gave
- * this worker (`gpusPerWorker`), as a `DeviceRequests` entry with their ids and a label.
+ * this worker (`gpusPerWorker`), as a `DeviceRequests` entry with their ids and a label. `ports`: a load-balancing
+ * endpoint's worker (`"type": "http"`): `PORT` and `PORT_HEALTH`, on the host network (the proxy reaches its server
+ * at 127.0.0.1:`PORT`), and neither `BERTH_URL` nor a worker token.
  */
 export function containerSpec(
   s: ScaledEndpoint,
@@ -40,17 +43,29 @@ export function containerSpec(
   workerToken: string,
   gpus: readonly string[] = [],
   lane?: 'batch',
+  ports?: HttpPorts,
 ): ContainerSpec {
   const deploy = deploySettings(s.ep);
-  const env: Record<string, string> = {
-    ...deploy.env,
-    BERTH_URL: url,
-    BERTH_ENDPOINT_ID: s.ep.id,
-    BERTH_WORKER_ID: name,
-    BERTH_WORKER_TOKEN: workerToken,
-    ...(lane ? { BERTH_LANE: lane } : {}),
-  };
+  // A load-balancing worker is an HTTP server of its own: no control-plane credential, RunPod's names for its ids.
+  const env: Record<string, string> = ports
+    ? {
+        BERTH_ENDPOINT_ID: s.ep.id,
+        BERTH_WORKER_ID: name,
+        RUNPOD_ENDPOINT_ID: s.ep.id,
+        RUNPOD_POD_ID: name,
+        PORT: String(ports.port),
+        PORT_HEALTH: String(ports.healthPort),
+      }
+    : {
+        ...deploy.env,
+        BERTH_URL: url,
+        BERTH_ENDPOINT_ID: s.ep.id,
+        BERTH_WORKER_ID: name,
+        BERTH_WORKER_TOKEN: workerToken,
+        ...(lane ? { BERTH_LANE: lane } : {}),
+      };
   const docker = s.ep.docker;
+  const network = docker.network ?? (ports ? 'host' : undefined);
   return {
     Image: s.image,
     Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
@@ -62,7 +77,7 @@ export function containerSpec(
     },
     StopTimeout: deploy.stopTimeoutSeconds,
     HostConfig: {
-      ...(docker.network !== undefined ? { NetworkMode: docker.network } : {}),
+      ...(network !== undefined ? { NetworkMode: network } : {}),
       ...(docker.mounts?.length ? { Binds: [...docker.mounts] } : {}),
       RestartPolicy: { Name: 'no' },
       Init: true,

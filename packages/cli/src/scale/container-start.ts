@@ -38,7 +38,11 @@ export function createWorker(ctx: PoolContext, st: EndpointState, now: number, l
   void (async () => {
     try {
       t.createdAt = ctx.now();
-      t.id = await docker.createContainer(name, containerSpec(st.s, name, ctx.owner, ctx.o.url, st.token!, gpus, lane));
+      // A load-balancing endpoint's worker: a free port, registered with the proxy (health checks begin).
+      const http = ctx.o.http?.has(ep.id) ? ctx.o.http : undefined;
+      const ports = http && (await http.prepare(ep.id, name));
+      const spec = containerSpec(st.s, name, ctx.owner, ctx.o.url, st.token!, gpus, lane, ports);
+      t.id = await docker.createContainer(name, spec);
       t.createdDoneAt = ctx.now();
       await docker.startContainer(t.id);
       t.startedAt = ctx.now();
@@ -52,6 +56,7 @@ export function createWorker(ctx: PoolContext, st: EndpointState, now: number, l
       t.starting = false;
       st.workers.delete(name);
       ctx.o.gpus?.release(name);
+      ctx.o.http?.removed(name, false);
       if (err instanceof DockerError && err.status === 404 && /image/i.test(err.message)) {
         st.notBefore = ctx.now() + IMAGE_RETRY_MS;
         ctx.o.workers.startFailed(ep.id, 'image_missing');
@@ -77,6 +82,7 @@ export async function reapExited(ctx: PoolContext, st: EndpointState, t: Tracked
     await ctx.o.docker.removeContainer(t.id);
     st.workers.delete(t.name);
     ctx.o.gpus?.release(t.name);
+    ctx.o.http?.removed(t.name, t.draining);
     ctx.details.delete(t.id);
     if (!t.verified) {
       // A container of an earlier start that never connected here: not a crash of this start's workers.

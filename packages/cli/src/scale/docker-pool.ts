@@ -161,14 +161,18 @@ export class DockerPool implements WorkerPool {
 
   stop(endpointId: string, workerId: string): void {
     const t = this.#state.get(endpointId)?.workers.get(workerId);
-    if (!t) return;
+    if (!t || t.draining) return;
     t.draining = true;
     this.#o.workers.stopping(workerId);
     // SIGTERM: the worker drains (running jobs finish or are handed back), then exits; SIGKILL after the timeout.
     const stopTimeout = deploySettings(this.#state.get(endpointId)!.s.ep).stopTimeoutSeconds;
-    this.#o.docker.stopContainer(t.id, stopTimeout).catch((err: unknown) => {
-      this.#o.logger.warn(`could not stop ${workerId}`, { error: errorText(err) });
-    });
+    // An HTTP worker gets no new request and finishes those in flight first (the proxy's drain).
+    const http = this.#o.http?.has(endpointId) ? this.#o.http : undefined;
+    void (http ? http.drain(workerId) : Promise.resolve())
+      .then(() => this.#o.docker.stopContainer(t.id, stopTimeout))
+      .catch((err: unknown) => {
+        this.#o.logger.warn(`could not stop ${workerId}`, { error: errorText(err) });
+      });
   }
 
   /**
@@ -204,6 +208,7 @@ export class DockerPool implements WorkerPool {
       if (t.id !== '' && !t.starting && !seen.has(t.name)) {
         st.workers.delete(t.name);
         this.#o.gpus?.release(t.name);
+        this.#o.http?.removed(t.name, t.draining);
       }
     for (const w of this.#o.workers.connected(st.s.ep.id)) this.#connected(w.workerId, st.s.ep.id, now);
   }

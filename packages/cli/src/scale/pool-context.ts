@@ -1,6 +1,7 @@
 import type { Logger } from '@berth/protocol/log';
 import type { WorkerControl } from '@berth/server';
 import type { GpuAllocator } from '@berth/server/scaling';
+import type { HttpWorkers } from '../internal/http-workers.js';
 import type { Owner, ScaledEndpoint } from './container-spec.js';
 import type { ContainerDetails, DockerApi } from './docker-api.js';
 import type { PoolProblems } from './pool-problems.js';
@@ -28,6 +29,11 @@ export interface DockerPoolOptions {
    * with their ids, and a `berth.gpus` label that a later start reads back when it adopts the container).
    */
   gpus?: GpuAllocator;
+  /**
+   * Load-balancing endpoints' workers (`"type": "http"`): each container gets a free `PORT` on the host network,
+   * is registered with the proxy (`server.lb`; it counts once its `/ping` says 200) and drained before its stop.
+   */
+  http?: HttpWorkers;
   /**
    * How long an adopted container whose config differs from this start (URL, image, token) has to connect
    * before it is stopped and removed; until it connects it is not counted. Default 60 s.

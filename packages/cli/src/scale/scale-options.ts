@@ -6,6 +6,7 @@ import { UsageError } from '../internal/usage-error.js';
 import type { ScaledEndpoint } from './container-spec.js';
 import { batchLanePolicy, batchLaneViews, GpuAllocator, ScaleLoop } from '@berth/server/scaling';
 import { DockerApi, dockerAddress } from './docker-api.js';
+import { HttpWorkers } from '../internal/http-workers.js';
 import { DockerPool } from './docker-pool.js';
 import { WorkerTokens } from './worker-tokens.js';
 
@@ -121,8 +122,11 @@ export async function startScaling(o: StartScalingOptions): Promise<Scaling> {
   }
   const { workers } = o.server;
   const gpus = o.gpuDevices && new GpuAllocator(o.gpuDevices, (ep) => workers.setGpus(ep, gpus!.holdings(ep)));
+  const lb = o.server.lb;
+  const http = endpoints.some((s) => lb.has(s.ep.id)) ? new HttpWorkers(lb) : undefined;
   const pool = new DockerPool({
     ...(gpus ? { gpus } : {}),
+    ...(http ? { http } : {}),
     workers: o.server.workers,
     docker: new DockerApi(o.env),
     endpoints,
@@ -160,6 +164,12 @@ export async function startScaling(o: StartScalingOptions): Promise<Scaling> {
         wakeMs: 0,
       }),
     );
+  }
+  if (http) {
+    // Load-balancing endpoints: a request waiting with no worker looks at once (a cold start begins); a worker
+    // failing its health checks is drained and stopped (the loop starts another if requests still need one).
+    lb.hooks.demand = () => void loops[0]!.tick();
+    lb.hooks.unhealthy = (endpointId, workerId) => pool.stop(endpointId, workerId);
   }
   for (const loop of loops) loop.start();
   return {

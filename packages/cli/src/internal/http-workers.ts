@@ -8,8 +8,9 @@ export interface HttpPorts {
 }
 
 /**
- * `berth dev`'s side of load-balancing endpoints: a free port for each HTTP worker (`PORT`; `PORT_HEALTH` is the
- * same port, RunPod's default when it is unset), its registration with the proxy (`server.lb`), and its release.
+ * The pools' side of load-balancing endpoints (`berth dev`'s processes, `berth serve --scale docker`'s containers
+ * on the host network): a free port for each HTTP worker (`PORT`; `PORT_HEALTH` is the same port, RunPod's
+ * default when it is unset), its registration with the proxy (`server.lb`), its drain and its release.
  */
 export class HttpWorkers {
   readonly #lb: LbControl;
@@ -34,6 +35,19 @@ export class HttpWorkers {
     this.#ports.set(workerId, ports);
     this.#lb.add(endpointId, workerId, { host: this.#host, ...ports });
     return ports;
+  }
+
+  /**
+   * A worker started by an earlier process (an adopted container) that listens on `port`: registered as it is.
+   * False when its port is not a valid one (it gets no traffic; the pool replaces it).
+   */
+  adopt(endpointId: string, workerId: string, port: string | undefined): boolean {
+    const n = Number(port);
+    if (!Number.isInteger(n) || n <= 0 || n > 65535) return false;
+    const ports = { port: n, healthPort: n };
+    this.#ports.set(workerId, ports);
+    this.#lb.add(endpointId, workerId, { host: this.#host, ...ports });
+    return true;
   }
 
   /** The environment of the worker process: `PORT` and `PORT_HEALTH`. */

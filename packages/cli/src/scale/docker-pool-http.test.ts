@@ -1,0 +1,118 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createLogger } from '@berth/protocol/log';
+import { createServer, type BerthServer } from '@berth/server';
+import { ScaleLoop } from '@berth/server/scaling';
+import { afterEach, describe, expect, it } from 'vitest';
+import { resolveConfig } from '../config/index.js';
+import { HttpWorkers } from '../internal/http-workers.js';
+import type { DockerApi } from './docker-api.js';
+import { DockerPool } from './docker-pool.js';
+import { FakeDaemon } from './fake-daemon.test-helpers.js';
+
+// Load-balancing endpoints under `berth serve --scale docker` (issue #39), against the fake daemon: each
+// "container" started is a real Node HTTP server process with the environment of its create call (PORT on the
+// host network, as with `--network=host`), behind a real control plane's proxy.
+
+const KEY = 'berth_test_key_0123456789abcdef';
+const SERVER = `require('node:http').createServer((q, s) => {
+  if (q.url === '/ping') return void s.writeHead(200).end();
+  s.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: q.url, port: process.env.PORT }));
+}).listen(Number(process.env.PORT), '127.0.0.1');
+process.on('SIGTERM', () => process.exit(0));`;
+
+/** The fake daemon, whose containers run: a start spawns the server with the create call's env, a stop ends it. */
+function runningDaemon(daemon: FakeDaemon, procs: Map<string, ChildProcess>): DockerApi {
+  const api = daemon.api();
+  const nameOf = (id: string) => daemon.containers.get(id)!.Names[0]!.slice(1);
+  return {
+    ...api,
+    startContainer: async (id: string) => {
+      await api.startContainer(id);
+      const env = Object.fromEntries(
+        daemon.specs.get(nameOf(id))!.Env.map((kv) => kv.split('=', 2) as [string, string]),
+      );
+      const child = spawn(process.execPath, ['-e', SERVER], { env: { ...process.env, ...env }, stdio: 'ignore' });
+      procs.set(id, child);
+      child.on('exit', () => {
+        const c = daemon.containers.get(id);
+        if (c) c.State = 'exited';
+      });
+    },
+    stopContainer: async (id: string, t: number) => {
+      procs.get(id)?.kill('SIGTERM');
+      await api.stopContainer(id, t);
+    },
+  } as DockerApi;
+}
+
+let server: BerthServer | undefined;
+let loop: ScaleLoop | undefined;
+const procs = new Map<string, ChildProcess>();
+afterEach(async () => {
+  await loop?.stop();
+  for (const p of procs.values()) p.kill('SIGKILL');
+  procs.clear();
+  await server?.close({ drainMs: 0 });
+});
+
+describe('DockerPool: load-balancing endpoints (issue #39)', () => {
+  it('a request from zero starts a container (image, PORT/PORT_HEALTH, host network), goes through, and the idle worker is drained and stopped', async () => {
+    const config = resolveConfig(
+      { endpoints: { gen: { type: 'http', image: 'gen:1', maxWorkers: 2, idleTimeoutMs: 300 } } },
+      '/p/berth.config.json',
+    );
+    const ep = config.endpoints[0]!;
+    const s = createServer({
+      apiKeys: [KEY],
+      endpoints: ['gen'],
+      logger: createLogger({ write: () => {} }),
+      lb: { gen: ep.http! },
+    });
+    server = s;
+    const { url } = await s.listen({ port: 0 });
+    const daemon = new FakeDaemon();
+    const pool = new DockerPool({
+      workers: s.workers,
+      docker: runningDaemon(daemon, procs),
+      endpoints: [{ ep, image: 'gen:1' }],
+      name: 'test',
+      url,
+      tokens: { deployment: async () => 'd0d0d0d0', settle: async () => ({ token: 'berth_wk_x', revoked: 0 }) },
+      logger: createLogger({ write: () => {} }),
+      http: new HttpWorkers(s.lb),
+    });
+    const l = new ScaleLoop({ server: s, pool, endpoints: [ep], logger: createLogger({ write: () => {} }) });
+    loop = l;
+    s.lb.hooks.demand = () => void l.tick();
+    s.lb.hooks.unhealthy = (id, workerId) => pool.stop(id, workerId);
+    l.start();
+    expect((await s.health('gen')).workers.ready).toBe(0);
+
+    const auth = { authorization: `Bearer ${KEY}` };
+    const r = await fetch(`${url}/v2/gen/lb/generate?n=1`, { method: 'POST', headers: auth, body: '{}' });
+    expect(r.status).toBe(200);
+    const name = 'test-d0d0d0d0-gen-1';
+    expect(r.headers.get('x-runpod-worker-id')).toBe(name);
+    const body = (await r.json()) as { path: string; port: string };
+    expect(body.path).toBe('/generate?n=1');
+    const spec = daemon.specs.get(name)!;
+    expect(spec.Image).toBe('gen:1');
+    expect(spec.HostConfig.NetworkMode).toBe('host');
+    expect(spec.Env).toContain(`PORT=${body.port}`);
+    expect(spec.Env).toContain(`PORT_HEALTH=${body.port}`);
+    expect(spec.Env.filter((e) => e.startsWith('BERTH_URL=') || e.startsWith('BERTH_WORKER_TOKEN='))).toEqual([]);
+    expect(spec.Env).toContain(`RUNPOD_POD_ID=${name}`);
+    expect(daemon.calls.filter((c) => c.startsWith('create'))).toEqual([`create ${name}`]);
+
+    // The cold start (create to /ping 200) is in the histogram.
+    const metrics = await (await fetch(`${url}/metrics`, { headers: auth })).text();
+    expect(metrics).toMatch(/berth_worker_cold_start_seconds_count\{[^}]*endpoint="gen"[^}]*\} 1/);
+
+    // Idle past idleTimeoutMs: drained, stopped, reaped; back to zero.
+    const deadline = Date.now() + 10_000;
+    while (daemon.containers.size > 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100));
+    expect(daemon.calls).toContain(`stop ${name}`);
+    expect(daemon.containers.size).toBe(0);
+    expect((await s.health('gen')).workers).toMatchObject({ ready: 0, initializing: 0 });
+  }, 20_000);
+});
