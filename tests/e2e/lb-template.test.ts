@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, startBerthDev } from './harness.test-helpers.js';
+import { BIN, REPO_ROOT, startBerthDev } from './harness.test-helpers.js';
 
 // `create-worker --template http` (issue #39): the generated project, without an install, run by this checkout's
 // real `berth dev`: its `node server.mjs` workers started from zero, /generate answered through the proxy.
@@ -47,4 +47,31 @@ describe('create-worker --template http under berth dev', () => {
     expect(await bad.json()).toEqual({ error: 'expected {"prompt": "<text>"}' });
     expect((await berth.fetch('/v2/echo-server/lb/stats')).status).toBe(200);
   }, 90_000);
+
+  it('berth build checks its Dockerfile exposes the port and writes a Deployment and a Service for it', () => {
+    const dir = join(tmp, 'gen');
+    expect(spawnSync(process.execPath, [CREATE, dir, '--template', 'http', '--no-install']).status).toBe(0);
+    const build = () =>
+      spawnSync(process.execPath, [BIN, 'build', '--config', join(dir, 'berth.config.json')], {
+        cwd: dir,
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+    const r = build();
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('[1/1] gen: Dockerfile exposes 8080 (worker port 8080); wrote build/gen/k8s/');
+    expect(r.stdout).toContain('docker build -t gen .');
+    const service = readFileSync(join(dir, 'build/gen/k8s/service.yaml'), 'utf8');
+    expect(service).toMatch(/kind: "Service"[\s\S]*port: 8080/);
+    expect(readFileSync(join(dir, 'build/gen/k8s/deployment.yaml'), 'utf8')).toMatch(/containerPort: 8080/);
+
+    // Without EXPOSE the build fails, saying what to add.
+    const docker = readFileSync(join(dir, 'Dockerfile'), 'utf8');
+    writeFileSync(join(dir, 'Dockerfile'), docker.replace(/^EXPOSE .*$/m, ''));
+    const bad = build();
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain(
+      '[1/1] gen: Dockerfile: no EXPOSE: add `EXPOSE 8080`, the port the server listens on (PORT)',
+    );
+  });
 });

@@ -1,7 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ResolvedEndpoint } from '../config/index.js';
 import { deploySettings } from './deploy.js';
-import { dockerfile } from './dockerfile.js';
+import { checkExpose, dockerfile } from './dockerfile.js';
 import { checkDockerfile } from './dockerfile-check.test-helpers.js';
 
 const ep = (over: Partial<ResolvedEndpoint> = {}): ResolvedEndpoint => ({
@@ -94,5 +95,40 @@ describe('image settings', () => {
     const check = checkDockerfile(text, '/nonexistent');
     expect(check.instructions.slice(0, 4)).toEqual(['ARG', 'ARG', 'FROM', 'FROM']);
     expect(check.problems.some((p) => p.includes('/usr/local/bin/node'))).toBe(false);
+  });
+});
+
+describe("checkExpose (a load-balancing endpoint's own Dockerfile)", () => {
+  const template = readFileSync(new URL('../../../../templates/http/Dockerfile', import.meta.url), 'utf8');
+
+  it("the http template's Dockerfile exposes its PORT; ENV PORT, variables and the final stage decide", () => {
+    expect(checkExpose(template)).toEqual({ ports: [8080], port: 8080, problems: [] });
+    expect(checkExpose('FROM node:22\nARG P=9000\nEXPOSE $P/tcp 53/udp\nCMD ["node"]')).toEqual({
+      ports: [9000],
+      port: 9000,
+      problems: [],
+    });
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a Dockerfile variable, written as it is
+    const split = 'FROM node:22\nENV PORT=8000 \\\n  PORT_HEALTH=8001\nEXPOSE ${PORT} 8001\n';
+    expect(checkExpose(split)).toEqual({ ports: [8000, 8001], port: 8000, problems: [] });
+    // Multi-stage: the builder's EXPOSE does not count.
+    expect(checkExpose('FROM node:22 AS b\nEXPOSE 1\nFROM node:22-slim\nEXPOSE 3000\n').ports).toEqual([3000]);
+  });
+
+  it('no EXPOSE, an unexposed PORT or PORT_HEALTH, an unresolved variable: each a problem saying what to add', () => {
+    expect(checkExpose('FROM node:22\nENV PORT=8080\nCMD ["node", "s.mjs"]').problems).toEqual([
+      'no EXPOSE: add `EXPOSE 8080`, the port the server listens on (PORT); RunPod\'s "Expose HTTP Ports" and the Kubernetes Service need it',
+    ]);
+    expect(checkExpose('FROM node:22\nENV PORT 8080\nEXPOSE 3000').problems).toEqual([
+      'ENV PORT=8080 is not exposed (EXPOSE 3000): expose the port the server listens on',
+    ]);
+    expect(checkExpose('FROM node:22\nENV PORT=80 PORT_HEALTH=81\nEXPOSE 80').problems).toEqual([
+      'ENV PORT_HEALTH=81 is not exposed (EXPOSE 80): expose the port the server listens on',
+    ]);
+    expect(checkExpose('FROM node:22\nEXPOSE $NOPE').problems[0]).toBe(
+      'EXPOSE $NOPE: not a port number (a variable it names has no value in the Dockerfile)',
+    );
+    // Comments are not instructions.
+    expect(checkExpose('FROM node:22\n# EXPOSE 8080\n').ports).toEqual([]);
   });
 });

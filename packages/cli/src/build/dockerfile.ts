@@ -133,3 +133,61 @@ export const DOCKERIGNORE = [
   '!worker.mjs.map',
   '',
 ].join('\n');
+
+/** What `berth build` reads from a load-balancing endpoint's own Dockerfile (its final stage). */
+export interface ExposeCheck {
+  /** TCP ports of its `EXPOSE` lines. */
+  ports: number[];
+  /** The worker's port: `ENV PORT`, else the first exposed port; undefined when neither is there. */
+  port: number | undefined;
+  /** What is wrong, one sentence each; empty when the image exposes the port its server listens on. */
+  problems: string[];
+}
+
+/**
+ * Checks that a load-balancing worker's Dockerfile `EXPOSE`s the port its server listens on (`ENV PORT`, and
+ * `ENV PORT_HEALTH` when set): RunPod's "Expose HTTP Ports" and the Kubernetes Service need it. Reads the final
+ * stage only; `$VAR` / `${VAR}` in `EXPOSE` resolve from that stage's `ENV` and the `ARG` defaults.
+ */
+export function checkExpose(text: string): ExposeCheck {
+  const vars = new Map<string, string>();
+  let ports: number[] = [];
+  const problems: string[] = [];
+  const lines = text.replace(/\\\r?\n/g, ' ').split(/\r?\n/);
+  for (const line of lines.map((l) => l.trim()).filter((l) => l && !l.startsWith('#'))) {
+    const [keyword = '', ...rest] = line.split(/\s+/);
+    const kw = keyword.toUpperCase();
+    if (kw === 'FROM') {
+      ports = [];
+      for (const k of [...vars.keys()]) if (!k.startsWith('arg:')) vars.delete(k);
+    } else if (kw === 'ARG' || kw === 'ENV') {
+      const pairs = rest.some((r) => r.includes('='))
+        ? rest.map((r) => r.split('=', 2) as [string, string?])
+        : [[rest[0] ?? '', rest.slice(1).join(' ') || undefined] as [string, string?]];
+      for (const [k, v] of pairs)
+        if (v !== undefined) vars.set(kw === 'ARG' ? `arg:${k}` : k, v.replace(/^["']|["']$/g, ''));
+    } else if (kw === 'EXPOSE') {
+      for (const raw of rest) {
+        const value = raw.replace(/\$\{?(\w+)\}?/g, (_, v: string) => vars.get(v) ?? vars.get(`arg:${v}`) ?? `$${v}`);
+        const m = /^(\d+)(?:\/(tcp|udp))?$/i.exec(value);
+        if (!m) problems.push(`EXPOSE ${raw}: not a port number (a variable it names has no value in the Dockerfile)`);
+        else if (m[2]?.toLowerCase() !== 'udp') ports.push(Number(m[1]));
+      }
+    }
+  }
+  const env = (k: string) => {
+    const v = vars.get(k);
+    return v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined;
+  };
+  const envPort = env('PORT');
+  if (!ports.length)
+    problems.push(
+      `no EXPOSE: add \`EXPOSE ${envPort ?? '<port>'}\`, the port the server listens on (PORT); RunPod's "Expose HTTP Ports" and the Kubernetes Service need it`,
+    );
+  for (const k of ['PORT', 'PORT_HEALTH'])
+    if (ports.length && env(k) !== undefined && !ports.includes(env(k)!))
+      problems.push(
+        `ENV ${k}=${env(k)} is not exposed (EXPOSE ${ports.join(' ')}): expose the port the server listens on`,
+      );
+  return { ports, port: envPort ?? ports[0], problems };
+}

@@ -3,6 +3,7 @@ import { parseAllDocuments, parse } from 'yaml';
 import { resolveConfig } from '../config/index.js';
 import { deploySettings } from './deploy.js';
 import { k8sManifests } from './k8s.js';
+import { k8sHttpManifests } from './k8s-http.js';
 import { toYaml } from './yaml.js';
 
 // Structure only: no Kubernetes cluster or KEDA ran these manifests here.
@@ -87,5 +88,44 @@ describe('berth build k8s/ manifests', () => {
       nested: { list: [[1, 2], { k: 'line\nbreak "quoted"' }] },
     };
     expect(parse(toYaml(v))).toEqual(v);
+  });
+
+  it('a load-balancing endpoint: a Deployment with the worker port and PORT, a Service on it, the scaler noted', () => {
+    const [ep] = resolveConfig(
+      {
+        endpoints: {
+          gen: {
+            type: 'http',
+            image: 'reg/gen:2',
+            maxWorkers: 3,
+            concurrency: 4,
+            requestTimeoutMs: 60_000,
+            gpusPerWorker: 1,
+          },
+        },
+      },
+      '/p/berth.config.json',
+    ).endpoints;
+    const files = k8sHttpManifests(ep!, 'reg/gen:2', 8080);
+    expect(Object.keys(files).sort()).toEqual(['deployment.yaml', 'service.yaml']);
+    const deployment = parse(files['deployment.yaml']!);
+    expect(deployment.spec.replicas).toBe(1);
+    const pod = deployment.spec.template.spec;
+    expect(pod.terminationGracePeriodSeconds).toBe(65);
+    const [c] = pod.containers;
+    expect(c.image).toBe('reg/gen:2');
+    expect(c.ports).toEqual([{ name: 'http', containerPort: 8080 }]);
+    const env = Object.fromEntries(c.env.map((e: { name: string }) => [e.name, e]));
+    expect(env.PORT.value).toBe('8080');
+    expect(env.PORT_HEALTH.value).toBe('8080');
+    expect(env.RUNPOD_POD_ID.valueFrom).toEqual({ fieldRef: { fieldPath: 'metadata.name' } });
+    expect(env).not.toHaveProperty('BERTH_WORKER_TOKEN'); // it never talks to the control plane
+    expect(c.resources).toEqual({ limits: { 'nvidia.com/gpu': 1 } });
+    const service = parse(files['service.yaml']!);
+    expect(service).toMatchObject({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'gen-worker' } });
+    expect(service.spec.selector).toEqual(deployment.spec.selector.matchLabels);
+    expect(service.spec.ports).toEqual([{ name: 'http', port: 8080, targetPort: 'http', protocol: 'TCP' }]);
+    expect(files['deployment.yaml']).toContain('request-count, ceil((requests waiting + in flight) / 4) workers');
+    expect(files['deployment.yaml']).toContain('no KEDA ScaledObject is\n# written');
   });
 });

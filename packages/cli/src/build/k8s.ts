@@ -5,6 +5,13 @@ import { toYaml, type YamlValue } from './yaml.js';
 /** Where the workers and KEDA reach the control plane, unless the user edits it: a Service named `berth`. */
 export const K8S_CONTROL_PLANE_URL = 'http://berth:8080';
 
+/** Each pod its own GPUs: gpusPerWorker (the device plugin places them), else docker.gpus ("all": one). */
+export function podGpus(ep: ResolvedEndpoint): number | undefined {
+  if (ep.gpusPerWorker) return ep.gpusPerWorker;
+  if (ep.docker.gpus === undefined) return undefined;
+  return ep.docker.gpus === 'all' ? 1 : Number(ep.docker.gpus);
+}
+
 /**
  * The `k8s/` folder `berth build` writes next to `deploy.json`: a Deployment of the endpoint's image (the worker
  * token from a Secret, `terminationGracePeriodSeconds` from the drain deadline, `replicas: 0` for KEDA to set)
@@ -15,14 +22,7 @@ export const K8S_CONTROL_PLANE_URL = 'http://berth:8080';
 export function k8sManifests(ep: ResolvedEndpoint, deploy: DeploySettings, image: string): Record<string, string> {
   const name = `${ep.id}-worker`;
   const labels = { 'app.kubernetes.io/name': name, 'berth.endpoint': ep.id };
-  // Each pod its own GPUs: gpusPerWorker (the device plugin places them), else docker.gpus ("all": one).
-  const gpus = ep.gpusPerWorker
-    ? ep.gpusPerWorker
-    : ep.docker.gpus === undefined
-      ? undefined
-      : ep.docker.gpus === 'all'
-        ? 1
-        : Number(ep.docker.gpus);
+  const gpus = podGpus(ep);
   const env: YamlValue[] = [
     { name: 'BERTH_URL', value: K8S_CONTROL_PLANE_URL },
     { name: 'BERTH_ENDPOINT_ID', value: ep.id },

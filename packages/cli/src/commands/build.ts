@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseFlags } from '../args.js';
 import { bundleWorker } from '../build/bundle.js';
+import { buildHttpEndpoint } from '../build/http-build.js';
 import { DOCKERIGNORE, dockerfile } from '../build/dockerfile.js';
 import { deploySettings } from '../build/deploy.js';
 import { k8sManifests } from '../build/k8s.js';
@@ -25,6 +26,8 @@ Bundles each endpoint's handler (esbuild, @berth/worker included) into a deploya
   k8s/                  deployment.yaml (Deployment, worker token from a Secret) and scaledobject.yaml
                         (KEDA ScaledObject on GET /v2/<endpoint>/scaling, scale to zero)
   .dockerignore
+A load-balancing endpoint ("type": "http") brings its own image: its Dockerfile (next to the config file) must
+EXPOSE the worker's port, and <out>/<endpoint>/k8s/ gets deployment.yaml and service.yaml on that port.
 The container runs \`node worker.mjs\`, which connects to BERTH_URL with BERTH_WORKER_TOKEN (docker run -e).
 
 Options:
@@ -106,12 +109,18 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
   const total = endpoints.length;
   let failed = 0;
   const installed: string[] = [];
+  const httpBuilt: string[] = [];
   for (const [i, ep] of endpoints.entries()) {
     const step = `[${i + 1}/${total}] ${ep.id}`;
     if (ep.http) {
-      io.stdout.write(
-        `${step}: skipped: a load-balancing endpoint ("type": "http") brings its own image (its server on PORT, EXPOSE that port; docs/load-balancing.md)\n`,
-      );
+      const r = buildHttpEndpoint(ep, config.dir, join(outRoot, ep.id));
+      if (r.kind === 'failed') {
+        io.stderr.write(`${step}: ${r.message}\n`);
+        failed++;
+      } else {
+        io.stdout.write(`${step}: ${r.message}\n`);
+        if (r.kind === 'built') httpBuilt.push(`  docker build -t ${r.image} ${show(io.cwd, r.context)}`);
+      }
       continue;
     }
     if (ep.command) {
@@ -206,6 +215,8 @@ export async function runBuild(argv: readonly string[], io: Io): Promise<number>
 
   // 3. What next.
   if (failed) return EXIT.failure;
+  if (httpBuilt.length)
+    io.stdout.write(`\nNext (load-balancing endpoints, their own images):\n${httpBuilt.join('\n')}\n`);
   // The first endpoint that was built (a command or load-balancing one brings its own image).
   const first = endpoints.find((e) => !e.command && !e.http);
   if (first) {
