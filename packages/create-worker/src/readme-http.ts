@@ -50,9 +50,14 @@ docker build -t ${endpointId} .
 docker run -p 8080:8080 ${endpointId}      # curl localhost:8080/ping
 \`\`\`
 
+On your own machine: \`npx berth serve --scale docker\` runs the image named by \`image\` in berth.config.json
+(\`${endpointId}\`) as containers behind the same proxy, from zero to \`maxWorkers\` (each gets its own \`PORT\`).
+
 On RunPod: create a **load-balancing** endpoint from the image, expose HTTP port 8080 and set \`PORT=8080\` (and
 \`PORT_HEALTH\` if you split health onto its own port). Clients change only the base URL, from
-\`http://<berth>/v2/${endpointId}/lb\` to \`https://<ENDPOINT_ID>.api.runpod.ai\`. \`npx berth build\` checks that the Dockerfile exposes the port and writes
-Kubernetes manifests (a Deployment and a Service on the worker's port) into \`build/${endpointId}/k8s/\`.
+\`http://<berth>/v2/${endpointId}/lb\` to \`https://<ENDPOINT_ID>.api.runpod.ai\`.
+
+\`npx berth build\` checks that the Dockerfile exposes the port and writes Kubernetes manifests (a Deployment and
+a Service on the worker's port) into \`build/${endpointId}/k8s/\`.
 ${local ? '\nThis project depends on Berth packages packed from a local checkout (`vendor/*.tgz`). To use the published\nversion, set `@berth/cli` to `^0.1.0` in package.json and delete `vendor/`.\n' : ''}`;
 }
