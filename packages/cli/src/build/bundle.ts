@@ -28,6 +28,8 @@ const OPTIONAL_PEERS = [
   // The OpenTelemetry SDK (`@berth/protocol`'s tracing, loaded only with OTEL_EXPORTER_OTLP_ENDPOINT set).
   '@opentelemetry/sdk-trace-node',
   '@opentelemetry/exporter-trace-otlp-http',
+  // OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf (docs/observability.md).
+  '@opentelemetry/exporter-trace-otlp-proto',
   '@opentelemetry/resources',
 ];
 
