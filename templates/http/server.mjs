@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 
 const MAX_BODY = 1024 * 1024;
 
-async function loadModel(initMs) {
+export async function loadModel(initMs) {
   await new Promise((r) => setTimeout(r, initMs));
   return { generate: (prompt) => `Generated text for: ${prompt}` };
 }
@@ -42,9 +42,9 @@ function readJson(req) {
 
 /**
  * Starts the worker: `port` serves requests and /ping; `healthPort`, when given, a second server with /ping alone.
- * Resolves once listening with the bound ports and `close()`.
+ * `load` loads the model (default: loadModel(initMs)). Resolves once listening with the bound ports and `close()`.
  */
-export async function start({ port = 0, healthPort, initMs = 0, worker = '' } = {}) {
+export async function start({ port = 0, healthPort, initMs = 0, worker = '', load = () => loadModel(initMs) } = {}) {
   const state = { model: undefined, requests: 0 };
   const ping = (res) => send(res, state.model ? 200 : 204);
   const server = createServer(async (req, res) => {
@@ -78,7 +78,7 @@ export async function start({ port = 0, healthPort, initMs = 0, worker = '' } = 
     boundHealth = await listen(health, healthPort);
     servers.push(health);
   }
-  loadModel(initMs).then((m) => {
+  load().then((m) => {
     state.model = m;
   });
   const close = () => Promise.all(servers.map((s) => new Promise((r) => s.close(r))));

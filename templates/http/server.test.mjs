@@ -1,13 +1,19 @@
 // `npm test`: the server on a free port, through real sockets (node:test, no dependencies).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { start } from './server.mjs';
+import { loadModel, start } from './server.mjs';
 
 test('/ping says 204 while the model loads, then 200; /generate echoes its input', async () => {
-  const w = await start({ initMs: 150, worker: 'w1' });
+  let loaded;
+  const gate = new Promise((resolve) => {
+    loaded = resolve;
+  });
+  const w = await start({ worker: 'w1', load: () => gate.then(() => loadModel(0)) });
   const url = `http://127.0.0.1:${w.port}`;
   try {
     assert.equal((await fetch(`${url}/ping`)).status, 204);
+    assert.equal((await fetch(`${url}/generate`, { method: 'POST', body: '{"prompt": "x"}' })).status, 503);
+    loaded();
     while ((await fetch(`${url}/ping`)).status !== 200) await new Promise((r) => setTimeout(r, 20));
     const r = await fetch(`${url}/generate`, { method: 'POST', body: JSON.stringify({ prompt: 'hi', n: 1 }) });
     assert.equal(r.status, 200);
