@@ -8,6 +8,7 @@ import { HttpWorkers } from '../internal/http-workers.js';
 import type { DockerApi } from './docker-api.js';
 import { DockerPool } from './docker-pool.js';
 import { FakeDaemon } from './fake-daemon.test-helpers.js';
+import { hookLoadBalancing } from './scale-options.js';
 
 // Load-balancing endpoints under `berth serve --scale docker` (issue #39), against the fake daemon: each
 // "container" started is a real Node HTTP server process with the environment of its create call (PORT on the
@@ -45,50 +46,61 @@ function runningDaemon(daemon: FakeDaemon, procs: Map<string, ChildProcess>): Do
   } as DockerApi;
 }
 
-let server: BerthServer | undefined;
-let loop: ScaleLoop | undefined;
+const servers: BerthServer[] = [];
+const loops: ScaleLoop[] = [];
 const procs = new Map<string, ChildProcess>();
 afterEach(async () => {
-  await loop?.stop();
+  for (const l of loops.splice(0)) await l.stop();
   for (const p of procs.values()) p.kill('SIGKILL');
   procs.clear();
-  await server?.close({ drainMs: 0 });
+  for (const s of servers.splice(0)) await s.close({ drainMs: 0 });
 });
+
+/** The endpoint `gen`, scaled down after `idleTimeoutMs` without a request. */
+const endpoint = (idleTimeoutMs: number) =>
+  resolveConfig(
+    { endpoints: { gen: { type: 'http', image: 'gen:1', maxWorkers: 2, idleTimeoutMs } } },
+    '/p/berth.config.json',
+  ).endpoints[0]!;
+
+/** A control plane with the endpoint, and the Docker pool and scale loop over the daemon, hooked as serve does. */
+async function controlPlane(
+  daemon: FakeDaemon,
+  ep = endpoint(300),
+): Promise<{ s: BerthServer; url: string; pool: DockerPool }> {
+  const s = createServer({
+    apiKeys: [KEY],
+    endpoints: ['gen'],
+    logger: createLogger({ write: () => {} }),
+    lb: { gen: ep.http! },
+  });
+  servers.push(s);
+  const { url } = await s.listen({ port: 0 });
+  const pool = new DockerPool({
+    workers: s.workers,
+    docker: runningDaemon(daemon, procs),
+    endpoints: [{ ep, image: 'gen:1' }],
+    name: 'test',
+    url,
+    tokens: { deployment: async () => 'd0d0d0d0', settle: async () => ({ token: 'berth_wk_x', revoked: 0 }) },
+    logger: createLogger({ write: () => {} }),
+    http: new HttpWorkers(s.lb),
+  });
+  const l = new ScaleLoop({ server: s, pool, endpoints: [ep], logger: createLogger({ write: () => {} }) });
+  loops.push(l);
+  hookLoadBalancing(s.lb, l, pool);
+  l.start();
+  return { s, url, pool };
+}
+
+const auth = { authorization: `Bearer ${KEY}` };
 
 describe('DockerPool: load-balancing endpoints (issue #39)', () => {
   it('a request from zero starts a container (image, PORT/PORT_HEALTH, host network), goes through, and the idle worker is drained and stopped', async () => {
-    const config = resolveConfig(
-      { endpoints: { gen: { type: 'http', image: 'gen:1', maxWorkers: 2, idleTimeoutMs: 300 } } },
-      '/p/berth.config.json',
-    );
-    const ep = config.endpoints[0]!;
-    const s = createServer({
-      apiKeys: [KEY],
-      endpoints: ['gen'],
-      logger: createLogger({ write: () => {} }),
-      lb: { gen: ep.http! },
-    });
-    server = s;
-    const { url } = await s.listen({ port: 0 });
     const daemon = new FakeDaemon();
-    const pool = new DockerPool({
-      workers: s.workers,
-      docker: runningDaemon(daemon, procs),
-      endpoints: [{ ep, image: 'gen:1' }],
-      name: 'test',
-      url,
-      tokens: { deployment: async () => 'd0d0d0d0', settle: async () => ({ token: 'berth_wk_x', revoked: 0 }) },
-      logger: createLogger({ write: () => {} }),
-      http: new HttpWorkers(s.lb),
-    });
-    const l = new ScaleLoop({ server: s, pool, endpoints: [ep], logger: createLogger({ write: () => {} }) });
-    loop = l;
-    s.lb.hooks.demand = () => void l.tick();
-    s.lb.hooks.unhealthy = (id, workerId) => pool.stop(id, workerId);
-    l.start();
+    const { s, url } = await controlPlane(daemon);
     expect((await s.health('gen')).workers.ready).toBe(0);
 
-    const auth = { authorization: `Bearer ${KEY}` };
     const r = await fetch(`${url}/v2/gen/lb/generate?n=1`, { method: 'POST', headers: auth, body: '{}' });
     expect(r.status).toBe(200);
     const name = 'test-d0d0d0d0-gen-1';
@@ -114,5 +126,21 @@ describe('DockerPool: load-balancing endpoints (issue #39)', () => {
     expect(daemon.calls).toContain(`stop ${name}`);
     expect(daemon.containers.size).toBe(0);
     expect((await s.health('gen')).workers).toMatchObject({ ready: 0, initializing: 0 });
+  }, 20_000);
+
+  it('a restarted control plane adopts a running container at the PORT it was created with (no new one)', async () => {
+    const daemon = new FakeDaemon();
+    const first = await controlPlane(daemon, endpoint(60_000));
+    const r = await fetch(`${first.url}/v2/gen/lb/generate`, { method: 'POST', headers: auth, body: '{}' });
+    const { port } = (await r.json()) as { port: string };
+    // The first control plane goes away; its container keeps running.
+    await loops.shift()!.stop();
+    first.pool.close();
+    const second = await controlPlane(daemon, endpoint(60_000));
+    const again = await fetch(`${second.url}/v2/gen/lb/generate`, { method: 'POST', headers: auth, body: '{}' });
+    expect(again.status).toBe(200);
+    expect(again.headers.get('x-runpod-worker-id')).toBe('test-d0d0d0d0-gen-1');
+    expect(((await again.json()) as { port: string }).port).toBe(port);
+    expect(daemon.calls.filter((c) => c.startsWith('create'))).toHaveLength(1);
   }, 20_000);
 });

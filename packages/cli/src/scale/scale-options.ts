@@ -1,5 +1,5 @@
 import type { Logger } from '@berth/protocol/log';
-import type { BerthServer, KeyStore, Store } from '@berth/server';
+import type { BerthServer, KeyStore, LbControl, Store } from '@berth/server';
 import type { FlagOptions } from '../args.js';
 import type { ResolvedConfig } from '../config/index.js';
 import { UsageError } from '../internal/usage-error.js';
@@ -165,12 +165,7 @@ export async function startScaling(o: StartScalingOptions): Promise<Scaling> {
       }),
     );
   }
-  if (http) {
-    // Load-balancing endpoints: a request waiting with no worker looks at once (a cold start begins); a worker
-    // failing its health checks is drained and stopped (the loop starts another if requests still need one).
-    lb.hooks.demand = () => void loops[0]!.tick();
-    lb.hooks.unhealthy = (endpointId, workerId) => pool.stop(endpointId, workerId);
-  }
+  if (http) hookLoadBalancing(lb, loops[0]!, pool);
   for (const loop of loops) loop.start();
   return {
     stop: async () => {
@@ -178,4 +173,14 @@ export async function startScaling(o: StartScalingOptions): Promise<Scaling> {
       pool.close();
     },
   };
+}
+
+/**
+ * Load-balancing endpoints' hooks of the proxy (`server.lb`): a request waiting with no worker makes the loop look
+ * at once (a cold start begins); a worker failing its health checks is drained and stopped (the loop starts
+ * another if requests still need one).
+ */
+export function hookLoadBalancing(lb: LbControl, loop: ScaleLoop, pool: DockerPool): void {
+  lb.hooks.demand = () => void loop.tick();
+  lb.hooks.unhealthy = (endpointId, workerId) => pool.stop(endpointId, workerId);
 }
