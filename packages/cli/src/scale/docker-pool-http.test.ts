@@ -16,7 +16,8 @@ import { hookLoadBalancing } from './scale-options.js';
 
 const KEY = 'berth_test_key_0123456789abcdef';
 const SERVER = `require('node:http').createServer((q, s) => {
-  if (q.url === '/ping') return void s.writeHead(200).end();
+  if (q.url === '/ping') return void s.writeHead(globalThis.sick ? 500 : 200).end();
+  if (q.url === '/sick') globalThis.sick = true;
   s.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: q.url, port: process.env.PORT }));
 }).listen(Number(process.env.PORT), '127.0.0.1');
 process.on('SIGTERM', () => process.exit(0));`;
@@ -142,5 +143,20 @@ describe('DockerPool: load-balancing endpoints (issue #39)', () => {
     expect(again.headers.get('x-runpod-worker-id')).toBe('test-d0d0d0d0-gen-1');
     expect(((await again.json()) as { port: string }).port).toBe(port);
     expect(daemon.calls.filter((c) => c.startsWith('create'))).toHaveLength(1);
+  }, 20_000);
+
+  it('a container failing its health checks is drained and stopped; the next request gets a new one', async () => {
+    const daemon = new FakeDaemon();
+    const { url } = await controlPlane(daemon, endpoint(60_000));
+    const r = await fetch(`${url}/v2/gen/lb/sick`, { method: 'POST', headers: auth });
+    expect(r.status).toBe(200);
+    // /ping says 500 from now on: unhealthy after 3 failed checks (the first within healthIntervalMs, 1 s).
+    const deadline = Date.now() + 10_000;
+    while (daemon.containers.size > 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100));
+    expect(daemon.calls).toContain('stop test-d0d0d0d0-gen-1');
+    expect(daemon.containers.size).toBe(0);
+    const again = await fetch(`${url}/v2/gen/lb/generate`, { method: 'POST', headers: auth, body: '{}' });
+    expect(again.status).toBe(200);
+    expect(daemon.calls.filter((c) => c.startsWith('create'))).toHaveLength(2);
   }, 20_000);
 });
