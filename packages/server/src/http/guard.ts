@@ -39,6 +39,8 @@ export interface GuardContext {
   principal: Principal;
   endpointId: string;
   operation: Operation;
+  /** A read under a writing operation (the Batch Jobs GETs): a read-only key may call it. */
+  read?: boolean;
 }
 
 /**

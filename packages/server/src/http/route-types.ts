@@ -70,6 +70,8 @@ export interface EndpointRoute extends RouteBase {
   auth: 'key' | 'job-token';
   /** What rate limits and key scopes count it as (`guard.ts`). */
   operation: Operation;
+  /** A read that a read-only key may call though its operation also writes (`batch`'s GETs). */
+  read?: true;
   /**
    * On a public model slug: `wrapped` (default) goes through the model's checks and pricing (`models/`),
    * `direct` does not, `only` is served on model slugs only (and answered from the model alone).

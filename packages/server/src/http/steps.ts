@@ -149,7 +149,12 @@ const method: Step = (c) => {
 
 const guard: Step = (c, deps) => {
   const route = endpointRoute(c);
-  const refused = deps.guard({ principal: c.principal!, endpointId: c.endpointId, operation: route.operation });
+  const refused = deps.guard({
+    principal: c.principal!,
+    endpointId: c.endpointId,
+    operation: route.operation,
+    ...(route.read ? { read: true } : {}),
+  });
   if (!refused) return undefined;
   return answerError(refused.error, route.errors ?? 'berth', deps.logger, c.req, refused.headers);
 };

@@ -118,7 +118,7 @@ describe('stored keys on the API', () => {
     await keyStore.close();
   });
 
-  it('read-only: status, status-sync, stream, health and the webhook log pass; run, runsync, cancel, retry, purge-queue, openai are 403 key_read_only', async () => {
+  it('read-only: status, status-sync, stream, health, the webhook log and the batch GETs pass; run, runsync, cancel, retry, purge-queue, batch writes, openai are 403 key_read_only', async () => {
     const { keyStore, s, as } = await setup();
     const ro = (await createApiKey(keyStore, { readOnly: true })).secret;
     const id = (await call(s, 'POST', '/v2/echo/run', { body: { input: {} } })).body.id;
@@ -128,6 +128,7 @@ describe('stored keys on the API', () => {
       ['GET', `/v2/echo/status-sync/${id}?wait=1000`],
       ['GET', '/v2/echo/health'],
       ['GET', `/v2/echo/webhooks/${id}`],
+      ['GET', '/v2/echo/batch'],
     ] as const) {
       expect((await call(s, m, p, as(ro))).status, `${m} ${p}`).toBe(200);
     }
@@ -137,6 +138,7 @@ describe('stored keys on the API', () => {
       ['POST', `/v2/echo/cancel/${id}`],
       ['POST', `/v2/echo/retry/${id}`],
       ['POST', '/v2/echo/purge-queue'],
+      ['POST', '/v2/echo/batch'],
       ['POST', '/v2/echo/openai/v1/chat/completions'],
     ] as const) {
       const r = await call(s, m, p, { body: { input: {} }, ...as(ro) });

@@ -10,7 +10,7 @@ export const READ_ONLY_OPERATIONS: ReadonlySet<Operation> = new Set<Operation>([
 ]);
 
 /** Refuses what a key's scope does not allow: 403 `key_endpoint_not_allowed` or `key_read_only`. */
-export const scopeGuard: Guard = ({ principal, endpointId, operation }) => {
+export const scopeGuard: Guard = ({ principal, endpointId, operation, read }) => {
   const scope = principal.scope;
   if (!scope) return undefined;
   if (scope.endpoints !== null && !scope.endpoints.includes(endpointId)) {
@@ -21,7 +21,7 @@ export const scopeGuard: Guard = ({ principal, endpointId, operation }) => {
       ),
     };
   }
-  if (scope.readOnly && !READ_ONLY_OPERATIONS.has(operation)) {
+  if (scope.readOnly && !read && !READ_ONLY_OPERATIONS.has(operation)) {
     return {
       error: new BerthError(
         'key_read_only',

@@ -135,7 +135,7 @@ function targetPaths(t: OpenApiTarget, readOnly: boolean, table: readonly ApiRou
         r.kind === 'endpoint' &&
         !(r.model === 'only' && t.kind !== 'model') &&
         !(r.doc!.endpointsOnly && t.kind !== 'endpoint') &&
-        !(readOnly && !READ_ONLY_OPERATIONS.has(r.operation)),
+        !(readOnly && !r.read && !READ_ONLY_OPERATIONS.has(r.operation)),
     );
     if (!routes.length) continue;
     const { path, params } = openApiPath(pattern.replace(':ep', t.id));

@@ -166,6 +166,9 @@ describe('GET /openapi.json document', () => {
     ).toBe(true);
     expect(paths).toContain('/v2/greet/status/{job_id}');
     expect(paths.filter((p) => /\/(run|runsync|cancel|retry|purge-queue|openai)\b/.test(p))).toEqual([]);
+    // The Batch Jobs GETs are reads a read-only key may call; their writes are not shown to it.
+    expect(Object.keys(doc.paths['/v2/greet/batch'])).toEqual(['get']);
+    expect(doc.paths['/v2/greet/batch/{batch_id}/finalize']).toBeUndefined();
     const all = (openApi({ keyId: 'admin' }, deps, ROUTES) as any).json;
     expect(Object.keys(all.paths)).toEqual(
       expect.arrayContaining(['/v2/echo/run', '/v2/image/runsync', '/v2/greet/cancel/{job_id}']),

@@ -32,6 +32,8 @@ function batch(
     path: `/v2/:ep/${path}`,
     methods: [method],
     operation: 'batch',
+    // The GETs are reads: a read-only key may list and page batches (the rate limit is still `batch`'s).
+    ...(method === 'GET' ? { read: true as const } : {}),
     model: 'direct',
     when: (d) => d.batches !== undefined,
     serve: (rc: RouteCall, d: ApiDeps) => {
