@@ -141,17 +141,18 @@ const FLAVOURS: BerthFlavour[] = [
  * change, interleaved in the same run.
  */
 const baseline = process.env['BENCH_BERTH_BASELINE'];
-export const BERTH_TARGETS: Target[] = FLAVOURS.flatMap((f) => [
-  berthTarget(f),
-  ...(baseline
-    ? [
-        berthTarget({
-          ...f,
-          name: `${f.name}@base`,
-          description: `${f.description}, built from ${baseline}`,
-          bin: join(baseline, 'packages/cli/dist/bin.js'),
-          benchDir: join(baseline, 'bench'),
-        }),
-      ]
-    : []),
-]);
+/** A flavour's row, then its `<name>@base` row when BENCH_BERTH_BASELINE names a built checkout. */
+export function withBaseline(f: BerthFlavour): Target[] {
+  if (!baseline) return [berthTarget(f)];
+  return [
+    berthTarget(f),
+    berthTarget({
+      ...f,
+      name: `${f.name}@base`,
+      description: `${f.description}, built from ${baseline}`,
+      bin: join(baseline, 'packages/cli/dist/bin.js'),
+      benchDir: join(baseline, 'bench'),
+    }),
+  ];
+}
+export const BERTH_TARGETS: Target[] = FLAVOURS.flatMap(withBaseline);

@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { BENCH_DIR, freePort, start } from '../../lib/proc.js';
 import type { Target } from '../types.js';
-import { berthTarget, type BerthFlavour } from './index.js';
+import { type BerthFlavour, withBaseline } from './index.js';
 
 const sqlite = {
   args: (d: string) => ['--data-dir', d, '--log-level', 'info', '--log-format', 'json'],
@@ -53,21 +53,4 @@ const FLAVOURS: BerthFlavour[] = [
 ];
 
 // BENCH_BERTH_BASELINE adds a `<name>@base` row after each of these too (as for the other Berth rows).
-const baseline = process.env['BENCH_BERTH_BASELINE'];
-export const OBSERVE_TARGETS: Target[] =
-  process.env['BENCH_OBSERVE'] === '1'
-    ? FLAVOURS.flatMap((f) => [
-        berthTarget(f),
-        ...(baseline
-          ? [
-              berthTarget({
-                ...f,
-                name: `${f.name}@base`,
-                description: `${f.description}, built from ${baseline}`,
-                bin: join(baseline, 'packages/cli/dist/bin.js'),
-                benchDir: join(baseline, 'bench'),
-              }),
-            ]
-          : []),
-      ])
-    : [];
+export const OBSERVE_TARGETS: Target[] = process.env['BENCH_OBSERVE'] === '1' ? FLAVOURS.flatMap(withBaseline) : [];
