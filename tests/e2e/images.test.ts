@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE_IMAGES } from '../../packages/cli/src/build/dockerfile.js';
@@ -69,10 +69,14 @@ function runWorker(tag: string, name: string, extra: string[] = []): void {
   ]);
 }
 
-async function waitFor(check: () => boolean | Promise<boolean>, what: string, ms: number): Promise<void> {
+async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  what: string | (() => string),
+  ms: number,
+): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -81,6 +85,20 @@ const logsOf = (name: string): string => {
   const r = spawnSync('docker', ['logs', name], { env: docker.env, encoding: 'utf8' });
   return `${r.stdout}${r.stderr}`;
 };
+
+/** What to read when a container stays silent: its state, its processes, and the room left on the data root. */
+function containerState(name: string): string {
+  const sh = (args: string[]) => {
+    const r = spawnSync('docker', args, { env: docker.env, encoding: 'utf8', timeout: 20_000 });
+    return `${r.stdout ?? ''}${r.stderr ?? ''}`.trim();
+  };
+  const df = spawnSync('df', ['-h', '/var/lib/docker', tmpdir()], { encoding: 'utf8' });
+  return [
+    `state: ${sh(['inspect', name, '--format', '{{json .State}}'])}`,
+    `processes:\n${sh(['top', name])}`,
+    `disk:\n${df.stdout ?? ''}${df.stderr ?? ''}`,
+  ].join('\n');
+}
 
 async function api(path: string, body?: unknown): Promise<Record<string, unknown>> {
   const send = () =>
@@ -101,7 +119,7 @@ async function api(path: string, body?: unknown): Promise<Record<string, unknown
 async function runJob(endpoint: string, name: string, input: unknown): Promise<Record<string, unknown>> {
   await waitFor(
     () => logsOf(name).includes('connected to the control plane'),
-    `${name} to connect:\n${logsOf(name)}`,
+    () => `${name} to connect:\n${logsOf(name)}\n${containerState(name)}`,
     60_000,
   );
   const t0 = performance.now();
