@@ -21,7 +21,7 @@ describe('create-worker --template http under berth dev', () => {
     expect(made.status, `${made.stdout}\n${made.stderr}`).toBe(0);
     const config = JSON.parse(readFileSync(join(dir, 'berth.config.json'), 'utf8'));
     expect(config.endpoints['echo-server']).toMatchObject({ type: 'http', command: 'node server.mjs' });
-    expect(readFileSync(join(dir, 'Dockerfile'), 'utf8')).toMatch(/^FROM node:22-slim$[\s\S]*^EXPOSE 8080$/m);
+    expect(readFileSync(join(dir, 'Dockerfile'), 'utf8')).toMatch(/^FROM node:22-bookworm-slim$[\s\S]*^EXPOSE 8080$/m);
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toContain('/v2/echo-server/lb/generate');
 
     // The project's `npm test` (node --test, no dependencies).

@@ -41,7 +41,7 @@ The answer carries \`X-Runpod-Worker-Id\`, the worker that served it. \`berth de
 | \`server.test.mjs\` | its tests (\`node --test\`) |
 | \`test_input.json\` | a \`/generate\` body |
 | \`berth.config.json\` | endpoint \`${endpointId}\`, \`"type": "http"\`: \`command\` for \`berth dev\`, \`image\` for a container; 0 to \`maxWorkers\` workers, \`concurrency\` requests in flight each |
-| \`Dockerfile\` | the image: \`node:22-slim\`, \`EXPOSE 8080\` (\`PORT\` defaults to 8080) |
+| \`Dockerfile\` | the image: \`node:22-bookworm-slim\`, \`EXPOSE 8080\` (\`PORT\` defaults to 8080) |
 
 ## Deploy
 
