@@ -1,13 +1,16 @@
 // The volume run's control plane (../volume.ts): createServer() on a SQLite file or a PostgreSQL schema, as
-// `berth serve` builds it, with two additions the bench drives over IPC: a clock it can move forward
-// ({ advance: ms }, so retention comes due without waiting for it), and timings of the store's claims and a
-// count of its deletes ({ stats: true } answers and resets them). The heap probe (bench/lib/heap-probe.mjs) is
+// `berth serve` builds it, with three additions the bench drives over IPC: a clock it can move forward
+// ({ advance: ms }, so retention comes due without waiting for it), timings of the store's claims and a
+// count of its deletes ({ stats: true } answers and resets them), and the bulk of the fill ({ fill: { from,
+// count } }): `POST /v2/backlog/run` through `server.handle()`, the route HTTP requests take minus the socket
+// (auth, body, submit, the store's insert), 256 in flight. The heap probe (bench/lib/heap-probe.mjs) is
 // preloaded for the event-loop stall figures.
 import { join } from 'node:path';
 import { createServer, silentLogger, type Store } from '@berth/server';
 import { PgStore } from '@berth/server/postgres';
 import { SqliteStore } from '@berth/server/sqlite';
 import { percentile } from '../lib/stats.js';
+import { input } from '../workloads/types.js';
 
 const kind = process.env['VOL_STORE'];
 const store: Store =
@@ -31,6 +34,14 @@ store.delete = async (...args) => {
   return gone;
 };
 
+const delMany = store.deleteRetained?.bind(store);
+if (delMany)
+  store.deleteRetained = async (jobs) => {
+    const gone = await delMany(jobs);
+    deletes += gone.length;
+    return gone;
+  };
+
 let offset = 0;
 const server = createServer({
   store,
@@ -43,9 +54,37 @@ const server = createServer({
 });
 await server.listen({ port: Number(process.env['PORT']), host: '127.0.0.1' });
 
-process.on('message', (m: { advance?: number; stats?: boolean }) => {
+/** Submits `count` /run jobs to `backlog` in process; answers the first failure, if any. */
+async function fill(from: number, count: number): Promise<string | undefined> {
+  const headers = { authorization: `Bearer ${process.env['VOL_KEY']!}`, 'content-type': 'application/json' };
+  let next = 0;
+  let failed: string | undefined;
+  const lane = async () => {
+    while (next < count && failed === undefined) {
+      const n = from + next++;
+      const body = JSON.stringify({ input: input(n) });
+      const r = await server.handle({
+        method: 'POST',
+        path: '/v2/backlog/run',
+        query: new URLSearchParams(),
+        headers,
+        body,
+      });
+      if (r.status !== 200) failed = `HTTP ${r.status}: ${JSON.stringify('json' in r ? r.json : '')}`;
+    }
+  };
+  await Promise.all(Array.from({ length: 256 }, lane));
+  return failed;
+}
+
+process.on('message', (m: { advance?: number; stats?: boolean; fill?: { from: number; count: number } }) => {
   if (typeof m !== 'object' || m === null) return;
-  if (m.advance !== undefined) {
+  if (m.fill) {
+    const t0 = performance.now();
+    void fill(m.fill.from, m.fill.count).then((error) =>
+      process.send?.({ filled: m.fill!.count, seconds: (performance.now() - t0) / 1000, error }),
+    );
+  } else if (m.advance !== undefined) {
     offset += m.advance;
     process.send?.({ advanced: offset });
   } else if (m.stats) {

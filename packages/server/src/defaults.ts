@@ -31,7 +31,7 @@ export const SERVER_LIMITS = {
   /** `filesSecret`: shortest accepted, characters. */
   filesSecretMinChars: 16,
   /** Due jobs one deadline sweep reads at most. */
-  sweepBatch: 1000,
+  sweepBatch: 256,
   /** Most claims one dispatch pass issues before awaiting them. */
   claimBatch: 64,
 } as const;

@@ -278,12 +278,15 @@ export function createServer(options: ServerOptions = {}): BerthServer {
   });
 
   let sweeping = false;
+  let sweepsStopped = false;
   runSweep = () => {
+    if (sweepsStopped) return;
     if (sweeping) return void setTimeout(runSweep, 5).unref();
     sweeping = true;
     files.sweep().catch((err) => opts.logger.error('file sweep failed', { err }));
     blobs.sweepSometimes(opts.store).catch((err) => opts.logger.error('blob sweep failed', { err }));
     sweepDeadlines(ctx, dispatcher)
+      .then((r) => r.more && setImmediate(runSweep)) // a deep backlog of due jobs: keep going
       .catch((err) => opts.logger.error('sweep failed', { err }))
       .finally(() => (sweeping = false));
   };
@@ -383,6 +386,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       const busy = () => track.active > 0 || ctx.registry.sessions().some((s) => s.inflight.size > 0);
       while (busy() && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
       if (sweepTimer) clearInterval(sweepTimer);
+      sweepsStopped = true;
       batches.stop();
       alarm.stop();
       monitor.stop();

@@ -2,6 +2,7 @@ import type { CoreContext } from './context.js';
 import { finishedJob } from './terminal.js';
 import { SERVER_LIMITS } from '../defaults.js';
 import type { Dispatcher } from './dispatcher.js';
+import type { JobRecord } from '../store/types.js';
 
 /** How many jobs each deadline rule touched in one sweep. */
 export interface SweepReport {
@@ -9,6 +10,41 @@ export interface SweepReport {
   timedOut: number;
   retained: number;
   requeued: number;
+  /** A kind came back at the read limit: more is due now (the server sweeps again at once, not a second later). */
+  more: boolean;
+}
+
+/**
+ * Retention deletes go in slices, one event-loop turn each with a turn for other work between them, so a deep
+ * sweep (a million finished jobs) never holds the loop for long: each slice is sized so its synchronous part
+ * (SQLite runs its statements inside the call, and its group commit takes the slice in one transaction) stays
+ * near SWEEP_SLICE_MS. A store with `deleteRetained` (PostgreSQL) deletes a slice with one statement per table.
+ */
+const SWEEP_SLICE_MS = 4;
+const SLICE = { first: 64, min: 8, max: 512 };
+let slice: number = SLICE.first;
+
+async function deleteRetained(ctx: CoreContext, due: readonly JobRecord[]): Promise<number> {
+  const { store, events } = ctx;
+  const jobs = due.filter((job) => job.retainUntil !== undefined);
+  let n = 0;
+  for (let i = 0; i < jobs.length; ) {
+    if (i > 0) await new Promise((r) => setImmediate(r));
+    const part = jobs.slice(i, i + slice);
+    i += part.length;
+    const t0 = performance.now();
+    const pending = store.deleteRetained
+      ? store.deleteRetained(part.map((j) => ({ id: j.id, retainUntil: j.retainUntil! })))
+      : Promise.all(part.map((j) => store.delete(j.id, { retainUntil: j.retainUntil! }))).then((ok) =>
+          part.filter((_, k) => ok[k]).map((j) => j.id),
+        );
+    const spent = performance.now() - t0;
+    slice = Math.round(Math.min(SLICE.max, Math.max(SLICE.min, (part.length * SWEEP_SLICE_MS) / Math.max(spent, 0.1))));
+    const gone = await pending;
+    for (const id of gone) events.emit(id, 'deleted');
+    n += gone.length;
+  }
+  return n;
 }
 
 /**
@@ -23,7 +59,8 @@ export async function sweepDeadlines(
   const { store, clock, options, events, logger } = ctx;
   const now = clock.now();
   const due = await store.due(now, limit);
-  const out = { expired: 0, timedOut: 0, retained: 0, requeued: 0 };
+  const out = { expired: 0, timedOut: 0, retained: 0, requeued: 0, more: false };
+  out.more = [due.expired, due.timedOut, due.retained, due.leaseExpired].some((d) => d.length >= limit);
   for (const job of due.expired) {
     if (job.status === 'IN_PROGRESS') dispatcher.stop(job, 'expired');
     if (await store.delete(job.id, { expiresAt: job.expiresAt })) {
@@ -52,16 +89,7 @@ export async function sweepDeadlines(
     });
     finishedJob(ctx, after);
   }
-  // Retention deletes are issued together, not one await each: SQLite's group commit takes them in one
-  // transaction and PostgreSQL pipelines them (issue #40's volume run: one at a time under traffic, 35 deletes/s
-  // on PostgreSQL and stalls of 143-574 ms while a backlog drained).
-  const retained = due.retained.filter((job) => job.retainUntil !== undefined);
-  const deleted = await Promise.all(retained.map((job) => store.delete(job.id, { retainUntil: job.retainUntil! })));
-  deleted.forEach((ok, i) => {
-    if (!ok) return;
-    out.retained++;
-    events.emit(retained[i]!.id, 'deleted');
-  });
+  out.retained = await deleteRetained(ctx, due.retained);
   for (const job of due.leaseExpired) {
     await dispatcher.requeue(job, 'worker did not come back within the grace period');
     out.requeued++;

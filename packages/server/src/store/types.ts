@@ -204,6 +204,12 @@ export interface Store {
    * what it found due, not a job a retry or a new ttl has changed since).
    */
   delete(id: string, cond?: DeleteCondition): Promise<boolean>;
+  /**
+   * Optional: deletes the retained jobs given, each only while its `retain_until` still has that value (as
+   * `delete` with `{ retainUntil }`), in one transaction; answers the ids deleted. The sweep uses it for its
+   * slices of due retention (PostgreSQL: one statement per table instead of a transaction per job).
+   */
+  deleteRetained?(jobs: readonly { id: string; retainUntil: number }[]): Promise<string[]>;
   /** Jobs with a deadline at or before `now` (at most `limit` of each kind). */
   due(now: number, limit: number): Promise<DueJobs>;
   counts(endpointId: string): Promise<EndpointCounts>;

@@ -210,6 +210,24 @@ export function deadlineTests(makeStore: MakeStore): void {
       expect(await ctx.store.due(at, 100)).toEqual(NOTHING_DUE);
     });
 
+    it('deleteRetained (where a store has it) deletes due jobs whose retention is unchanged, and nothing else', async () => {
+      const a = await ctx.end(COMPLETE, { endpointId: 'r' }, T0 + 2_000);
+      const b = await ctx.end(FAIL, { endpointId: 'r' }, T0 + 2_000);
+      const retried = await ctx.end(FAIL, { endpointId: 'r' }, T0 + 2_000);
+      const at = T0 + 2_000 + RETENTION.async;
+      const due = (await ctx.store.due(at, 100)).retained;
+      expect(ids(due)).toEqual(ids([a, b, retried]));
+      if (!ctx.store.deleteRetained) return; // the sweep falls back to delete() with { retainUntil }
+      await ctx.store.retry(retried.id, at);
+      const gone = await ctx.store.deleteRetained(due.map((j) => ({ id: j.id, retainUntil: j.retainUntil! })));
+      expect(gone.sort()).toEqual(ids([a, b]));
+      expect(await ctx.store.get(a.id)).toBeUndefined();
+      expect(await ctx.store.get(b.id)).toBeUndefined();
+      expect((await ctx.store.get(retried.id))?.status).toBe('IN_QUEUE');
+      expect(await ctx.store.deleteRetained([{ id: a.id, retainUntil: a.retainUntil! }])).toEqual([]);
+      expect((await ctx.store.due(at, 100)).retained).toEqual([]);
+    });
+
     it('respects limit per kind; the rest come with the next call once the first are handled', async () => {
       const at = T0 + 10_000;
       const jobs: JobRecord[] = [];

@@ -33,6 +33,21 @@ export const pgMaintenance = {
     });
   },
 
+  /** `Store.deleteRetained`: one DELETE for the jobs, then their chunks, logs and finished deliveries. */
+  deleteRetained(tx: Tx, jobs: readonly { id: string; retainUntil: number }[]): Promise<string[]> {
+    return tx(async (c) => {
+      const r = await c.query<{ id: string }>(
+        named(SQL.deleteRetained, [jobs.map((j) => j.id), jobs.map((j) => j.retainUntil)]),
+      );
+      const ids = r.rows.map((x) => x.id);
+      if (!ids.length) return ids;
+      await c.query(named(SQL.dropChunksOf, [ids]));
+      await pgJobLogs.jobsDeleted(c, ids);
+      await pgOutbox.jobDeleted(c, ids);
+      return ids;
+    });
+  },
+
   async due(run: Run, now: number, limit: number): Promise<DueJobs> {
     const all = async (sql: string) => (await run(sql, [now, limit])).map(toRecord);
     const [expired, timedOut, retained, leaseExpired] = await Promise.all([

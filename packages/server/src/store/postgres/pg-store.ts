@@ -306,6 +306,10 @@ export class PgStore implements Store {
     return pgMaintenance.delete(this.db.tx, id, cond);
   }
 
+  deleteRetained(jobs: readonly { id: string; retainUntil: number }[]): Promise<string[]> {
+    return pgMaintenance.deleteRetained(this.db.tx, jobs);
+  }
+
   due(now: number, limit: number): Promise<DueJobs> {
     return pgMaintenance.due(this.db.run, now, limit);
   }

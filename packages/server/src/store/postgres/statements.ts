@@ -162,6 +162,9 @@ export const SQL = {
   setExpiry: `UPDATE jobs SET expires_at = $2 WHERE id = $1`,
   purge: `DELETE FROM jobs WHERE endpoint_id = $1 AND status = 'IN_QUEUE' AND queue_seq < ${BATCH_SEQ} RETURNING id`,
   deleteIf: `DELETE FROM jobs WHERE id = $1 AND ($2::bigint IS NULL OR expires_at = $2) AND ($3::bigint IS NULL OR retain_until = $3)`,
+  /** $1 ids, $2 their retain_until (a job whose retention changed since is left alone). */
+  deleteRetained: `DELETE FROM jobs j USING unnest($1::text[], $2::bigint[]) AS d(id, retain_until)
+    WHERE j.id = d.id AND j.retain_until = d.retain_until RETURNING j.id`,
   /** $1 now, $2 limit. */
   due: {
     expired: due(`expires_at <= $1`, 'expires_at'),

@@ -41,6 +41,12 @@ export function openDatabase(file: string): Database {
 export const WAL_CHECKPOINT_PAGES = 4000;
 
 /**
+ * Durability `normal` on a file: pages of WAL after which the store's own connection checkpoints, a backstop for
+ * the checkpoint thread (checkpointer.ts), which has copied nearly all of them back by then.
+ */
+export const WAL_BACKSTOP_PAGES = 16_000;
+
+/**
  * The job store's database: WAL, the `synchronous` level, migrations applied; closed again on failure.
  * `walSyncedByCaller`: durability `full` whose per-commit WAL fsync the caller does off the event loop
  * (`WalSync`), so SQLite runs with `synchronous=NORMAL` (its checkpoints still sync as under FULL).

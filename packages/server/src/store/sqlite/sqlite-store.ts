@@ -22,7 +22,8 @@ import type {
 import { DataLock } from './data-lock.js';
 import { GroupCommit } from './group-commit.js';
 import { WalSync } from './wal-sync.js';
-import { openStoreDatabase } from './open-database.js';
+import { openStoreDatabase, WAL_BACKSTOP_PAGES } from './open-database.js';
+import { Checkpointer } from './checkpointer.js';
 import { SqliteCore } from './sqlite-core.js';
 import { SqliteQueuePositions } from './queue-position.js';
 import { SqliteBatches } from './batches.js';
@@ -58,6 +59,7 @@ export class SqliteStore implements Store {
   private closed = false;
   private readonly lock: DataLock | undefined;
   private readonly walSync: WalSync | undefined;
+  private readonly checkpointer: Checkpointer | undefined;
   private positions: SqliteQueuePositions | undefined;
   /** The folder of big inputs and outputs (`blobs/` beside the database file); undefined in memory. */
   readonly blobDir: string | undefined;
@@ -79,7 +81,13 @@ export class SqliteStore implements Store {
     try {
       db = openStoreDatabase(opts.file, durability, ownSync);
       if (ownSync) this.walSync = new WalSync(`${opts.file}-wal`);
+      else if (opts.file !== ':memory:') {
+        // Durability normal: checkpoints on a worker thread; the store's own stays as a backstop (checkpointer.ts).
+        db.pragma(`wal_autocheckpoint = ${WAL_BACKSTOP_PAGES}`);
+        this.checkpointer = new Checkpointer(opts.file);
+      }
     } catch (err) {
+      void this.checkpointer?.close();
       db?.close();
       this.lock?.release();
       throw err;
@@ -281,6 +289,7 @@ export class SqliteStore implements Store {
     this.closed = true;
     await this.tx.settle();
     this.walSync?.close();
+    await this.checkpointer?.close();
     this.db.close();
     this.lock?.release();
   }
