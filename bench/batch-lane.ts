@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/batch-lane.ts [--jobs N] [--seconds S]`: interactive /runsync latency while a batch runs, with and
- * without a batch lane (issue #38). Two fresh SQLite control planes (./batch-lane-server.ts), each with two echo
+ * without a batch lane (issue #38). Two fresh SQLite control planes (./batch/server.ts with BATCH_LANE), each with two echo
  * workers (concurrency 64 each): `int-1` and `lane-1`. With the lane, `lane-1` is the endpoint's lane worker (batch
  * requests only) and `int-1` takes interactive jobs only; without it, both take either (batch requests after every
  * queued /run job). In each: /runsync c=1 for S seconds idle (p50, p99), then a batch of N echo requests (default
@@ -32,7 +32,7 @@ async function run(lane: boolean): Promise<Record<string, number>> {
   const h = { authorization: `Bearer ${KEY}` };
   const env = { BATCH_DIR: dir, BATCH_KEY: KEY, BATCH_TOKEN: TOKEN, BATCH_JOBS: String(JOBS), PORT: String(port) };
   const server = startTs(
-    join(BENCH_DIR, 'batch-lane-server.ts'),
+    join(BENCH_DIR, 'batch/server.ts'),
     { ...env, BATCH_LANE: lane ? '1' : '0' },
     {
       ipc: true,

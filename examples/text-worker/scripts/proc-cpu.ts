@@ -35,7 +35,8 @@ function children(pid: number): number[] {
     return [];
   }
 }
-const descendants = (pid: number): number[] => children(pid).flatMap((c) => [c, ...descendants(c)]);
+/** Every process under `pid` (children, theirs, and so on). */
+export const descendants = (pid: number): number[] => children(pid).flatMap((c) => [c, ...descendants(c)]);
 
 /**
  * The processes under `root` grouped by which pattern their command line's arguments match (a match and all its

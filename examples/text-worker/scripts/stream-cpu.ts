@@ -9,7 +9,7 @@
  * Env: BENCH_TOKENS (default 128), STREAM_CPU_REQUESTS (single requests, default 20), STREAM_CPU_ROUNDS (c=16
  * rounds, default 4), BERTH_CPU_PROF_DIR (if set, `berth dev` and workers run with --cpu-prof into that folder).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { createLogger } from '@berth/worker';
@@ -17,6 +17,7 @@ import { BatchEngine } from '../src/engine/batch-engine.js';
 import { loadModel } from '../src/load.js';
 import { resolveTextWorkerOptions } from '../src/options.js';
 import { chatIds, startTextDev } from './bench-common.js';
+import { cpuUs, descendants } from './proc-cpu.js';
 import { STORIES } from '../src/testing.test-helpers.js';
 
 const TOKENS = Number(process.env['BENCH_TOKENS'] ?? 128);
@@ -24,21 +25,6 @@ const SINGLE = Number(process.env['STREAM_CPU_REQUESTS'] ?? 20);
 const ROUNDS = Number(process.env['STREAM_CPU_ROUNDS'] ?? 4);
 const PROF = process.env['BERTH_CPU_PROF_DIR'];
 const PROF_PRELOAD = process.env['BERTH_CPU_PROF_PRELOAD'] ?? '/tmp/st-prof-preload.mjs';
-const TICK_US = 1e6 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
-
-function cpuUs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) * TICK_US; // utime, stime (fields 14, 15)
-}
-function children(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-const descendants = (pid: number): number[] => children(pid).flatMap((c) => [c, ...descendants(c)]);
 
 // The same engine in this process first: its CPU per token is what the worker would spend without Berth.
 {
@@ -134,13 +120,13 @@ try {
         )
       : [];
     if (straces.length) await new Promise((r) => setTimeout(r, 1000));
-    const before = pids.map(cpuUs);
+    const before = pids.map((p) => cpuUs([p]));
     const self0 = process.cpuUsage();
     const t0 = performance.now();
     const tokens = await run();
     const ms = performance.now() - t0;
     const self = process.cpuUsage(self0);
-    const after = pids.map(cpuUs);
+    const after = pids.map((p) => cpuUs([p]));
     for (const st of straces) st.kill('SIGINT');
     if (straces.length) await new Promise((r) => setTimeout(r, 1000));
     await signal();

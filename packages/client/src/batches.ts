@@ -1,34 +1,12 @@
+import type { BatchSummary, BatchStatus as WireBatchStatus } from '@berth/protocol';
 import { type CallOptions, type Transport, callJson } from './transport.js';
 import type { Job, JobPolicy } from './types.js';
 
 /** A batch's state (RunPod's newest names; docs/api.md#batch-jobs). */
-export type BatchStatus = 'DRAFT' | 'FINALIZED' | 'CANCELLED' | 'FAILED';
+export type BatchStatus = WireBatchStatus;
 
 /** A batch with its counts (`GET /v2/<ep>/batch/<id>`): the six `request*` counts add up to `requestTotal`. */
-export interface Batch {
-  id: string;
-  endpointId: string;
-  name?: string;
-  status: BatchStatus;
-  requestTotal: number;
-  requestQueued: number;
-  requestInProgress: number;
-  requestCompleted: number;
-  /** FAILED and TIMED_OUT requests. */
-  requestFailed: number;
-  requestCancelled: number;
-  /** Requests deleted by their ttl before they ended. */
-  requestExpired: number;
-  /** Ended requests over the total, 0..1. */
-  progress: number;
-  /** Every request has ended. */
-  done: boolean;
-  /** Epoch ms. */
-  createdAt: number;
-  finalizedAt?: number;
-  /** When the batch ended (its webhook was sent then). */
-  finishedAt?: number;
-}
+export type Batch = BatchSummary;
 
 /** The answer of a create or an add: the batch, and the ids of the requests just added (in order). */
 export interface BatchAdded extends Batch {

@@ -42,6 +42,7 @@ export {
   StreamReplySchema,
 } from './replies.js';
 export { ScalingReplySchema, type ScalingReply } from './scaling.js';
+export type { BatchStatus, BatchSummary } from './batch.js';
 
 // The worker WebSocket protocol (docs/worker-protocol.md).
 export {

@@ -1,4 +1,4 @@
-import { BerthError, LIMITS, type JobRequest } from '@berth/protocol';
+import { BerthError, LIMITS, type BatchSummary, type JobRequest } from '@berth/protocol';
 import { randomUUID } from 'node:crypto';
 import type { CoreContext } from '../jobs/context.js';
 import type { Dispatcher } from '../jobs/dispatcher.js';
@@ -7,7 +7,7 @@ import { newJob } from '../jobs/new-job.js';
 import { BatchLimitError, type BatchLimits, type BatchRecord, type BatchStore } from '../store/batch-types.js';
 import type { JobRecord, WebhookDelivery } from '../store/types.js';
 import type { BatchBody } from './batch-body.js';
-import { toBatchSummary, type BatchSummary } from './batch-view.js';
+import { toBatchSummary } from './batch-view.js';
 
 /** Jobs a release, a cancel or a delete writes per store call: a batch of 100,000 is never written whole. */
 const CHUNK = 1000;

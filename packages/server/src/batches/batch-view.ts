@@ -1,36 +1,9 @@
-import type { JobObject } from '@berth/protocol';
+import type { BatchSummary, JobObject } from '@berth/protocol';
 import type { BatchCounts, BatchRecord } from '../store/batch-types.js';
 import { toJobObject } from '../store/job-view.js';
 import type { JobRecord } from '../store/types.js';
 
-/**
- * A batch as the API answers it (`GET /v2/<ep>/batch/<id>`, the list, the terminal webhook): RunPod's newest fields
- * (`requestTotal`, `requestInProgress`, `requestCompleted`, `requestFailed`, `createdAt` in epoch ms) and Berth's
- * (`requestQueued`, `requestCancelled`, `requestExpired`, `progress`, `done`, `finalizedAt`, `finishedAt`). The
- * counts always add up: `requestTotal` is the sum of the six `request*` states.
- */
-export interface BatchSummary {
-  id: string;
-  endpointId: string;
-  name?: string;
-  status: BatchRecord['status'];
-  requestTotal: number;
-  requestQueued: number;
-  requestInProgress: number;
-  requestCompleted: number;
-  requestFailed: number;
-  requestCancelled: number;
-  /** Requests deleted by their ttl before the read (a batch that ends with some is FAILED). */
-  requestExpired: number;
-  /** Ended requests (completed, failed, cancelled, expired) over the total; 1 for an empty batch. */
-  progress: number;
-  /** Every request has ended (RunPod: `requestCompleted + requestFailed == requestTotal`). */
-  done: boolean;
-  createdAt: number;
-  finalizedAt?: number;
-  finishedAt?: number;
-}
-
+/** The API's view of a batch (`BatchSummary`, in @berth/protocol) from its record and its counts. */
 export function toBatchSummary(b: BatchRecord, c: BatchCounts): BatchSummary {
   const counted = c.queued + c.inProgress + c.completed + c.failed + c.cancelled;
   const expired = Math.max(0, b.total - counted);

@@ -1,12 +1,7 @@
+import type { BatchStatus } from '@berth/protocol';
 import type { JobRecord, RetentionPolicy, WebhookDelivery } from './records.js';
 
-/**
- * A batch's state, RunPod's newest names (runpod/docs `serverless/advanced-workflows/batch-jobs.mdx`, August 2026):
- * DRAFT (requests can be added and removed, none runs), FINALIZED (locked, its requests run; it stays FINALIZED
- * when they have all ended, `finishedAt` then says so), CANCELLED, FAILED (requests were lost before they ended:
- * deleted by their ttl). The older names (OPEN, RUNNING, COMPLETED) are read as filters only (docs/api.md).
- */
-export type BatchStatus = 'DRAFT' | 'FINALIZED' | 'CANCELLED' | 'FAILED';
+export type { BatchStatus };
 
 /** One batch as the store keeps it. Times are epoch ms. */
 export interface BatchRecord {

@@ -4,6 +4,7 @@ import type { BatchService } from '../../batches/batch-service.js';
 import { toBatchRequest } from '../../batches/batch-view.js';
 import { parseJsonBody, readBody } from '../body.js';
 import type { ApiRequest, ApiResponse } from '../types.js';
+import { pageCursor, readPageCursor } from './page-cursor.js';
 
 /** What a batch route gets: the request, its endpoint, the path's batch and request ids, the batch service. */
 export interface BatchCall {
@@ -86,26 +87,12 @@ export async function getBatch(c: BatchCall): Promise<ApiResponse> {
   return ok(await c.batches.summary(await c.batches.batch(c.endpointId, idOf(c))));
 }
 
-const listCursor = (b: { createdAt: number; id: string }) =>
-  Buffer.from(`${b.createdAt}:${b.id}`).toString('base64url');
-
-function readListCursor(raw: string | null): { createdAt: number; id: string } | undefined {
-  if (raw === null || raw === '') return undefined;
-  const text = Buffer.from(raw, 'base64url').toString('utf8');
-  const at = text.indexOf(':');
-  const createdAt = Number(text.slice(0, at));
-  const id = text.slice(at + 1);
-  if (at < 1 || !Number.isSafeInteger(createdAt) || id === '' || id.length > 200)
-    throw new BerthError('invalid_request', 'cursor must be the nextCursor of a previous /batch answer');
-  return { createdAt, id };
-}
-
 /** `GET /v2/<ep>/batch[?limit=][&cursor=]`: the endpoint's batches, newest first, with their counts. */
 export async function listBatches(c: BatchCall): Promise<ApiResponse> {
   const q = c.req.query;
   const limit = limitOf(q, LIST_DEFAULT, LIST_MAX);
-  const { batches, more } = await c.batches.list(c.endpointId, limit, readListCursor(q.get('cursor')));
-  return ok({ batches, nextCursor: more ? listCursor(more) : null });
+  const { batches, more } = await c.batches.list(c.endpointId, limit, readPageCursor(q.get('cursor'), '/batch'));
+  return ok({ batches, nextCursor: more ? pageCursor(more) : null });
 }
 
 /**

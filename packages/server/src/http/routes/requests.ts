@@ -1,9 +1,10 @@
 import { BerthError, JobStatus } from '@berth/protocol';
 import { toJobObject } from '../../store/job-view.js';
-import type { JobListQuery, Store } from '../../store/types.js';
+import type { Store } from '../../store/types.js';
 import { QUERY, intParam } from '../query.js';
 import type { ApiResponse } from '../types.js';
 import type { RouteContext } from './route-context.js';
+import { pageCursor, readPageCursor } from './page-cursor.js';
 
 const STATES = JobStatus.options;
 
@@ -23,21 +24,6 @@ function statusFilter(raw: string | null): JobStatus[] | undefined {
   return out;
 }
 
-/** The cursor of the page after `last`: its createdAt and id, base64url. */
-const cursorOf = (last: { createdAt: number; id: string }) =>
-  Buffer.from(`${last.createdAt}:${last.id}`).toString('base64url');
-
-function readCursor(raw: string | null): JobListQuery['after'] {
-  if (raw === null || raw === '') return undefined;
-  const text = Buffer.from(raw, 'base64url').toString('utf8');
-  const at = text.indexOf(':');
-  const createdAt = Number(text.slice(0, at));
-  const id = text.slice(at + 1);
-  if (at < 1 || !Number.isSafeInteger(createdAt) || id === '' || id.length > 200)
-    throw new BerthError('invalid_request', 'cursor must be the nextCursor of a previous /requests answer');
-  return { createdAt, id };
-}
-
 /**
  * `GET /v2/<ep>/requests[?limit=n][&status=A,B][&cursor=c]`: the endpoint's requests (jobs of every state still
  * held), newest first, as `{"requests": [job object + createdAt], "nextCursor": c | null}`. Pages follow the
@@ -47,7 +33,7 @@ function readCursor(raw: string | null): JobListQuery['after'] {
 export async function listRequests(rc: RouteContext, store: Store): Promise<ApiResponse> {
   const limit = intParam(rc.req.query, QUERY.jobsLimit);
   const statuses = statusFilter(rc.req.query.get('status'));
-  const after = readCursor(rc.req.query.get('cursor'));
+  const after = readPageCursor(rc.req.query.get('cursor'), '/requests');
   if (!store.listJobs) throw new BerthError('route_not_found', `no route GET ${rc.req.path} on this store`);
   // One more than the page: whether another page follows.
   const rows = await store.listJobs(rc.endpointId, {
@@ -58,5 +44,5 @@ export async function listRequests(rc: RouteContext, store: Store): Promise<ApiR
   const page = rows.slice(0, limit);
   const requests = page.map((r) => ({ ...toJobObject(r), createdAt: new Date(r.createdAt).toISOString() }));
   const last = page.at(-1);
-  return { status: 200, json: { requests, nextCursor: rows.length > limit && last ? cursorOf(last) : null } };
+  return { status: 200, json: { requests, nextCursor: rows.length > limit && last ? pageCursor(last) : null } };
 }
