@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN, REPO_ROOT } from './harness.test-helpers.js';
@@ -62,6 +64,49 @@ describe('berth serve --config', () => {
     } finally {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
+    }
+  });
+});
+
+describe('berth serve --config: batches', () => {
+  it("the file's Batch Jobs limits are the server's: a 3-request add over maxPerCall 2 is refused, 2 are taken", {
+    timeout: 30_000,
+  }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'berth-batches-config-'));
+    const file = join(dir, 'berth.config.json');
+    writeFileSync(join(dir, 'echo.ts'), 'export {};\n');
+    writeFileSync(file, JSON.stringify({ endpoints: { echo: { worker: './echo.ts' } }, batches: { maxPerCall: 2 } }));
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--store', 'memory', '--config', file], {
+      cwd: dir,
+      env: { ...process.env, BERTH_API_KEY: KEY, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      const deadline = Date.now() + 15_000;
+      let m: RegExpExecArray | null;
+      while (!(m = /berth ready at (\S+)/.exec(out))) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`not ready:\n${out}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const post = (n: number) =>
+        fetch(`${m![1]}/v2/echo/batch`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ requests: Array.from({ length: n }, (_, i) => ({ input: { i } })) }),
+        });
+      const over = await post(3);
+      expect(over.status).toBe(413);
+      expect(await over.json()).toMatchObject({ code: 'batch_too_many_requests', details: { limit: 2 } });
+      const fits = await post(2);
+      expect(fits.status).toBe(200);
+      expect(await fits.json()).toMatchObject({ status: 'DRAFT', requestTotal: 2 });
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -5,7 +5,7 @@
 export { createServer, type BerthServer, type ListenOptions } from './server.js';
 export type { SweepReport } from './jobs/deadline-sweep.js';
 export type { ColdStartPhase, StartFailure } from './metrics/scaler-metrics.js';
-export { resolveServerOptions, type ServerOptions, type ResolvedServerOptions } from './options.js';
+export { resolveServerOptions, type BatchOptions, type ServerOptions, type ResolvedServerOptions } from './options.js';
 export { ConfigError, DuplicateJobError, MissingDependencyError, StoreUnavailableError } from './errors.js';
 export {
   createLogger,

@@ -172,6 +172,7 @@ export async function runDev(argv: readonly string[], io: Io): Promise<number> {
       ...(io.env['BERTH_LB_DOMAIN'] ? { lbDomain: io.env['BERTH_LB_DOMAIN'] } : {}),
       store: opened.store,
       models: config.models,
+      ...(config.batches ? { batches: config.batches } : {}),
       // Job events once: the workers berth dev runs print their own "job completed" lines.
       logger: withoutWorkerEcho(logger, (workerId) => supervisor.pids().has(workerId)),
       ...storeServerOptions(args.store),

@@ -173,6 +173,7 @@ export async function runServe(argv: readonly string[], io: Io): Promise<number>
       logger,
       store: opened.store,
       ...(config?.models ? { models: config.models } : {}),
+      ...(config?.batches ? { batches: config.batches } : {}),
       // GET /v2/<endpoint>/scaling (KEDA) answers from the config's scaling settings.
       ...(config ? { scaling: Object.fromEntries(config.endpoints.map((e) => [e.id, e])) } : {}),
       // Load-balancing endpoints (docs/load-balancing.md): their containers' own HTTP servers behind the proxy.

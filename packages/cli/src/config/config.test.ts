@@ -255,7 +255,26 @@ describe('resolveConfig', () => {
       { endpoints: { web: { type: 'http', command: 'node s.js', batch: { maxWorkers: 1 } } } },
       'endpoints.web.batch: a batch lane is for queue endpoints',
     ],
-    [{ endpoint: {} }, '(top level): unknown field "endpoint" (known: endpoints, models, webhooks, rateLimits, gpus)'],
+    [
+      { endpoint: {} },
+      '(top level): unknown field "endpoint" (known: endpoints, models, webhooks, rateLimits, batches, gpus)',
+    ],
+    [
+      { endpoints: { echo: { worker: 'a.ts' } }, batches: { maxqueued: 5 } },
+      'batches: unknown field "maxqueued" (known: maxQueued, maxOpen, maxPerCall, retentionMs)',
+    ],
+    [
+      { endpoints: { echo: { worker: 'a.ts' } }, batches: { maxPerCall: 0 } },
+      'batches.maxPerCall: must be at least 1 (got 0)',
+    ],
+    [
+      { endpoints: { echo: { worker: 'a.ts' } }, batches: 5 },
+      'batches: must be an object like {"maxQueued": 200000, "maxPerCall": 10000} (got 5)',
+    ],
+    [
+      { endpoints: { docker: { worker: 'a.ts', dockr: 1 } } },
+      'endpoints.docker: unknown field "dockr" (known: worker,',
+    ],
     [
       { endpoints: { echo: { worker: 'a.ts' } }, rateLimits: { perworker: 5 } },
       'rateLimits: unknown field "perworker" (known: enabled, base, perWorker)',
@@ -282,6 +301,15 @@ describe('resolveConfig', () => {
     [null, '(top level): must be an object like {"endpoints": {...}} (got null)'],
   ])('%j -> %s', (value, problem) => {
     expect(problems(value).some((p) => p.startsWith(problem))).toBe(true);
+  });
+
+  it('batches: the limits as given, unset ones left to the server', () => {
+    const c = resolveConfig(
+      { endpoints: { echo: { worker: 'a.ts' } }, batches: { maxQueued: 1_000_000, retentionMs: 86_400_000 } },
+      join(tmp, 'berth.config.json'),
+    );
+    expect(c.batches).toEqual({ maxQueued: 1_000_000, retentionMs: 86_400_000 });
+    expect(resolveConfig({ endpoints: { echo: { worker: 'a.ts' } } }, join(tmp, 'c.json')).batches).toBeUndefined();
   });
 
   it('a command endpoint: words split on spaces (quotes group them), files it names are watched', () => {

@@ -40,6 +40,9 @@ const ENDPOINT_FIELDS = [
 
 const WEBHOOK_FIELDS = ['retries', 'retryDelayMs', 'retryBackoff', 'maxRetryDelayMs'];
 
+/** The fields of `createServer`'s `batches` (Batch Jobs limits, `BatchOptions`). */
+const BATCH_LIMIT_FIELDS = ['maxQueued', 'maxOpen', 'maxPerCall', 'retentionMs'];
+
 /** The fields of `createServer`'s `rateLimits` (`RateLimitOptions`). */
 export const RATE_LIMIT_FIELDS: readonly string[] = [
   'enabled',
@@ -277,6 +280,20 @@ const ConfigSchema = z
         )
         .optional(),
       rateLimits: RateLimitsSchema.optional(),
+      batches: z
+        .strictObject(
+          {
+            maxQueued: int(0, 100_000_000).optional(),
+            maxOpen: int(0, 1_000_000).optional(),
+            maxPerCall: int(1, 1_000_000).optional(),
+            retentionMs: int(0, 365 * 86_400_000).optional(),
+          },
+          {
+            error: (i) =>
+              `must be an object like {"maxQueued": 200000, "maxPerCall": 10000} (got ${describeValue(i.input)})`,
+          },
+        )
+        .optional(),
       gpus: GpusSchema.optional(),
     },
     { error: (i) => `must be an object like {"endpoints": {...}} (got ${describeValue(i.input)})` },
@@ -294,6 +311,21 @@ const ConfigSchema = z
         });
   });
 
+const TOP_LEVEL_FIELDS = ['endpoints', 'models', 'webhooks', 'rateLimits', 'batches', 'gpus'];
+/** The known fields of a top-level section, for an unknown-field message. */
+const SECTION_FIELDS = new Map<string, readonly string[]>([
+  ['gpus', ['devices']],
+  ['batches', BATCH_LIMIT_FIELDS],
+  ['webhooks', WEBHOOK_FIELDS],
+  ['rateLimits', RATE_LIMIT_FIELDS],
+]);
+/** The known fields of an endpoint's nested objects. */
+const NESTED_FIELDS = new Map<string, readonly string[]>([
+  ['batch', ['maxWorkers']],
+  ['docker', ['network', 'mounts', 'gpus']],
+  ['scaler', ['type', 'seconds (queue-delay)', 'jobsPerWorker (request-count)']],
+]);
+
 function formatIssue(issue: z.ZodError['issues'][number]): string {
   const path = issue.path.map(String);
   if (issue.code === 'invalid_key') {
@@ -302,20 +334,10 @@ function formatIssue(issue: z.ZodError['issues'][number]): string {
   if (issue.code === 'unrecognized_keys') {
     const known =
       path.length === 0
-        ? ['endpoints', 'models', 'webhooks', 'rateLimits', 'gpus']
-        : path[0] === 'gpus'
-          ? ['devices']
-          : path[0] === 'webhooks'
-            ? WEBHOOK_FIELDS
-            : path[0] === 'rateLimits'
-              ? RATE_LIMIT_FIELDS
-              : path.at(-1) === 'batch'
-                ? ['maxWorkers']
-                : path.at(-1) === 'docker'
-                  ? ['network', 'mounts', 'gpus']
-                  : path.at(-1) === 'scaler'
-                    ? ['type', 'seconds (queue-delay)', 'jobsPerWorker (request-count)']
-                    : ENDPOINT_FIELDS;
+        ? TOP_LEVEL_FIELDS
+        : (SECTION_FIELDS.get(String(path[0])) ??
+          (path.length > 2 ? NESTED_FIELDS.get(String(path.at(-1))) : undefined) ??
+          ENDPOINT_FIELDS);
     const keys = issue.keys.map((k) => `"${k}"`).join(', ');
     return `${path.join('.') || '(top level)'}: unknown field${issue.keys.length > 1 ? 's' : ''} ${keys} (known: ${known.join(', ')})`;
   }
@@ -340,6 +362,7 @@ export function resolveConfig(value: unknown, file: string): ResolvedConfig {
     models: (parsed.data.models ?? {}) as unknown as Record<string, ModelConfig>,
     ...(parsed.data.webhooks ? { webhooks: stripUndefined(parsed.data.webhooks) } : {}),
     ...(parsed.data.rateLimits ? { rateLimits: stripUndefined(parsed.data.rateLimits) } : {}),
+    ...(parsed.data.batches ? { batches: stripUndefined(parsed.data.batches) } : {}),
     ...(parsed.data.gpus ? { gpus: { devices: parsed.data.gpus.devices } } : {}),
     endpoints: Object.entries(parsed.data.endpoints).map(([id, ep]) => {
       const scaling = ep.minWorkers !== undefined || ep.maxWorkers !== undefined;

@@ -1,4 +1,4 @@
-import type { LbEndpointOptions, ModelConfig, RateLimitOptions, ScalerConfig } from '@berth/server';
+import type { BatchOptions, LbEndpointOptions, ModelConfig, RateLimitOptions, ScalerConfig } from '@berth/server';
 
 /** One endpoint that `berth dev` serves and runs workers for. */
 export interface EndpointConfig {
@@ -150,6 +150,14 @@ export interface BerthConfig {
    */
   rateLimits?: RateLimitOptions;
   /**
+   * Batch Jobs limits of `berth dev` / `berth serve` (`createServer`'s `batches`, docs/api.md#batch-jobs): requests
+   * queued in batches per endpoint (`maxQueued`, default 50,000), open batches per endpoint (`maxOpen`, 100),
+   * requests per add call (`maxPerCall`, 10,000), how long an ended batch is kept (`retentionMs`, 7 days).
+   *
+   * @example { "maxQueued": 1000000, "retentionMs": 86400000 }
+   */
+  batches?: Partial<BatchOptions>;
+  /**
    * The box's GPUs, handed out one set per worker to endpoints with `gpusPerWorker`. Default: what
    * `nvidia-smi -L` lists, when an endpoint needs GPUs.
    *
@@ -216,6 +224,8 @@ export interface ResolvedConfig {
   webhooks?: WebhookSchedule;
   /** As in the file (checked by `loadConfig` with the server's rules); undefined when it has no `rateLimits`. */
   rateLimits?: RateLimitOptions;
+  /** Batch Jobs limits as in the file (each unset one keeps the server's default). */
+  batches?: Partial<BatchOptions>;
   /** The `gpus` inventory as in the file; undefined: discovered with `nvidia-smi -L` when an endpoint needs GPUs. */
   gpus?: GpuInventoryConfig;
 }
