@@ -1,10 +1,13 @@
 // @ts-check
 // The Monitor view: an endpoint over the last 15 minutes or hour, from GET /v2/<ep>/monitor (the server's ring
 // buffer, 5 s slots; 5 min for a closer look): jobs per second, queue depth, delay and execution p50/p95, workers by state, cold starts.
+// A load-balancing endpoint (`"type": "http"`, the answer's `lb`): requests per second, requests waiting for a
+// worker, request time p50/p95, its workers, and now each ready worker's requests in flight.
 // Refreshed every 2.5 s while the tab is visible.
 import { api, route } from './api.js';
 import { drawChart, formatMs, formatNumber, lastValue, ratePerSecond } from './chart.js';
 import { $, el, errorText, show } from './dom.js';
+import { HTTP_CHARTS, renderLb } from './monitor-lb.js';
 import { gpusText, waitingText } from './waiting.js';
 
 /** @typedef {import('./chart.js').Values} Values */
@@ -27,6 +30,7 @@ import { gpusText, waitingText } from './waiting.js';
  * @property {Record<string, Values>} workers
  * @property {string} [waitingFor] why queued jobs wait now (while any is queued)
  * @property {{ workerId: string, devices: string[] }[]} [gpus] which worker holds which GPU now
+ * @property {import('./monitor-lb.js').LbNow} [lb] a load-balancing endpoint: its requests and workers now
  * @property {{ completed: number, failed: number, coldStarts: number, delayP50: number | null,
  *   delayP95: number | null, execP50: number | null, execP95: number | null }} totals
  */
@@ -96,6 +100,8 @@ export function mountMonitor({ endpoint }) {
   const legends = new Map();
   /** @type {Map<string, HTMLCanvasElement>} */
   const canvases = new Map();
+  /** @type {Map<string, HTMLElement>} */
+  const figures = new Map();
   const buttons = WINDOWS.map(([label, s]) => {
     const b = el('button', { type: 'button', className: 'tab', textContent: label });
     b.setAttribute('aria-pressed', String(s === windowS));
@@ -118,6 +124,7 @@ export function mountMonitor({ endpoint }) {
       canvases.set(c.id, canvas);
       const figure = el('figure', { className: 'chart-box' }, [el('h3', { textContent: c.title }), legend, canvas]);
       figure.dataset.chart = c.id;
+      figures.set(c.id, figure);
       return figure;
     }),
   );
@@ -139,8 +146,35 @@ export function mountMonitor({ endpoint }) {
       }),
     );
 
+  /**
+   * Titles for the kind of endpoint: a load-balancing one charts requests, and has no queue delay chart.
+   *
+   * @param {boolean} http
+   */
+  function titles(http) {
+    for (const c of CHARTS) {
+      const f = figures.get(c.id);
+      if (!f) continue;
+      const h3 = f.querySelector('h3');
+      if (h3) h3.textContent = (http && HTTP_CHARTS[c.id]?.title) || c.title;
+      f.hidden = http && c.id === 'delay';
+    }
+  }
+
+  /**
+   * The series name of a chart's legend item `i`, for the kind of endpoint.
+   *
+   * @param {boolean} http
+   * @param {string} id
+   * @param {number} i
+   */
+  const nameOf = (http, id, i) =>
+    (http && HTTP_CHARTS[id]?.names[i]) || CHARTS.find((c) => c.id === id)?.series[i]?.[0] || '';
+
   /** @param {MonitorAnswer} m */
   function render(m) {
+    const http = m.lb !== undefined;
+    titles(http);
     const from = m.now - windowS * 1000;
     const common = { t: m.t, slotMs: m.slotMs, from, now: m.now };
     const span = windowS === 3600 ? '1 h' : `${windowS / 60} min`;
@@ -164,17 +198,26 @@ export function mountMonitor({ endpoint }) {
       });
     draw('jobs', [completed, failed], { format: formatNumber });
     legend('jobs', [
-      ['completed', `${formatNumber(lastValue(completed))}/s now, ${m.totals.completed} in ${span}`, color('jobs', 0)],
-      ['failed', `${formatNumber(lastValue(failed))}/s now, ${m.totals.failed} in ${span}`, color('jobs', 1)],
+      [
+        nameOf(http, 'jobs', 0),
+        `${formatNumber(lastValue(completed))}/s now, ${m.totals.completed} in ${span}`,
+        color('jobs', 0),
+      ],
+      [
+        nameOf(http, 'jobs', 1),
+        `${formatNumber(lastValue(failed))}/s now, ${m.totals.failed} in ${span}`,
+        color('jobs', 1),
+      ],
     ]);
     draw('queue', [m.queue]);
-    legend('queue', [['queued', `${formatNumber(lastValue(m.queue))} now`, color('queue', 0)]]);
+    legend('queue', [[nameOf(http, 'queue', 0), `${formatNumber(lastValue(m.queue))} now`, color('queue', 0)]]);
     /** @type {[string, Values, Values, number | null, number | null][]} */
     const timings = [
       ['delay', m.delayP50, m.delayP95, m.totals.delayP50, m.totals.delayP95],
       ['exec', m.execP50, m.execP95, m.totals.execP50, m.totals.execP95],
     ];
     for (const [id, p50, p95, t50, t95] of timings) {
+      if (http && id === 'delay') continue;
       draw(id, [p50, p95], { format: formatMs, floor: 10 });
       legend(id, [
         ['p50', `${formatMs(t50)} over ${span}`, color(id, 0)],
@@ -191,14 +234,16 @@ export function mountMonitor({ endpoint }) {
     );
     draw('cold', [m.coldStarts]);
     legend('cold', [['cold starts', `${m.totals.coldStarts} in ${span}`, color('cold', 0)]]);
-    // Now: why queued jobs wait, and the GPUs held (the scaler's placement).
+    // Now: why queued jobs (requests) wait, or a worker the scaler cannot start yet, and the GPUs held.
+    renderLb(m.lb);
+    const waiting = m.lb ? (m.lb.waiting > 0 ? 'Requests are' : 'The next worker is') : 'Queued jobs are';
     const now = [
-      m.waitingFor ? `Queued jobs are ${waitingText(m.waitingFor)}` : '',
+      m.waitingFor ? `${waiting} ${waitingText(m.waitingFor)}` : '',
       m.gpus?.length ? `GPUs: ${gpusText(m.gpus)}` : '',
     ].filter(Boolean);
     show('monitor-waiting', now.length ? now.join('. ') : undefined);
     $('monitor-updated').textContent =
-      `Updated ${new Date(m.now).toLocaleTimeString([], { hourCycle: 'h23' })} · ${m.slotMs / 1000} s slots · delay, execution and cold starts as this server saw them`;
+      `Updated ${new Date(m.now).toLocaleTimeString([], { hourCycle: 'h23' })} · ${m.slotMs / 1000} s slots · ${http ? 'requests, request time' : 'delay, execution'} and cold starts as this server saw them`;
   }
 
   async function refresh() {

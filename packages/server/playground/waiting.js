@@ -15,6 +15,7 @@ const REASONS = {
   handler_broken: 'a handler that loads (it fails to)',
   batch_lane: 'the batch lane (workers that run batch requests only)',
   batch_draft: 'its batch to be finalized (a DRAFT batch runs nothing)',
+  worker: 'a ready worker with room (all busy, starting or unhealthy)',
 };
 
 /**

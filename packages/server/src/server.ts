@@ -141,7 +141,8 @@ export function createServer(options: ServerOptions = {}): BerthServer {
     metrics: metrics.lb,
     now: () => opts.clock.now(),
   });
-  const monitor = new Monitor({ ...source, clock: opts.clock, logger: opts.logger });
+  const monitor = new Monitor({ ...source, clock: opts.clock, logger: opts.logger, lb });
+  metrics.lb.observer = monitor;
   ctx.onColdStart = (id) => {
     metrics.coldStart(id);
     monitor.coldStart(id);

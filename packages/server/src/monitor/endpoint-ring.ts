@@ -89,6 +89,11 @@ export class EndpointRing {
     if (execMs !== undefined) this.exec[i * NB + bucketOf(TIME_BUCKETS_MS, execMs)]!++;
   }
 
+  /** A load-balancing request's time, ms (charted as execution; it has no queue delay of its own). */
+  latency(t: number, ms: number): void {
+    this.exec[this.row(t) * NB + bucketOf(TIME_BUCKETS_MS, ms)]!++;
+  }
+
   /** The queue depth and workers now (the last sample of a slot wins). */
   gauges(t: number, queue: number, workers: WorkerCounts): void {
     const i = this.row(t);

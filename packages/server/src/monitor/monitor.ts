@@ -3,6 +3,7 @@ import type { Logger } from '@berth/protocol/log';
 import type { EndpointCounts, JobRecord } from '../store/types.js';
 import type { WaitingFor, WorkerRegistry } from '../workers/worker-registry.js';
 import { EndpointRing, SLOT_MS, SLOTS, type RingWindow } from './endpoint-ring.js';
+import { lbGauges, lbNow, type LbNow, type LbSource } from './lb-now.js';
 
 export interface MonitorDeps {
   clock: Clock;
@@ -11,6 +12,8 @@ export interface MonitorDeps {
   registry: WorkerRegistry;
   heartbeatMs: number;
   logger: Logger;
+  /** Load-balancing endpoints (`"type": "http"`): their requests and workers instead of a queue's. */
+  lb?: LbSource;
 }
 
 /** What `GET /v2/<ep>/monitor` answers. */
@@ -19,10 +22,20 @@ export interface MonitorReply extends RingWindow {
   slotMs: number;
   /** The clock when answered, epoch ms (the last slot is partial: its rates divide by the time elapsed in it). */
   now: number;
-  /** Now, while jobs are queued: why they wait (as `/health`'s `waitingFor`; docs/api.md, "Why a job waits"). */
-  waitingFor?: WaitingFor;
+  /**
+   * Now, while jobs are queued: why they wait (as `/health`'s `waitingFor`; docs/api.md, "Why a job waits"). A
+   * load-balancing endpoint: why requests wait, or the scaler's reason a worker is not started (`gpu`) at any time;
+   * `worker`: workers are there but none ready with room.
+   */
+  waitingFor?: WaitingFor | 'worker';
   /** Now: which worker holds which GPU (as `/health`'s `gpus`), when the scaler places GPUs. */
   gpus?: { workerId: string; devices: string[] }[];
+  /**
+   * A load-balancing endpoint (`"type": "http"`, docs/load-balancing.md): its series count requests (`completed`:
+   * answered below 500, `failed`: 5xx; `queue`: requests waiting for a worker; `exec`: request time from arrival to
+   * the last byte; no `delay`), as this replica saw them, and this is its state now.
+   */
+  lb?: LbNow;
 }
 
 /**
@@ -30,6 +43,8 @@ export interface MonitorReply extends RingWindow {
  * one hour) so it works with no Prometheus. Jobs completed and failed are the deltas of the stored counters and
  * queue depth and workers are sampled from the store and the shared presence: the same on every replica. Delay,
  * execution and cold starts are what this replica saw. Sampled every slot by a timer (`start`) and on every read.
+ * A load-balancing endpoint's requests (`request`, from the proxy's metrics), their times and its cold starts are
+ * also this replica's; its waiting requests and workers are sampled from the proxy.
  */
 export class Monitor {
   private readonly rings = new Map<string, EndpointRing>();
@@ -55,6 +70,14 @@ export class Monitor {
     this.ring(endpointId).coldStart(this.deps.clock.now());
   }
 
+  /** A load-balancing request answered with `status` after `ms` (5xx counts as failed). */
+  request(endpointId: string, status: number, ms: number): void {
+    const ring = this.ring(endpointId);
+    const t = this.deps.clock.now();
+    ring.addDone(t, status < 500 ? 1 : 0, status < 500 ? 0 : 1);
+    ring.latency(t, ms);
+  }
+
   /**
    * Samples the endpoint (every endpoint when omitted): stored counters (their growth since the last sample goes to
    * the current slot), queue depth and workers. The first sample of an endpoint only sets the baseline.
@@ -64,6 +87,11 @@ export class Monitor {
     await Promise.all(
       eps.map(async (ep) => {
         const t = this.deps.clock.now();
+        const { lb } = this.deps;
+        if (lb?.has(ep)) {
+          const g = lbGauges(lb.health(ep));
+          return this.ring(ep).gauges(t, g.queue, g.workers);
+        }
         const c = await this.deps.counts(ep);
         const ring = this.ring(ep);
         const prev = this.last.get(ep);
@@ -91,8 +119,16 @@ export class Monitor {
     const now = this.deps.clock.now();
     const slots = Math.max(1, Math.min(SLOTS, Math.ceil(windowMs / SLOT_MS)));
     const reply: MonitorReply = { endpointId, slotMs: SLOT_MS, now, ...this.ring(endpointId).window(now, slots) };
-    const { registry } = this.deps;
-    if ((await this.deps.counts(endpointId)).inQueue > 0)
+    const { registry, lb } = this.deps;
+    if (lb?.has(endpointId)) {
+      const h = lb.health(endpointId);
+      reply.lb = lbNow(lb, endpointId, h);
+      // Requests waiting: the scaler's reason first, else the proxy's. None waiting: a worker the scaler wants and
+      // cannot start (a GPU, its image, a crash loop), never a cold start under way.
+      const scaler = registry.scalerReason(endpointId);
+      const why = h.jobs.inQueue > 0 ? (scaler ?? h.waitingFor) : scaler === 'cold_start' ? undefined : scaler;
+      if (why !== undefined) reply.waitingFor = why as WaitingFor | 'worker';
+    } else if ((await this.deps.counts(endpointId)).inQueue > 0)
       reply.waitingFor = registry.waitingFor(endpointId, false, performance.now(), this.deps.heartbeatMs);
     const gpus = registry.gpusOf(endpointId);
     if (gpus) reply.gpus = gpus;

@@ -80,9 +80,10 @@ describe('servePlayground', () => {
     }
   });
 
-  // 100 KB until the queued job's place and reason and the GPU holders were shown (issues #38, #39: 103 KB).
-  it('stays small: under 110 KB in all', () => {
+  // 100 KB until the queued job's place and reason and the GPU holders were shown (issues #38, #39: 103 KB); 110 KB
+  // until the Monitor view showed load-balancing endpoints (issue #39: 111.5 KB).
+  it('stays small: under 115 KB in all', () => {
     const total = names.reduce((n, name) => n + readFileSync(PLAYGROUND_DIR + name).byteLength, 0);
-    expect(total).toBeLessThan(110_000);
+    expect(total).toBeLessThan(115_000);
   });
 });

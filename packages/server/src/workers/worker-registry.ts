@@ -192,6 +192,11 @@ export class WorkerRegistry {
     else this.waitReasons.set(endpointId, reason);
   }
 
+  /** The scaler's reason now (`setWaitReason`), if any: `gpu` while a worker it wants waits for devices. */
+  scalerReason(endpointId: string): ScalerWaitReason | undefined {
+    return this.waitReasons.get(endpointId);
+  }
+
   /** The GPUs the scaler's workers of the endpoint hold (`setGpus`): `/health`'s `gpus`, on this process only. */
   setGpus(endpointId: string, held: readonly { workerId: string; devices: readonly string[] }[]): void {
     if (held.length === 0) this.gpus.delete(endpointId);
