@@ -10,8 +10,8 @@ const CONCURRENCY = 1;
  * The `k8s/` folder of a load-balancing (`"type": "http"`) endpoint: a Deployment of its own image (`PORT` and
  * `PORT_HEALTH` set to the port its Dockerfile exposes, the container port declared, RunPod's worker variables,
  * a grace period long enough for a request in flight to finish) and a Service on that port. No ScaledObject: the
- * scaling route counts queued jobs, not proxied requests, so the header says what Berth's scaler uses and how to
- * scale on it in a cluster. Not run against a cluster here: structure checked by tests only.
+ * scaling route counts the requests through Berth's proxy, not those sent to this Service, so the header says what
+ * Berth's scaler uses and how to scale on it in a cluster. Not run against a cluster here: structure checked by tests only.
  */
 export function k8sHttpManifests(ep: ResolvedEndpoint, image: string, port: number): Record<string, string> {
   const name = `${ep.id}-worker`;
@@ -64,8 +64,9 @@ export function k8sHttpManifests(ep: ResolvedEndpoint, image: string, port: numb
     'deployment.yaml':
       `${header('Worker Deployment')}` +
       `# Scaling: Berth's scaler runs these workers on requests, not jobs: ${ep.scaler?.type === 'queue-delay' ? 'queue-delay (one more worker while requests wait longer than its seconds)' : `request-count, ceil((requests waiting + in flight) / ${concurrency}) workers`},\n` +
-      `# ${ep.minWorkers} to ${ep.maxWorkers}. GET /v2/${ep.id}/scaling does not count proxied requests yet, so no KEDA ScaledObject is\n` +
-      `# written: in a cluster, scale on requests in flight per pod (e.g. KEDA's HTTP add-on, targetPendingRequests ${concurrency}).\n` +
+      `# ${ep.minWorkers} to ${ep.maxWorkers}. GET /v2/${ep.id}/scaling counts only the requests through Berth's proxy; clients of this Service\n` +
+      `# are not seen there, so no KEDA ScaledObject is written: scale on requests in flight per pod (e.g. KEDA's HTTP add-on,\n` +
+      `# targetPendingRequests ${concurrency}).\n` +
       `# No readinessProbe on ${ep.http?.healthPath ?? '/ping'}: Kubernetes counts 204 ("initializing") as ready; add an exec probe if you need one.\n` +
       toYaml(deployment),
     'service.yaml': `${header('Service on the worker port')}${toYaml(service)}`,

@@ -126,6 +126,8 @@ describe('berth build k8s/ manifests', () => {
     expect(service.spec.selector).toEqual(deployment.spec.selector.matchLabels);
     expect(service.spec.ports).toEqual([{ name: 'http', port: 8080, targetPort: 'http', protocol: 'TCP' }]);
     expect(files['deployment.yaml']).toContain('request-count, ceil((requests waiting + in flight) / 4) workers');
-    expect(files['deployment.yaml']).toContain('no KEDA ScaledObject is\n# written');
+    expect(files['deployment.yaml']).toContain(
+      'clients of this Service\n# are not seen there, so no KEDA ScaledObject is written',
+    );
   });
 });

@@ -186,7 +186,12 @@ export const ROUTES: readonly ApiRoute[] = [
   endpoint('scaling', {
     methods: ['GET'],
     operation: 'health',
-    serve: (rc, d) => (d.scaling ? scaling(rc, d.scaling) : Promise.reject(routeNotFound(rc.req))),
+    serve: (rc, d) => {
+      if (!d.scaling) return Promise.reject(routeNotFound(rc.req));
+      if (!d.lb?.has(rc.endpointId)) return scaling(rc, d.scaling);
+      const health = d.lb.health(rc.endpointId);
+      return scaling(rc, d.scaling, { health, waitedMs: d.lb.counts(rc.endpointId).waitedMs });
+    },
     doc: {
       id: 'scaling',
       summary: "Desired workers from the endpoint's scaling policy (KEDA metrics-api; docs/deployment.md)",

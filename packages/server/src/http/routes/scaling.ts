@@ -1,4 +1,4 @@
-import { BerthError, type ScalingReply } from '@berth/protocol';
+import { BerthError, type HealthReply, type ScalingReply } from '@berth/protocol';
 import { desiredWorkers, type ScalingPolicy } from '../../scaling/policy.js';
 import type { QueueWait } from '../../scaling/queue-wait.js';
 import type { ApiResponse } from '../types.js';
@@ -11,23 +11,30 @@ export interface ScalingDeps {
   now: () => number;
 }
 
+/** A load-balancing endpoint's demand: its `/health` (requests waiting and in flight, workers) and the oldest wait. */
+export interface LbDemand {
+  health: HealthReply;
+  waitedMs: number | undefined;
+}
+
 /**
  * `GET /v2/<ep>/scaling`: the desired worker count by the endpoint's scaling policy (the one `berth dev` and
  * `berth serve --scale docker` act on), with what it was computed from. Read-only; the API key must be allowed
- * the endpoint (a key scoped to other endpoints gets 403).
+ * the endpoint (a key scoped to other endpoints gets 403). A load-balancing endpoint (`lb`) counts requests
+ * waiting for a worker as `inQueue` and requests in flight as `inProgress`, as its own scaler does.
  */
-export async function scaling(rc: RouteContext, deps: ScalingDeps): Promise<ApiResponse> {
+export async function scaling(rc: RouteContext, deps: ScalingDeps, lb?: LbDemand): Promise<ApiResponse> {
   const policy = deps.policies.get(rc.endpointId);
   if (!policy)
     throw new BerthError(
       'endpoint_not_found',
       `endpoint ${rc.endpointId} has no scaling settings (serve it with --config <file> naming it)`,
     );
-  const { jobs, workers: w } = await rc.service.health(rc.endpointId);
+  const { jobs, workers: w } = lb?.health ?? (await rc.service.health(rc.endpointId));
   const connected = w.idle + w.running;
   const ids = Array.from({ length: connected + w.initializing }, (_, i) => `w${i}`);
   const running = new Map(ids.slice(0, connected).map((id, i) => [id, i < w.running ? 1 : 0] as [string, number]));
-  const queuedForMs = deps.queueWait.observe(rc.endpointId, jobs.inQueue, deps.now());
+  const queuedForMs = lb ? lb.waitedMs : deps.queueWait.observe(rc.endpointId, jobs.inQueue, deps.now());
   const desired = desiredWorkers(policy, {
     inQueue: jobs.inQueue,
     inProgress: jobs.inProgress,
