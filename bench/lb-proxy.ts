@@ -1,14 +1,20 @@
 // Load-balancing proxy benchmark (issue #39): a small JSON POST through `/v2/<ep>/lb/<path>` against the worker's
-// own server called directly, at c=1 (p50 added latency) and c=50 (throughput ratio); a streamed answer's
-// time-to-first-byte through the proxy minus direct; and, under `berth dev`, the first request from zero minus the
-// worker's boot. Three processes: the worker, the control plane, and this one (the load). Prints figures.
-//   node --import tsx bench/lb-proxy.ts [--seconds 5] [--rounds 3]
+// own server called directly and through a bare `node:http` reverse proxy (lib/bare-proxy.ts: what any proxy hop
+// costs here), at c=1 (p50 added latency) and c=50 (throughput ratios, the proxies' CPU ms per request); a streamed
+// answer's time-to-first-byte through the proxy minus direct; and, under `berth dev`, the first request from zero
+// minus the worker's boot. Processes: the worker, the bare proxy, the control plane, this one (the load); the
+// rows take turns, one load at a time. Prints figures per round with the load average.
+//   node --import tsx bench/lb-proxy.ts [--seconds 5] [--rounds 3] [--profile <dir>] [--no-zero]
+// --profile writes the V8 CPU profiles of the control plane and the bare proxy to <dir> (bench/profile-summary.ts reads it);
+// BENCH_BERTH_BASELINE=<another checkout, built> adds a `Berth@base` row: that checkout's control plane.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startBareProxy } from './lib/bare-proxy.js';
+import { cpuMs } from './lib/proc.js';
 
 const KEY = 'berth_lbbench00000000000000000';
 const SELF = fileURLToPath(import.meta.url);
@@ -39,9 +45,10 @@ function runWorker(): void {
   });
 }
 
-/** The control plane with one load-balancing endpoint whose worker is at `workerPort`. */
-async function runServer(workerPort: number): Promise<void> {
-  const { createServer: createBerth } = await import('@berth/server');
+/** The control plane with one load-balancing endpoint whose worker is at `workerPort`; `base`: another checkout's. */
+async function runServer(workerPort: number, base: string | undefined): Promise<void> {
+  const mod = base ? pathToFileURL(join(base, 'packages/server/dist/index.js')).href : '@berth/server';
+  const { createServer: createBerth } = (await import(mod)) as typeof import('@berth/server');
   const server = createBerth({
     apiKeys: [KEY],
     lb: { gen: { concurrency: 1000 } },
@@ -54,9 +61,8 @@ async function runServer(workerPort: number): Promise<void> {
   console.log(`PORT ${port}`);
 }
 
-function child(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ proc: ChildProcess; port: number }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', SELF, ...args], {
-    env: { ...process.env, ...env },
+function child(args: string[], node: string[] = []): Promise<{ proc: ChildProcess; port: number }> {
+  const proc = spawn(process.execPath, [...node, '--import', 'tsx', SELF, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
@@ -167,45 +173,87 @@ async function fromZero(): Promise<{ firstMs: number; readyMs: number }> {
   }
 }
 
+interface Row {
+  name: string;
+  port: number;
+  path: string;
+  /** The proxy's process (its CPU time per request is read); none for the worker called directly. */
+  pid: number | undefined;
+}
+
+const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
 async function main(): Promise<void> {
   const seconds = arg('seconds', 5);
   const rounds = arg('rounds', 3);
+  const profile = process.argv.includes('--profile') ? process.argv[process.argv.indexOf('--profile') + 1] : undefined;
+  const base = process.env['BENCH_BERTH_BASELINE'];
   const worker = await child(['worker']);
-  const server = await child(['server', String(worker.port)]);
-  const direct = worker.port;
-  const proxy = server.port;
+  const prof = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+  const bare = await child(['bare', String(worker.port)], prof);
+  const server = await child(['server', String(worker.port)], prof);
+  const baseServer = base ? await child(['server', String(worker.port), base]) : undefined;
+  const lb = '/v2/gen/lb/generate';
+  const rows: Row[] = [
+    { name: 'direct', port: worker.port, path: '/generate', pid: undefined },
+    { name: 'bare proxy', port: bare.port, path: '/generate', pid: bare.proc.pid },
+    { name: 'Berth', port: server.port, path: lb, pid: server.proc.pid },
+    ...(baseServer ? [{ name: 'Berth@base', port: baseServer.port, path: lb, pid: baseServer.proc.pid }] : []),
+  ];
+  const c1 = new Map<string, number[]>(rows.map((r) => [r.name, []]));
+  const c50 = new Map<string, number[]>(rows.map((r) => [r.name, []]));
+  const cpu = new Map<string, number[]>(rows.map((r) => [r.name, []]));
+  const loads: string[] = [];
   try {
-    // Warm both paths.
-    await load(direct, '/generate', 8, 1);
-    await load(proxy, '/v2/gen/lb/generate', 8, 1);
-    const c1: { d: number; p: number }[] = [];
-    const c50: { d: number; p: number }[] = [];
-    for (let r = 0; r < rounds; r++) {
-      const d1 = await load(direct, '/generate', 1, seconds);
-      const p1 = await load(proxy, '/v2/gen/lb/generate', 1, seconds);
-      const d50 = await load(direct, '/generate', 50, seconds);
-      const p50 = await load(proxy, '/v2/gen/lb/generate', 50, seconds);
-      c1.push({ d: d1.p50, p: p1.p50 });
-      c50.push({ d: d50.rps, p: p50.rps });
+    for (const r of rows) await load(r.port, r.path, 8, 1); // warm every path
+    for (let round = 0; round < rounds; round++) {
+      // Each round starts at another row, so a drift of the machine's load does not always favour the same one.
+      const order = rows.map((_, i) => rows[(i + round) % rows.length]!);
+      for (const r of order) c1.get(r.name)!.push((await load(r.port, r.path, 1, seconds)).p50);
+      for (const r of order) {
+        const before = r.pid ? cpuMs(r.pid) : 0;
+        const x = await load(r.port, r.path, 50, seconds);
+        c50.get(r.name)!.push(x.rps);
+        if (r.pid) cpu.get(r.name)!.push((cpuMs(r.pid) - before) / (x.rps * seconds));
+      }
+      loads.push(loadavg());
+      const d1 = c1.get('direct')![round]!;
+      const d50 = c50.get('direct')![round]!;
+      const b50 = c50.get('bare proxy')![round]!;
+      const line = (r: Row) => {
+        const p1 = c1.get(r.name)![round]!;
+        const p50 = c50.get(r.name)![round]!;
+        if (!r.pid) return `direct: c=1 p50 ${f(d1)} ms, c=50 ${f(d50, 0)} req/s`;
+        const ofBare = r.name === 'bare proxy' ? '' : `, ${f(p50 / b50, 2)}x of bare`;
+        return `${r.name}: c=1 p50 ${f(p1)} ms (+${f(p1 - d1)}), c=50 ${f(p50, 0)} req/s (${f(p50 / d50, 2)}x${ofBare}), proxy CPU ${f(cpu.get(r.name)![round]!)} ms/request`;
+      };
+      console.log(`round ${round + 1} (load average ${loads[round]}):\n  ${rows.map(line).join('\n  ')}`);
+    }
+    const med = (name: string, of: Map<string, number[]>, by?: string) =>
+      median(of.get(name)!.map((x, i) => (by ? x / of.get(by)![i]! : x)));
+    const added = (name: string) => median(c1.get(name)!.map((x, i) => x - c1.get('direct')![i]!));
+    console.log(`\nmedians of ${rounds} rounds of ${seconds} s (load average per round: ${loads.join('; ')}):`);
+    for (const r of rows.slice(1))
       console.log(
-        `round ${r + 1}: c=1 p50 direct ${f(d1.p50)} ms, proxy ${f(p1.p50)} ms (+${f(p1.p50 - d1.p50)}); ` +
-          `c=50 direct ${f(d50.rps, 0)} req/s, proxy ${f(p50.rps, 0)} req/s (${f(p50.rps / d50.rps, 2)}x), p99 ${f(d50.p99, 1)} / ${f(p50.p99, 1)} ms`,
+        `  ${r.name}: c=1 added p50 ${f(added(r.name))} ms (goal <= 1 ms); c=50 ${f(med(r.name, c50, 'direct'), 2)}x direct (goal >= 0.8x)` +
+          (r.name === 'bare proxy' ? '' : `, ${f(med(r.name, c50, 'bare proxy'), 2)}x of the bare proxy`) +
+          `; proxy CPU ${f(med(r.name, cpu))} ms/request`,
+      );
+    for (const r of rows.slice(2)) {
+      const t: number[] = [];
+      for (let i = 0; i < rounds; i++)
+        t.push((await ttfb(r.port, '/v2/gen/lb/stream', 300)) - (await ttfb(worker.port, '/stream', 300)));
+      console.log(
+        `  ${r.name}: streamed TTFB minus direct (median of ${rounds} x 300): ${f(median(t))} ms (goal <= 2 ms)`,
       );
     }
-    const t: number[] = [];
-    for (let r = 0; r < rounds; r++)
-      t.push((await ttfb(proxy, '/v2/gen/lb/stream', 300)) - (await ttfb(direct, '/stream', 300)));
-    const added = median(c1.map((x) => x.p - x.d));
-    const ratio = median(c50.map((x) => x.p / x.d));
-    console.log(`\nc=1 added latency p50 (median of ${rounds} rounds): ${f(added)} ms (goal <= 1 ms)`);
-    console.log(`c=50 throughput through the proxy / direct (median): ${f(ratio, 2)}x (goal >= 0.8x)`);
-    console.log(
-      `streamed TTFB through the proxy minus direct (median of ${rounds} x 300): ${f(median(t))} ms (goal <= 2 ms)`,
-    );
   } finally {
-    server.proc.kill();
+    server.proc.kill(profile ? 'SIGINT' : 'SIGTERM');
+    baseServer?.proc.kill();
+    bare.proc.kill(profile ? 'SIGINT' : 'SIGTERM');
     worker.proc.kill();
   }
+  if (process.argv.includes('--no-zero')) return void agent.destroy();
   const z = await fromZero();
   console.log(
     `from zero (berth dev, Node worker): first request ${f(z.firstMs, 0)} ms, worker launch to /ping 200 ${z.readyMs} ms, difference ${f(z.firstMs - z.readyMs, 0)} ms (goal <= 300 ms)`,
@@ -215,5 +263,8 @@ async function main(): Promise<void> {
 
 const mode = process.argv[2];
 if (mode === 'worker') runWorker();
-else if (mode === 'server') void runServer(Number(process.argv[3]));
+else if (mode === 'bare') {
+  process.on('SIGINT', () => process.exit(0)); // a --cpu-prof run writes its profile
+  startBareProxy(Number(process.argv[3]), (port) => console.log(`PORT ${port}`));
+} else if (mode === 'server') void runServer(Number(process.argv[3]), process.argv[4]);
 else await main();

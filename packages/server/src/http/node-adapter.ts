@@ -27,19 +27,28 @@ export function nodeHandler(
       if (gone) ac?.abort();
     });
     const target = splitTarget(req.url ?? '/');
-    const headers: Record<string, string | undefined> = {};
     const raw = req.headers;
-    for (const k in raw) {
-      const v = raw[k];
-      headers[k] = Array.isArray(v) ? v.join(', ') : v;
-    }
+    // Node joins repeated request headers into one string except Set-Cookie: only then is a copy needed.
+    const headers = raw['set-cookie'] === undefined ? (raw as Record<string, string | undefined>) : joined(raw);
     let query: URLSearchParams | undefined;
+    const body = bodyOf(req, budget, held);
     const apiReq: ApiRequest = {
       method: req.method ?? 'GET',
       path: target.path,
       rawQuery: target.search,
       headers,
-      body: bodyOf(req, budget, held),
+      body,
+      arrived: () => {
+        // A small body comes with its headers: once parsed it is in the request's buffer, taken in one read. (Node
+        // marks the request complete only a turn of the event loop later; its Content-Length says sooner.)
+        const declared = raw['content-length'];
+        const whole = req.complete || (declared !== undefined && req.readableLength >= Number(declared));
+        if (!whole || body.started) return undefined;
+        const bytes = (req.read() as Buffer | null) ?? EMPTY;
+        budget?.take(bytes.length);
+        held.bytes += bytes.length;
+        return bytes;
+      },
       release: (bytes) => {
         const n = Math.min(bytes, held.bytes);
         held.bytes -= n;
@@ -66,6 +75,17 @@ export function nodeHandler(
   };
 }
 
+const EMPTY = Buffer.alloc(0);
+
+function joined(raw: IncomingMessage['headers']): Record<string, string | undefined> {
+  const headers: Record<string, string | undefined> = {};
+  for (const k in raw) {
+    const v = raw[k];
+    headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return headers;
+}
+
 /** Received body bytes waiting for the reader past which the request is paused (TCP backpressure). */
 const QUEUE_PAUSE_BYTES = 64 * 1024;
 
@@ -80,9 +100,11 @@ function bodyOf(
   req: IncomingMessage,
   budget: BodyBudget | undefined,
   held: { bytes: number },
-): AsyncIterable<Uint8Array> {
+): AsyncIterable<Uint8Array> & { started: boolean } {
   return {
+    started: false,
     [Symbol.asyncIterator]() {
+      this.started = true;
       const queue: Buffer[] = [];
       let queued = 0; // bytes in `queue`
       let paused = false;

@@ -15,6 +15,12 @@ export interface ApiRequest {
   headers: Record<string, string | undefined>;
   /** The raw body, read lazily so size limits are enforced while reading. */
   body?: AsyncIterable<Uint8Array> | Uint8Array | string;
+  /**
+   * The whole body when it has already been received (a small request arrives with its headers), held in the
+   * in-flight budget as `body`'s chunks are (throws 503 `overloaded` when it does not fit); undefined when it has
+   * not, or once `body` is being read: then read `body`. Saves a proxy the asynchronous read of small bodies.
+   */
+  arrived?: () => Uint8Array | undefined;
   /** Aborts when the client goes away (an `AbortSignal`, or the adapter's cheaper `ClientGone`). */
   signal?: AbortLike;
   /**

@@ -156,16 +156,16 @@ export class Balancer {
   }
 
   /**
-   * A worker for one request (its `inFlight` counted; call `release`). Waits up to `waitMs` (`affinityWaitMs` for
-   * strict modes) and stops waiting when `signal` aborts.
+   * A worker for one request (its `inFlight` counted; call `release`): at once when one has room (no promise), else
+   * a promise that waits up to `waitMs` (`affinityWaitMs` for strict modes) and stops waiting when `signal` aborts.
    */
   acquire(
     endpointId: string,
     affinity: Affinity,
     waits: { coldStartMs: number; affinityMs: number },
-    now: number,
+    now: () => number,
     signal?: AbortLike,
-  ): Promise<LbWorker> {
+  ): LbWorker | Promise<LbWorker> {
     const strict = affinity.mode === 'strict' || affinity.mode === 'strict-resume';
     const pinned = affinity.mode === 'none' ? undefined : affinity.workerId;
     if (strict) {
@@ -179,7 +179,7 @@ export class Balancer {
     const picked = this.#pick(endpointId, strict ? pinned : undefined, pinned);
     if (picked) {
       picked.inFlight++;
-      return Promise.resolve(picked);
+      return picked;
     }
     const why = this.#broken.get(endpointId);
     if (why !== undefined) return Promise.reject(unstartable(endpointId, why));
@@ -195,7 +195,7 @@ export class Balancer {
         only: strict ? pinned : undefined,
         prefer: pinned,
         resume: affinity.mode === 'strict-resume',
-        since: now,
+        since: now(),
         resolve,
         reject,
         done: false,

@@ -22,12 +22,25 @@ const DROPPED = new Set([
 /** Bodies up to this size (declared by Content-Length) are sent in one write; larger ones stream. */
 const ONE_WRITE_BYTES = 64 * 1024;
 
-/** The request's headers for the worker: hop-by-hop ones, those named by `Connection`, and the API key removed. */
-export function upstreamHeaders(h: ApiRequest['headers']): OutgoingHttpHeaders {
-  const named = h['connection']
-    ?.toLowerCase()
+/**
+ * The header names a `Connection` value lists (hop-by-hop too). The usual `keep-alive` and `close` are answered
+ * without splitting: `keep-alive` is dropped anyway, and a header named `close` is checked by name.
+ */
+function namedBy(connection: string | undefined): readonly string[] | undefined {
+  if (connection === undefined) return undefined;
+  if (connection === 'keep-alive' || connection === 'Keep-Alive') return KEEP_ALIVE;
+  if (connection === 'close' || connection === 'Close') return CLOSE;
+  return connection
+    .toLowerCase()
     .split(',')
     .map((s) => s.trim());
+}
+const KEEP_ALIVE = ['keep-alive'];
+const CLOSE = ['close'];
+
+/** The request's headers for the worker: hop-by-hop ones, those named by `Connection`, and the API key removed. */
+export function upstreamHeaders(h: ApiRequest['headers']): OutgoingHttpHeaders {
+  const named = namedBy(h['connection']);
   const out: OutgoingHttpHeaders = {};
   for (const k in h) {
     const v = h[k];
@@ -40,13 +53,12 @@ export function upstreamHeaders(h: ApiRequest['headers']): OutgoingHttpHeaders {
 
 /** The worker's answer headers for the client: hop-by-hop ones removed (Node frames the body itself). */
 export function downstreamHeaders(res: IncomingMessage): { headers: Record<string, string>; setCookie?: string[] } {
-  const named = res.headers['connection']
-    ?.toLowerCase()
-    .split(',')
-    .map((s) => s.trim());
+  const h = res.headers;
+  const named = namedBy(h['connection']);
   const headers: Record<string, string> = {};
   let setCookie: string[] | undefined;
-  for (const [k, v] of Object.entries(res.headers)) {
+  for (const k in h) {
+    const v = h[k];
     if (v === undefined || (DROPPED.has(k) && k !== 'authorization') || named?.includes(k)) continue;
     if (k === 'set-cookie') setCookie = v as string[];
     else headers[k] = Array.isArray(v) ? v.join(', ') : v;
@@ -122,6 +134,19 @@ async function sendBody(req: ApiRequest, ureq: ClientRequest, max: number, small
     return void ureq.end(bytes);
   }
   let n = 0;
+  if (small && req.arrived) {
+    // The request's handler may run while its headers are parsed, before the body that came with them: once the
+    // parse is over (a microtask later), a small body already received goes out with the headers in one write,
+    // without the asynchronous read below.
+    await Promise.resolve();
+    const whole = req.arrived();
+    if (whole !== undefined) {
+      if (whole.byteLength > max) throw tooLarge(max);
+      ureq.end(whole);
+      req.release?.(whole.byteLength);
+      return;
+    }
+  }
   if (small) {
     const parts: Uint8Array[] = [];
     for await (const c of body) {

@@ -1,4 +1,4 @@
-import type { Counter, HistogramFamily, Registry } from '../metrics/registry.js';
+import type { Counter, CounterChild, HistogramFamily, Registry } from '../metrics/registry.js';
 import type { ScalerMetrics } from '../metrics/scaler-metrics.js';
 
 /** Upper bounds (ms) of the proxied request histogram. */
@@ -16,6 +16,8 @@ export class LbMetrics {
   readonly #seconds: HistogramFamily;
   readonly #scaler: ScalerMetrics;
   readonly #served = new Map<string, { ok: number; failed: number }>();
+  /** endpoint -> worker -> status -> the counter's child. */
+  readonly #byWorker = new Map<string, Map<string, Map<number, CounterChild>>>();
 
   constructor(r: Registry, scaler: ScalerMetrics) {
     this.#scaler = scaler;
@@ -38,12 +40,19 @@ export class LbMetrics {
   }
 
   request(endpointId: string, workerId: string, status: number, ms: number): void {
-    this.#requests.labels(endpointId, workerId, String(status)).inc();
-    this.#seconds.labels(endpointId).observe(ms);
-    const s = this.#served.get(endpointId) ?? { ok: 0, failed: 0 };
+    // The counter's child by nested maps, found without building a label key (a proxied request's hot path).
+    let byWorker = this.#byWorker.get(endpointId);
+    if (!byWorker) this.#byWorker.set(endpointId, (byWorker = new Map()));
+    let byStatus = byWorker.get(workerId);
+    if (!byStatus) byWorker.set(workerId, (byStatus = new Map()));
+    let c = byStatus.get(status);
+    if (!c) byStatus.set(status, (c = this.#requests.labels(endpointId, workerId, String(status))));
+    c.inc();
+    this.#seconds.of(endpointId).observe(ms);
+    let s = this.#served.get(endpointId);
+    if (!s) this.#served.set(endpointId, (s = { ok: 0, failed: 0 }));
     if (status < 500) s.ok++;
     else s.failed++;
-    this.#served.set(endpointId, s);
   }
 
   /** Answered requests (below 500) and failed ones, for `/health`. */

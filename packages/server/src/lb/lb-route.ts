@@ -31,9 +31,10 @@ export async function serveLb(rc: RouteCall, lb: LbService | undefined): Promise
       'route_not_found',
       `endpoint ${endpointId} is not a load-balancing endpoint ("type": "http"); its routes are /run, /runsync, ...`,
     );
-  const prefix = `/v2/${req.path.split('/')[2]}/${LB_SEGMENT}`;
+  // `/v2/<ep>/lb`: `<ep>` as the path has it (an endpoint id or a model slug).
+  const prefix = '/v2/'.length + rc.params['ep']!.length + 1 + LB_SEGMENT.length;
   try {
-    return await lb.serve(req, endpointId, req.path.slice(prefix.length) || '/');
+    return await lb.serve(req, endpointId, req.path.slice(prefix) || '/');
   } catch (err) {
     // A worker lost or too slow is the worker's story, told in one line (no stack); a client gone hears nothing.
     if (!(err instanceof BerthError) || err.status < 500) throw err;

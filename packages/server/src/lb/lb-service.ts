@@ -151,13 +151,15 @@ export class LbService implements LbControl {
     const cfg = this.#cfg(endpointId);
     const affinity = parseAffinity(req.headers[WORKER_ID_HEADER]);
     const started = performance.now();
-    const w = await this.#balancer.acquire(
+    const got = this.#balancer.acquire(
       endpointId,
       affinity,
       { coldStartMs: cfg.coldStartWaitMs, affinityMs: cfg.affinityWaitMs },
-      this.#o.now(),
+      this.#o.now,
       req.signal,
     );
+    // A worker with room is taken at once; only a request that waits for one awaits.
+    const w = got instanceof Promise ? await got : got;
     let released = false;
     const release = (status: number) => {
       if (released) return;
@@ -202,10 +204,20 @@ export class LbService implements LbControl {
       if (!u.res.complete) u.req.destroy();
       release(status);
     };
-    const extra = setCookie ? { setCookie } : {};
-    // A small answer of known length is read whole and sent in one write with its headers (most JSON answers).
+    // A small answer is read whole and sent in one write with its headers (most JSON answers): one of known length,
+    // or a chunked one that has already arrived whole (one packet), which then skips the relay and the separate
+    // write of the headers that a stream needs.
     const length = Number(u.res.headers['content-length'] ?? -1);
-    if (length >= 0 && length <= WHOLE_ANSWER_BYTES && !setCookie) {
+    const whole =
+      (length >= 0 && length <= WHOLE_ANSWER_BYTES) ||
+      (u.res.complete && length < 0 && req.method !== 'HEAD' && u.res.readableLength <= WHOLE_ANSWER_BYTES);
+    if (whole && !setCookie) {
+      // Already received whole (usually, by the time its headers are read): taken in one read, no promise.
+      if (u.res.complete) {
+        const bytes = (u.res.read() as Buffer | null) ?? EMPTY;
+        finish();
+        return { status, headers, bytes };
+      }
       try {
         const bytes = await readAll(u.res);
         return { status, headers, bytes };
@@ -213,7 +225,7 @@ export class LbService implements LbControl {
         finish();
       }
     }
-    return { status, headers, piped: relay(u.res, finish), ...extra };
+    return { status, headers, piped: relay(u.res, finish), ...(setCookie ? { setCookie } : {}) };
   }
 
   /** A connection to the worker failed: no more requests until its health says 200 again. */
@@ -237,6 +249,7 @@ export class LbService implements LbControl {
 
 /** Answers up to this size (by their Content-Length) are read whole, then sent in one write. */
 const WHOLE_ANSWER_BYTES = 64 * 1024;
+const EMPTY = Buffer.alloc(0);
 
 /** The whole body of a short answer; rejects when the worker's connection breaks first. */
 function readAll(res: IncomingMessage): Promise<Buffer> {

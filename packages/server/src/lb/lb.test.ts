@@ -1,3 +1,4 @@
+import { request, type IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '@berth/protocol/log';
 import { createServer, type BerthServer } from '../server.js';
@@ -182,6 +183,30 @@ describe('load-balancing proxy (real sockets)', () => {
     expect(r.body).toBe('data: 0\n\ndata: 1\n\ndata: 2\n\n');
     expect(r.chunks.length).toBe(3);
     expect(r.chunks[2]!.at - r.chunks[0]!.at).toBeGreaterThan(200);
+  });
+
+  it('a small body sent after its headers is forwarded whole; a small chunked answer already received goes out with its length', async () => {
+    const url = await setup();
+    await worker('gen-a');
+    await until(ready('gen-a'));
+    const r = await new Promise<{ headers: IncomingMessage['headers']; body: string }>((resolve, reject) => {
+      const req = request(
+        `${url}/v2/gen/lb/echo`,
+        { method: 'POST', headers: { ...auth, 'content-length': '12' } },
+        (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ headers: res.headers, body }));
+        },
+      );
+      req.on('error', reject);
+      req.flushHeaders();
+      req.write('{"a":');
+      setTimeout(() => req.end('"late"}'), 50);
+    });
+    expect(JSON.parse(r.body)).toMatchObject({ path: '/echo', body: '{"a":"late"}' });
+    // The worker answered chunked in one packet: the client gets it in one piece with its Content-Length.
+    expect([r.headers['content-length'], r.headers['transfer-encoding']]).toEqual([String(r.body.length), undefined]);
   });
 
   it('host-based routing: <ep>.<lbDomain> is /v2/<ep>/lb/<path>', async () => {
