@@ -2,12 +2,12 @@
 // endpoint has a batch lane. A batch made through the API shows up with its state and its requests by state, and
 // the counts follow the batch as it runs (the view refreshes with the jobs view). Screenshot:
 // test-artifacts/playground/batches.png.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, launchChromium, NO_CHROMIUM } from './browser.test-helpers.js';
-import { REPO_ROOT, startBerthDev, type BerthDev } from './harness.test-helpers.js';
+import { CHROMIUM, closeDevPage, devWithPage, NO_CHROMIUM } from './browser.test-helpers.js';
+import { REPO_ROOT, type BerthDev } from './harness.test-helpers.js';
 
 declare const document: any;
 
@@ -52,15 +52,9 @@ start({ handler: async (job) => {
         endpoints: { nap: { worker: './nap.ts', maxWorkers: 1, idleTimeoutMs: 2000, batch: { maxWorkers: 1 } } },
       }),
     );
-    [berth, browser] = await Promise.all([startBerthDev({ config }), launchChromium()]);
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    page.setDefaultTimeout(15_000);
+    ({ berth, browser, page } = await devWithPage({ config }));
   }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await berth?.[Symbol.asyncDispose]();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => closeDevPage({ berth, browser }, dir));
 
   it('lists the endpoint batches with their state and counts, and follows a batch as it runs', async () => {
     const errors: string[] = [];

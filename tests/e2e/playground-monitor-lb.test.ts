@@ -3,12 +3,12 @@
 // with one GPU per worker on a box of one (no GPU needed: the allocator places device ids). A second worker cannot
 // start while the first holds the GPU: the page says so, with the requests in flight and waiting, and afterwards
 // the request counts of /metrics. Screenshot: test-artifacts/playground/monitor-lb.png.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, launchChromium, NO_CHROMIUM } from './browser.test-helpers.js';
-import { REPO_ROOT, startBerthDev, type BerthDev } from './harness.test-helpers.js';
+import { CHROMIUM, closeDevPage, devWithPage, NO_CHROMIUM } from './browser.test-helpers.js';
+import { REPO_ROOT, type BerthDev } from './harness.test-helpers.js';
 
 declare const document: any;
 
@@ -47,15 +47,9 @@ describe.skipIf(!CHROMIUM)(`playground Monitor view of a load-balancing endpoint
       idleTimeoutMs: 60_000,
     };
     writeFileSync(config, JSON.stringify({ gpus: { devices: ['0'] }, endpoints: { gen } }));
-    [berth, browser] = await Promise.all([startBerthDev({ config }), launchChromium()]);
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    page.setDefaultTimeout(15_000);
+    ({ berth, browser, page } = await devWithPage({ config }));
   }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await berth?.[Symbol.asyncDispose]();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => closeDevPage({ berth, browser }, dir));
 
   it('shows requests, request time, workers, requests in flight per worker and "waiting for a GPU"', async () => {
     const errors: string[] = [];

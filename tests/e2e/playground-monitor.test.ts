@@ -1,13 +1,13 @@
 // The playground's Monitor view under a short load (issue #29): Chromium through playwright-core against a real
 // `berth dev` on examples/basic's sleep handler, scaling from zero (a cold start) to two workers. The numbers the
 // page shows must be those of /metrics. Screenshots, light and dark: test-artifacts/playground/monitor-*.png.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, launchChromium, NO_CHROMIUM } from './browser.test-helpers.js';
-import { REPO_ROOT, startBerthDev, type BerthDev } from './harness.test-helpers.js';
+import { CHROMIUM, closeDevPage, devWithPage, NO_CHROMIUM } from './browser.test-helpers.js';
+import { REPO_ROOT, type BerthDev } from './harness.test-helpers.js';
 
 declare const document: any;
 
@@ -67,15 +67,9 @@ describe.skipIf(!CHROMIUM)(`playground Monitor view in Chromium${NO_CHROMIUM}`, 
         endpoints: { sleep: { worker: sleep, minWorkers: 0, maxWorkers: 2, concurrency: 4, idleTimeoutMs: 4000 } },
       }),
     );
-    [berth, browser] = await Promise.all([startBerthDev({ config }), launchChromium()]);
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    page.setDefaultTimeout(15_000);
+    ({ berth, browser, page } = await devWithPage({ config }));
   }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await berth?.[Symbol.asyncDispose]();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => closeDevPage({ berth, browser }, dir));
 
   it('charts jobs/s, queue, delay, execution, workers and cold starts live, with the figures of /metrics', async () => {
     const errors: string[] = [];

@@ -1,12 +1,12 @@
 // Why a queued job waits, in the playground (issues #38 and #39): Chromium through playwright-core against a real
 // `berth dev` whose one GPU is held by another endpoint's worker. The job view shows the queued job's place and
 // reason, the Jobs panel's health line and the Monitor view say "waiting for a GPU", and the GPU's holder is named.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, launchChromium, NO_CHROMIUM } from './browser.test-helpers.js';
-import { REPO_ROOT, startBerthDev, type BerthDev } from './harness.test-helpers.js';
+import { CHROMIUM, closeDevPage, devWithPage, NO_CHROMIUM } from './browser.test-helpers.js';
+import { REPO_ROOT, type BerthDev } from './harness.test-helpers.js';
 
 const SHOTS = join(REPO_ROOT, 'test-artifacts/playground');
 
@@ -37,15 +37,9 @@ start({ handler: async () => ({ cuda: process.env.CUDA_VISIBLE_DEVICES }) });
         },
       }),
     );
-    [berth, browser] = await Promise.all([startBerthDev({ config, waitForWorkers: ['hog'] }), launchChromium()]);
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    page.setDefaultTimeout(15_000);
+    ({ berth, browser, page } = await devWithPage({ config, waitForWorkers: ['hog'] }));
   }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await berth?.[Symbol.asyncDispose]();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => closeDevPage({ berth, browser }, dir));
 
   it('the job view gives a queued job its place and "waiting for a GPU"; health and Monitor say so and name the holder', async () => {
     const errors: string[] = [];
