@@ -4,7 +4,7 @@
 // answer's time-to-first-byte through the proxy minus direct; and, under `berth dev`, the first request from zero
 // minus the worker's boot. Processes: the worker, the bare proxy, the control plane, this one (the load); the
 // rows take turns, one load at a time. Prints figures per round with the load average.
-//   node --import tsx bench/lb-proxy.ts [--seconds 5] [--rounds 3] [--profile <dir>] [--no-zero]
+//   node --import tsx bench/lb-proxy.ts [--seconds 5] [--rounds 3] [--concurrency 1000] [--profile <dir>] [--no-zero]
 // --profile writes the V8 CPU profiles of the control plane and the bare proxy to <dir> (bench/profile-summary.ts reads it);
 // BENCH_BERTH_BASELINE=<another checkout, built> adds a `Berth@base` row: that checkout's control plane.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -46,12 +46,12 @@ function runWorker(): void {
 }
 
 /** The control plane with one load-balancing endpoint whose worker is at `workerPort`; `base`: another checkout's. */
-async function runServer(workerPort: number, base: string | undefined): Promise<void> {
+async function runServer(workerPort: number, concurrency: number, base: string | undefined): Promise<void> {
   const mod = base ? pathToFileURL(join(base, 'packages/server/dist/index.js')).href : '@berth/server';
   const { createServer: createBerth } = (await import(mod)) as typeof import('@berth/server');
   const server = createBerth({
     apiKeys: [KEY],
-    lb: { gen: { concurrency: 1000 } },
+    lb: { gen: { concurrency } },
     rateLimits: { enabled: false },
   });
   const { port } = await server.listen({ port: 0 });
@@ -191,8 +191,10 @@ async function main(): Promise<void> {
   const worker = await child(['worker']);
   const prof = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
   const bare = await child(['bare', String(worker.port)], prof);
-  const server = await child(['server', String(worker.port)], prof);
-  const baseServer = base ? await child(['server', String(worker.port), base]) : undefined;
+  // Requests the worker gets at once from Berth: 1000 (none wait), or `--concurrency 1` (the default, RunPod's).
+  const concurrency = String(arg('concurrency', 1000));
+  const server = await child(['server', String(worker.port), concurrency], prof);
+  const baseServer = base ? await child(['server', String(worker.port), concurrency, base]) : undefined;
   const lb = '/v2/gen/lb/generate';
   const rows: Row[] = [
     { name: 'direct', port: worker.port, path: '/generate', pid: undefined },
@@ -266,5 +268,5 @@ if (mode === 'worker') runWorker();
 else if (mode === 'bare') {
   process.on('SIGINT', () => process.exit(0)); // a --cpu-prof run writes its profile
   startBareProxy(Number(process.argv[3]), (port) => console.log(`PORT ${port}`));
-} else if (mode === 'server') void runServer(Number(process.argv[3]), process.argv[4]);
+} else if (mode === 'server') void runServer(Number(process.argv[3]), Number(process.argv[4]), process.argv[5]);
 else await main();

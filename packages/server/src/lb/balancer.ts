@@ -257,12 +257,21 @@ export class Balancer {
     return best;
   }
 
-  /** Hands waiting requests, oldest first, to workers with room. */
+  /**
+   * Hands waiting requests, oldest first, to workers with room. Once a request not pinned to one worker finds none,
+   * its endpoint has no worker with room: the endpoint's later requests are not tried (with `concurrency` 1 and
+   * many waiting, every answer would otherwise try them all).
+   */
   #dispatch(): void {
+    if (this.#waiters.length === 0) return;
+    let full: Set<string> | undefined;
     for (const waiter of [...this.#waiters]) {
-      if (waiter.done) continue;
+      if (waiter.done || full?.has(waiter.endpointId)) continue;
       const w = this.#pick(waiter.endpointId, waiter.only, waiter.prefer);
-      if (!w) continue;
+      if (!w) {
+        if (waiter.only === undefined) (full ??= new Set()).add(waiter.endpointId);
+        continue;
+      }
       w.inFlight++;
       this.#settle(waiter, w);
     }

@@ -209,6 +209,19 @@ describe('load-balancing proxy (real sockets)', () => {
     expect([r.headers['content-length'], r.headers['transfer-encoding']]).toEqual([String(r.body.length), undefined]);
   });
 
+  it('with concurrency 1, twenty requests waiting for the one worker are all answered', async () => {
+    const url = await setup({ concurrency: 1 });
+    const w = await worker('gen-a');
+    await until(ready('gen-a'));
+    const rs = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        call(`${url}/v2/gen/lb/n${i}`, { method: 'POST', headers: auth, body: '{}' }),
+      ),
+    );
+    expect(rs.map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect(w.seen.map((s) => s.url).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `/n${i}`).sort());
+  });
+
   it('host-based routing: <ep>.<lbDomain> is /v2/<ep>/lb/<path>', async () => {
     server = createServer({
       apiKeys: [KEY],
