@@ -1,11 +1,10 @@
-import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE_IMAGES } from '../../packages/cli/src/build/dockerfile.js';
-import { api, API_KEY, freePort, killAll, startServe, type ServeProcess } from '../durability/cluster.test-helpers.js';
-import { containers, waitFor } from './docker-lb.test-helpers.js';
+import { api, API_KEY, type ServeProcess } from '../durability/cluster.test-helpers.js';
+import { containers, startScaleServe, stopScaleRun, waitFor } from './docker-scale.test-helpers.js';
 import { dockerUnavailable, ensureBaseImage, startDocker, type Docker } from './docker.test-helpers.js';
 import { REPO_ROOT } from './harness.test-helpers.js';
 
@@ -61,18 +60,10 @@ describe.skipIf(skip !== undefined)(
       const cfg = join(work, 'berth.config.json');
       const gen = { type: 'http', image: IMAGE, maxWorkers: 3, idleTimeoutMs: 1_500 };
       writeFileSync(cfg, JSON.stringify({ endpoints: { gen } }));
-      const port = await freePort();
-      const args = ['--store', 'memory', '--config', cfg, '--scale', 'docker', '--scale-name', NAME];
-      serve = await startServe(port, join(work, 'data'), [...args, '--log-level', 'info', '--log-format', 'pretty']);
-      base = `http://127.0.0.1:${port}`;
+      ({ serve, base } = await startScaleServe(cfg, work, NAME));
     }, 600_000);
 
-    afterAll(async () => {
-      await killAll();
-      if (docker) for (const id of ps(true)) spawnSync('docker', ['rm', '-f', id], { env: docker.env });
-      await docker?.stop();
-      rmSync(work, { recursive: true, force: true });
-    }, 120_000);
+    afterAll(() => stopScaleRun(docker, NAME, work), 120_000);
 
     it('/generate, /stats and /ping through the proxy; a burst scales 0 -> N -> 0 with every request answered', async () => {
       expect(ps()).toEqual([]);

@@ -1,11 +1,17 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE_IMAGES } from '../../packages/cli/src/build/dockerfile.js';
-import { api, freePort, killAll, startServe, type ServeProcess } from '../durability/cluster.test-helpers.js';
-import { containers as listContainers, waitFor as waitUntil, watchFirstPing } from './docker-lb.test-helpers.js';
+import { api, type ServeProcess } from '../durability/cluster.test-helpers.js';
+import {
+  containers as listContainers,
+  startScaleServe,
+  stopScaleRun,
+  waitFor as waitUntil,
+  watchFirstPing,
+} from './docker-scale.test-helpers.js';
 import { dockerUnavailable, ensureBaseImage, startDocker, type Docker } from './docker.test-helpers.js';
 import { REPO_ROOT } from './harness.test-helpers.js';
 
@@ -86,19 +92,11 @@ describe.skipIf(skip !== undefined)('berth serve --scale docker: a load-balancin
     const gen = { type: 'http', image: IMAGE, maxWorkers: 2, idleTimeoutMs: 1000 };
     // The template's endpoint as scaffolded, idle after 1 s instead of 10 so the timing test can start from zero again.
     writeFileSync(cfg, JSON.stringify({ endpoints: { gen, [TPL]: { ...tpl.endpoint, idleTimeoutMs: 1000 } } }));
-    const port = await freePort();
-    const args = ['--store', 'memory', '--config', cfg, '--scale', 'docker', '--scale-name', NAME];
-    serve = await startServe(port, join(work, 'data'), [...args, '--log-level', 'info', '--log-format', 'pretty']);
-    base = `http://127.0.0.1:${port}`;
+    ({ serve, base } = await startScaleServe(cfg, work, NAME));
     console.log(`[docker-lb] load ${load()}`);
   }, 600_000);
 
-  afterAll(async () => {
-    await killAll();
-    if (docker) for (const id of containers(true)) spawnSync('docker', ['rm', '-f', id], { env: docker.env });
-    await docker?.stop();
-    rmSync(work, { recursive: true, force: true });
-  }, 120_000);
+  afterAll(() => stopScaleRun(docker, NAME, work), 120_000);
 
   it('a request from zero starts a container and is answered through the proxy; idle, it is stopped (back to 0)', async () => {
     expect(containers()).toEqual([]);

@@ -1,9 +1,15 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, freePort, killAll, startServe, type ServeProcess } from '../durability/cluster.test-helpers.js';
+import { api, type ServeProcess } from '../durability/cluster.test-helpers.js';
+import {
+  containers as listContainers,
+  startScaleServe,
+  stopScaleRun,
+  waitFor as waitUntil,
+} from './docker-scale.test-helpers.js';
 import { buildBasicImage, dockerUnavailable, startDocker, type Docker } from './docker.test-helpers.js';
 import { REPO_ROOT } from './harness.test-helpers.js';
 
@@ -24,20 +30,9 @@ let serve: ServeProcess;
 let base = '';
 
 /** This run's containers (by the control-plane label), running or not. */
-function containers(all = false): string[] {
-  const out = docker.run(['ps', ...(all ? ['-a'] : []), '-q', '--filter', `label=berth.control-plane=${NAME}`]);
-  return out ? out.split('\n') : [];
-}
-
-async function waitFor<T>(what: string, ms: number, check: () => T | Promise<T>): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${serve?.text.slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+const containers = (all = false) => listContainers(docker, NAME, all);
+const waitFor = <T>(what: string, ms: number, check: () => T | Promise<T>) =>
+  waitUntil(what, ms, check, () => serve?.text ?? '');
 
 async function health(ep: string): Promise<{ jobs: Record<string, number>; workers: Record<string, number> }> {
   return (await api(base, 'GET', `/v2/${ep}/health`)).json as never;
@@ -86,25 +81,7 @@ describe.skipIf(skip !== undefined)('berth serve --scale docker (real dockerd, e
         },
       }),
     );
-    const port = await freePort();
-    const cfg = join(work, 'berth.config.json');
-    const args = [
-      '--store',
-      'memory',
-      '--config',
-      cfg,
-      '--scale',
-      'docker',
-      '--scale-name',
-      NAME,
-      '--log-level',
-      'info',
-      // The lines this test reads, as text (key=value fields).
-      '--log-format',
-      'pretty',
-    ];
-    serve = await startServe(port, join(work, 'data'), args);
-    base = `http://127.0.0.1:${port}`;
+    ({ serve, base } = await startScaleServe(join(work, 'berth.config.json'), work, NAME));
     console.log(
       `[docker-scale] load ${loadavg()
         .map((l) => l.toFixed(1))
@@ -112,12 +89,7 @@ describe.skipIf(skip !== undefined)('berth serve --scale docker (real dockerd, e
     );
   }, 600_000);
 
-  afterAll(async () => {
-    await killAll();
-    if (docker) for (const id of containers(true)) spawnSync('docker', ['rm', '-f', id], { env: docker.env });
-    await docker?.stop();
-    rmSync(work, { recursive: true, force: true });
-  }, 120_000);
+  afterAll(() => stopScaleRun(docker, NAME, work), 120_000);
 
   it('scales 0 -> 3 on a burst, each job done once, then back to 0 after idle; cold starts in /metrics', async () => {
     expect(containers()).toEqual([]);

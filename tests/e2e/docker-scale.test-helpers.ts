@@ -1,11 +1,37 @@
+import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { request } from 'node:http';
+import { join } from 'node:path';
+import { freePort, killAll, startServe, type ServeProcess } from '../durability/cluster.test-helpers.js';
 import type { Docker } from './docker.test-helpers.js';
 
 /**
- * Helpers of the load-balancing docker tests (issue #39): the containers of one `berth serve --scale docker`
+ * Helpers of the `berth serve --scale docker` tests: starting and cleaning up one run, the containers of one run
  * (by its `--scale-name` label), a bounded wait, and a watch on a worker container's own `/ping` (through the
  * daemon's API socket, without blocking the event loop) to time its boot apart from Berth's part of a cold start.
  */
+
+/** `berth serve --scale docker` on `config` (memory store, `--scale-name name`, info logs as the text lines tests read). */
+export async function startScaleServe(
+  config: string,
+  work: string,
+  name: string,
+): Promise<{ serve: ServeProcess; base: string }> {
+  const port = await freePort();
+  const args = ['--store', 'memory', '--config', config, '--scale', 'docker', '--scale-name', name];
+  const serve = await startServe(port, join(work, 'data'), [...args, '--log-level', 'info', '--log-format', 'pretty']);
+  return { serve, base: `http://127.0.0.1:${port}` };
+}
+
+/** After such a test: serve stopped, the run's containers removed, the daemon stopped (if the test started it), `work` gone. */
+export async function stopScaleRun(docker: Docker | undefined, name: string, work: string): Promise<void> {
+  await killAll();
+  if (docker)
+    for (const id of containers(docker, name, true)) spawnSync('docker', ['rm', '-f', id], { env: docker.env });
+  await docker?.stop();
+  rmSync(work, { recursive: true, force: true });
+}
+
 export function containers(docker: Docker, name: string, all = false): string[] {
   const out = docker.run(['ps', ...(all ? ['-a'] : []), '-q', '--filter', `label=berth.control-plane=${name}`]);
   return out ? out.split('\n') : [];
