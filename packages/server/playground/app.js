@@ -6,6 +6,7 @@ import { $, errorText, show } from './dom.js';
 import { createInputForm } from './form.js';
 import { loadHealth, loadJobs, showJob } from './jobs.js';
 import { loadBatches } from './batches.js';
+import { mountLb, showLb } from './lb.js';
 import { mountMonitor } from './monitor.js';
 import { mountRunner, openJob } from './run.js';
 import { copyText, LANGUAGES, snippets } from './snippets.js';
@@ -20,6 +21,7 @@ import { problemText } from './validate.js';
  * @property {string} id the endpoint id or model slug (the route's target)
  * @property {string} endpoint the endpoint that serves it
  * @property {boolean} stream
+ * @property {boolean} [http] a load-balancing endpoint (`"type": "http"`): requests go to its `/lb/<path>`
  * @property {import('./validate.js').JsonSchema | undefined} schema
  * @property {boolean} priced
  * @property {any} info the catalog entry
@@ -105,6 +107,7 @@ async function loadCatalog() {
       id: e.id,
       endpoint: e.id,
       stream: e.stream,
+      http: e.type === 'http',
       schema: e.inputSchema,
       priced: false,
       info: e,
@@ -139,9 +142,12 @@ function selectTarget() {
         .map(([k, v]) => `${k} ${v}`)
         .join(', ')}`
     : '';
+  showLb(t.http ? t.endpoint : undefined);
   $('target-info').textContent = info.slug
     ? `${info.description ?? ''} · served by endpoint ${info.endpoint}${info.priced ? ' · priced' : ''}`
-    : `${t.stream ? 'Streams output' : 'Does not stream'}${t.schema ? '' : noSchemaText(info.workers)}${w}`;
+    : t.http
+      ? `HTTP endpoint (load balancing): any method and path, answered by a worker's own server${w}`
+      : `${t.stream ? 'Streams output' : 'Does not stream'}${t.schema ? '' : noSchemaText(info.workers)}${w}`;
   let initial;
   try {
     initial = JSON.parse(sessionStorage.getItem(`berth.input.${t.key}`) ?? 'null') ?? undefined;
@@ -234,7 +240,7 @@ for (const button of document.querySelectorAll('button.copy')) {
 // --- Jobs view and health --------------------------------------------------------------------------------------
 async function refreshJobs() {
   const t = state.target;
-  if (!t) return;
+  if (!t || t.http) return; // a load-balancing endpoint has no jobs
   try {
     await Promise.all([
       loadHealth(t.endpoint, $('health')).then((h) => maybeLoadSchema(t, h)),
@@ -282,4 +288,5 @@ mountRunner({
   problems: (mark) => form().check(mark),
   settled: () => void refreshJobs(),
 });
+mountLb(() => (state.target?.http ? state.target.endpoint : undefined));
 void loadCatalog();

@@ -251,7 +251,7 @@ export function createServer(options: ServerOptions = {}): BerthServer {
       opts.guard,
     ),
     store: opts.store,
-    catalog: { endpoints: () => [...endpoints], models: opts.models, registry: ctx.registry, service },
+    catalog: { endpoints: () => [...endpoints], models: opts.models, registry: ctx.registry, service, lb },
     playground: servePlayground,
     ...(lb.endpointIds().length > 0 ? { lb } : {}),
     lbDomain: opts.lbDomain,

@@ -124,7 +124,7 @@ describe('catalog, estimate and metrics', () => {
     expect(r.status).toBe(200);
     const eps = r.body['endpoints'] as Record<string, unknown>[];
     expect(eps.map((e) => e['id'])).toEqual(['echo', 'other']);
-    expect(eps[0]).toMatchObject({ stream: true, inputSchema: SCHEMA, workers: { idle: 1 } });
+    expect(eps[0]).toMatchObject({ type: 'queue', stream: true, inputSchema: SCHEMA, workers: { idle: 1 } });
     expect(eps[1]).toMatchObject({ stream: false, inputSchema: null });
     const model = (r.body['models'] as Record<string, any>[])[0]!;
     expect(model).toMatchObject({

@@ -272,7 +272,11 @@ function globalRoutes(): GlobalRoute[] {
       name: 'the catalog',
       when: (d) => d.catalog !== undefined,
       serve: (who, d) => catalog(who, d.catalog!),
-      doc: { id: 'catalog', summary: 'Endpoints and public models this key may use', reply: 'object' },
+      doc: {
+        id: 'catalog',
+        summary: 'Endpoints (type queue or http) and public models this key may use',
+        reply: 'object',
+      },
     },
     {
       kind: 'global',

@@ -81,9 +81,10 @@ describe('servePlayground', () => {
   });
 
   // 100 KB until the queued job's place and reason and the GPU holders were shown (issues #38, #39: 103 KB); 110 KB
-  // until the Monitor view showed load-balancing endpoints (issue #39: 111.5 KB).
-  it('stays small: under 115 KB in all', () => {
+  // until the Monitor view showed load-balancing endpoints (issue #39: 111.5 KB); 115 KB until load-balancing
+  // endpoints got their request panel (lb.js, issue #39: 116.6 KB).
+  it('stays small: under 118 KB in all', () => {
     const total = names.reduce((n, name) => n + readFileSync(PLAYGROUND_DIR + name).byteLength, 0);
-    expect(total).toBeLessThan(115_000);
+    expect(total).toBeLessThan(118_000);
   });
 });

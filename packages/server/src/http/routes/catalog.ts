@@ -1,4 +1,4 @@
-import { BerthError, JobRequest, LIMITS, decode } from '@berth/protocol';
+import { BerthError, JobRequest, LIMITS, decode, type HealthReply } from '@berth/protocol';
 import { checkInput, inputSchemaOf } from '../../models/input.js';
 import { costOf } from '../../models/pricing.js';
 import type { PublicModel } from '../../models/types.js';
@@ -13,6 +13,8 @@ export interface CatalogDeps {
   models: Map<string, PublicModel>;
   registry: WorkerRegistry;
   service: JobService;
+  /** The load-balancing endpoints (`"type": "http"`): listed with `type: 'http'` and their proxy's worker counts. */
+  lb?: { has(endpointId: string): boolean; health(endpointId: string): HealthReply };
 }
 
 /** Whether the key's scope lets it see an endpoint. */
@@ -20,8 +22,9 @@ export const visible = (p: Principal, endpointId: string): boolean =>
   !p.scope?.endpoints || p.scope.endpoints.includes(endpointId);
 
 /**
- * `GET /v2/_berth/catalog`: what the caller's key may use: endpoints (whether they stream, the input schema their
- * workers announced, worker counts) and public models (kind, description, input schema, prices). No secrets.
+ * `GET /v2/_berth/catalog`: what the caller's key may use: endpoints (`type`: `queue`, or `http` for a
+ * load-balancing endpoint served at `/v2/<ep>/lb/<path>`; whether they stream, the input schema their workers
+ * announced, worker counts) and public models (kind, description, input schema, prices). No secrets.
  */
 export async function catalog(principal: Principal, deps: CatalogDeps): Promise<ApiResponse> {
   const eps = deps
@@ -29,12 +32,17 @@ export async function catalog(principal: Principal, deps: CatalogDeps): Promise<
     .filter((id) => visible(principal, id))
     .sort();
   const endpoints = await Promise.all(
-    eps.map(async (id) => ({
-      id,
-      stream: deps.registry.streams(id) ?? false,
-      inputSchema: deps.registry.inputSchema(id),
-      workers: (await deps.service.health(id)).workers,
-    })),
+    eps.map(async (id) =>
+      deps.lb?.has(id)
+        ? { id, type: 'http', stream: false, inputSchema: null, workers: deps.lb.health(id).workers }
+        : {
+            id,
+            type: 'queue',
+            stream: deps.registry.streams(id) ?? false,
+            inputSchema: deps.registry.inputSchema(id),
+            workers: (await deps.service.health(id)).workers,
+          },
+    ),
   );
   const models = [...deps.models.values()]
     .filter((m) => visible(principal, m.endpoint))
