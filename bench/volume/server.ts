@@ -5,6 +5,7 @@
 // count } }): `POST /v2/backlog/run` through `server.handle()`, the route HTTP requests take minus the socket
 // (auth, body, submit, the store's insert), 256 in flight. The heap probe (bench/lib/heap-probe.mjs) is
 // preloaded for the event-loop stall figures.
+import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer, silentLogger, type Store } from '@berth/server';
 import { PgStore } from '@berth/server/postgres';
@@ -41,6 +42,45 @@ if (delMany)
     deletes += gone.length;
     return gone;
   };
+
+// Diagnosis (BENCH_VOLUME_SLOW_LOG=<file>): every event-loop gap over 100 ms (a 5 ms interval that fired late) is
+// appended to the file with the store operation that ran last and the slow operations (over 30 ms) before it:
+// the synchronous part of the store's calls, and SQLite's COMMIT (its group commit's flush).
+const slowLog = process.env['BENCH_VOLUME_SLOW_LOG'];
+if (slowLog) {
+  let last = 'none';
+  let recent: string[] = [];
+  const timed = (name: string, fn: (...a: never[]) => unknown) =>
+    function (this: unknown, ...a: never[]) {
+      const t0 = performance.now();
+      last = name;
+      try {
+        return fn.apply(this, a);
+      } finally {
+        const ms = performance.now() - t0;
+        if (ms > 30) recent.push(`${name} ${ms.toFixed(0)} ms`);
+        last = `after ${name}`;
+      }
+    };
+  const s = store as unknown as Record<string, (...a: never[]) => unknown>;
+  for (const m of ['due', 'delete', 'deleteRetained', 'insert', 'claim', 'finish', 'get'])
+    if (typeof s[m] === 'function') s[m] = timed(m, s[m].bind(store));
+  const tx = (store as unknown as { tx?: { flush(): void } }).tx;
+  if (tx) tx.flush = timed('COMMIT', tx.flush.bind(tx)) as () => void;
+  let prev = performance.now();
+  setInterval(() => {
+    const t = performance.now();
+    const gap = t - prev - 5;
+    prev = t;
+    if (gap > 100) {
+      appendFileSync(
+        slowLog,
+        `${new Date().toISOString()} gap ${gap.toFixed(0)} ms, last ${last}; ${recent.join(', ')}\n`,
+      );
+    }
+    recent = [];
+  }, 5).unref();
+}
 
 let offset = 0;
 const server = createServer({

@@ -39,7 +39,9 @@ async function deleteRetained(ctx: CoreContext, due: readonly JobRecord[]): Prom
           part.filter((_, k) => ok[k]).map((j) => j.id),
         );
     const spent = performance.now() - t0;
-    slice = Math.round(Math.min(SLICE.max, Math.max(SLICE.min, (part.length * SWEEP_SLICE_MS) / Math.max(spent, 0.1))));
+    // A one-statement store's slice costs the loop only its ids; the whole batch goes at once.
+    const max = store.deleteRetained ? SERVER_LIMITS.sweepBatchOneStatement : SLICE.max;
+    slice = Math.round(Math.min(max, Math.max(SLICE.min, (part.length * SWEEP_SLICE_MS) / Math.max(spent, 0.1))));
     const gone = await pending;
     for (const id of gone) events.emit(id, 'deleted');
     n += gone.length;
@@ -54,7 +56,7 @@ async function deleteRetained(ctx: CoreContext, due: readonly JobRecord[]): Prom
 export async function sweepDeadlines(
   ctx: CoreContext,
   dispatcher: Dispatcher,
-  limit = SERVER_LIMITS.sweepBatch,
+  limit = ctx.store.deleteRetained ? SERVER_LIMITS.sweepBatchOneStatement : SERVER_LIMITS.sweepBatch,
 ): Promise<SweepReport> {
   const { store, clock, options, events, logger } = ctx;
   const now = clock.now();
