@@ -102,6 +102,41 @@ describe.skipIf(skip !== undefined)(
       expect(metrics).not.toMatch(/berth_lb_requests_total\{endpoint="gen",[^}]*status="5\d\d"\}/);
     }, 240_000);
 
+    it('affinity: a soft pin stays on its container; once it is stopped, strict answers it gone and strict-resume starts it again by name', async () => {
+      const pinned = (pin: string) =>
+        fetch(`${base}/v2/gen/lb/generate`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${API_KEY}`,
+            'content-type': 'application/json',
+            'x-runpod-worker-id': pin,
+          },
+          body: JSON.stringify({ prompt: 'pinned' }),
+          signal: AbortSignal.timeout(90_000),
+        });
+      const first = await generate('to pin');
+      const id = String(first.json['worker']);
+      const soft = await pinned(id);
+      expect([soft.status, soft.headers.get('x-runpod-worker-id')]).toEqual([200, id]);
+      await waitFor(
+        'scale to zero',
+        60_000,
+        () => ps(true).length === 0,
+        () => serve.text,
+      );
+      const gone = await pinned(`strict ${id}`);
+      expect([gone.status, ((await gone.json()) as { code: string }).code]).toEqual([404, 'affinity_worker_gone']);
+      const t0 = performance.now();
+      const resumed = await pinned(`strict-resume ${id}`);
+      expect([resumed.status, resumed.headers.get('x-runpod-worker-id')], serve.text.slice(-3000)).toEqual([200, id]);
+      console.log(
+        `[docker-lb-fastapi] strict-resume of ${id} answered by a new container under its name in ${Math.round(performance.now() - t0)} ms; load ${load()}`,
+      );
+      // A new container under the old name: its process has served the resumed request and this one, no more.
+      expect((await pinned(id)).status).toBe(200);
+      expect((await api(base, 'GET', '/v2/gen/lb/stats')).json).toMatchObject({ worker: id, total_requests: 2 });
+    }, 240_000);
+
     it('a container killed mid-request: the client gets 502 worker_lost at once (no hang); the next request is served', async () => {
       const slow = generate('doomed', 20_000);
       const h = await waitFor(

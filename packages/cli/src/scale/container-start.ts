@@ -9,10 +9,24 @@ import { errorText, IMAGE_RETRY_MS, type EndpointState, type Tracked } from './s
 // unless the scaler stopped it).
 
 /** Creates and starts one worker container of the endpoint; tracked at once, the calls go on in the background. */
-export function createWorker(ctx: PoolContext, st: EndpointState, now: number, lane?: 'batch'): void {
+/**
+ * A new container's name: `<scale name>-<deployment>-<endpoint>[-batch]-<n>`, the lowest free n; a load-balancing
+ * endpoint's n only grows (`lastNumber`), so a name a client may still pin is not given to a newer container.
+ */
+function workerName(ctx: PoolContext, st: EndpointState, lane: 'batch' | undefined): string {
+  const prefix = `${ctx.o.name}-${ctx.owner.deployment}-${st.s.ep.id}${lane ? '-batch' : ''}`;
+  const taken = [...st.workers.keys(), ...st.foreign];
+  if (!ctx.o.http?.has(st.s.ep.id)) return nextWorkerId(prefix, taken);
+  for (const name of taken) {
+    const n = Number(name.slice(prefix.length + 1));
+    if (name.startsWith(`${prefix}-`) && Number.isSafeInteger(n)) st.lastNumber = Math.max(st.lastNumber, n);
+  }
+  return `${prefix}-${++st.lastNumber}`;
+}
+
+export function createWorker(ctx: PoolContext, st: EndpointState, now: number, lane?: 'batch', asName?: string): void {
   const ep = st.s.ep;
-  const prefix = `${ctx.o.name}-${ctx.owner.deployment}-${ep.id}${lane ? '-batch' : ''}`;
-  const name = nextWorkerId(prefix, [...st.workers.keys(), ...st.foreign]);
+  const name = asName ?? workerName(ctx, st, lane);
   const t: Tracked = {
     name,
     id: '',

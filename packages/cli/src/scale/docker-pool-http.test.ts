@@ -159,4 +159,38 @@ describe('DockerPool: load-balancing endpoints (issue #39)', () => {
     expect(again.status).toBe(200);
     expect(daemon.calls.filter((c) => c.startsWith('create'))).toHaveLength(2);
   }, 20_000);
+
+  it('strict-resume brings a container stopped while idle back under its name; strict answers it gone; names are not reused', async () => {
+    const daemon = new FakeDaemon();
+    const { url } = await controlPlane(daemon);
+    const call = (pin?: string) =>
+      fetch(`${url}/v2/gen/lb/generate`, {
+        method: 'POST',
+        headers: { ...auth, ...(pin ? { 'x-runpod-worker-id': pin } : {}) },
+        body: '{}',
+      });
+    const toZero = async () => {
+      const deadline = Date.now() + 10_000;
+      while (daemon.containers.size > 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100));
+      expect(daemon.containers.size).toBe(0);
+    };
+    const first = await call();
+    const name = first.headers.get('x-runpod-worker-id')!;
+    expect(name).toBe('test-d0d0d0d0-gen-1');
+    await toZero();
+
+    const gone = await call(`strict ${name}`);
+    expect(gone.status).toBe(404);
+    expect(((await gone.json()) as { code: string }).code).toBe('affinity_worker_gone');
+    const resumed = await call(`strict-resume ${name}`);
+    expect(resumed.status).toBe(200);
+    expect(resumed.headers.get('x-runpod-worker-id')).toBe(name);
+    expect(daemon.calls.filter((c) => c.startsWith('create'))).toEqual([`create ${name}`, `create ${name}`]);
+
+    // Idle again, then a request with no pin: a new name, never the one a client may still hold.
+    await toZero();
+    const fresh = await call();
+    expect(fresh.status).toBe(200);
+    expect(fresh.headers.get('x-runpod-worker-id')).toBe('test-d0d0d0d0-gen-2');
+  }, 30_000);
 });

@@ -159,6 +159,18 @@ export class DockerPool implements WorkerPool {
     if (st) createWorker(this.#ctx, st, this.#ctx.now());
   }
 
+  /**
+   * `strict-resume` of a load-balancing worker this pool stopped while idle: a new container under its name (its
+   * old one is removed by then), within `maxWorkers`. False: it cannot start now (the request answers as gone).
+   */
+  startAs(endpointId: string, name: string): boolean {
+    const st = this.#state.get(endpointId);
+    if (!st || st.workers.has(name) || !this.canStart(endpointId, this.#ctx.now())) return false;
+    if (this.#list(endpointId, false).length >= st.s.ep.maxWorkers) return false;
+    createWorker(this.#ctx, st, this.#ctx.now(), undefined, name);
+    return st.workers.has(name);
+  }
+
   stop(endpointId: string, workerId: string): void {
     const t = this.#state.get(endpointId)?.workers.get(workerId);
     if (!t || t.draining) return;

@@ -178,9 +178,10 @@ export async function startScaling(o: StartScalingOptions): Promise<Scaling> {
 /**
  * Load-balancing endpoints' hooks of the proxy (`server.lb`): a request waiting with no worker makes the loop look
  * at once (a cold start begins); a worker failing its health checks is drained and stopped (the loop starts
- * another if requests still need one).
+ * another if requests still need one); `strict-resume` of a worker stopped while idle starts it again by name.
  */
 export function hookLoadBalancing(lb: LbControl, loop: ScaleLoop, pool: DockerPool): void {
   lb.hooks.demand = () => void loop.tick();
   lb.hooks.unhealthy = (endpointId, workerId) => pool.stop(endpointId, workerId);
+  lb.hooks.resume = (endpointId, workerId) => pool.startAs(endpointId, workerId);
 }

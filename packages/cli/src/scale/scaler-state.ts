@@ -44,6 +44,11 @@ export interface EndpointState {
   problem: string | undefined;
   /** The problem as a queued job's `waitingFor`: the image is missing, or containers exit at start again and again. */
   reason: 'image_missing' | 'crash_loop' | undefined;
+  /**
+   * A load-balancing endpoint's names are never given twice by this process (a client's `strict` pin must not
+   * reach a newer container under an old name): the highest number used so far.
+   */
+  lastNumber: number;
 }
 
 /** After this many crashes in a row, the scaler waits this long between tries. */
@@ -61,6 +66,7 @@ export function newEndpointState(s: ScaledEndpoint): EndpointState {
     notBefore: 0,
     problem: undefined,
     reason: undefined,
+    lastNumber: 0,
   };
 }
 
