@@ -7,38 +7,42 @@ import { BIN, REPO_ROOT } from './harness.test-helpers.js';
 
 const KEY = 'berth_serve_config_key';
 
+/** `berth serve --config <config> --store memory` on a free port, until its ready line; `stop` ends it. */
+async function serveConfig(
+  config: string,
+  cwd: string,
+): Promise<{ url: string; endpoints: string; output: () => string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--store', 'memory', '--config', config], {
+    cwd,
+    env: { ...process.env, BERTH_API_KEY: KEY, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  };
+  const deadline = Date.now() + 15_000;
+  let m: RegExpExecArray | null;
+  while (!(m = /berth ready at (\S+) \(endpoints: ([^)]*)\)/.exec(out))) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      await stop();
+      throw new Error(`not ready:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { url: m[1]!, endpoints: m[2]!, output: () => out, stop };
+}
+
 describe('berth serve --config', () => {
   it("serves the config's endpoints and public models without starting its workers", { timeout: 30_000 }, async () => {
-    const child = spawn(
-      process.execPath,
-      [
-        BIN,
-        'serve',
-        '--port',
-        '0',
-        '--store',
-        'memory',
-        '--config',
-        join(REPO_ROOT, 'examples/image-worker/berth.config.json'),
-      ],
-      {
-        cwd: REPO_ROOT,
-        env: { ...process.env, BERTH_API_KEY: KEY, NO_COLOR: '1' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const serve = await serveConfig(join(REPO_ROOT, 'examples/image-worker/berth.config.json'), REPO_ROOT);
     try {
-      const deadline = Date.now() + 15_000;
-      let m: RegExpExecArray | null;
-      while (!(m = /berth ready at (\S+) \(endpoints: ([^)]*)\)/.exec(out))) {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`not ready:\n${out}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      const [, url, eps] = m;
-      expect(eps).toBe('image, upscale, video');
+      const { url } = serve;
+      expect(serve.endpoints).toBe('image, upscale, video');
       const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
       // A bad input on the slug is refused at submit (a FAILED job object), no worker needed.
       const res = await fetch(`${url}/v2/shapes-diffusion/runsync`, {
@@ -60,10 +64,9 @@ describe('berth serve --config', () => {
         jobs: { inQueue: number };
       };
       expect(health.jobs.inQueue).toBe(1);
-      expect(out).not.toMatch(/worker started/); // workers are not berth serve's job
+      expect(serve.output()).not.toMatch(/worker started/); // workers are not berth serve's job
     } finally {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
+      await serve.stop();
     }
   });
 });
@@ -76,23 +79,10 @@ describe('berth serve --config: batches', () => {
     const file = join(dir, 'berth.config.json');
     writeFileSync(join(dir, 'echo.ts'), 'export {};\n');
     writeFileSync(file, JSON.stringify({ endpoints: { echo: { worker: './echo.ts' } }, batches: { maxPerCall: 2 } }));
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--store', 'memory', '--config', file], {
-      cwd: dir,
-      env: { ...process.env, BERTH_API_KEY: KEY, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const serve = await serveConfig(file, dir);
     try {
-      const deadline = Date.now() + 15_000;
-      let m: RegExpExecArray | null;
-      while (!(m = /berth ready at (\S+)/.exec(out))) {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`not ready:\n${out}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
       const post = (n: number) =>
-        fetch(`${m![1]}/v2/echo/batch`, {
+        fetch(`${serve.url}/v2/echo/batch`, {
           method: 'POST',
           headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
           body: JSON.stringify({ requests: Array.from({ length: n }, (_, i) => ({ input: { i } })) }),
@@ -104,8 +94,7 @@ describe('berth serve --config: batches', () => {
       expect(fits.status).toBe(200);
       expect(await fits.json()).toMatchObject({ status: 'DRAFT', requestTotal: 2 });
     } finally {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
+      await serve.stop();
       rmSync(dir, { recursive: true, force: true });
     }
   });
