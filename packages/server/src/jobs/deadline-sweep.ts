@@ -22,10 +22,12 @@ export interface SweepReport {
  */
 const SWEEP_SLICE_MS = 4;
 const SLICE = { first: 64, min: 8, max: 512 };
-let slice: number = SLICE.first;
+/** Each store's slice size, learned from its last slice (per store: servers in one process differ). */
+const slices = new WeakMap<object, number>();
 
 async function deleteRetained(ctx: CoreContext, due: readonly JobRecord[]): Promise<number> {
   const { store, events } = ctx;
+  let slice = slices.get(store) ?? SLICE.first;
   const jobs = due.filter((job) => job.retainUntil !== undefined);
   let n = 0;
   for (let i = 0; i < jobs.length; ) {
@@ -42,6 +44,7 @@ async function deleteRetained(ctx: CoreContext, due: readonly JobRecord[]): Prom
     // A one-statement store's slice costs the loop only its ids; the whole batch goes at once.
     const max = store.deleteRetained ? SERVER_LIMITS.sweepBatchOneStatement : SLICE.max;
     slice = Math.round(Math.min(max, Math.max(SLICE.min, (part.length * SWEEP_SLICE_MS) / Math.max(spent, 0.1))));
+    slices.set(store, slice);
     const gone = await pending;
     for (const id of gone) events.emit(id, 'deleted');
     n += gone.length;

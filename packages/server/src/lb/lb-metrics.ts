@@ -6,6 +6,14 @@ const REQUEST_BUCKETS_MS = [
   1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 120_000, 330_000,
 ];
 
+/** Who else hears of load-balancing requests and cold starts (the Monitor, monitor/). */
+export interface LbObserver {
+  /** A request was answered (`status`: the worker's, or Berth's 4xx/5xx) after `ms` (waits included). */
+  request(endpointId: string, status: number, ms: number): void;
+  /** A worker answered its first `/ping` 200. */
+  coldStart(endpointId: string): void;
+}
+
 /**
  * Load-balancing endpoints' figures: `berth_lb_requests_total{endpoint, worker, status}`,
  * `berth_lb_request_seconds{endpoint}` (until the answer's last byte), and cold starts (launch to first `/ping`
@@ -16,6 +24,8 @@ export class LbMetrics {
   readonly #seconds: HistogramFamily;
   readonly #scaler: ScalerMetrics;
   readonly #served = new Map<string, { ok: number; failed: number }>();
+  /** Who else hears of requests and cold starts: the Monitor view's history (set once the server has built it). */
+  observer: LbObserver | undefined;
   /** endpoint -> worker -> status -> the counter's child. */
   readonly #byWorker = new Map<string, Map<string, Map<number, CounterChild>>>();
 
@@ -53,6 +63,7 @@ export class LbMetrics {
     if (!s) this.#served.set(endpointId, (s = { ok: 0, failed: 0 }));
     if (status < 500) s.ok++;
     else s.failed++;
+    this.observer?.request(endpointId, status, ms);
   }
 
   /** Answered requests (below 500) and failed ones, for `/health`. */
@@ -62,5 +73,6 @@ export class LbMetrics {
 
   coldStart(endpointId: string, ms: number): void {
     this.#scaler.coldStart(endpointId, 'ready', ms);
+    this.observer?.coldStart(endpointId);
   }
 }

@@ -1,3 +1,4 @@
+import { LbMetrics } from '../lb/lb-metrics.js';
 import type { EndpointCounts, JobRecord } from '../store/types.js';
 import type { WorkerRegistry } from '../workers/worker-registry.js';
 import { BATCH_BUCKETS, TIME_BUCKETS_MS } from './histogram.js';
@@ -5,7 +6,6 @@ import { httpMetrics } from './http-metrics.js';
 import { processMetrics } from './process-metrics.js';
 import { Registry, type Sample, type Scope } from './registry.js';
 import { ScalerMetrics } from './scaler-metrics.js';
-import { ObservedLbMetrics } from './observed-lb-metrics.js';
 
 /** What one scrape reads besides the counters kept here. */
 export interface MetricsSource {
@@ -41,7 +41,7 @@ export class Metrics {
   /** Worker cold starts and start failures reported by a scaler (`berth serve --scale`). */
   readonly scaler: ScalerMetrics;
   /** Load-balancing endpoints' requests and cold starts (`lb/`). */
-  readonly lb: ObservedLbMetrics;
+  readonly lb: LbMetrics;
 
   constructor(src: MetricsSource) {
     const r = (this.registry = new Registry(src.replicaId));
@@ -135,7 +135,7 @@ export class Metrics {
       perReplica: true,
     });
     this.scaler = new ScalerMetrics(r);
-    this.lb = new ObservedLbMetrics(r, this.scaler);
+    this.lb = new LbMetrics(r, this.scaler);
     this.observeHttp = httpMetrics(r);
     this.process = processMetrics(r);
   }
