@@ -3,7 +3,9 @@ import { COMPLETE, makeJob, RETENTION, T0 } from '../conformance/fixtures.test-h
 import { loadPg } from './connect.js';
 import { LiveCounts } from './live-counts.js';
 import { openTestPgStore, PG_TEST_URL, pgUnavailable, testSchema } from './pg-test-db.test-helpers.js';
-import { CLAIM_MANY_SQL, SQL } from './statements.js';
+import { INSERT_CLAIM_SQL } from './insert-claim.js';
+import { insertValues } from './rows.js';
+import { CLAIM_MANY_SQL, INSERT_TYPES, SQL } from './statements.js';
 
 // A deep queue on PostgreSQL: claims read it in queue order through jobs_queue whatever the table's statistics say,
 // and counting it for /health is bounded.
@@ -15,7 +17,7 @@ describe.skipIf(skip !== undefined)(`PgStore deep queue${skip ? ` (skipped: ${sk
     for (const fn of cleanup.splice(0).reverse()) await fn();
   });
 
-  it('a claim reads the queue through jobs_queue, with no sort of the queued jobs, while the statistics are stale', {
+  it('a claim, and an insert that may claim, read the queue through jobs_queue, with no sort of the queued jobs, while the statistics are stale', {
     timeout: 60_000,
   }, async () => {
     const schema = testSchema();
@@ -42,6 +44,31 @@ describe.skipIf(skip !== undefined)(`PgStore deep queue${skip ? ` (skipped: ${sk
     expect(plan).toMatch(/Index Scan using jobs_queue on jobs/);
     expect(plan).not.toMatch(/Sort Key: jobs\.queue_seq/); // the old plan sorted all 100,000 queued jobs per claim
     expect(plan).toMatch(/Update on jobs[\s\S]*rows=64/);
+
+    // An insert whose claim rides with it (/runsync at c=50) on another endpoint asks whether that endpoint has a
+    // job queued: one probe of jobs_queue at that endpoint. The old statement's EXISTS became a merge semi join that
+    // read and sorted every queued job of every endpoint (40-95 ms per insert at 1,000,000 queued, issue #40).
+    // PostgreSQL plans a statement prepared by the driver generically after five runs, not knowing how many jobs
+    // the batch's arrays hold: forced here. enable_nestloop = off stands in for the estimates that made a join look
+    // cheaper than one probe per endpoint (a never-analysed table whose jobs_queue index the planner took for empty):
+    // the statement must leave the planner nothing but the probe.
+    const job = makeJob({ endpointId: 'other', createdAt: T0 });
+    const types = [...INSERT_TYPES.map((t) => `${t}[]`), 'text[]', 'bigint', 'text'];
+    await c.query('BEGIN');
+    await c.query('SET LOCAL plan_cache_mode = force_generic_plan');
+    await c.query('SET LOCAL enable_nestloop = off');
+    await c.query(`PREPARE ins(${types.join(', ')}) AS ${INSERT_CLAIM_SQL}`);
+    const lit = (v: unknown) =>
+      v === null || v === undefined ? 'NULL' : typeof v === 'string' ? c.escapeLiteral(v) : String(v);
+    const values = [...insertValues(job).map((v) => [v]), ['w'], T0, 'r'];
+    const args = values.map((v, i) => `${Array.isArray(v) ? `ARRAY[${lit(v[0])}]` : lit(v)}::${types[i]}`);
+    const ins = await c.query(`EXPLAIN (ANALYZE, COSTS OFF) EXECUTE ins(${args.join(', ')})`);
+    await c.query('ROLLBACK');
+    await c.query('DEALLOCATE ins');
+    const insPlan = ins.rows.map((x: Record<string, string>) => x['QUERY PLAN']).join('\n');
+    expect(insPlan).toMatch(/Limit[^\n]*\n\s*->  Index (Only )?Scan using jobs_queue on jobs q[^\n]*\n\s*Index Cond: \(\(endpoint_id = /);
+    expect(insPlan).not.toMatch(/Sort Key: q\.endpoint_id/);
+    expect(insPlan).not.toMatch(/rows=100000/);
 
     // And the queue drains in FIFO order through the store.
     const first = await Promise.all(Array.from({ length: 3 }, () => s.claim('deep', 'w1', T0 + 1)));

@@ -34,7 +34,10 @@ export function claimedAtInsert(job: JobRecord, ask: ClaimAsk): JobRecord {
  * `INSERT_MANY_SQL` whose rows with a worker id in $25 (text[], NULL for none) are stored running on that worker
  * ($26 now, $27 this replica as owner) when no job is queued on their endpoint (in the statement's snapshot: rows of
  * the same statement are not seen, and a row with a claim always comes before the rows of its endpoint without
- * one). Returns each stored id and whether it was claimed.
+ * one). Returns each stored id and whether it was claimed. Whether an endpoint has a job queued is one probe of
+ * `jobs_queue` per endpoint of the batch (a LATERAL with LIMIT 1, which the planner cannot turn into a join): as an
+ * `EXISTS` it became, in a generic plan while the table had no statistics, a merge semi join that read and sorted
+ * every queued job of every endpoint (40-95 ms per insert at 1,000,000 queued; issue #40).
  */
 /** Each inserted column's value: as given (`v(column)`), or the claimed one when `k` (the claim takes the job). */
 const claimedCols = (v: (column: string, i: number) => string, worker: string) =>
@@ -58,8 +61,9 @@ export const INSERT_CLAIM_SQL = `
     SELECT t.*, (t.claim_worker IS NOT NULL AND t.endpoint_id <> ALL (busy.e)) AS k
     FROM unnest(${INSERT_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}, $25::text[])
       WITH ORDINALITY AS t(${COLS}, claim_worker, ord),
-      (SELECT ARRAY(SELECT DISTINCT e FROM unnest($2::text[]) AS e
-        WHERE EXISTS (SELECT 1 FROM jobs q WHERE q.endpoint_id = e AND q.status = 'IN_QUEUE' AND q.queue_seq < ${HELD_SEQ})) AS e) busy
+      (SELECT ARRAY(SELECT d.e FROM (SELECT DISTINCT e FROM unnest($2::text[]) AS e) d,
+        LATERAL (SELECT 1 FROM jobs q WHERE q.endpoint_id = d.e AND q.status = 'IN_QUEUE' AND q.queue_seq < ${HELD_SEQ}
+          ORDER BY q.queue_seq LIMIT 1) x) AS e) busy
     OFFSET 0
   ) t
   ORDER BY ord
