@@ -66,7 +66,9 @@ describe.skipIf(skip !== undefined)(`PgStore deep queue${skip ? ` (skipped: ${sk
     await c.query('ROLLBACK');
     await c.query('DEALLOCATE ins');
     const insPlan = ins.rows.map((x: Record<string, string>) => x['QUERY PLAN']).join('\n');
-    expect(insPlan).toMatch(/Limit[^\n]*\n\s*->  Index (Only )?Scan using jobs_queue on jobs q[^\n]*\n\s*Index Cond: \(\(endpoint_id = /);
+    expect(insPlan).toMatch(
+      /Limit[^\n]*\n\s*-> {2}Index (Only )?Scan using jobs_queue on jobs q[^\n]*\n\s*Index Cond: \(\(endpoint_id = /,
+    );
     expect(insPlan).not.toMatch(/Sort Key: q\.endpoint_id/);
     expect(insPlan).not.toMatch(/rows=100000/);
 
