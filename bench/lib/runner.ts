@@ -48,8 +48,10 @@ async function measure(step: Step, errors: string[]): Promise<Figures> {
       });
       f['startup_ms'] = readyMs;
     });
-  if (has('fill'))
-    await attempt('fill', async () => void Object.assign(f, (await withTarget(t, (run) => fill(run, cfg))).value));
+  if (has('fill')) {
+    const fillCfg = t.maxFill === undefined ? cfg : { ...cfg, fillJobs: Math.min(cfg.fillJobs, t.maxFill) };
+    await attempt('fill', async () => void Object.assign(f, (await withTarget(t, (run) => fill(run, fillCfg))).value));
+  }
   return f;
 }
 

@@ -13,6 +13,11 @@ export interface Target {
   /** What it is, one line (printed under the table). */
   description: string;
   workloads: readonly Workload[];
+  /**
+   * The most jobs the fill queues on this target, when its `/run` is too slow for the preset's fill to end in
+   * minutes (pg-boss, graphile-worker). Its fill figures are per job, and the JSON's `fill_jobs` says how many.
+   */
+  maxFill?: number;
   /** Why this target cannot run here (e.g. a missing binary), or undefined when it can. Optional. */
   unavailable?: () => Promise<string | undefined>;
   /** Starts the control plane (no worker yet), fresh state, in `dir` (a new empty temp folder). */
