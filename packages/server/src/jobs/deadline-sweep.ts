@@ -2,7 +2,7 @@ import type { CoreContext } from './context.js';
 import { finishedJob } from './terminal.js';
 import { SERVER_LIMITS } from '../defaults.js';
 import type { Dispatcher } from './dispatcher.js';
-import type { JobRecord } from '../store/types.js';
+import type { DueJobs } from '../store/types.js';
 
 /** How many jobs each deadline rule touched in one sweep. */
 export interface SweepReport {
@@ -25,7 +25,7 @@ const SLICE = { first: 64, min: 8, max: 512 };
 /** Each store's slice size, learned from its last slice (per store: servers in one process differ). */
 const slices = new WeakMap<object, number>();
 
-async function deleteRetained(ctx: CoreContext, due: readonly JobRecord[]): Promise<number> {
+async function deleteRetained(ctx: CoreContext, due: DueJobs['retained']): Promise<number> {
   const { store, events } = ctx;
   let slice = slices.get(store) ?? SLICE.first;
   const jobs = due.filter((job) => job.retainUntil !== undefined);

@@ -36,8 +36,11 @@ export interface DueJobs {
   expired: JobRecord[];
   /** executionTimeout elapsed (IN_PROGRESS). */
   timedOut: JobRecord[];
-  /** Retention elapsed (terminal). */
-  retained: JobRecord[];
+  /**
+   * Retention elapsed (terminal): only the id and retention are read from these (a store may return just those:
+   * PostgreSQL does, since a sweep reads up to 2,048 at a time).
+   */
+  retained: Pick<JobRecord, 'id' | 'retainUntil'>[];
   /** Worker lease elapsed (IN_PROGRESS, worker gone). */
   leaseExpired: JobRecord[];
 }

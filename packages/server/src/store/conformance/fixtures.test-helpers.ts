@@ -45,7 +45,7 @@ export const COMPLETE: FinishPatch = { status: 'COMPLETED', output: { text: ['do
 export const FAIL: FinishPatch = { status: 'FAILED', error: 'handler threw' };
 export const TIME_OUT: FinishPatch = { status: 'TIMED_OUT', error: 'execution timed out' };
 export const NOTHING_DUE = { expired: [], timedOut: [], retained: [], leaseExpired: [] };
-export const ids = (rs: JobRecord[]): string[] => rs.map((r) => r.id).sort();
+export const ids = (rs: readonly { id: string }[]): string[] => rs.map((r) => r.id).sort();
 
 /** The store of the running test and helpers that act on it. */
 export interface StoreFixture {

@@ -53,7 +53,9 @@ export const pgMaintenance = {
     const [expired, timedOut, retained, leaseExpired] = await Promise.all([
       all(SQL.due.expired),
       all(SQL.due.timedOut),
-      all(SQL.due.retained),
+      run<{ id: string; retain_until: number }>(SQL.due.retained, [now, limit]).then((rs) =>
+        rs.map((r) => ({ id: r.id, retainUntil: r.retain_until })),
+      ),
       all(SQL.due.leaseExpired),
     ]);
     return { expired, timedOut, retained, leaseExpired };

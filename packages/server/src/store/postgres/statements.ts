@@ -169,7 +169,9 @@ export const SQL = {
   due: {
     expired: due(`expires_at <= $1`, 'expires_at'),
     timedOut: due(`execution_deadline <= $1 AND status = 'IN_PROGRESS'`, 'execution_deadline'),
-    retained: due(`retain_until <= $1 AND status IN ${TERMINAL} AND batch_id IS NULL`, 'retain_until'),
+    /** Only the id and retention: the sweep reads 2,048 at a time, and full rows cost both sides (issue #40). */
+    retained: `SELECT id, retain_until FROM jobs WHERE retain_until <= $1 AND status IN ${TERMINAL} AND batch_id IS NULL
+      ORDER BY retain_until LIMIT $2`,
     leaseExpired: due(`lease_until <= $1 AND status = 'IN_PROGRESS'`, 'lease_until'),
   },
   countsDone: `SELECT (SELECT sum(completed) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS completed,
