@@ -44,6 +44,13 @@ const FLAVOURS: BerthFlavour[] = [
     prepare: otlpSink(),
   },
   {
+    name: 'berth-sqlite-normal+trace-proto',
+    description: 'the same, every job, OTLP/HTTP protobuf (`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf`)',
+    ...sqlite,
+    workerEnv: infoWorker,
+    prepare: otlpSink({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }),
+  },
+  {
     name: 'berth-sqlite-normal+trace10',
     description: 'the same, head sampling at 10% (`OTEL_TRACES_SAMPLER=parentbased_traceidratio`, arg 0.1)',
     ...sqlite,
