@@ -6,6 +6,7 @@
 // (auth, body, submit, the store's insert), 256 in flight. The heap probe (bench/lib/heap-probe.mjs) is
 // preloaded for the event-loop stall figures.
 import { appendFileSync } from 'node:fs';
+import { type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { createServer, silentLogger, type Store } from '@berth/server';
 import { PgStore } from '@berth/server/postgres';
@@ -43,11 +44,24 @@ if (delMany)
     return gone;
   };
 
-// Diagnosis (BENCH_VOLUME_SLOW_LOG=<file>): every event-loop gap over 100 ms (a 5 ms interval that fired late) is
-// appended to the file with the store operation that ran last and the slow operations (over 30 ms) before it:
-// the synchronous part of the store's calls, and SQLite's COMMIT (its group commit's flush).
+// Diagnosis (BENCH_VOLUME_SLOW_LOG=<file>): every event-loop gap over BENCH_VOLUME_SLOW_MS (default 100 ms; a 5 ms
+// interval that fired late) is appended to the file with the store operation that ran last and the slow operations
+// (over 30 ms) before it: the synchronous part of the store's calls, and SQLite's COMMIT (its group commit's flush);
+// and every garbage collection that took over 20 ms, with its kind.
 const slowLog = process.env['BENCH_VOLUME_SLOW_LOG'];
+const slowMs = Number(process.env['BENCH_VOLUME_SLOW_MS'] ?? 100);
 if (slowLog) {
+  const GC_KINDS: Record<number, string> = { 1: 'minor', 2: 'major', 4: 'incremental', 8: 'weak callbacks' };
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = (e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? 0;
+      if (e.duration > 20)
+        appendFileSync(
+          slowLog,
+          `${new Date().toISOString()} gc ${GC_KINDS[kind] ?? kind} ${e.duration.toFixed(0)} ms, heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MB\n`,
+        );
+    }
+  }).observe({ entryTypes: ['gc'] });
   let last = 'none';
   let recent: string[] = [];
   const timed = (name: string, fn: (...a: never[]) => unknown) =>
@@ -72,7 +86,7 @@ if (slowLog) {
     const t = performance.now();
     const gap = t - prev - 5;
     prev = t;
-    if (gap > 100) {
+    if (gap > slowMs) {
       appendFileSync(
         slowLog,
         `${new Date().toISOString()} gap ${gap.toFixed(0)} ms, last ${last}; ${recent.join(', ')}\n`,
