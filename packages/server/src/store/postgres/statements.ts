@@ -29,7 +29,8 @@ const stat = (
   column: 'completed' | 'failed' | 'retried',
 ) => `INSERT INTO endpoint_stats (endpoint_id, shard, ${column}) VALUES ($1, $2, 1)
   ON CONFLICT (endpoint_id, shard) DO UPDATE SET ${column} = endpoint_stats.${column} + 1`;
-const due = (where: string, order: string) => `SELECT ${READ_COLS} FROM jobs WHERE ${where} ORDER BY ${order} LIMIT $2`;
+const due = (where: string, order: string, cols = READ_COLS) =>
+  `SELECT ${cols} FROM jobs WHERE ${where} ORDER BY ${order} LIMIT $2`;
 
 /** The SQL type of each insert column (`INSERT_COLUMNS`), for the arrays of a multi-row insert. */
 export const INSERT_TYPES =
@@ -170,8 +171,11 @@ export const SQL = {
     expired: due(`expires_at <= $1`, 'expires_at'),
     timedOut: due(`execution_deadline <= $1 AND status = 'IN_PROGRESS'`, 'execution_deadline'),
     /** Only the id and retention: the sweep reads 2,048 at a time, and full rows cost both sides (issue #40). */
-    retained: `SELECT id, retain_until FROM jobs WHERE retain_until <= $1 AND status IN ${TERMINAL} AND batch_id IS NULL
-      ORDER BY retain_until LIMIT $2`,
+    retained: due(
+      `retain_until <= $1 AND status IN ${TERMINAL} AND batch_id IS NULL`,
+      'retain_until',
+      'id, retain_until',
+    ),
     leaseExpired: due(`lease_until <= $1 AND status = 'IN_PROGRESS'`, 'lease_until'),
   },
   countsDone: `SELECT (SELECT sum(completed) FROM endpoint_stats WHERE endpoint_id = $1)::bigint AS completed,
