@@ -44,6 +44,12 @@ export class ServeProcess {
   get text(): string {
     return this.output.join('');
   }
+  /** The port it listens on, read from its ready line (so `startServe(0, …)` lets the OS pick one). */
+  get port(): number {
+    const m = /berth ready at http:\/\/[^:\s]+:(\d+)/.exec(this.text);
+    if (!m) throw new Error(`berth serve has not printed its ready line:\n${this.text}`);
+    return Number(m[1]);
+  }
   async ready(timeoutMs = 15_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!/berth ready[\s\S]*Press Ctrl-C to stop/.test(this.text)) {
@@ -63,7 +69,12 @@ export class ServeProcess {
   }
 }
 
-/** Starts `berth serve --port <port> --data-dir <dir>` (SQLite) with known credentials; waits for `ready`. */
+/**
+ * Starts `berth serve --port <port> --data-dir <dir>` (SQLite) with known credentials; waits for `ready`.
+ * Pass 0 for a first start: the server binds a port the OS picks and `serve.port` reads it back. A port taken from
+ * `freePort()` and bound later can be taken in between by another test file's process (seen in CI); restarts reuse
+ * `serve.port`.
+ */
 export async function startServe(port: number, dataDir: string, args: string[] = []): Promise<ServeProcess> {
   if (!existsSync(BIN)) throw new Error(`${BIN} does not exist: run \`npm run build\` first`);
   const child = spawn(

@@ -3,15 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { random } from '../../packages/server/src/store/conformance/fixtures.test-helpers.js';
-import {
-  api,
-  classify,
-  freePort,
-  killAll,
-  startRecordingWorker,
-  startServe,
-  type ServeProcess,
-} from './cluster.test-helpers.js';
+import { api, classify, killAll, startRecordingWorker, startServe, type ServeProcess } from './cluster.test-helpers.js';
 
 // Jepsen-style checker: clients submit jobs while the control plane is killed with SIGKILL at random moments and
 // restarted on the same data dir. Every job whose /run answered 200 is then classified; none may be lost.
@@ -30,11 +22,11 @@ describe('kill -9 of the control plane', () => {
     timeout: 150_000,
   }, async () => {
     const rand = random(Number(process.env['BERTH_KILL9_SEED'] ?? 20261122));
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
     const dataDir = join(dir, 'data');
     const execLog = join(dir, 'executions.log');
-    let serve: ServeProcess = await startServe(port, dataDir, ['--worker-grace-ms', '20000']);
+    let serve: ServeProcess = await startServe(0, dataDir, ['--worker-grace-ms', '20000']);
+    const port = serve.port; // restarts bind the same port, so the workers find it again
+    const base = `http://127.0.0.1:${port}`;
     startRecordingWorker(base, 'rec-w1', execLog);
     startRecordingWorker(base, 'rec-w2', execLog);
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { api, freePort, startRecordingWorker, startServe } from './cluster.test-helpers.js';
+import { api, startRecordingWorker, startServe } from './cluster.test-helpers.js';
 import { classify, PG_TEST_URL, roundRobinProxy, startReplicas, replicaFixture } from './replicas.test-helpers.js';
 
 // A rolling restart: under load, a third replica joins, then one of the first two is stopped with SIGTERM (drain,
@@ -52,8 +52,8 @@ describe.skipIf(skip !== undefined)(
       };
       const roll = (async () => {
         while (acked.length < JOBS * 0.3) await new Promise((r) => setTimeout(r, 20));
-        const port = await freePort();
-        const joined = await startServe(port, join(dir, 'r2'), pgArgs);
+        const joined = await startServe(0, join(dir, 'r2'), pgArgs);
+        const port = joined.port;
         backends.push(port); // the balancer sends new connections there too
         live.push(`http://127.0.0.1:${port}`);
         serves.push(joined);

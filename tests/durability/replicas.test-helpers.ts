@@ -10,7 +10,7 @@ import {
   pgUnavailable,
   testSchema,
 } from '../../packages/server/src/store/postgres/pg-test-db.test-helpers.js';
-import { freePort, killAll, startServe, type ServeProcess } from './cluster.test-helpers.js';
+import { killAll, startServe, type ServeProcess } from './cluster.test-helpers.js';
 
 export { classify } from './cluster.test-helpers.js';
 
@@ -91,11 +91,9 @@ export async function startReplicas(
   dataDir: string,
   extra: string[] = [],
 ): Promise<{ serves: ServeProcess[]; ports: number[] }> {
-  const ports: number[] = [];
-  for (let i = 0; i < n; i++) ports.push(await freePort());
   const serves = await Promise.all(
-    ports.map((port, i) =>
-      startServe(port, `${dataDir}/r${i}`, [
+    Array.from({ length: n }, (_, i) =>
+      startServe(0, `${dataDir}/r${i}`, [
         '--store',
         'postgres',
         '--database-url',
@@ -106,7 +104,7 @@ export async function startReplicas(
       ]),
     ),
   );
-  return { serves, ports };
+  return { serves, ports: serves.map((s) => s.port) };
 }
 
 /** Terminates every connection Berth has open on this schema (pool and LISTEN), as a database failover would. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, REPO_ROOT } from '../e2e/harness.test-helpers.js';
-import { API_KEY, WORKER_TOKEN, ServeProcess, api, freePort, killAll } from './cluster.test-helpers.js';
+import { API_KEY, WORKER_TOKEN, ServeProcess, api, killAll } from './cluster.test-helpers.js';
 
 // Issue #16 item 7: the data folder's lock is held by the operating system, so `kill -9` of the control plane's
 // process group followed at once by a restart on the same --data-dir always succeeds, even while the killed
@@ -59,9 +59,9 @@ describe('data folder lock', () => {
   it(`restarts at once after kill -9 of the process group, ${RESTARTS} times in a row; a second live server is refused`, {
     timeout: 120_000,
   }, async () => {
-    const port = await freePort();
     const dataDir = join(dir, 'data');
-    let { serve, pid } = await startGroup(port, dataDir);
+    let { serve, pid } = await startGroup(0, dataDir);
+    const port = serve.port; // the OS picked it; every restart binds it again
     const base = `http://127.0.0.1:${port}`;
     const ids: string[] = [];
     for (let i = 0; i < RESTARTS; i++) {
@@ -76,15 +76,11 @@ describe('data folder lock', () => {
     for (const id of ids) expect((await api(base, 'GET', `/v2/rec/status/${id}`)).json['status']).toBe('IN_QUEUE');
 
     // A second live control plane on the same folder is still refused, with a message naming the owner.
-    const other = spawn(
-      process.execPath,
-      [BIN, 'serve', '--port', String(await freePort()), '--data-dir', dataDir, '--endpoint', 'rec'],
-      {
-        cwd: REPO_ROOT,
-        env: { ...process.env, BERTH_API_KEY: API_KEY, BERTH_WORKER_TOKEN: WORKER_TOKEN, NO_COLOR: '1' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const other = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--endpoint', 'rec'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, BERTH_API_KEY: API_KEY, BERTH_WORKER_TOKEN: WORKER_TOKEN, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let text = '';
     other.stdout.on('data', (d: Buffer) => (text += d.toString()));
     other.stderr.on('data', (d: Buffer) => (text += d.toString()));

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { api, freePort, killAll, startRecordingWorker, startServe } from './cluster.test-helpers.js';
+import { api, killAll, startRecordingWorker, startServe } from './cluster.test-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'berth-shutdown-'));
 afterAll(async () => {
@@ -14,10 +14,10 @@ describe('berth serve SIGTERM', () => {
   it('503 for new requests, in-flight /runsync finishes, the database is closed, the next start finds nothing stuck', {
     timeout: 60_000,
   }, async () => {
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
     const dataDir = join(dir, 'data');
-    const serve = await startServe(port, dataDir);
+    const serve = await startServe(0, dataDir);
+    const port = serve.port;
+    const base = `http://127.0.0.1:${port}`;
     startRecordingWorker(base, 'rec-w1', join(dir, 'exec.log'));
     const deadline = Date.now() + 15_000;
     while (((await api(base, 'GET', '/v2/rec/health')).json['workers'] as Record<string, number>)['idle'] !== 1) {

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, freePort, startServe, type ServeProcess } from '../durability/cluster.test-helpers.js';
+import { api, startServe, type ServeProcess } from '../durability/cluster.test-helpers.js';
 import { PG_TEST_URL, replicaFixture, roundRobinProxy } from '../durability/replicas.test-helpers.js';
 import { buildBasicImage, dockerUnavailable, startDocker, type Docker } from './docker.test-helpers.js';
 
@@ -48,7 +48,7 @@ describe.skipIf(skip !== undefined)(
     }, 60_000);
 
     it('kill -9 of the replica holding the scaling lease: the other adopts its containers, none doubled or orphaned', async () => {
-      const ports = [await freePort(), await freePort()];
+      const ports: number[] = []; // filled as each replica binds the port the OS gave it; the proxy reads it per connection
       const proxy = await roundRobinProxy(ports);
       const cfg = join(dir, 'berth.config.json');
       const sleep = { worker: './sleep.ts', maxWorkers: 3, idleTimeoutMs: 1000, concurrency: 1, image: IMAGE };
@@ -60,7 +60,10 @@ describe.skipIf(skip !== undefined)(
         ...['--data-dir', join(dir, `r${i}`)],
       ];
       const serves: ServeProcess[] = [];
-      for (let i = 0; i < 2; i++) serves.push(await startServe(ports[i]!, join(dir, `r${i}`), args(i)));
+      for (let i = 0; i < 2; i++) {
+        serves.push(await startServe(0, join(dir, `r${i}`), args(i)));
+        ports.push(serves[i]!.port);
+      }
       const holds = (s: ServeProcess) => /scaling worker containers with/.test(s.text);
       await waitFor('one replica to take the scaling lease', 20_000, () => serves.some(holds));
       expect(serves.filter(holds).length).toBe(1);

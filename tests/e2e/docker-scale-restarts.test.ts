@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, freePort, killAll, startServe, type ServeProcess } from '../durability/cluster.test-helpers.js';
+import { api, killAll, startServe, type ServeProcess } from '../durability/cluster.test-helpers.js';
 import { buildBasicImage, dockerUnavailable, startDocker, type Docker } from './docker.test-helpers.js';
 import { REPO_ROOT } from './harness.test-helpers.js';
 
@@ -91,8 +91,8 @@ describe.skipIf(skip !== undefined)('berth serve --scale docker restarted on one
 
   it('three starts: one live token, a stranger with its name left alone, a job after a new port not stuck', async () => {
     // 1. First start: a cold start makes <name>-<deployment>-sleep-1.
-    const p1 = await freePort();
-    let serve = await serveOn(p1);
+    let serve = await serveOn(0);
+    const p1 = serve.port;
     const cold = await runJob(p1, serve, 120_000);
     const deployment = /deployment=([a-f0-9]{8})/.exec(serve.text)?.[1];
     expect(deployment, serve.text).toBeDefined();
@@ -104,8 +104,9 @@ describe.skipIf(skip !== undefined)('berth serve --scale docker restarted on one
     docker.run(['create', '--name', stranger, 'node:20-bookworm-slim']);
 
     // 2. A new port: the running container dials the old one; it is not counted, a fresh one takes the job.
-    const p2 = await freePort();
-    serve = await serveOn(p2);
+    serve = await serveOn(0);
+    const p2 = serve.port;
+    expect(p2).not.toBe(p1); // the point of this step: the old container dials a port nobody serves
     const afterMove = await runJob(p2, serve, 120_000);
     console.log(
       `[docker-scale-restarts] cold start ${cold} ms; first job after a restart on a new port ${afterMove} ms`,

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { freePort, killAll, startServe, type ServeProcess } from '../durability/cluster.test-helpers.js';
+import { killAll, startServe, type ServeProcess } from '../durability/cluster.test-helpers.js';
 import type { Docker } from './docker.test-helpers.js';
 
 /**
@@ -17,10 +17,9 @@ export async function startScaleServe(
   work: string,
   name: string,
 ): Promise<{ serve: ServeProcess; base: string }> {
-  const port = await freePort();
   const args = ['--store', 'memory', '--config', config, '--scale', 'docker', '--scale-name', name];
-  const serve = await startServe(port, join(work, 'data'), [...args, '--log-level', 'info', '--log-format', 'pretty']);
-  return { serve, base: `http://127.0.0.1:${port}` };
+  const serve = await startServe(0, join(work, 'data'), [...args, '--log-level', 'info', '--log-format', 'pretty']);
+  return { serve, base: `http://127.0.0.1:${serve.port}` };
 }
 
 /** After such a test: serve stopped, the run's containers removed, the daemon stopped (if the test started it), `work` gone. */
