@@ -172,9 +172,9 @@ describe('registry round trip (local Verdaccio)', () => {
       expect(tested.out).toMatch(/Tests\s+\d+ passed/);
 
       // 5. npm run dev answers a /runsync with test_input.json.
-      const port = await freePort();
       const key = 'berth_round_trip_key';
-      const dev = spawn('npm', ['run', 'dev', '--', '--port', String(port)], {
+      const dev = spawn('npm', ['run', 'dev', '--', '--port', '0'], {
+        // the OS picks the port; the ready line says it
         cwd: dir,
         env: { ...env, BERTH_API_KEY: key, BERTH_STORE: 'memory' },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -185,10 +185,12 @@ describe('registry round trip (local Verdaccio)', () => {
       dev.stderr?.on('data', (d: Buffer) => (out += d.toString()));
       try {
         const deadline = Date.now() + 90_000;
-        while (!/berth ready/.test(out)) {
+        const ready = /berth ready at http:\/\/[^:\s]+:(\d+) /;
+        while (!ready.test(out)) {
           if (Date.now() > deadline || dev.exitCode !== null) throw new Error(`npm run dev did not start:\n${out}`);
           await new Promise((r) => setTimeout(r, 200));
         }
+        const port = ready.exec(out)?.[1];
         const res = await fetch(`http://127.0.0.1:${port}/v2/my-app/runsync?wait=60000`, {
           method: 'POST',
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },

@@ -253,7 +253,10 @@ export class SqliteCore {
     return {
       expired: all(this.st.dueExpired),
       timedOut: all(this.st.dueTimedOut),
-      retained: all(this.st.dueRetained),
+      retained: (this.st.dueRetained.all(now, limit) as { id: string; retain_until: number }[]).map((r) => ({
+        id: r.id,
+        retainUntil: r.retain_until,
+      })),
       leaseExpired: all(this.st.dueLease),
     };
   }

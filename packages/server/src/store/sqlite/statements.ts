@@ -136,8 +136,9 @@ export function prepareStatements(db: Database): Statements {
     dueTimedOut: jobs(
       `SELECT ${JOB_COLUMNS} FROM jobs WHERE execution_deadline <= ? AND status = 'IN_PROGRESS' ORDER BY execution_deadline LIMIT ?`,
     ),
-    dueRetained: jobs(
-      `SELECT ${JOB_COLUMNS} FROM jobs WHERE retain_until <= ? AND status IN ('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT')
+    // Only what the sweep deletes by: a finished job's output can be megabytes, read for nothing at 1M due rows.
+    dueRetained: p(
+      `SELECT id, retain_until FROM jobs WHERE retain_until <= ? AND status IN ('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT')
         AND batch_id IS NULL ORDER BY retain_until LIMIT ?`,
     ),
     dueLease: jobs(
