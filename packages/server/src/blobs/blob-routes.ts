@@ -1,6 +1,6 @@
 import { BerthError } from '@berth/protocol';
 import type { ApiRequest, ApiResponse } from '../http/types.js';
-import type { JobRecord } from '../store/types.js';
+import type { JobRecord, Store } from '../store/types.js';
 import { BlobJson } from '../core/blob-json.js';
 import { receiveBody } from './body-ingest.js';
 import type { JobBlobs } from './job-blobs.js';
@@ -8,7 +8,7 @@ import type { JobBlobs } from './job-blobs.js';
 /** What the blob routes need. */
 export interface BlobRoutesDeps {
   blobs: JobBlobs;
-  store: { get(id: string): Promise<JobRecord | undefined> };
+  store: Pick<Store, 'get'>;
   /** Whether the `Authorization` header holds a worker token that may serve `endpointId`. */
   authorize: (header: string | undefined, endpointId: string) => Promise<boolean>;
   /** Largest output a worker may upload (the worker frame limit). */
@@ -31,8 +31,9 @@ export function createBlobRoutes(deps: BlobRoutesDeps): BlobRoutes {
   return { input: (req, jobId) => input(deps, req, jobId), output: (req, jobId) => output(deps, req, jobId) };
 }
 
-async function runningJob(deps: BlobRoutesDeps, req: ApiRequest, jobId: string): Promise<JobRecord> {
-  const job = await deps.store.get(jobId);
+/** `withInput`: the input route serves it; the output route only checks the job (a big input stays in the store). */
+async function runningJob(deps: BlobRoutesDeps, req: ApiRequest, jobId: string, withInput = false): Promise<JobRecord> {
+  const job = await deps.store.get(jobId, { input: withInput });
   if (job?.status !== 'IN_PROGRESS') throw new BerthError('job_not_found', `job ${jobId.slice(0, 100)} is not running`);
   if (!(await deps.authorize(req.headers['authorization'], job.endpointId)))
     throw new BerthError('unauthorized', "needs a worker token of the job's endpoint: Authorization: Bearer <token>");
@@ -42,7 +43,7 @@ async function runningJob(deps: BlobRoutesDeps, req: ApiRequest, jobId: string):
 async function input(deps: BlobRoutesDeps, req: ApiRequest, jobId: string): Promise<ApiResponse> {
   if (req.method !== 'GET')
     throw new BerthError('method_not_allowed', `${req.method} is not allowed; use GET`, ['GET']);
-  const job = await runningJob(deps, req, jobId);
+  const job = await runningJob(deps, req, jobId, true);
   const value = job.input as unknown;
   if (value instanceof BlobJson) {
     const headers = { 'content-type': 'application/json; charset=utf-8' };

@@ -28,4 +28,10 @@ describe('RawJson and jsonBytes', () => {
     expect(plainJson({ b: 2 })).toEqual({ b: 2 });
     expect(JSON.stringify({ input: raw })).toBe('{"input":{"a":1}}');
   });
+
+  it('splices strings and bytes of several raw values, multi-byte characters included, into one buffer', () => {
+    const out = jsonBytes({ a: new RawJson('"é€😀"'), b: [new RawJson(Buffer.from('{"z":"ü"}')), 'ß'] });
+    expect(Buffer.isBuffer(out)).toBe(true);
+    expect(out.toString('utf8')).toBe('{"a":"é€😀","b":[{"z":"ü"},"ß"]}');
+  });
 });

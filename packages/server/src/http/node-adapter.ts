@@ -195,14 +195,17 @@ async function write(res: ServerResponse, out: ApiResponse): Promise<void> {
       const headers = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(length) };
       return pipe(res, out.status, { ...headers, ...out.headers }, pieces(parts));
     }
-    const body =
-      typeof parts === 'string' ? parts : Buffer.concat(parts.map((p) => (Buffer.isBuffer(p) ? p : p.bytes())));
+    // Pieces written one after another, not joined: a value kept as bytes goes out without a copy.
+    const body = typeof parts === 'string' ? [parts] : parts.map((p) => (Buffer.isBuffer(p) ? p : p.bytes()));
     res.writeHead(out.status, {
       'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(body),
+      'content-length': body.reduce((n, b) => n + Buffer.byteLength(b), 0),
       ...out.headers,
     });
-    res.end(body);
+    if (body.length === 1) return void res.end(body[0]);
+    res.cork();
+    for (const b of body) res.write(b);
+    res.end();
     return;
   }
   if ('bytes' in out) {

@@ -10,7 +10,7 @@ import type { CoreContext } from './context.js';
  */
 export async function recordJobLogs(ctx: CoreContext, s: WorkerSession, msg: LogMessage): Promise<void> {
   if (s.inflight.get(msg.id) !== msg.attempt) {
-    const job = await ctx.store.get(msg.id);
+    const job = await ctx.store.get(msg.id, { input: false });
     if (!job || job.endpointId !== s.endpointId || job.workerId !== s.workerId || job.attempt !== msg.attempt) {
       ctx.logger.debug('log lines for a job this worker does not hold: dropped', {
         jobId: msg.id,

@@ -118,9 +118,12 @@ export class JobService {
     return withQueueInfo(this.ctx, job);
   }
 
-  /** The job, or 404 `job_not_found` (unknown, other endpoint, expired by ttl or past retention). */
-  async get(endpointId: string, id: string): Promise<JobRecord> {
-    const job = await this.ctx.store.get(id);
+  /**
+   * The job, or 404 `job_not_found` (unknown, other endpoint, expired by ttl or past retention). `input: false`: a
+   * reader that does not need the input (a wait, a status answer) lets the store leave a big one unread.
+   */
+  async get(endpointId: string, id: string, options?: { input?: boolean }): Promise<JobRecord> {
+    const job = await this.ctx.store.get(id, options);
     if (!job || job.endpointId !== endpointId)
       throw new BerthError(
         'job_not_found',
@@ -131,7 +134,7 @@ export class JobService {
 
   /** `?ttl=`: the job's remaining lifespan becomes `ttlMs` from now. */
   async setTtl(endpointId: string, id: string, ttlMs: number): Promise<void> {
-    await this.get(endpointId, id);
+    await this.get(endpointId, id, LEAN);
     const at = this.ctx.clock.now() + ttlMs;
     if (await this.ctx.store.setExpiry(id, at)) this.ctx.wakeAt(at);
   }
@@ -152,7 +155,7 @@ export class JobService {
       const deadline = performance.now() + waitMs;
       // `known`: the record as just stored (a fresh submit); later, the record a local change event carried.
       for (let job = known; ; job = waiter.takeJob()) {
-        job ??= await this.get(endpointId, id);
+        job ??= await this.get(endpointId, id, LEAN);
         const left = deadline - performance.now();
         if (isTerminal(job.status)) return toJobObject(job);
         if (left <= 0) return toJobObject(await this.durable(job));
@@ -171,15 +174,15 @@ export class JobService {
   private async durable(job: JobRecord): Promise<JobRecord> {
     if (!job.sync || !this.ctx.store.flush) return job;
     await this.ctx.store.flush();
-    return this.get(job.endpointId, job.id);
+    return this.get(job.endpointId, job.id, LEAN);
   }
 
   /** Cancels a queued or running job; a terminal job is answered unchanged. */
   async cancel(endpointId: string, id: string): Promise<JobObject> {
-    await this.get(endpointId, id);
+    await this.get(endpointId, id, LEAN);
     const { store, clock, options, logger } = this.ctx;
     const res = await store.cancel(id, clock.now(), options.retention);
-    if (!res) return toJobObject(await this.get(endpointId, id));
+    if (!res) return toJobObject(await this.get(endpointId, id, LEAN));
     if (res.before.status === 'IN_PROGRESS') this.dispatcher.stop(res.before, 'cancelled');
     logger.info('job cancelled', {
       jobId: id,
@@ -231,3 +234,6 @@ export class JobService {
     return reply;
   }
 }
+
+/** `JobService.get` for a reader that needs no input: a big one stays in the store. */
+export const LEAN = { input: false } as const;

@@ -1,5 +1,5 @@
 import type { JobStatus, WebhookEvent } from '@berth/protocol';
-import { RawJson } from '../core/raw-json.js';
+import { RawJson, UnreadJson } from '../core/raw-json.js';
 import { BlobJson, readJsonColumn } from '../core/blob-json.js';
 import type { JobLogLine, JobRecord, WebhookAttempt, WebhookDelivery } from './types.js';
 
@@ -11,7 +11,8 @@ export interface JobRow {
   id: string;
   endpoint_id: string;
   status: string;
-  input: string;
+  /** NULL: a big input this read left in the store (PostgreSQL's reads without it; the column is NOT NULL). */
+  input: string | null;
   webhook: string | null;
   s3_config: string | null;
   execution_timeout: number;
@@ -76,7 +77,7 @@ export function toRecord(r: JobRow): JobRecord {
     id: r.id,
     endpointId: r.endpoint_id,
     status: r.status as JobStatus,
-    input: readJsonColumn(r.input) as Record<string, unknown>,
+    input: (r.input === null ? new UnreadJson(r.id, 'input') : readJsonColumn(r.input)) as Record<string, unknown>,
     executionTimeout: r.execution_timeout,
     lowPriority: r.low_priority === true || r.low_priority === 1,
     sync: r.sync === true || r.sync === 1,

@@ -130,7 +130,11 @@ export interface Store {
   readonly batches?: BatchStore;
   /** Stores a new IN_QUEUE job. Resolves only once the job is durable. An id already stored: `DuplicateJobError`. */
   insert(job: JobRecord): Promise<void>;
-  get(id: string): Promise<JobRecord | undefined>;
+  /**
+   * The job. `input: false`: the caller does not need its input (a wait, a status answer), and a store may leave
+   * a big one where it is: the record then holds an `UnreadJson` (core/raw-json.ts), which throws if read.
+   */
+  get(id: string, options?: { input?: boolean }): Promise<JobRecord | undefined>;
   /**
    * Takes the oldest IN_QUEUE job of the endpoint: IN_PROGRESS, attempt + 1, executionDeadline set. `lane`: of
    * that lane only (`ClaimLane`); without, interactive jobs first, then released batch jobs.

@@ -2,6 +2,7 @@ import { BerthError, LIMITS } from '@berth/protocol';
 import type { RouteContext } from '../http/routes/route-context.js';
 import { assertMayWrite } from '../keys/scope-guard.js';
 import type { ApiResponse } from '../http/types.js';
+import { LEAN } from '../jobs/job-service.js';
 
 /**
  * `POST /v2/<ep>/token/<job_id>?ttlSeconds=900&cancel=true`: a new job token for a job that exists (the one a page
@@ -24,7 +25,7 @@ export async function issueToken(rc: RouteContext): Promise<ApiResponse> {
     throw new BerthError('invalid_request', `query cancel must be true or false, got "${cancelRaw.slice(0, 40)}"`);
   const cancel = cancelRaw === 'true';
   if (cancel) assertMayWrite(rc.principal, 'a job token that may cancel');
-  const job = await rc.service.get(rc.endpointId, rc.jobId);
+  const job = await rc.service.get(rc.endpointId, rc.jobId, LEAN);
   const token = await rc.tokens.issue(rc.principal, rc.endpointId, job.id, {
     ...(ttl !== undefined ? { ttlSeconds: ttl } : {}),
     cancel,

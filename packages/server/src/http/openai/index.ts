@@ -7,6 +7,7 @@ import { terminalAnswer } from './job-output.js';
 import { SSE_HEADERS } from '../sse-frame.js';
 import { cancelQuietly, openAiEvents } from './sse.js';
 import { validateChat, validateCompletion } from './validate.js';
+import { LEAN } from '../../jobs/job-service.js';
 
 export { toOpenAiError } from './errors.js';
 
@@ -64,7 +65,7 @@ async function startStream(rc: OpenAiContext, jobId: string): Promise<ApiRespons
   const waiter = armWaiter(rc.service.events, jobId);
   try {
     for (;;) {
-      const job = await rc.service.get(rc.endpointId, jobId);
+      const job = await rc.service.get(rc.endpointId, jobId, LEAN);
       const chunks = await rc.service.takeStream(jobId);
       if (chunks.length === 0 && isTerminal(job.status)) {
         const answer = terminalAnswer(job);
@@ -96,7 +97,7 @@ async function models(rc: OpenAiContext): Promise<ApiResponse> {
 async function untilTerminal(rc: OpenAiContext, jobId: string): Promise<ApiResponse> {
   for (;;) {
     await rc.service.waitTerminal(rc.endpointId, jobId, LIMITS.waitMax, rc.req.signal);
-    const job = await rc.service.get(rc.endpointId, jobId);
+    const job = await rc.service.get(rc.endpointId, jobId, LEAN);
     if (isTerminal(job.status)) {
       // The chunks of a non-streaming request are not wanted by anyone: drop them.
       await rc.service.takeStream(jobId);

@@ -5,6 +5,7 @@ import { openAiErrorBody } from './errors.js';
 import { chunksOf, failure, terminalAnswer, workerError } from './job-output.js';
 import type { OpenAiContext } from './context.js';
 import { plainJson } from '../../core/raw-json.js';
+import { LEAN } from '../../jobs/job-service.js';
 
 const KEEPALIVE_MS = 15_000;
 
@@ -56,7 +57,7 @@ export async function* openAiEvents(rc: OpenAiContext, jobId: string, first: unk
         if (pushed?.length) yield send(pushed);
         continue;
       }
-      const job = await rc.service.get(rc.endpointId, jobId).catch(() => undefined);
+      const job = await rc.service.get(rc.endpointId, jobId, LEAN).catch(() => undefined);
       if (!job) {
         finished = true;
         yield sseEvent(
@@ -89,7 +90,7 @@ export async function* openAiEvents(rc: OpenAiContext, jobId: string, first: unk
 /** Cancels a job whose client went away; a job already terminal or deleted is left alone. */
 export async function cancelQuietly(rc: OpenAiContext, jobId: string, why: string): Promise<void> {
   try {
-    const job = await rc.service.get(rc.endpointId, jobId);
+    const job = await rc.service.get(rc.endpointId, jobId, LEAN);
     if (isTerminal(job.status)) return;
     await rc.service.cancel(rc.endpointId, jobId);
     rc.logger.info(`openai job cancelled: ${why}`, { jobId, endpointId: rc.endpointId });

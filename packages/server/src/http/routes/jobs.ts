@@ -1,6 +1,7 @@
 import { assertMayWrite } from '../../keys/scope-guard.js';
 import { QUERY, intParam } from '../query.js';
 import type { RouteContext } from './route-context.js';
+import { LEAN } from '../../jobs/job-service.js';
 
 /**
  * GET|POST /status/<id>[?ttl=]: the job object (while IN_QUEUE with `queuePosition` and `waitingFor`); `ttl` resets
@@ -12,7 +13,7 @@ export async function status(rc: RouteContext) {
     assertMayWrite(rc.principal, 'changing ttl');
     await rc.service.setTtl(rc.endpointId, rc.jobId, ttl);
   }
-  return { status: 200, json: await rc.service.statusObject(await rc.service.get(rc.endpointId, rc.jobId)) };
+  return { status: 200, json: await rc.service.statusObject(await rc.service.get(rc.endpointId, rc.jobId, LEAN)) };
 }
 
 /** GET|POST /status-sync/<id>?wait=: long-polls until terminal or the wait elapses. */

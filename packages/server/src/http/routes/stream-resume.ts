@@ -3,6 +3,7 @@ import { sseEvent } from '../sse-frame.js';
 import { armWaiter } from '../../jobs/job-events.js';
 import { toJobObject } from '../../store/job-view.js';
 import type { RouteContext } from './route-context.js';
+import { LEAN } from '../../jobs/job-service.js';
 
 /** Where a resumable reader stands: the attempt its chunks belong to and how many of them it has (`<attempt>.<n>`). */
 interface Cursor {
@@ -41,7 +42,7 @@ export async function* resumableSse(rc: RouteContext, from: Cursor): AsyncGenera
   try {
     for (;;) {
       waiter.takeChunks(); // chunks are read back by position: the events' copies are not needed
-      const job = await rc.service.get(rc.endpointId, rc.jobId).catch(() => undefined);
+      const job = await rc.service.get(rc.endpointId, rc.jobId, LEAN).catch(() => undefined);
       if (job && job.attempt !== attempt) [attempt, n] = [job.attempt, 0];
       const slice = job && (await rc.service.readStream(rc.jobId, n));
       if (!job || !slice) {

@@ -7,6 +7,7 @@ import { SSE_HEADERS, sseEvent } from '../sse-frame.js';
 import type { RouteContext } from './route-context.js';
 import { resumableSse, streamCursor } from './stream-resume.js';
 import { untilTokenEnds } from '../../tokens/token-stream.js';
+import { LEAN } from '../../jobs/job-service.js';
 
 const SSE_KEEPALIVE_MS = 15_000;
 
@@ -18,7 +19,7 @@ const SSE_KEEPALIVE_MS = 15_000;
  */
 export async function stream(rc: RouteContext) {
   const wait = intParam(rc.req.query, QUERY.streamWait);
-  await rc.service.get(rc.endpointId, rc.jobId);
+  await rc.service.get(rc.endpointId, rc.jobId, LEAN);
   if (rc.registry.streams(rc.endpointId) === false) {
     throw new BerthError(
       'stream_not_supported',
@@ -43,7 +44,7 @@ export async function stream(rc: RouteContext) {
     const deadline = performance.now() + wait;
     for (;;) {
       // Status first, then chunks: a job seen terminal has already stored all of its chunks.
-      const job = await rc.service.get(rc.endpointId, rc.jobId);
+      const job = await rc.service.get(rc.endpointId, rc.jobId, LEAN);
       // A client that has gone must not consume chunks (taking marks them delivered): leave them for the next reader.
       if (rc.req.signal?.aborted) return { status: 200, json: { id: job.id, status: job.status, stream: [] } };
       const chunks = await rc.service.takeStream(rc.jobId);
@@ -70,7 +71,7 @@ async function* sse(rc: RouteContext): AsyncGenerator<string> {
     for (;;) {
       // Woken by 'chunk' only: the status is unchanged (every status change emits 'change'), take the chunks
       // without re-reading the job (on SQLite the take then joins the append's commit).
-      if (ev !== 'chunk' || !job) job = await rc.service.get(rc.endpointId, rc.jobId).catch(() => undefined);
+      if (ev !== 'chunk' || !job) job = await rc.service.get(rc.endpointId, rc.jobId, LEAN).catch(() => undefined);
       if (!job) {
         yield sseEvent(JSON.stringify({ error: `job ${rc.jobId} was deleted`, code: 'job_not_found' }), 'error');
         return;
@@ -111,7 +112,7 @@ async function peek(rc: RouteContext, wait: number) {
     const deadline = performance.now() + wait;
     for (;;) {
       waiter.takeChunks(); // read back by position below
-      const job = await rc.service.get(rc.endpointId, rc.jobId);
+      const job = await rc.service.get(rc.endpointId, rc.jobId, LEAN);
       const slice = await rc.service.readStream(rc.jobId, from);
       const chunks = slice?.chunks ?? [];
       const left = deadline - performance.now();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { plainJson } from '../../core/raw-json.js';
+import { plainJson, UnreadJson } from '../../core/raw-json.js';
 import { makeJob, must, RETENTION, T0, useStore, type MakeStore } from './fixtures.test-helpers.js';
 
 /** A base64-like string of `chars` characters (an image sent inline). */
@@ -35,6 +35,36 @@ export function bigPayloadTests(makeStore: MakeStore): void {
       expect(plainJson(read.input)).toEqual(input);
       expect(await ctx.store.delete(job.id)).toBe(true);
       expect(await ctx.store.get(job.id)).toBeUndefined();
+    });
+
+    it('a read without the input answers the rest whole; a big input it leaves behind refuses to be read', async () => {
+      const input = { image: blob(300_000, 'QUJD+/9'), n: 3 };
+      const job = makeJob({ input });
+      const small = makeJob({ input: { n: 4 } });
+      await ctx.store.insert(job);
+      await ctx.store.insert(small);
+      must(await ctx.store.claim(job.endpointId, 'w1', T0 + 1));
+      const output = { image: blob(300_000, 'ZXhh'), n: 3 };
+      must(await ctx.store.finish(job.id, 1, { status: 'COMPLETED', output }, T0 + 2, RETENTION));
+      const lean = must(await ctx.store.get(job.id, { input: false }));
+      expect(lean).toMatchObject({ id: job.id, status: 'COMPLETED', attempt: 1, workerId: 'w1' });
+      expect(plainJson(lean.output)).toEqual(output); // the output is what a status answer needs
+      const leftInput = lean.input as unknown;
+      if (leftInput instanceof UnreadJson) expect(() => plainJson(leftInput)).toThrow(`job ${job.id}`);
+      else expect(plainJson(leftInput)).toEqual(input); // a store that reads it anyway answers it whole
+      expect(plainJson(must(await ctx.store.get(small.id, { input: false })).input)).toEqual({ n: 4 });
+      expect(plainJson(must(await ctx.store.get(job.id)).input)).toEqual(input); // asked for, it is read
+    });
+
+    it("a priced job's big output gets its cost, in the finish's answer and in a later read", async () => {
+      const job = makeJob({ input: { n: 5 } });
+      job.cost = 0.5;
+      await ctx.store.insert(job);
+      must(await ctx.store.claim(job.endpointId, 'w1', T0 + 1));
+      const output = { image: blob(300_000, 'ZXhh') };
+      const done = must(await ctx.store.finish(job.id, 1, { status: 'COMPLETED', output }, T0 + 2, RETENTION));
+      expect(plainJson(done.output)).toEqual({ ...output, cost: 0.5 });
+      expect(plainJson(must(await ctx.store.get(job.id, { input: false })).output)).toEqual({ ...output, cost: 0.5 });
     });
 
     it('inputs just under and over 64 KiB of JSON both come back equal', async () => {

@@ -1,5 +1,5 @@
 import type { JobRecord } from '../types.js';
-import { toRecord, type JobRow } from './rows.js';
+import { bigParam, toRecord, type JobRow } from './rows.js';
 import { Coalescer } from './coalesce.js';
 import { FINISH_MANY_CLAIM_SQL, FINISH_ONE_CLAIM_SQL } from './finish-claim.js';
 import { FINISH_MANY_SQL, FINISH_ONE_SQL } from './statements.js';
@@ -33,7 +33,7 @@ export class FinishBatcher {
 
   constructor(
     /** Runs one statement: its rows. */
-    run: (sql: string, params: unknown[]) => Promise<Row[]>,
+    private readonly run: (sql: string, params: unknown[]) => Promise<Row[]>,
     /** This replica's id (the owner of the jobs claimed). */
     replicaId: string,
     /** Called with the rows the claims took, before their callers hear of them. */
@@ -82,6 +82,10 @@ export class FinishBatcher {
 
   /** Resolves with the finished row, or `undefined` when the job was not matched (stale, or it has a webhook). */
   add(params: unknown[]): Promise<JobRow | undefined> {
+    // A big output (its bytes, `jsonParam`) goes in a statement of its own: a Buffer cannot go in the batch's text
+    // arrays, and a big text there is escaped and copied with every other row's on the event loop.
+    if (bigParam(params[3]))
+      return this.run(FINISH_ONE_SQL, [...params, Math.floor(Math.random() * 16)]).then(([r]) => r);
     this.waiting++;
     return this.batch.add(params);
   }

@@ -147,8 +147,9 @@ export class PgStore implements Store {
     await this.db.run(SQL.flush);
   }
 
-  async get(id: string): Promise<JobRecord | undefined> {
-    const [r] = await this.db.run(SQL.get, [id]);
+  /** `input: false`: a big input stays in the table (the record holds an `UnreadJson`). */
+  async get(id: string, options?: { input?: boolean }): Promise<JobRecord | undefined> {
+    const [r] = await this.db.run(options?.input === false ? SQL.getLean : SQL.get, [id]);
     return r && toRecord(r);
   }
 
@@ -192,7 +193,12 @@ export class PgStore implements Store {
   ): Promise<JobRecord | undefined> {
     this.db.alive();
     const r = await this.jobs.finish(pgTransitions.finishParams(id, attempt, patch, now, retention));
-    if (r) return toRecord(r);
+    if (r) {
+      // A big output is not read back (`FINISHED_COLS`): the record gets the value it was finished with.
+      const rec = toRecord(r);
+      if (r.output === null && patch.status === 'COMPLETED' && patch.output !== undefined) rec.output = patch.output;
+      return rec;
+    }
     const [webhook] = await this.db.run<{ n: number }>(SQL.hasWebhook, [id, attempt]);
     if (!webhook) return undefined;
     return this.db.tx((c) => pgTransitions.finish(c, id, attempt, patch, now, retention));

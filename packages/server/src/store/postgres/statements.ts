@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { INSERT_COLUMNS } from './rows.js';
+import { BIG_VALUE_CHARS, INSERT_COLUMNS } from './rows.js';
 import { BATCH_SEQ, HELD_SEQ } from '../batch-types.js';
 
 /**
@@ -18,6 +18,27 @@ export const READ_COLS = `${COLS}, batch_id`;
 const JOBS_COLS = READ_COLS.split(', ')
   .map((c) => `jobs.${c}`)
   .join(', ');
+/**
+ * `READ_COLS` (each prefixed with `prefix`) with a big input left out (NULL), and with `output` a big output too,
+ * unless `keepOutput` (SQL) holds: PostgreSQL sends a column's whole text and `pg` copies and decodes it on the
+ * event loop, 40 MB for a 19 MiB job's input and output (issue #35). `octet_length` of a TOASTed value reads its
+ * header, not the value.
+ */
+const leanCols = (prefix: string, output?: { keepIf: string }) =>
+  READ_COLS.split(', ')
+    .map((c) =>
+      c === 'input'
+        ? `CASE WHEN octet_length(${prefix}input) < ${BIG_VALUE_CHARS} THEN ${prefix}input END AS input`
+        : c === 'output' && output
+          ? `CASE WHEN ${output.keepIf} OR octet_length(${prefix}output) < ${BIG_VALUE_CHARS} THEN ${prefix}output END AS output`
+          : `${prefix}${c}`,
+    )
+    .join(', ');
+/**
+ * What a finish answers: the job without a big input, and without a big output unless the statement changed it
+ * (a priced job's output gets its `cost`): the caller has the output it sent (`PgStore.finish` puts it back).
+ */
+const FINISHED_COLS = (prefix: string) => leanCols(prefix, { keepIf: `${prefix}cost IS NOT NULL` });
 /** Queue positions a claim may take: held batch jobs (`HELD_SEQ` and up, batch-types.ts) are not claimable. */
 const CLAIMABLE = `queue_seq < ${HELD_SEQ}`;
 const RETAIN = (now: string, sync: string, async: string) =>
@@ -99,7 +120,7 @@ export const FINISH_MANY_SQL = `
       output = CASE WHEN jobs.cost IS NOT NULL AND v.output IS NOT NULL AND jsonb_typeof(v.output::jsonb) = 'object'
         THEN (v.output::jsonb || jsonb_build_object('cost', jobs.cost))::text ELSE v.output END
     FROM v WHERE jobs.id = v.id AND jobs.status = 'IN_PROGRESS' AND jobs.attempt = v.attempt AND jobs.webhook IS NULL
-    RETURNING ${JOBS_COLS}, v.idx
+    RETURNING ${FINISHED_COLS('jobs.')}, v.idx
   ), s AS (
     INSERT INTO endpoint_stats (endpoint_id, shard, completed, failed)
     SELECT endpoint_id, $9, sum((status = 'COMPLETED')::int), sum((status <> 'COMPLETED')::int) FROM j GROUP BY endpoint_id
@@ -120,7 +141,7 @@ export const FINISH_ONE_SQL = `
       output = CASE WHEN cost IS NOT NULL AND $4::text IS NOT NULL AND jsonb_typeof($4::jsonb) = 'object'
         THEN ($4::jsonb || jsonb_build_object('cost', cost))::text ELSE $4::text END
     WHERE id = $1 AND status = 'IN_PROGRESS' AND attempt = $2 AND webhook IS NULL
-    RETURNING ${READ_COLS}
+    RETURNING ${FINISHED_COLS('')}
   ), s AS (
     INSERT INTO endpoint_stats (endpoint_id, shard, completed, failed)
     SELECT endpoint_id, $9, (status = 'COMPLETED')::int, (status <> 'COMPLETED')::int FROM j
@@ -135,6 +156,8 @@ export const SQL = {
   /** A synchronous one-row write: flushes the WAL up to here (asynchronous commits included). */
   flush: `INSERT INTO settings (name, value) VALUES ('flush', '') ON CONFLICT (name) DO UPDATE SET value = ''`,
   get: `SELECT ${READ_COLS} FROM jobs WHERE id = $1`,
+  /** `get` for a reader that does not need a big input (`Store.get(id, { input: false })`). */
+  getLean: `SELECT ${leanCols('')} FROM jobs WHERE id = $1`,
   stat: { completed: stat('completed'), failed: stat('failed'), retried: stat('retried') },
   /** $1 id, $2 attempt, $3 status, $4 output JSON, $5 error, $6 now, $7/$8 retention of sync/async jobs. */
   finish: `UPDATE jobs SET status = $3, error = $5, finished_at = $6::bigint, retain_until = ${RETAIN('$6', '$7', '$8')}, execution_deadline = NULL, lease_until = NULL,

@@ -1,7 +1,7 @@
 import type { Queryable as Q } from './pg-pools.js';
 import type { FinishPatch, JobRecord, RetentionPolicy } from '../types.js';
 import { DuplicateJobError } from '../../errors.js';
-import { insertValues, json, toRecord, type JobRow } from './rows.js';
+import { insertValues, jsonParam, toRecord, type JobRow } from './rows.js';
 import { named, SQL } from './statements.js';
 import { pgOutbox } from './webhook-outbox.js';
 
@@ -27,7 +27,7 @@ async function stat(c: Q, endpointId: string, column: Stat): Promise<void> {
 export const pgTransitions = {
   /** The parameters of `SQL.finish` and of one item of `FINISH_MANY_SQL`. */
   finishParams(id: string, attempt: number, patch: FinishPatch, now: number, retention: RetentionPolicy): unknown[] {
-    const output = patch.status === 'COMPLETED' ? json(patch.output) : null;
+    const output = patch.status === 'COMPLETED' ? jsonParam(patch.output) : null;
     const error = patch.status === 'COMPLETED' ? null : patch.error;
     return [id, attempt, patch.status, output, error, now, retention.sync, retention.async];
   },
@@ -51,7 +51,7 @@ export const pgTransitions = {
   /** A job stored already terminal (an import): its row, its counter and its delivery. */
   async insertTerminal(c: Q, job: JobRecord): Promise<void> {
     try {
-      await c.query(named(SQL.insertOther, insertValues(job)));
+      await c.query(named(SQL.insertOther, insertValues(job, true)));
     } catch (err) {
       if ((err as { code?: string }).code === '23505') throw new DuplicateJobError(job.id, { cause: err });
       throw err;
