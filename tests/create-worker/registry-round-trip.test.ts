@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BERTH_PACKAGES } from '../../packages/create-worker/src/local.js';
+import { readyPort } from '../e2e/harness.test-helpers.js';
 
 /**
  * The packages as users get them: every package published to a local Verdaccio (127.0.0.1, storage in a temp
@@ -185,12 +186,11 @@ describe('registry round trip (local Verdaccio)', () => {
       dev.stderr?.on('data', (d: Buffer) => (out += d.toString()));
       try {
         const deadline = Date.now() + 90_000;
-        const ready = /berth ready at http:\/\/[^:\s]+:(\d+) /;
-        while (!ready.test(out)) {
+        while (readyPort(out) === undefined) {
           if (Date.now() > deadline || dev.exitCode !== null) throw new Error(`npm run dev did not start:\n${out}`);
           await new Promise((r) => setTimeout(r, 200));
         }
-        const port = ready.exec(out)?.[1];
+        const port = readyPort(out);
         const res = await fetch(`http://127.0.0.1:${port}/v2/my-app/runsync?wait=60000`, {
           method: 'POST',
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, existsSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { BIN, REPO_ROOT } from '../e2e/harness.test-helpers.js';
+import { BIN, REPO_ROOT, readyPort } from '../e2e/harness.test-helpers.js';
 
 export const RECORDING_WORKER = fileURLToPath(new URL('./recording-worker.test-helpers.ts', import.meta.url));
 export const API_KEY = 'berth_durability_key';
@@ -46,9 +46,9 @@ export class ServeProcess {
   }
   /** The port it listens on, read from its ready line (so `startServe(0, …)` lets the OS pick one). */
   get port(): number {
-    const m = /berth ready at http:\/\/[^:\s]+:(\d+)/.exec(this.text);
-    if (!m) throw new Error(`berth serve has not printed its ready line:\n${this.text}`);
-    return Number(m[1]);
+    const port = readyPort(this.text);
+    if (port === undefined) throw new Error(`berth serve has not printed its ready line:\n${this.text}`);
+    return port;
   }
   async ready(timeoutMs = 15_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;

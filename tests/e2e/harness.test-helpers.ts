@@ -9,6 +9,15 @@ export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The built binary the tests run (`npm run build` first). */
 export const BIN = join(REPO_ROOT, 'packages/cli/dist/bin.js');
 /** The examples the tests drive. */
+/**
+ * The port in the ready line of `berth serve` or `berth dev` (`berth ready at http://127.0.0.1:<port> (endpoints:
+ * …)`), once that line is printed whole; undefined before. For servers started with `--port 0`.
+ */
+export function readyPort(text: string): number | undefined {
+  const m = /berth ready at http:\/\/[^:\s]+:(\d+) /.exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
 export const BASIC_CONFIG = join(REPO_ROOT, 'examples/basic/berth.config.json');
 export const BASIC_ENDPOINTS = ['echo', 'stream', 'sleep', 'fail'] as const;
 

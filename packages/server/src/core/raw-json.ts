@@ -149,19 +149,16 @@ function swap(v: unknown, raws: RawJson[], nonce: string, depth: number): unknow
 }
 
 /**
- * A big value a read left in the store (PostgreSQL: `Store.get(id, { input: false })`, and a finish's answer):
+ * A big input a read left in the store (PostgreSQL: `Store.get(id, { input: false })`, and a finish's answer):
  * reading a 19 MiB column back, only to drop it, was most of the event loop's work per big job there (issue #35's
- * stall). Any use of its bytes throws, naming the job, so a caller that needs the value reads the job with it.
+ * stall). Any use of its bytes throws, naming the job, so a caller that needs the input reads the job with it.
  */
 export class UnreadJson extends RawJson {
-  constructor(
-    readonly jobId: string,
-    readonly field: 'input' | 'output',
-  ) {
+  constructor(readonly jobId: string) {
     super('');
   }
 
   override get text(): never {
-    throw new Error(`the ${this.field} of job ${this.jobId} was not read from the store (a big value left there)`);
+    throw new Error(`the input of job ${this.jobId} was not read from the store (a big value left there)`);
   }
 }

@@ -77,7 +77,7 @@ export function toRecord(r: JobRow): JobRecord {
     id: r.id,
     endpointId: r.endpoint_id,
     status: r.status as JobStatus,
-    input: (r.input === null ? new UnreadJson(r.id, 'input') : readJsonColumn(r.input)) as Record<string, unknown>,
+    input: (r.input === null ? new UnreadJson(r.id) : readJsonColumn(r.input)) as Record<string, unknown>,
     executionTimeout: r.execution_timeout,
     lowPriority: r.low_priority === true || r.low_priority === 1,
     sync: r.sync === true || r.sync === 1,

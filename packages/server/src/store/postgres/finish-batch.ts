@@ -3,6 +3,10 @@ import { bigParam, toRecord, type JobRow } from './rows.js';
 import { Coalescer } from './coalesce.js';
 import { FINISH_MANY_CLAIM_SQL, FINISH_ONE_CLAIM_SQL } from './finish-claim.js';
 import { FINISH_MANY_SQL, FINISH_ONE_SQL } from './statements.js';
+import { statShard } from './transitions.js';
+
+/** Where the output is in one finish's parameters (`pgTransitions.finishParams`). */
+const OUTPUT_PARAM = 3;
 
 /** No limit: results of one turn go together and never wait for an earlier turn's (see `claim-batch.ts`). */
 const FINISHES_IN_FLIGHT = Number.POSITIVE_INFINITY;
@@ -45,11 +49,10 @@ export class FinishBatcher {
       this.waiting -= items.length;
       const ride = this.ride;
       this.ride = undefined;
-      const shard = Math.floor(Math.random() * 16);
       const one = items.length === 1;
       const params = one
-        ? [...items[0]!, shard]
-        : [...Array.from({ length: 8 }, (_, c) => items.map((p) => p[c])), shard];
+        ? [...items[0]!, statShard()]
+        : [...Array.from({ length: 8 }, (_, c) => items.map((p) => p[c])), statShard()];
       let rows: Row[];
       try {
         if (!ride) rows = await run(one ? FINISH_ONE_SQL : FINISH_MANY_SQL, params);
@@ -84,8 +87,7 @@ export class FinishBatcher {
   add(params: unknown[]): Promise<JobRow | undefined> {
     // A big output (its bytes, `jsonParam`) goes in a statement of its own: a Buffer cannot go in the batch's text
     // arrays, and a big text there is escaped and copied with every other row's on the event loop.
-    if (bigParam(params[3]))
-      return this.run(FINISH_ONE_SQL, [...params, Math.floor(Math.random() * 16)]).then(([r]) => r);
+    if (bigParam(params[OUTPUT_PARAM])) return this.run(FINISH_ONE_SQL, [...params, statShard()]).then(([r]) => r);
     this.waiting++;
     return this.batch.add(params);
   }

@@ -55,13 +55,13 @@ export class InsertBatcher {
    */
   async insert(job: JobRecord): Promise<'notified' | 'claimed' | undefined> {
     const slot: Slot = { job, sent: false };
-    // A big input goes in a statement of its own, at once: in a batch, every row's text is escaped into arrays and
-    // copied into one bind message on the event loop (ten 19 MiB inputs at once stalled it for seconds).
     this.unsent.push(slot);
     let r: Outcome;
     if (bigInput(job)) {
-      // At the end of this turn, so that a claim of the same turn can still ride with it (`attachClaim`): the job
-      // then goes to the worker from memory, never read back.
+      // A big input goes in a statement of its own: in a batch, every row's text is escaped into arrays and copied
+      // into one bind message on the event loop (ten 19 MiB inputs at once stalled it for seconds). It goes at the
+      // end of this turn, so that a claim of the same turn can still ride with it (`attachClaim`): the job then
+      // reaches the worker from memory, never read back.
       await new Promise((resolve) => setImmediate(resolve));
       [r] = await this.send([slot]);
     } else r = await this.batch.add(slot);

@@ -15,30 +15,29 @@ import { BATCH_SEQ, HELD_SEQ } from '../batch-types.js';
 export const COLS = INSERT_COLUMNS.replace(/\s+/g, ' ');
 /** What reads of a job record name: the insert columns and the job's batch (set only by batch inserts). */
 export const READ_COLS = `${COLS}, batch_id`;
-const JOBS_COLS = READ_COLS.split(', ')
-  .map((c) => `jobs.${c}`)
-  .join(', ');
 /**
- * `READ_COLS` (each prefixed with `prefix`) with a big input left out (NULL), and with `output` a big output too,
- * unless `keepOutput` (SQL) holds: PostgreSQL sends a column's whole text and `pg` copies and decodes it on the
- * event loop, 40 MB for a 19 MiB job's input and output (issue #35). `octet_length` of a TOASTed value reads its
- * header, not the value.
+ * `READ_COLS`, each prefixed with `prefix`. `lean`: a big input left out (NULL), and a big output too unless
+ * `lean.outputKeptIf` (SQL) holds. PostgreSQL sends a column's whole text and `pg` copies and decodes it on the event
+ * loop: 40 MB for a 19 MiB job's input and output (issue #35). `octet_length` of a TOASTed value reads its header,
+ * not the value.
  */
-const leanCols = (prefix: string, output?: { keepIf: string }) =>
+const readCols = (prefix: string, lean?: { outputKeptIf?: string }) =>
   READ_COLS.split(', ')
-    .map((c) =>
-      c === 'input'
-        ? `CASE WHEN octet_length(${prefix}input) < ${BIG_VALUE_CHARS} THEN ${prefix}input END AS input`
-        : c === 'output' && output
-          ? `CASE WHEN ${output.keepIf} OR octet_length(${prefix}output) < ${BIG_VALUE_CHARS} THEN ${prefix}output END AS output`
-          : `${prefix}${c}`,
-    )
+    .map((c) => {
+      const col = `${prefix}${c}`;
+      const small = `octet_length(${col}) < ${BIG_VALUE_CHARS}`;
+      if (lean && c === 'input') return `CASE WHEN ${small} THEN ${col} END AS input`;
+      if (lean?.outputKeptIf && c === 'output')
+        return `CASE WHEN ${lean.outputKeptIf} OR ${small} THEN ${col} END AS output`;
+      return col;
+    })
     .join(', ');
+const JOBS_COLS = readCols('jobs.');
 /**
  * What a finish answers: the job without a big input, and without a big output unless the statement changed it
  * (a priced job's output gets its `cost`): the caller has the output it sent (`PgStore.finish` puts it back).
  */
-const FINISHED_COLS = (prefix: string) => leanCols(prefix, { keepIf: `${prefix}cost IS NOT NULL` });
+const FINISHED_COLS = (prefix: string) => readCols(prefix, { outputKeptIf: `${prefix}cost IS NOT NULL` });
 /** Queue positions a claim may take: held batch jobs (`HELD_SEQ` and up, batch-types.ts) are not claimable. */
 const CLAIMABLE = `queue_seq < ${HELD_SEQ}`;
 const RETAIN = (now: string, sync: string, async: string) =>
@@ -157,7 +156,7 @@ export const SQL = {
   flush: `INSERT INTO settings (name, value) VALUES ('flush', '') ON CONFLICT (name) DO UPDATE SET value = ''`,
   get: `SELECT ${READ_COLS} FROM jobs WHERE id = $1`,
   /** `get` for a reader that does not need a big input (`Store.get(id, { input: false })`). */
-  getLean: `SELECT ${leanCols('')} FROM jobs WHERE id = $1`,
+  getLean: `SELECT ${readCols('', {})} FROM jobs WHERE id = $1`,
   stat: { completed: stat('completed'), failed: stat('failed'), retried: stat('retried') },
   /** $1 id, $2 attempt, $3 status, $4 output JSON, $5 error, $6 now, $7/$8 retention of sync/async jobs. */
   finish: `UPDATE jobs SET status = $3, error = $5, finished_at = $6::bigint, retain_until = ${RETAIN('$6', '$7', '$8')}, execution_deadline = NULL, lease_until = NULL,

@@ -7,16 +7,17 @@ import { pgOutbox } from './webhook-outbox.js';
 
 type Stat = 'completed' | 'failed' | 'retried';
 const SHARDS = 16;
+/** One of the endpoint's `endpoint_stats` rows, at random: concurrent commits do not queue on one row. */
+export const statShard = (): number => Math.floor(Math.random() * SHARDS);
 
 async function one(c: Q, sql: string, params: unknown[]): Promise<JobRecord | undefined> {
   const r = await c.query<JobRow>(named(sql, params));
   return r.rows[0] ? toRecord(r.rows[0]) : undefined;
 }
 
-/** Bumps an outcome counter of the endpoint, on a random shard (concurrent commits do not queue on one row). */
+/** Bumps an outcome counter of the endpoint, on a random shard (`statShard`). */
 async function stat(c: Q, endpointId: string, column: Stat): Promise<void> {
-  const shard = Math.floor(Math.random() * SHARDS);
-  await c.query(named(SQL.stat[column], [endpointId, shard]));
+  await c.query(named(SQL.stat[column], [endpointId, statShard()]));
 }
 
 /**
